@@ -1,0 +1,132 @@
+// swift-tools-version:6.1
+import PackageDescription
+
+// Module layout follows the weight of dependencies (see docs/architecture.md):
+//   HeraldDomain    pure Swift: tag expressions, templates, registrations, events, records
+//   HeraldKafka     the only module that imports librdkafka (CRdKafka)
+//   HeraldRedis     the only module that imports hiredis (CHiredis)
+//   HeraldRegistry  registration log (Kafka) and index (Redis slot layout, Lua)
+//   HeraldPipeline  worker roles: planner, fan-out, indexer
+//   HeraldAPI       Hummingbird HTTP API and access control
+//   HeraldApp       configuration and service wiring shared by the commands
+//   HeraldCLI       the `herald` executable
+let package = Package(
+    name: "herald",
+    platforms: [.macOS(.v15)],
+    products: [
+        .executable(name: "herald", targets: ["HeraldCLI"]),
+        .library(name: "HeraldDomain", targets: ["HeraldDomain"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
+        .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
+        .package(url: "https://github.com/apple/swift-metrics.git", from: "2.13.0"),
+        .package(url: "https://github.com/swift-server/swift-prometheus.git", from: "2.4.1"),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.13.0"),
+        .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.1"),
+        .package(url: "https://github.com/apple/swift-crypto.git", from: "4.5.2"),
+        .package(url: "https://github.com/vapor/jwt-kit.git", from: "5.8.0"),
+        .package(url: "https://github.com/x-sheep/swift-property-based.git", from: "2.0.1"),
+    ],
+    targets: [
+        // MARK: C libraries
+        .systemLibrary(
+            name: "CRdKafka",
+            pkgConfig: "rdkafka",
+            providers: [.apt(["librdkafka-dev"]), .brew(["librdkafka"])]
+        ),
+        .systemLibrary(
+            name: "CHiredis",
+            pkgConfig: "hiredis",
+            providers: [.apt(["libhiredis-dev"]), .brew(["hiredis"])]
+        ),
+
+        // MARK: Herald modules
+        .target(name: "HeraldDomain"),
+        .target(
+            name: "HeraldKafka",
+            dependencies: [
+                "CRdKafka",
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        .target(
+            name: "HeraldRedis",
+            dependencies: [
+                "CHiredis",
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        .target(
+            name: "HeraldRegistry",
+            dependencies: [
+                "HeraldDomain", "HeraldKafka", "HeraldRedis",
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        .target(
+            name: "HeraldPipeline",
+            dependencies: [
+                "HeraldDomain", "HeraldKafka", "HeraldRedis", "HeraldRegistry",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Metrics", package: "swift-metrics"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ]
+        ),
+        .target(
+            name: "HeraldAPI",
+            dependencies: [
+                "HeraldDomain", "HeraldKafka", "HeraldRedis", "HeraldRegistry",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "JWTKit", package: "jwt-kit"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Metrics", package: "swift-metrics"),
+            ]
+        ),
+        .target(
+            name: "HeraldApp",
+            dependencies: [
+                "HeraldDomain", "HeraldKafka", "HeraldRedis", "HeraldRegistry", "HeraldPipeline", "HeraldAPI",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Metrics", package: "swift-metrics"),
+                .product(name: "Prometheus", package: "swift-prometheus"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ]
+        ),
+        .executableTarget(
+            name: "HeraldCLI",
+            dependencies: [
+                "HeraldApp",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ]
+        ),
+        // Starts private redis-server and broker processes on free ports for tests.
+        .target(
+            name: "HeraldTestSupport",
+            dependencies: [.product(name: "Logging", package: "swift-log")]
+        ),
+
+        // MARK: Tests
+        .testTarget(
+            name: "HeraldDomainTests",
+            dependencies: [
+                "HeraldDomain",
+                .product(name: "PropertyBased", package: "swift-property-based"),
+            ]
+        ),
+        .testTarget(name: "HeraldKafkaTests", dependencies: ["HeraldKafka", "HeraldTestSupport"]),
+        .testTarget(name: "HeraldRedisTests", dependencies: ["HeraldRedis", "HeraldTestSupport"]),
+        .testTarget(name: "HeraldRegistryTests", dependencies: ["HeraldRegistry", "HeraldTestSupport"]),
+        .testTarget(name: "HeraldPipelineTests", dependencies: ["HeraldPipeline", "HeraldTestSupport"]),
+        .testTarget(
+            name: "HeraldAPITests",
+            dependencies: [
+                "HeraldAPI", "HeraldTestSupport",
+                .product(name: "HummingbirdTesting", package: "hummingbird"),
+            ]
+        ),
+        .testTarget(name: "HeraldIntegrationTests", dependencies: ["HeraldApp", "HeraldTestSupport"]),
+    ],
+    swiftLanguageModes: [.v6]
+)
