@@ -1,0 +1,46 @@
+# Herald — the two commands a newcomer needs are `make run` and `make test`.
+SHELL := /bin/bash
+SWIFT ?= swift
+SWIFT_BUILD_FLAGS ?=
+HERALD := .build/debug/herald
+
+.PHONY: all bootstrap build test run bench fuzz stack-up stack-down stack-status validate-deploy clean help
+
+all: build
+
+help:
+	@echo "make run           set up, start the embedded stack, run Herald's breaking-news story end to end"
+	@echo "make test          set up, build, start servers, run every test"
+	@echo "make bench         release build, benchmarks side by side with the broker ceiling"
+	@echo "make fuzz          run the tag-expression and template fuzzers for a bounded time"
+	@echo "make stack-up / stack-down / stack-status   the private Redis + broker"
+
+bootstrap:
+	@scripts/bootstrap
+
+build: bootstrap
+	$(SWIFT) build $(SWIFT_BUILD_FLAGS)
+
+test: bootstrap
+	$(SWIFT) build --build-tests $(SWIFT_BUILD_FLAGS)
+	scripts/stack run -- scripts/test-all
+
+run: build
+	scripts/stack run -- $(HERALD) demo --keep-running
+
+bench: bootstrap
+	$(SWIFT) build -c release $(SWIFT_BUILD_FLAGS)
+	scripts/stack run -- .build/release/herald bench $(BENCH_ARGS)
+
+fuzz: bootstrap
+	scripts/fuzz $(FUZZ_SECONDS)
+
+stack-up: bootstrap
+	@scripts/stack up
+stack-down:
+	@scripts/stack down
+stack-status:
+	@scripts/stack status
+
+clean:
+	rm -rf .build .herald/run .herald/test-runs
