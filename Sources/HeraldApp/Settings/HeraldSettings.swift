@@ -1,0 +1,71 @@
+import Foundation
+
+/// Herald's resolved configuration: for each setting, the command-line flag wins, then the
+/// `HERALD_*` environment variable, then `.herald/run/endpoints.env` written by the embedded
+/// stack (so commands in another terminal find it), then the documented default.
+public struct HeraldSettings: Sendable {
+    private var values: [Setting.Key: String]
+
+    public init(flags: [Setting.Key: String] = [:],
+                environment: [String: String] = ProcessInfo.processInfo.environment,
+                endpointsFile: URL? = HeraldSettings.defaultEndpointsFile) {
+        let stack = endpointsFile.flatMap(HeraldSettings.readEnvironmentFile) ?? [:]
+        var resolved: [Setting.Key: String] = [:]
+        for setting in Setting.all {
+            resolved[setting.key] = flags[setting.key]
+                ?? environment[setting.environment]
+                ?? stack[setting.environment]
+                ?? setting.defaultValue
+        }
+        values = resolved
+    }
+
+    public subscript(key: Setting.Key) -> String { values[key] ?? "" }
+
+    public func int(_ key: Setting.Key) throws -> Int {
+        guard let value = Int(self[key].trimmingCharacters(in: .whitespaces)) else {
+            throw SettingError(key: key, value: self[key], expected: "a whole number")
+        }
+        return value
+    }
+
+    public func list(_ key: Setting.Key) -> [String] {
+        self[key].split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
+    }
+
+    public var instanceId: String {
+        let configured = self[.instanceId]
+        if !configured.isEmpty { return configured }
+        return "\(ProcessInfo.processInfo.hostName)-\(ProcessInfo.processInfo.processIdentifier)"
+    }
+
+    public func topic(_ name: String) -> String { self[.topicPrefix] + name }
+
+    /// `.herald/run/endpoints.env` under the current directory, when it exists.
+    public static var defaultEndpointsFile: URL? {
+        let url = URL(fileURLWithPath: FileManager.default.currentDirectoryPath)
+            .appendingPathComponent(".herald/run/endpoints.env")
+        return FileManager.default.fileExists(atPath: url.path) ? url : nil
+    }
+
+    static func readEnvironmentFile(_ url: URL) -> [String: String]? {
+        guard let text = try? String(contentsOf: url, encoding: .utf8) else { return nil }
+        var result: [String: String] = [:]
+        for line in text.split(separator: "\n") {
+            let trimmed = line.trimmingCharacters(in: .whitespaces)
+            guard !trimmed.hasPrefix("#"), let equals = trimmed.firstIndex(of: "=") else { continue }
+            result[String(trimmed[..<equals])] = String(trimmed[trimmed.index(after: equals)...])
+        }
+        return result
+    }
+}
+
+public struct SettingError: Error, CustomStringConvertible {
+    public var key: Setting.Key
+    public var value: String
+    public var expected: String
+    public var description: String {
+        let setting = Setting.all.first { $0.key == key }
+        return "invalid value '\(value)' for \(setting?.flag ?? key.rawValue) (\(setting?.environment ?? "")): expected \(expected)"
+    }
+}

@@ -1,0 +1,76 @@
+/// One configurable value of Herald: its environment variable, its command-line flag, its
+/// default and what it does. Every setting is declared once, in `Setting.all`, which is also
+/// what `herald config` prints and what docs/configuration.md is generated from.
+public struct Setting: Sendable, Hashable {
+    public let key: Key
+    /// `HERALD_...` environment variable.
+    public var environment: String { "HERALD_" + key.rawValue.uppercased().replacingOccurrences(of: "-", with: "_") }
+    /// `--...` command-line flag.
+    public var flag: String { "--" + key.rawValue }
+    public let defaultValue: String
+    public let help: String
+
+    public enum Key: String, Sendable, CaseIterable {
+        case kafkaBrokers = "kafka-brokers"
+        case redisUrl = "redis-url"
+        case redisPoolSize = "redis-pool-size"
+        case slots
+        case redisPrefix = "redis-prefix"
+        case topicPrefix = "topic-prefix"
+        case eventPartitions = "event-partitions"
+        case taskPartitions = "task-partitions"
+        case deliveryPartitions = "delivery-partitions"
+        case registrationPartitions = "registration-partitions"
+        case replicationFactor = "replication-factor"
+        case deliveryRetentionHours = "delivery-retention-hours"
+        case roles
+        case tasksPerBroadcast = "tasks-per-broadcast"
+        case instanceId = "instance-id"
+        case sessionTimeoutMs = "session-timeout-ms"
+        case lingerMs = "linger-ms"
+        case compression
+        case apiHost = "api-host"
+        case apiPort = "api-port"
+        case metricsPort = "metrics-port"
+        case hubUri = "hub-uri"
+        case policies
+        case userTokenKey = "user-token-key"
+        case idSecret = "id-secret"
+        case logLevel = "log-level"
+    }
+
+    public static let all: [Setting] = [
+        Setting(.kafkaBrokers, "127.0.0.1:9092", "Kafka bootstrap servers, comma separated."),
+        Setting(.redisUrl, "redis://127.0.0.1:6379", "Redis URL (redis://[:password@]host:port[/db])."),
+        Setting(.redisPoolSize, "4", "Redis connections per process."),
+        Setting(.slots, "256", "Registration slots; fixed for the life of a deployment (recorded in Redis)."),
+        Setting(.redisPrefix, "herald", "Prefix of every Redis key."),
+        Setting(.topicPrefix, "herald.", "Prefix of every Kafka topic name (herald.events, herald.tasks, ...)."),
+        Setting(.eventPartitions, "4", "Partitions of the events topic (herald topics create)."),
+        Setting(.taskPartitions, "8", "Partitions of the task topics; bounds fan-out parallelism."),
+        Setting(.deliveryPartitions, "8", "Partitions of the deliveries topic."),
+        Setting(.registrationPartitions, "8", "Partitions of the compacted registrations topic."),
+        Setting(.replicationFactor, "1", "Replication factor for created topics (3 in production)."),
+        Setting(.deliveryRetentionHours, "168", "retention.ms of deliveries and status topics, in hours."),
+        Setting(.roles, "planner,fanout,indexer", "Worker roles this process runs."),
+        Setting(.tasksPerBroadcast, "16", "Tasks a broadcast (or any wide event) is split into."),
+        Setting(.instanceId, "", "Stable instance name for transactional ids (default: host name and pid)."),
+        Setting(.sessionTimeoutMs, "10000", "Kafka consumer group session timeout."),
+        Setting(.lingerMs, "5", "Producer linger (batching delay) in milliseconds."),
+        Setting(.compression, "lz4", "Producer compression codec: none, gzip, snappy, lz4, zstd."),
+        Setting(.apiHost, "0.0.0.0", "HTTP API bind address."),
+        Setting(.apiPort, "8080", "HTTP API port."),
+        Setting(.metricsPort, "9090", "Worker port for /metrics and /health (0 disables)."),
+        Setting(.hubUri, "http://localhost:8080/", "Resource URI that shared-access signatures are issued for."),
+        Setting(.policies, "", "Shared-access policies: name:rights:key;... (rights from listen,send,manage joined with +)."),
+        Setting(.userTokenKey, "", "HS256 key for user tokens (notify-users); empty disables user tokens."),
+        Setting(.idSecret, "", "Secret that signs issued registration ids (required in production)."),
+        Setting(.logLevel, "info", "trace, debug, info, notice, warning, error, critical."),
+    ]
+
+    init(_ key: Key, _ defaultValue: String, _ help: String) {
+        self.key = key
+        self.defaultValue = defaultValue
+        self.help = help
+    }
+}
