@@ -1,0 +1,90 @@
+import Foundation
+
+extension DeliveryHeaders {
+    /// The web push TTL used when the event has no `expiresAt`: RFC 8030 requires a TTL
+    /// header, and four weeks matches FCM's default retention.
+    public static let defaultWebPushTTLSeconds: Int64 = 2_419_200
+
+    /// Builds the platform headers for one delivery. Pure: `now` is the render time, used
+    /// to turn `expiresAt` into the relative TTLs that FCM, WNS and web push expect.
+    ///
+    /// Rule of precedence: what the *event* says (priority, expiry, collapse id) wins over
+    /// a registration header template of the same name, because the newsroom decides per
+    /// send; the *registration* decides the notification kind (`apns-push-type`,
+    /// `X-WNS-Type`), where Herald only fills in a default. Every other header template is
+    /// passed through after the derived ones, sorted by name.
+    ///
+    /// - APNs: `apns-push-type` (default `alert`), `apns-priority` (`10` high, `5` normal,
+    ///   and always `5` for `background` pushes, which APNs requires), `apns-expiration`
+    ///   (epoch seconds of `expiresAt`), `apns-collapse-id`.
+    /// - FCM: `fcm-priority` (`high`/`normal`, the HTTP v1 Android priority), `fcm-ttl`
+    ///   (`"<seconds>s"`, the HTTP v1 duration format), `fcm-collapse-key`.
+    /// - WNS: `X-WNS-Type` (default `wns/toast` for XML bodies, `wns/raw` otherwise),
+    ///   `X-WNS-TTL` (seconds). WNS has no collapse header for toasts; none is sent.
+    /// - Web push: `Urgency` (`high`/`normal`), `TTL` (seconds, default
+    ///   ``defaultWebPushTTLSeconds``), `Topic` (the collapse id, only when it fits RFC
+    ///   8030's 32 URL-safe base64 characters; otherwise left out rather than refused).
+    public static func forDelivery(
+        platform: Platform, priority: NotificationPriority, expiresAt: Date?, collapseId: String?,
+        templateHeaders: [String: String], bodyFormat: TemplateFormat, now: Date
+    ) -> DeliveryHeaders {
+        var headers = DeliveryHeaders()
+        var derivedNames: [String] = []
+        func derive(_ name: String, _ value: String?) {
+            derivedNames.append(name)
+            if let value { headers.append(name: name, value: value) }
+        }
+        func template(_ name: String) -> String? {
+            templateHeaders.first { $0.key.caseInsensitiveEquals(name) }?.value
+        }
+        func ttlSeconds(_ expiresAt: Date) -> Int64 {
+            Swift.max(0, Int64((expiresAt.timeIntervalSince(now)).rounded(.down)))
+        }
+
+        switch platform {
+        case .apns:
+            let pushType = template("apns-push-type") ?? "alert"
+            derive("apns-push-type", pushType)
+            derive("apns-priority", priority == .high && pushType != "background" ? "10" : "5")
+            derive("apns-expiration", expiresAt.map { String(Int64($0.timeIntervalSince1970.rounded(.down))) } ?? template("apns-expiration"))
+            derive("apns-collapse-id", collapseId ?? template("apns-collapse-id"))
+        case .fcm:
+            derive("fcm-priority", priority.rawValue)
+            derive("fcm-ttl", expiresAt.map { "\(ttlSeconds($0))s" } ?? template("fcm-ttl"))
+            derive("fcm-collapse-key", collapseId ?? template("fcm-collapse-key"))
+        case .wns:
+            derive("X-WNS-Type", template("X-WNS-Type") ?? (bodyFormat == .xml ? "wns/toast" : "wns/raw"))
+            derive("X-WNS-TTL", expiresAt.map { String(ttlSeconds($0)) } ?? template("X-WNS-TTL"))
+        case .webpush:
+            derive("Urgency", priority.rawValue)
+            derive("TTL", expiresAt.map { String(ttlSeconds($0)) } ?? template("TTL") ?? String(defaultWebPushTTLSeconds))
+            derive("Topic", (collapseId ?? template("Topic")).flatMap { isWebPushTopic($0) ? $0 : nil })
+        }
+        for (name, value) in templateHeaders.sorted(by: { $0.key < $1.key })
+        where !derivedNames.contains(where: { $0.caseInsensitiveEquals(name) }) {
+            headers.append(name: name, value: value)
+        }
+        return headers
+    }
+
+    /// ``forDelivery(platform:priority:expiresAt:collapseId:templateHeaders:bodyFormat:now:)``
+    /// with the event's priority, expiry and collapse id.
+    public static func forDelivery(
+        platform: Platform, event: NotificationEvent, templateHeaders: [String: String],
+        bodyFormat: TemplateFormat, now: Date
+    ) -> DeliveryHeaders {
+        forDelivery(
+            platform: platform, priority: event.priority, expiresAt: event.expiresAt, collapseId: event.collapseId,
+            templateHeaders: templateHeaders, bodyFormat: bodyFormat, now: now
+        )
+    }
+
+    static func isWebPushTopic(_ topic: String) -> Bool {
+        !topic.isEmpty && topic.utf8.count <= 32 && topic.utf8.allSatisfy { byte in
+            (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte)
+                || (UInt8(ascii: "a")...UInt8(ascii: "z")).contains(byte)
+                || (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains(byte)
+                || byte == UInt8(ascii: "-") || byte == UInt8(ascii: "_")
+        }
+    }
+}

@@ -1,0 +1,49 @@
+import Foundation
+
+/// One notification ready for a push service: the value of `herald.deliveries`, one
+/// record per (event, registration, template), keyed by registration id.
+public struct DeliveryRecord: Sendable, Hashable {
+    /// The `template` of a delivery to a native registration (one without a template).
+    /// Template names cannot start with `$`, so it never collides with a real one.
+    public static let nativeTemplateName = "$native"
+
+    public var eventId: String
+    public var registrationId: String
+    public var platform: Platform
+    public var handle: String
+    /// The template name, or ``nativeTemplateName``.
+    public var template: String
+    /// The rendered body (JSON, or XML for WNS toasts).
+    public var payload: String
+    public var headers: DeliveryHeaders
+    public var expiresAt: Date?
+    public var publishedAt: Date?
+    public var renderedAt: Date
+
+    public init(
+        eventId: String, registrationId: String, platform: Platform, handle: String, template: String,
+        payload: String, headers: DeliveryHeaders, expiresAt: Date?, publishedAt: Date?, renderedAt: Date
+    ) {
+        self.eventId = eventId
+        self.registrationId = registrationId
+        self.platform = platform
+        self.handle = handle
+        self.template = template
+        self.payload = payload
+        self.headers = headers
+        self.expiresAt = expiresAt
+        self.publishedAt = publishedAt
+        self.renderedAt = renderedAt
+    }
+
+    /// `<eventId>/<registrationId>/<template>`: the same delivery always gets the same id,
+    /// so consumers can de-duplicate. None of the parts can contain `/` (see
+    /// ``IdentifierRules``), so the id splits back unambiguously.
+    public var deliveryId: String {
+        Self.deliveryId(eventId: eventId, registrationId: registrationId, template: template)
+    }
+
+    public static func deliveryId(eventId: String, registrationId: String, template: String) -> String {
+        "\(eventId)/\(registrationId)/\(template)"
+    }
+}

@@ -1,0 +1,193 @@
+import Foundation
+
+extension NotificationEvent {
+    /// Decodes and validates an event from untrusted bytes (a Kafka record value or an HTTP
+    /// body). Every problem is reported with its field path: an oversized event, malformed
+    /// JSON (line and column), wrong types, an empty `tags` string or array (never taken as
+    /// a broadcast), an invalid tag expression (with its column), unknown platforms in
+    /// `native`, nested property values, bad timestamps and priorities.
+    public static func decode(_ bytes: some Collection<UInt8>, limits: EventLimits = .default) throws(ValidationFailure) -> NotificationEvent {
+        let root: JSONValue
+        switch JSONFieldReader.parseObject(bytes, maximumBytes: limits.maxBytes, what: "the event") {
+        case .success(let value): root = value
+        case .failure(let failure): throw failure
+        }
+        var issues: [ValidationIssue] = []
+        let reader = JSONFieldReader(root)
+
+        let id = reader.string("id", required: false, issues: &issues)
+        if let id, let problem = IdentifierRules.eventIdProblem(id) {
+            issues.append(ValidationIssue(field: "id", code: ValidationIssue.Code.invalidIdentifier, message: problem))
+        }
+        let audience = readAudience(reader.member("tags"), limits: limits, issues: &issues)
+        let properties = readProperties(reader.member("properties"), limits: limits, issues: &issues)
+        let native = readNative(reader.member("native"), issues: &issues)
+        let templates = reader.stringArray("templates", required: false, issues: &issues)
+        if let templates {
+            if templates.isEmpty {
+                issues.append(ValidationIssue(
+                    field: "templates", code: ValidationIssue.Code.invalidValue,
+                    message: "an empty template list would deliver to no template; omit the field to deliver to all"
+                ))
+            }
+            for (position, name) in templates.enumerated() {
+                if let problem = IdentifierRules.templateNameProblem(name) {
+                    issues.append(ValidationIssue(field: "templates[\(position)]", code: ValidationIssue.Code.invalidIdentifier, message: problem))
+                }
+            }
+        }
+        let expiresAt = reader.timestamp("expiresAt", issues: &issues)
+        let publishedAt = reader.timestamp("publishedAt", issues: &issues)
+        var priority = NotificationPriority.normal
+        if let text = reader.string("priority", required: false, issues: &issues) {
+            if let parsed = NotificationPriority(rawValue: text) {
+                priority = parsed
+            } else {
+                issues.append(ValidationIssue(
+                    field: "priority", code: ValidationIssue.Code.invalidValue,
+                    message: "unknown priority \"\(text)\"; expected \"high\" or \"normal\""
+                ))
+            }
+        }
+        let collapseId = reader.string("collapseId", required: false, issues: &issues)
+        if let collapseId {
+            if collapseId.isEmpty {
+                issues.append(ValidationIssue(field: "collapseId", code: ValidationIssue.Code.invalidValue, message: "a collapse id cannot be empty; omit the field instead"))
+            } else if collapseId.utf8.count > limits.maxCollapseIdBytes {
+                issues.append(ValidationIssue(
+                    field: "collapseId", code: ValidationIssue.Code.invalidValue,
+                    message: "collapse id is \(collapseId.utf8.count) bytes; the limit is \(limits.maxCollapseIdBytes)"
+                ))
+            }
+        }
+
+        guard issues.isEmpty, let audience else { throw ValidationFailure(issues: issues) }
+        return NotificationEvent(
+            id: id, audience: audience, properties: properties, native: native, templates: templates,
+            expiresAt: expiresAt, priority: priority, collapseId: collapseId, publishedAt: publishedAt
+        )
+    }
+
+    /// Reads `tags`: absent or null is a broadcast; a string is an expression; an array of
+    /// tags means any of them. An empty string or array is an error, never a broadcast,
+    /// because a bug that loses the audience must not notify everyone.
+    static func readAudience(_ value: JSONValue?, limits: EventLimits, issues: inout [ValidationIssue]) -> Audience? {
+        guard let value else { return .broadcast }
+        switch value {
+        case .string(let text):
+            guard !text.allSatisfy(\.isWhitespace) else {
+                issues.append(ValidationIssue(
+                    field: "tags", code: ValidationIssue.Code.emptyTags,
+                    message: "tags is an empty expression; omit the field to broadcast to every registration"
+                ))
+                return nil
+            }
+            return parseExpression(text, limits: limits, issues: &issues)
+        case .array(let elements):
+            guard !elements.isEmpty else {
+                issues.append(ValidationIssue(
+                    field: "tags", code: ValidationIssue.Code.emptyTags,
+                    message: "tags is an empty list; omit the field to broadcast to every registration"
+                ))
+                return nil
+            }
+            var tags: [String] = []
+            for (position, element) in elements.enumerated() {
+                guard case .string(let tag) = element else {
+                    issues.append(JSONFieldReader.wrongType("tags[\(position)]", expected: "a tag (string)", found: element))
+                    continue
+                }
+                if let problem = TagRules.problem(with: tag) {
+                    issues.append(ValidationIssue(field: "tags[\(position)]", code: ValidationIssue.Code.invalidTag, message: problem))
+                    continue
+                }
+                tags.append(tag)
+            }
+            guard tags.count == elements.count else { return nil }
+            return parseExpression(tags.joined(separator: " || "), limits: limits, issues: &issues)
+        default:
+            issues.append(JSONFieldReader.wrongType("tags", expected: "a tag expression (string) or an array of tags", found: value))
+            return nil
+        }
+    }
+
+    static func parseExpression(_ text: String, limits: EventLimits, issues: inout [ValidationIssue]) -> Audience? {
+        do {
+            let expression = try TagExpression.parse(text, limits: limits.tagExpression)
+            return .expression(expression, source: text)
+        } catch {
+            issues.append(ValidationIssue(field: "tags", code: ValidationIssue.Code.invalidTagExpression, message: error.description))
+            return nil
+        }
+    }
+
+    static func readProperties(_ value: JSONValue?, limits: EventLimits, issues: inout [ValidationIssue]) -> [String: String] {
+        guard let value else { return [:] }
+        guard case .object(let members) = value else {
+            issues.append(JSONFieldReader.wrongType("properties", expected: "an object", found: value))
+            return [:]
+        }
+        if members.count > limits.maxProperties {
+            issues.append(ValidationIssue(
+                field: "properties", code: ValidationIssue.Code.tooLarge,
+                message: "\(members.count) properties; the limit is \(limits.maxProperties)"
+            ))
+        }
+        var properties: [String: String] = [:]
+        var seenLowercased: [String: String] = [:]
+        for member in members {
+            let field = "properties.\(member.key)"
+            let text: String
+            switch member.value {
+            case .string(let string): text = string
+            case .number(let number): text = number
+            case .bool(let flag): text = flag ? "true" : "false"
+            // A null property is treated as not given, which templates render as "" or
+            // their default.
+            case .null: continue
+            case .array, .object:
+                issues.append(JSONFieldReader.wrongType(field, expected: "a string, number or boolean (properties are flat)", found: member.value))
+                continue
+            }
+            // Template property names are case-insensitive, so two names that differ only
+            // in case would make rendering depend on which one wins.
+            let folded = member.key.lowercased()
+            if let earlier = seenLowercased[folded], earlier != member.key || properties[member.key] != nil {
+                issues.append(ValidationIssue(
+                    field: field, code: ValidationIssue.Code.duplicateProperty,
+                    message: "property \"\(member.key)\" repeats \"\(earlier)\" (names are case-insensitive)"
+                ))
+                continue
+            }
+            seenLowercased[folded] = member.key
+            properties[member.key] = text
+        }
+        return properties
+    }
+
+    static func readNative(_ value: JSONValue?, issues: inout [ValidationIssue]) -> [Platform: String] {
+        guard let value else { return [:] }
+        guard case .object(let members) = value else {
+            issues.append(JSONFieldReader.wrongType("native", expected: "an object of payloads by platform", found: value))
+            return [:]
+        }
+        var native: [Platform: String] = [:]
+        for member in members {
+            let field = "native.\(member.key)"
+            guard let platform = Platform(rawValue: member.key) else {
+                issues.append(Platform.unknownIssue(field: field, text: member.key))
+                continue
+            }
+            switch member.value {
+            case .object:
+                native[platform] = member.value.compactText(sortingKeys: true)
+            case .string(let xml) where platform == .wns:
+                native[platform] = xml
+            default:
+                let expected = platform == .wns ? "an object or a string of XML" : "an object (the platform's payload)"
+                issues.append(JSONFieldReader.wrongType(field, expected: expected, found: member.value))
+            }
+        }
+        return native
+    }
+}

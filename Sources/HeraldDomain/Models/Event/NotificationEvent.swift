@@ -1,0 +1,80 @@
+import Foundation
+
+/// A breaking-news event as published on `herald.events` (or `POST /v1/notifications`):
+/// who receives it (``audience``), what template registrations render (``properties``),
+/// what native registrations receive (``native``), and delivery options.
+///
+/// Untrusted bytes become an event through ``decode(_:limits:)``, which reports every
+/// problem; the `Codable` conformance is for trusted internal topics (tasks, status).
+public struct NotificationEvent: Sendable, Hashable {
+    /// Optional over HTTP (assigned by the API); over Kafka derived from the record
+    /// position when absent (the planner does that, not this type).
+    public var id: String?
+    public var audience: Audience
+    /// Template properties by name. Numbers and booleans are kept as their JSON text
+    /// (`3`, `1.50`, `true`), so `#(p)` can emit them unquoted.
+    public var properties: [String: String]
+    /// Native payloads for registrations without a template: compact JSON text of the
+    /// object given for each platform (members sorted by key). For WNS the payload may
+    /// also be a JSON string holding XML, kept as that XML text.
+    public var native: [Platform: String]
+    /// When set, only template registrations whose template name is listed receive the
+    /// event (native registrations are not affected).
+    public var templates: [String]?
+    /// After this instant the event is not delivered any more.
+    public var expiresAt: Date?
+    public var priority: NotificationPriority
+    /// Replaces an earlier notification with the same id on the device (APNs collapse id,
+    /// FCM collapse key, web push topic).
+    public var collapseId: String?
+    /// When the publisher sent it; set by publishers, used for latency and status timings.
+    public var publishedAt: Date?
+
+    public init(
+        id: String? = nil, audience: Audience = .broadcast, properties: [String: String] = [:],
+        native: [Platform: String] = [:], templates: [String]? = nil, expiresAt: Date? = nil,
+        priority: NotificationPriority = .normal, collapseId: String? = nil, publishedAt: Date? = nil
+    ) {
+        self.id = id
+        self.audience = audience
+        self.properties = properties
+        self.native = native
+        self.templates = templates
+        self.expiresAt = expiresAt
+        self.priority = priority
+        self.collapseId = collapseId
+        self.publishedAt = publishedAt
+    }
+
+    /// Whether a registration with template `name` receives this event under the
+    /// ``templates`` filter.
+    public func includesTemplate(named name: String) -> Bool {
+        templates.map { $0.contains(name) } ?? true
+    }
+}
+
+/// Who an event is for.
+public enum Audience: Sendable, Hashable {
+    /// Every registration (the event had no `tags`).
+    case broadcast
+    /// Registrations whose tags satisfy the expression. `source` is the text it was parsed
+    /// from; a `tags` array `["a", "b"]` is kept as `a || b`.
+    case expression(TagExpression, source: String)
+
+    /// The parsed expression, `nil` for a broadcast.
+    public var expression: TagExpression? {
+        if case .expression(let expression, _) = self { return expression }
+        return nil
+    }
+
+    /// Whether a registration with `tags` is in the audience.
+    public func matches(_ tags: Set<String>) -> Bool {
+        expression?.evaluate(tags) ?? true
+    }
+}
+
+/// How urgently to deliver: mapped to each platform's priority header.
+public enum NotificationPriority: String, Sendable, Hashable, Codable, CaseIterable {
+    case high
+    case normal
+}

@@ -1,0 +1,61 @@
+import Foundation
+
+/// One unit of fan-out work on `herald.tasks`: resolve the event's audience inside a
+/// contiguous range of Redis slots and deliver to it. The validated event travels inside
+/// the task, so a fan-out worker needs no lookup before it starts.
+public struct FanoutTask: Sendable, Hashable, Codable {
+    public var eventId: String
+    /// This task's position among the event's tasks, `0..<taskCount`.
+    public var taskIndex: Int
+    public var taskCount: Int
+    /// Redis slots this task covers: `slotLower` up to but not including `slotUpper`.
+    public var slotLower: Int
+    public var slotUpper: Int
+    public var event: NotificationEvent
+    public var plannedAt: Date
+
+    public init(eventId: String, taskIndex: Int, taskCount: Int, slots: Range<Int>, event: NotificationEvent, plannedAt: Date) {
+        self.eventId = eventId
+        self.taskIndex = taskIndex
+        self.taskCount = taskCount
+        self.slotLower = slots.lowerBound
+        self.slotUpper = slots.upperBound
+        self.event = event
+        self.plannedAt = plannedAt
+    }
+
+    /// The slots as a range.
+    public var slots: Range<Int> {
+        get { slotLower..<max(slotLower, slotUpper) }
+        set {
+            slotLower = newValue.lowerBound
+            slotUpper = newValue.upperBound
+        }
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case eventId, taskIndex, taskCount, slotLower, slotUpper, event, plannedAt
+    }
+
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        eventId = try container.decode(String.self, forKey: .eventId)
+        taskIndex = try container.decode(Int.self, forKey: .taskIndex)
+        taskCount = try container.decode(Int.self, forKey: .taskCount)
+        slotLower = try container.decode(Int.self, forKey: .slotLower)
+        slotUpper = try container.decode(Int.self, forKey: .slotUpper)
+        event = try container.decode(NotificationEvent.self, forKey: .event)
+        plannedAt = try container.decodeTimestamp(forKey: .plannedAt)
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(eventId, forKey: .eventId)
+        try container.encode(taskIndex, forKey: .taskIndex)
+        try container.encode(taskCount, forKey: .taskCount)
+        try container.encode(slotLower, forKey: .slotLower)
+        try container.encode(slotUpper, forKey: .slotUpper)
+        try container.encode(event, forKey: .event)
+        try container.encodeTimestamp(plannedAt, forKey: .plannedAt)
+    }
+}

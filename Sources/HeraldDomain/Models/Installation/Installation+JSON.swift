@@ -1,0 +1,54 @@
+extension Installation {
+    /// Decodes and validates an untrusted installation document (an HTTP body), reporting
+    /// every problem at once, like ``Registration/decode(_:registrationId:limits:)``.
+    ///
+    /// - Parameter installationId: the id from the URL, used when the body has none; a
+    ///   body naming a different id is refused.
+    public static func decode(
+        _ bytes: some Collection<UInt8>, installationId: String? = nil, limits: RegistrationLimits = .default
+    ) throws(ValidationFailure) -> Installation {
+        let root: JSONValue
+        switch JSONFieldReader.parseObject(bytes, maximumBytes: limits.maxDocumentBytes, what: "the installation") {
+        case .success(let value): root = value
+        case .failure(let failure): throw failure
+        }
+        var issues: [ValidationIssue] = []
+        let reader = JSONFieldReader(root)
+        let bodyId = reader.string("installationId", required: installationId == nil, issues: &issues)
+        if let installationId, let bodyId, bodyId != installationId {
+            issues.append(ValidationIssue(
+                field: "installationId", code: ValidationIssue.Code.invalidValue,
+                message: "the body names installation \"\(bodyId)\" but the request is for \"\(installationId)\""
+            ))
+        }
+        let platform = reader.platform("platform", issues: &issues)
+        let pushChannel = reader.string("pushChannel", required: true, issues: &issues)
+        let tags = reader.stringArray("tags", required: false, issues: &issues)
+        let userId = reader.string("userId", required: false, issues: &issues)
+        let expiresAt = reader.timestamp("expiresAt", issues: &issues)
+        var templates: [String: InstallationTemplate] = [:]
+        if let templatesReader = reader.object("templates", required: false, issues: &issues),
+           case .object(let members) = templatesReader.value {
+            for member in members {
+                guard let templateReader = templatesReader.object(member.key, required: true, issues: &issues) else { continue }
+                let template = RegistrationTemplate.read(templateReader, requireName: false, name: member.key, issues: &issues)
+                let templateTags = templateReader.stringArray("tags", required: false, issues: &issues)
+                if let template {
+                    templates[member.key] = InstallationTemplate(
+                        body: template.body, headers: template.headers, expiry: template.expiry, tags: templateTags ?? []
+                    )
+                }
+            }
+        }
+        var unjudged: Set<String> = []
+        if installationId ?? bodyId == nil { unjudged.insert("installationId") }
+        if platform == nil || pushChannel == nil { unjudged.insert("pushChannel") }
+        let installation = Installation(
+            installationId: installationId ?? bodyId ?? "", platform: platform ?? .fcm, pushChannel: pushChannel ?? "",
+            tags: tags ?? [], userId: userId, templates: templates, expiresAt: expiresAt
+        )
+        issues += installation.validate(limits: limits).filter { !unjudged.contains($0.field) }
+        if !issues.isEmpty { throw ValidationFailure(issues: issues) }
+        return installation
+    }
+}

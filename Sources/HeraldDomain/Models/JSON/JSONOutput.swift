@@ -1,0 +1,69 @@
+/// Byte-level JSON writing shared by the hand-written encoders (delivery records, compact
+/// native payloads). Kept free of Foundation so it can run per delivery.
+enum JSONOutput {
+    /// Appends `string` as a quoted JSON string. Only `"`, `\` and control characters are
+    /// escaped; everything else, including non-ASCII, is copied as UTF-8, which JSON allows
+    /// and which keeps payloads small.
+    @inline(__always)
+    static func appendString(_ string: String, to bytes: inout [UInt8]) {
+        var string = string
+        string.withUTF8 { appendString(utf8: $0, to: &bytes) }
+    }
+
+    static func appendString(utf8 source: UnsafeBufferPointer<UInt8>, to bytes: inout [UInt8]) {
+        bytes.append(UInt8(ascii: "\""))
+        appendEscaped(utf8: source, to: &bytes)
+        bytes.append(UInt8(ascii: "\""))
+    }
+
+    /// Appends the escaped content of `string` without the surrounding quotes.
+    @inline(__always)
+    static func appendEscaped(_ string: String, to bytes: inout [UInt8]) {
+        var string = string
+        string.withUTF8 { appendEscaped(utf8: $0, to: &bytes) }
+    }
+
+    static func appendEscaped(utf8 source: UnsafeBufferPointer<UInt8>, to bytes: inout [UInt8]) {
+        var runStart = 0
+        for position in 0..<source.count {
+            let byte = source[position]
+            guard byte < 0x20 || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") else { continue }
+            if runStart < position {
+                bytes.append(contentsOf: UnsafeBufferPointer(rebasing: source[runStart..<position]))
+            }
+            runStart = position + 1
+            bytes.append(UInt8(ascii: "\\"))
+            switch byte {
+            case UInt8(ascii: "\""): bytes.append(UInt8(ascii: "\""))
+            case UInt8(ascii: "\\"): bytes.append(UInt8(ascii: "\\"))
+            case 0x0A: bytes.append(UInt8(ascii: "n"))
+            case 0x0D: bytes.append(UInt8(ascii: "r"))
+            case 0x09: bytes.append(UInt8(ascii: "t"))
+            case 0x08: bytes.append(UInt8(ascii: "b"))
+            case 0x0C: bytes.append(UInt8(ascii: "f"))
+            default:
+                bytes.append(contentsOf: [UInt8(ascii: "u"), UInt8(ascii: "0"), UInt8(ascii: "0")])
+                bytes.append(hexDigit(byte >> 4))
+                bytes.append(hexDigit(byte & 0x0F))
+            }
+        }
+        if runStart < source.count {
+            bytes.append(contentsOf: UnsafeBufferPointer(rebasing: source[runStart..<source.count]))
+        }
+    }
+
+    @inline(__always)
+    static func appendInteger(_ value: some BinaryInteger, to bytes: inout [UInt8]) {
+        bytes.append(contentsOf: String(value).utf8)
+    }
+
+    @inline(__always)
+    static func appendRaw(_ literal: StaticString, to bytes: inout [UInt8]) {
+        bytes.append(contentsOf: UnsafeBufferPointer(start: literal.utf8Start, count: literal.utf8CodeUnitCount))
+    }
+
+    @inline(__always)
+    static func hexDigit(_ nibble: UInt8) -> UInt8 {
+        nibble < 10 ? UInt8(ascii: "0") + nibble : UInt8(ascii: "a") + nibble - 10
+    }
+}

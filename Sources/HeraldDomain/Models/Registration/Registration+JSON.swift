@@ -1,0 +1,96 @@
+import Foundation
+
+extension Registration {
+    /// Decodes and validates an untrusted registration document (an HTTP body), reporting
+    /// every problem at once: malformed JSON (with line and column), missing fields, wrong
+    /// types, unknown platform, and everything ``validate(limits:)`` checks.
+    ///
+    /// - Parameter registrationId: the id from the URL, used when the body has none; a
+    ///   body naming a different id is refused.
+    /// An absent `version` decodes as 0 (the registry assigns versions).
+    public static func decode(
+        _ bytes: some Collection<UInt8>, registrationId: String? = nil, limits: RegistrationLimits = .default
+    ) throws(ValidationFailure) -> Registration {
+        let root: JSONValue
+        switch JSONFieldReader.parseObject(bytes, maximumBytes: limits.maxDocumentBytes, what: "the registration") {
+        case .success(let value): root = value
+        case .failure(let failure): throw failure
+        }
+        var issues: [ValidationIssue] = []
+        let reader = JSONFieldReader(root)
+        let bodyId = reader.string("registrationId", required: registrationId == nil, issues: &issues)
+        if let registrationId, let bodyId, bodyId != registrationId {
+            issues.append(ValidationIssue(
+                field: "registrationId", code: ValidationIssue.Code.invalidValue,
+                message: "the body names registration \"\(bodyId)\" but the request is for \"\(registrationId)\""
+            ))
+        }
+        let platform = reader.platform("platform", issues: &issues)
+        let handle = reader.string("handle", required: true, issues: &issues)
+        let tags = reader.stringArray("tags", required: false, issues: &issues)
+        var template: RegistrationTemplate?
+        if let templateReader = reader.object("template", required: false, issues: &issues) {
+            template = RegistrationTemplate.read(templateReader, requireName: true, issues: &issues)
+        }
+        let expiresAt = reader.timestamp("expiresAt", issues: &issues)
+        let version = reader.integer("version", required: false, issues: &issues)
+
+        // Fields that were missing or unreadable get placeholders so the rest of the
+        // document is still checked; issues about the placeholders themselves are dropped
+        // (a handle cannot be judged without knowing its platform).
+        var unjudged: Set<String> = []
+        if registrationId ?? bodyId == nil { unjudged.insert("registrationId") }
+        if platform == nil || handle == nil { unjudged.insert("handle") }
+        let registration = Registration(
+            registrationId: registrationId ?? bodyId ?? "", platform: platform ?? .fcm, handle: handle ?? "",
+            tags: tags ?? [], template: template, expiresAt: expiresAt, version: version ?? 0
+        )
+        // Fields already reported as mistyped are absent from `registration`, so nothing is
+        // reported twice.
+        issues += registration.validate(limits: limits).filter { !unjudged.contains($0.field) }
+        if !issues.isEmpty { throw ValidationFailure(issues: issues) }
+        return registration
+    }
+
+    /// The registration in the contract's field order, as compact JSON.
+    public func jsonBytes() -> [UInt8] {
+        var bytes: [UInt8] = []
+        jsonValue.write(into: &bytes)
+        return bytes
+    }
+
+    /// The registration as a JSON tree in the contract's field order.
+    public var jsonValue: JSONValue {
+        .object([
+            JSONMember(key: "registrationId", value: .string(registrationId)),
+            JSONMember(key: "platform", value: .string(platform.rawValue)),
+            JSONMember(key: "handle", value: .string(handle)),
+            JSONMember(key: "tags", value: .array(tags.map(JSONValue.string))),
+            JSONMember(key: "template", value: template?.jsonValue ?? .null),
+            JSONMember(key: "expiresAt", value: expiresAt.map { .string(ISO8601Timestamp.format($0, precision: .secondsWhenExact)) } ?? .null),
+            JSONMember(key: "version", value: .number(String(version))),
+        ])
+    }
+}
+
+extension RegistrationTemplate {
+    /// The template in the contract's field order; headers sorted by name.
+    public var jsonValue: JSONValue {
+        .object([
+            JSONMember(key: "name", value: .string(name)),
+            JSONMember(key: "body", value: .string(body)),
+            JSONMember(key: "headers", value: .object(headers.sorted { $0.key < $1.key }.map { JSONMember(key: $0.key, value: .string($0.value)) })),
+            JSONMember(key: "expiry", value: expiry.map(JSONValue.string) ?? .null),
+        ])
+    }
+
+    /// Reads a template object; `nil` when its body is missing or mistyped (issues recorded).
+    static func read(_ reader: JSONFieldReader, requireName: Bool, name fixedName: String? = nil, issues: inout [ValidationIssue]) -> RegistrationTemplate? {
+        let name = fixedName ?? reader.string("name", required: requireName, issues: &issues)
+        let body = reader.string("body", required: true, issues: &issues)
+        let headers = reader.stringMap("headers", issues: &issues)
+        let expiry = reader.string("expiry", required: false, issues: &issues)
+        guard let name, let body else { return nil }
+        return RegistrationTemplate(name: name, body: body, headers: headers ?? [:], expiry: expiry)
+    }
+}

@@ -1,0 +1,116 @@
+extension Registration {
+    /// Every problem with this registration, each with its field path; empty when valid.
+    /// Compiles the template body (and header and expiry templates), so a template that
+    /// would fail at send time is refused at registration time instead.
+    public func validate(limits: RegistrationLimits = .default) -> [ValidationIssue] {
+        var issues: [ValidationIssue] = []
+        if let problem = IdentifierRules.registrationIdProblem(registrationId) {
+            issues.append(ValidationIssue(field: "registrationId", code: ValidationIssue.Code.invalidIdentifier, message: problem))
+        }
+        if let issue = platform.handleIssue(handle, field: "handle") {
+            issues.append(issue)
+        }
+        TagListValidation.check(tags, field: "tags", maxTags: limits.maxTags, into: &issues)
+        if let template {
+            template.check(platform: platform, field: "template", limits: limits, into: &issues)
+        }
+        if version < 0 {
+            issues.append(ValidationIssue(field: "version", code: ValidationIssue.Code.invalidValue, message: "version cannot be negative"))
+        }
+        return issues
+    }
+
+    /// Throws every problem ``validate(limits:)`` finds.
+    public func validated(limits: RegistrationLimits = .default) throws(ValidationFailure) -> Registration {
+        let issues = validate(limits: limits)
+        if !issues.isEmpty { throw ValidationFailure(issues: issues) }
+        return self
+    }
+}
+
+/// The tag checks shared by registrations, installations and installation templates.
+enum TagListValidation {
+    static func check(_ tags: [String], field: String, maxTags: Int, into issues: inout [ValidationIssue]) {
+        if tags.count > maxTags {
+            issues.append(ValidationIssue(
+                field: field, code: ValidationIssue.Code.tooManyTags,
+                message: "\(tags.count) tags; the limit is \(maxTags)"
+            ))
+        }
+        for (position, tag) in tags.enumerated() {
+            if let problem = TagRules.problem(with: tag) {
+                issues.append(ValidationIssue(field: "\(field)[\(position)]", code: ValidationIssue.Code.invalidTag, message: problem))
+            }
+        }
+    }
+}
+
+extension RegistrationTemplate {
+    /// Appends this template's problems, with paths under `field` (for example
+    /// `template.body` or `templates.news.headers.apns-push-type`).
+    func check(platform: Platform, field: String, limits: RegistrationLimits, into issues: inout [ValidationIssue], checkName: Bool = true) {
+        if checkName, let problem = IdentifierRules.templateNameProblem(name) {
+            issues.append(ValidationIssue(field: "\(field).name", code: ValidationIssue.Code.invalidIdentifier, message: problem))
+        }
+        let bodyBytes = body.utf8.count
+        if bodyBytes > limits.maxTemplateBodyBytes {
+            issues.append(ValidationIssue(
+                field: "\(field).body", code: ValidationIssue.Code.templateTooLarge,
+                message: "template body is \(bodyBytes) bytes; the limit is \(limits.maxTemplateBodyBytes)"
+            ))
+        } else {
+            Self.compile(body, format: platform.templateFormat, field: "\(field).body", what: "template body", limits: limits, into: &issues)
+        }
+        if headers.count > limits.maxHeaders {
+            issues.append(ValidationIssue(
+                field: "\(field).headers", code: ValidationIssue.Code.invalidHeader,
+                message: "\(headers.count) headers; the limit is \(limits.maxHeaders)"
+            ))
+        }
+        for (name, value) in headers.sorted(by: { $0.key < $1.key }) {
+            let headerField = "\(field).headers.\(name)"
+            if let problem = Self.headerNameProblem(name) {
+                issues.append(ValidationIssue(field: headerField, code: ValidationIssue.Code.invalidHeader, message: problem))
+            }
+            if value.utf8.count > limits.maxHeaderValueBytes {
+                issues.append(ValidationIssue(
+                    field: headerField, code: ValidationIssue.Code.invalidHeader,
+                    message: "header value is \(value.utf8.count) bytes; the limit is \(limits.maxHeaderValueBytes)"
+                ))
+            } else {
+                Self.compile(value, format: .text, field: headerField, what: "header template", limits: limits, into: &issues)
+            }
+        }
+        if let expiry {
+            if expiry.utf8.count > limits.maxHeaderValueBytes {
+                issues.append(ValidationIssue(
+                    field: "\(field).expiry", code: ValidationIssue.Code.invalidTemplate,
+                    message: "expiry template is \(expiry.utf8.count) bytes; the limit is \(limits.maxHeaderValueBytes)"
+                ))
+            } else {
+                Self.compile(expiry, format: .text, field: "\(field).expiry", what: "expiry template", limits: limits, into: &issues)
+            }
+        }
+    }
+
+    static func compile(_ text: String, format: TemplateFormat, field: String, what: String, limits: RegistrationLimits, into issues: inout [ValidationIssue]) {
+        do {
+            _ = try CompiledTemplate.compile(text, format: format, limits: limits.templateLimits)
+        } catch {
+            issues.append(ValidationIssue(
+                field: field, code: ValidationIssue.Code.invalidTemplate,
+                message: "\(what) is invalid at line \(error.line), column \(error.column): \(error.message)"
+            ))
+        }
+    }
+
+    /// HTTP header names are RFC 9110 tokens.
+    static func headerNameProblem(_ name: String) -> String? {
+        if name.isEmpty { return "a header name cannot be empty" }
+        let separators = Set("\"(),/:;<=>?@[\\]{}".utf8)
+        for (position, byte) in name.utf8.enumerated() where byte <= 0x20 || byte >= 0x7F || separators.contains(byte) {
+            return "a header name is an HTTP token (letters, digits and !#$%&'*+-.^_`|~); found \(Platform.describe(name, at: position)) at position \(position + 1)"
+        }
+        return nil
+    }
+}

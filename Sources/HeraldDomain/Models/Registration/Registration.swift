@@ -1,0 +1,58 @@
+import Foundation
+
+/// A device (or one template of an installation) that can receive notifications: the
+/// value of the compacted `herald.registrations` topic, keyed by `registrationId`.
+///
+/// A registration with a ``template`` receives the event's `properties` rendered through
+/// it; one without receives the event's `native[platform]` payload.
+public struct Registration: Sendable, Hashable {
+    public var registrationId: String
+    public var platform: Platform
+    /// Device token (APNs), registration token (FCM), channel URI (WNS) or endpoint (web push).
+    public var handle: String
+    /// Tags the registration answers to, including system tags such as `$UserId:{alice}`.
+    public var tags: [String]
+    public var template: RegistrationTemplate?
+    /// After this instant the registration stops matching and the indexer removes it.
+    public var expiresAt: Date?
+    /// Grows with every change; the index ignores a change older than what it holds.
+    public var version: Int64
+
+    public init(
+        registrationId: String, platform: Platform, handle: String, tags: [String] = [],
+        template: RegistrationTemplate? = nil, expiresAt: Date? = nil, version: Int64 = 0
+    ) {
+        self.registrationId = registrationId
+        self.platform = platform
+        self.handle = handle
+        self.tags = tags
+        self.template = template
+        self.expiresAt = expiresAt
+        self.version = version
+    }
+
+    /// The name used in `deliveryId` and status counts: the template's name, or
+    /// ``DeliveryRecord/nativeTemplateName`` for a native registration.
+    public var deliveryTemplateName: String {
+        template?.name ?? DeliveryRecord.nativeTemplateName
+    }
+}
+
+/// A registration's template: its body (JSON, or XML for WNS) with expressions such as
+/// `$(News_French)`, platform headers that are templates too, and an optional expiry template.
+public struct RegistrationTemplate: Sendable, Hashable {
+    /// Names the template in delivery ids, status counts and an event's `templates` filter.
+    public var name: String
+    public var body: String
+    /// Header templates, for example `apns-push-type: alert` or `X-WNS-Type: wns/toast`.
+    public var headers: [String: String]
+    /// A template that renders to an ISO-8601 instant, for example `$(expiresAt)`.
+    public var expiry: String?
+
+    public init(name: String, body: String, headers: [String: String] = [:], expiry: String? = nil) {
+        self.name = name
+        self.body = body
+        self.headers = headers
+        self.expiry = expiry
+    }
+}

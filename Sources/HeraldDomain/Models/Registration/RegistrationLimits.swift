@@ -1,0 +1,34 @@
+/// Limits applied when a registration or installation is validated. The defaults are
+/// generous; an operator can tighten or loosen them per deployment.
+public struct RegistrationLimits: Sendable, Hashable {
+    /// Tags on one registration (Azure allows 60; Herald's index copes with many more).
+    public var maxTags: Int
+    /// Size of one template body in UTF-8 bytes.
+    public var maxTemplateBodyBytes: Int
+    /// Header templates per template.
+    public var maxHeaders: Int
+    /// Size of one header value or expiry template in UTF-8 bytes.
+    public var maxHeaderValueBytes: Int
+    /// Templates per installation.
+    public var maxInstallationTemplates: Int
+    /// Size of a whole registration or installation document in bytes.
+    public var maxDocumentBytes: Int
+    /// Limits for compiling template bodies, headers and expiries.
+    public var templateLimits: TemplateLimits
+
+    public init(
+        maxTags: Int = 1_000, maxTemplateBodyBytes: Int = 65_536, maxHeaders: Int = 32,
+        maxHeaderValueBytes: Int = 4_096, maxInstallationTemplates: Int = 64,
+        maxDocumentBytes: Int = 4 * 1_048_576, templateLimits: TemplateLimits = .default
+    ) {
+        self.maxTags = maxTags
+        self.maxTemplateBodyBytes = maxTemplateBodyBytes
+        self.maxHeaders = maxHeaders
+        self.maxHeaderValueBytes = maxHeaderValueBytes
+        self.maxInstallationTemplates = maxInstallationTemplates
+        self.maxDocumentBytes = maxDocumentBytes
+        self.templateLimits = templateLimits
+    }
+
+    public static let `default` = RegistrationLimits()
+}

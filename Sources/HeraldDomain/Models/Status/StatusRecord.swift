@@ -1,0 +1,152 @@
+import Foundation
+
+/// Progress and final summary of one event: the value of `herald.status`, keyed by event
+/// id, and the body of `GET /v1/notifications/{id}`.
+public struct StatusRecord: Sendable, Hashable {
+    public enum State: String, Sendable, Hashable, Codable, CaseIterable {
+        /// Planned: tasks are on `herald.tasks`, none finished yet.
+        case accepted
+        /// Some tasks finished.
+        case processing
+        /// Every task finished.
+        case completed
+        /// Not fanned out because it was past `expiresAt` when planned.
+        case expired
+        /// Refused (invalid or duplicate); see ``StatusRecord/reason``.
+        case rejected
+
+        /// Whether no further progress can change the record.
+        public var isTerminal: Bool { self != .accepted && self != .processing }
+    }
+
+    public struct Tasks: Sendable, Hashable, Codable {
+        public var planned: Int
+        public var completed: Int
+
+        public init(planned: Int, completed: Int = 0) {
+            self.planned = planned
+            self.completed = completed
+        }
+    }
+
+    public struct Timings: Sendable, Hashable {
+        public var publishedAt: Date?
+        public var acceptedAt: Date
+        public var firstDeliveryAt: Date?
+        public var completedAt: Date?
+        /// From `publishedAt` (or `acceptedAt` when the publisher set none) to `completedAt`.
+        public var durationMs: Int64?
+
+        public init(publishedAt: Date? = nil, acceptedAt: Date, firstDeliveryAt: Date? = nil, completedAt: Date? = nil, durationMs: Int64? = nil) {
+            self.publishedAt = publishedAt
+            self.acceptedAt = acceptedAt
+            self.firstDeliveryAt = firstDeliveryAt
+            self.completedAt = completedAt
+            self.durationMs = durationMs
+        }
+    }
+
+    public var eventId: String
+    public var state: State
+    /// Why the event was rejected or expired, in words.
+    public var reason: String?
+    public var tasks: Tasks
+    /// Deliveries emitted, in total, by platform and by template.
+    public var targets: DeliveryCounts
+    /// Registrations in the audience with nothing to receive (for example a native
+    /// registration when the event has no native payload for its platform).
+    public var skipped: Int
+    /// Registrations whose delivery could not be built (for example an unrenderable template).
+    public var failed: Int
+    public var timings: Timings
+
+    public init(
+        eventId: String, state: State, reason: String? = nil, tasks: Tasks, targets: DeliveryCounts = DeliveryCounts(),
+        skipped: Int = 0, failed: Int = 0, timings: Timings
+    ) {
+        self.eventId = eventId
+        self.state = state
+        self.reason = reason
+        self.tasks = tasks
+        self.targets = targets
+        self.skipped = skipped
+        self.failed = failed
+        self.timings = timings
+    }
+
+    /// The record the planner writes with the tasks.
+    public static func accepted(eventId: String, taskCount: Int, publishedAt: Date?, acceptedAt: Date) -> StatusRecord {
+        StatusRecord(eventId: eventId, state: .accepted, tasks: Tasks(planned: taskCount), timings: Timings(publishedAt: publishedAt, acceptedAt: acceptedAt))
+    }
+
+    /// The record for an event that was already past `expiresAt` when planned.
+    public static func expired(eventId: String, expiresAt: Date, publishedAt: Date?, at now: Date) -> StatusRecord {
+        StatusRecord(
+            eventId: eventId, state: .expired,
+            reason: "expired at \(ISO8601Timestamp.format(expiresAt, precision: .secondsWhenExact)) before it could be fanned out",
+            tasks: Tasks(planned: 0), timings: Timings(publishedAt: publishedAt, acceptedAt: now, completedAt: now)
+        )
+    }
+
+    /// The record for an event that was refused.
+    public static func rejected(eventId: String, reason: String, publishedAt: Date?, at now: Date) -> StatusRecord {
+        StatusRecord(
+            eventId: eventId, state: .rejected, reason: reason, tasks: Tasks(planned: 0),
+            timings: Timings(publishedAt: publishedAt, acceptedAt: now, completedAt: now)
+        )
+    }
+}
+
+extension StatusRecord: Codable {
+    enum CodingKeys: String, CodingKey {
+        case eventId, state, reason, tasks, targets, skipped, failed, timings
+    }
+
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        eventId = try container.decode(String.self, forKey: .eventId)
+        state = try container.decode(State.self, forKey: .state)
+        reason = try container.decodeIfPresent(String.self, forKey: .reason)
+        tasks = try container.decode(Tasks.self, forKey: .tasks)
+        targets = try container.decodeIfPresent(DeliveryCounts.self, forKey: .targets) ?? DeliveryCounts()
+        skipped = try container.decodeIfPresent(Int.self, forKey: .skipped) ?? 0
+        failed = try container.decodeIfPresent(Int.self, forKey: .failed) ?? 0
+        timings = try container.decode(Timings.self, forKey: .timings)
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(eventId, forKey: .eventId)
+        try container.encode(state, forKey: .state)
+        try container.encode(reason, forKey: .reason)
+        try container.encode(tasks, forKey: .tasks)
+        try container.encode(targets, forKey: .targets)
+        try container.encode(skipped, forKey: .skipped)
+        try container.encode(failed, forKey: .failed)
+        try container.encode(timings, forKey: .timings)
+    }
+}
+
+extension StatusRecord.Timings: Codable {
+    enum CodingKeys: String, CodingKey {
+        case publishedAt, acceptedAt, firstDeliveryAt, completedAt, durationMs
+    }
+
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        publishedAt = try container.decodeTimestampIfPresent(forKey: .publishedAt)
+        acceptedAt = try container.decodeTimestamp(forKey: .acceptedAt)
+        firstDeliveryAt = try container.decodeTimestampIfPresent(forKey: .firstDeliveryAt)
+        completedAt = try container.decodeTimestampIfPresent(forKey: .completedAt)
+        durationMs = try container.decodeIfPresent(Int64.self, forKey: .durationMs)
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encodeTimestamp(publishedAt, forKey: .publishedAt)
+        try container.encodeTimestamp(acceptedAt, forKey: .acceptedAt)
+        try container.encodeTimestamp(firstDeliveryAt, forKey: .firstDeliveryAt)
+        try container.encodeTimestamp(completedAt, forKey: .completedAt)
+        try container.encode(durationMs, forKey: .durationMs)
+    }
+}
