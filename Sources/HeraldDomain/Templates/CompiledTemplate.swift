@@ -1,0 +1,103 @@
+/// A notification template parsed once and ready to render many times.
+///
+/// The template language is Azure Notification Hubs': in a JSON string value, an XML text or
+/// attribute value, or a whole `text` template,
+/// - `$(p)` the value of property `p` (names are case-insensitive, `[A-Za-z0-9_]`, at most
+///   120 characters; a missing property renders as "");
+/// - `$(p, n)` the first `n` Characters of it; `.(p, n)` at most `n` Characters, ending in
+///   "..." when clipped; `%(p)` percent-encoded (RFC 3986 unreserved characters kept);
+/// - `#(p)` in JSON: a bare number or `true`/`false` when the value is one, else a string;
+///   it must be the whole string value;
+/// - `$(p:{text})` with a default used when the property is missing;
+/// - `{ a + 'literal' + "literal" + ... }` composites, where `''` or `""` inside a literal
+///   stands for the quote itself.
+///
+/// Beyond Azure, an expression inside longer text is interpolated: `"Breaking: $(title)"`
+/// renders `Breaking: ` followed by the title, where Azure would leave the text alone.
+///
+/// Substituted text is escaped for where it lands, so rendering always produces valid JSON or
+/// well-formed XML, whatever the property values hold. Clipping counts Characters (grapheme
+/// clusters), so an emoji is never cut in half. See docs/templates.md for the full reference.
+public struct CompiledTemplate: Sendable, Hashable {
+    /// The body as it was registered.
+    public let source: String
+    public let format: TemplateFormat
+    let program: TemplateProgram
+
+    private init(source: String, format: TemplateFormat, program: TemplateProgram) {
+        self.source = source
+        self.format = format
+        self.program = program
+    }
+
+    /// Parses and validates `body`; the error says what is wrong and where.
+    public static func compile(
+        _ body: String,
+        format: TemplateFormat,
+        limits: TemplateLimits = .default
+    ) throws(TemplateError) -> CompiledTemplate {
+        let source = TemplateSource(body)
+        guard source.bytes.count <= limits.maxBodyBytes else {
+            throw source.error(
+                .tooLarge, at: limits.maxBodyBytes,
+                "the template is \(source.bytes.count) bytes, over the limit of \(limits.maxBodyBytes)"
+            )
+        }
+        let program: TemplateProgram
+        switch format {
+        case .json:
+            var scanner = JSONTemplateScanner(source: source, limits: limits)
+            program = try scanner.scan()
+        case .xml:
+            var scanner = XMLTemplateScanner(source: source, limits: limits)
+            program = try scanner.scan()
+        case .text:
+            program = try compileText(source, limits: limits)
+        }
+        return CompiledTemplate(source: body, format: format, program: program)
+    }
+
+    /// Guesses the format from the first non-whitespace character: `<` is XML, `{` or `[` is
+    /// JSON, anything else is text. Header values and expiry templates should be compiled
+    /// as `.text` explicitly, since a text composite also starts with `{`.
+    public static func detectFormat(_ body: String) -> TemplateFormat {
+        switch body.utf8.first(where: { !TemplateByte.isSpace($0) }) {
+        case TemplateByte.lessThan: .xml
+        case TemplateByte.openBrace, TemplateByte.openBracket: .json
+        default: .text
+        }
+    }
+
+    /// Lower-cased names of every property the template reads.
+    public var referencedProperties: Set<String> { program.referencedProperties }
+
+    /// True when the template has no expressions and always renders to its source.
+    public var isConstant: Bool { program.isConstant }
+
+    public static func == (lhs: CompiledTemplate, rhs: CompiledTemplate) -> Bool {
+        lhs.format == rhs.format && lhs.source == rhs.source
+    }
+
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(format)
+        hasher.combine(source)
+    }
+
+    /// A text template is one value: its literal text is kept as written and values are
+    /// made safe for a header line.
+    private static func compileText(_ source: TemplateSource, limits: TemplateLimits) throws(TemplateError) -> TemplateProgram {
+        var output = TemplateSegmentList(source: source, limits: limits)
+        var parser = TemplateContentParser(text: TemplateText(bytes: source.bytes, base: 0), source: source, limits: limits)
+        guard let parts = try parser.parse() else {
+            output.appendSource(0..<source.bytes.count)
+            return output.finish()
+        }
+        let plain = parts.map { part -> TemplatePart in
+            guard case .expression(var expression) = part, expression.operation == .number else { return part }
+            expression.operation = .value
+            return .expression(expression)
+        }
+        try output.append(plain, escaping: .header, literalEscaping: nil)
+        return output.finish()
+    }
+}

@@ -1,0 +1,96 @@
+extension TemplateExpression {
+    func render(_ properties: TemplateProperties, escaping: TemplateEscaping, into buffer: inout [UInt8]) {
+        guard let value = properties.value(forFoldedName: property) ?? fallback else {
+            // A missing property is "", which for a whole JSON value means the empty string.
+            if operation == .number && escaping == .jsonString { buffer.append(contentsOf: [0x22, 0x22]) }
+            return
+        }
+        switch operation {
+        case .value:
+            escaping.append(value[...], into: &buffer)
+        case .clip(let length):
+            escaping.append(Self.clip(value, to: length), into: &buffer)
+        case .ellipsis(let length):
+            let clipped = Self.clipWithEllipsis(value, to: length)
+            escaping.append(clipped.text, into: &buffer)
+            if clipped.addEllipsis { buffer.append(contentsOf: [0x2E, 0x2E, 0x2E]) }
+        case .percentEncode:
+            if value.utf8.withContiguousStorageIfAvailable({ TemplateEscaping.appendPercentEncoded($0, into: &buffer) }) == nil {
+                var copy = value
+                copy.withUTF8 { TemplateEscaping.appendPercentEncoded($0, into: &buffer) }
+            }
+        case .number:
+            if escaping == .jsonString {
+                if Self.isJSONNumber(value) {
+                    buffer.append(contentsOf: value.utf8)
+                } else if let boolean = Self.boolean(value) {
+                    buffer.append(contentsOf: boolean ? Self.trueBytes : Self.falseBytes)
+                } else {
+                    buffer.append(0x22)
+                    escaping.append(value[...], into: &buffer)
+                    buffer.append(0x22)
+                }
+            } else {
+                escaping.append(value[...], into: &buffer)
+            }
+        }
+    }
+
+    /// The first `length` Characters. A value with no more UTF-8 bytes than `length` cannot
+    /// have more Characters, which spares the grapheme walk for most values.
+    static func clip(_ value: String, to length: Int) -> Substring {
+        if value.utf8.count <= length { return value[...] }
+        let end = value.index(value.startIndex, offsetBy: length, limitedBy: value.endIndex) ?? value.endIndex
+        return value[..<end]
+    }
+
+    /// At most `length` Characters in all: an unclipped value as it is, else its first
+    /// `length - 3` Characters followed by "...". Below 3 there is no room for the dots and
+    /// the value is simply clipped.
+    static func clipWithEllipsis(_ value: String, to length: Int) -> (text: Substring, addEllipsis: Bool) {
+        if value.utf8.count <= length { return (value[...], false) }
+        guard let end = value.index(value.startIndex, offsetBy: length, limitedBy: value.endIndex),
+            end != value.endIndex
+        else { return (value[...], false) }
+        guard length >= 3 else { return (value[..<end], false) }
+        let kept = value.index(value.startIndex, offsetBy: length - 3)
+        return (value[..<kept], true)
+    }
+
+    /// JSON's number grammar, a leading minus allowed: `-?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?`.
+    static func isJSONNumber(_ value: String) -> Bool {
+        var iterator = value.utf8.makeIterator()
+        var byte = iterator.next()
+        if byte == TemplateByte.minus { byte = iterator.next() }
+        guard let first = byte, TemplateByte.isDigit(first) else { return false }
+        byte = iterator.next()
+        if first != 0x30 {
+            while let digit = byte, TemplateByte.isDigit(digit) { byte = iterator.next() }
+        }
+        if byte == TemplateByte.dot {
+            byte = iterator.next()
+            guard let digit = byte, TemplateByte.isDigit(digit) else { return false }
+            while let digit = byte, TemplateByte.isDigit(digit) { byte = iterator.next() }
+        }
+        if byte == 0x65 || byte == 0x45 {
+            byte = iterator.next()
+            if byte == TemplateByte.plus || byte == TemplateByte.minus { byte = iterator.next() }
+            guard let digit = byte, TemplateByte.isDigit(digit) else { return false }
+            while let digit = byte, TemplateByte.isDigit(digit) { byte = iterator.next() }
+        }
+        return byte == nil
+    }
+
+    /// `true` or `false` in any ASCII case (a .NET backend sends "True").
+    static func boolean(_ value: String) -> Bool? {
+        let utf8 = value.utf8
+        guard utf8.count == 4 || utf8.count == 5 else { return nil }
+        let lowered = utf8.map(TemplateByte.lowercased)
+        if lowered.elementsEqual(trueBytes) { return true }
+        if lowered.elementsEqual(falseBytes) { return false }
+        return nil
+    }
+
+    private static let trueBytes: [UInt8] = Array("true".utf8)
+    private static let falseBytes: [UInt8] = Array("false".utf8)
+}
