@@ -153,6 +153,10 @@ struct TagExpressionParsingTests {
             try TagExpression.anyOf((0..<21).map { "t\($0)" }, limits: .azure)
         }
         #expect(tooMany?.code == .tooManyTags)
+        #expect(tooMany?.column == 21)
+        #expect(tooMany?.input == "t20")
+        // Repeats do not count against the limit.
+        #expect(try TagExpression.anyOf((0..<40).map { "t\($0 % 20)" }, limits: .azure).tagCount == 20)
         #expect(try TagExpression.anyOf((0..<20).map { "t\($0)" }, limits: .azure).tagCount == 20)
     }
 }

@@ -46,12 +46,13 @@ public indirect enum TagExpression: Hashable, Sendable {
                 let code: TagExpressionError.Code = tag.utf8.count > limits.maxTagLength ? .tagTooLong : .invalidTag
                 throw TagExpressionError(code: code, column: index + 1, input: tag, message: "tag \(index + 1): \(problem)")
             }
-            if seen.insert(tag).inserted { operands.append(.tag(tag)) }
-        }
-        if operands.count > limits.tagCeiling {
-            throw TagExpressionError(
-                code: .tooManyTags, column: limits.tagCeiling + 1, input: tags[limits.tagCeiling],
-                message: "tag list has \(operands.count) distinct tags; at most \(limits.tagCeiling) are allowed")
+            guard seen.insert(tag).inserted else { continue }
+            if operands.count == limits.tagCeiling {
+                throw TagExpressionError(
+                    code: .tooManyTags, column: index + 1, input: tag,
+                    message: "tag list has more than \(limits.tagCeiling) distinct tags; at most \(limits.tagCeiling) are allowed")
+            }
+            operands.append(.tag(tag))
         }
         return operands.count == 1 ? operands[0] : .or(operands)
     }

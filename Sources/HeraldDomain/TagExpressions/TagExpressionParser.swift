@@ -100,10 +100,7 @@ struct TagExpressionParser {
             case .close:
                 break
             case .end:
-                let openColumn = TextPosition.column(ofByteOffset: token.offset, in: lexer.bytes)
-                throw lexer.error(
-                    .expectedClosingParen, at: current.offset,
-                    "expected ')' to close the '(' at column \(openColumn)")
+                throw lexer.error(.expectedClosingParen, at: current.offset, "expected ')'")
             default:
                 throw lexer.error(
                     .expectedOperator, at: current.offset,
