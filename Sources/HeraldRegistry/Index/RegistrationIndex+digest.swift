@@ -1,0 +1,107 @@
+import HeraldRedis
+
+extension RegistrationIndex {
+    /// Fingerprints every key under the prefix (see `IndexDigest`). Walks the whole keyspace
+    /// with SCAN on the connected node, so it is a test and diagnostics tool, not something
+    /// to run against a large production Redis.
+    public func digest() async throws -> IndexDigest {
+        let pattern = layout.prefix + ":*"
+        let keys = try await pool.withConnection { connection in
+            var keys: [String] = []
+            var cursor: UInt64 = 0
+            repeat {
+                let reply = try await connection.send(.scan(cursor: cursor, match: pattern, count: 1_000))
+                guard let page = reply.scanPage else {
+                    throw RedisError(code: .unexpectedReply, message: "SCAN answered \(reply)")
+                }
+                keys.append(contentsOf: page.elements.compactMap(\.string))
+                cursor = page.cursor
+            } while cursor != 0
+            return Set(keys).filter { !$0.contains("}:tmp:") }.sorted()
+        }
+        var perKey: [String: String] = [:]
+        var total = DigestHasher()
+        for chunk in stride(from: 0, to: keys.count, by: 500).map({ Array(keys[$0..<min($0 + 500, keys.count)]) }) {
+            let types = try await pool.withConnection { connection in
+                try await connection.pipeline(chunk.map { RedisCommand("TYPE", $0, isReadOnly: true) })
+            }
+            let contents = try await pool.withConnection { connection in
+                try await connection.pipeline(zip(chunk, types).map { key, type in
+                    Self.contentCommand(key: key, type: (try? type.get().string) ?? "none")
+                })
+            }
+            for (index, key) in chunk.enumerated() {
+                var hasher = DigestHasher()
+                let type = try types[index].get().string ?? "none"
+                hasher.add(type)
+                for part in try Self.canonicalParts(type: type, reply: contents[index].get()) { hasher.add(part) }
+                let fingerprint = hasher.hex
+                perKey[key] = fingerprint
+                total.add(key)
+                total.add(fingerprint)
+            }
+        }
+        return IndexDigest(keyCount: keys.count, value: total.hex, keys: perKey)
+    }
+
+    private static func contentCommand(key: String, type: String) -> RedisCommand {
+        switch type {
+        case "string": .get(key)
+        case "set": .smembers(key)
+        case "hash": .hgetall(key)
+        case "zset": RedisCommand("ZRANGE", key, "0", "-1", "WITHSCORES", isReadOnly: true)
+        case "list": RedisCommand("LRANGE", key, "0", "-1", isReadOnly: true)
+        default: .exists(key)
+        }
+    }
+
+    /// The key's content as a list of byte strings in a canonical order.
+    private static func canonicalParts(type: String, reply: RedisValue) throws -> [[UInt8]] {
+        switch type {
+        case "string":
+            return [reply.bytes ?? []]
+        case "set":
+            return (reply.array ?? []).compactMap(\.bytes).sorted { $0.lexicographicallyPrecedes($1) }
+        case "hash", "zset":
+            let flat = reply.array ?? []
+            var pairs: [[UInt8]] = []
+            var index = 0
+            while index + 1 < flat.count {
+                pairs.append((flat[index].bytes ?? []) + [0] + (flat[index + 1].bytes ?? []))
+                index += 2
+            }
+            return pairs.sorted { $0.lexicographicallyPrecedes($1) }
+        case "list":
+            return (reply.array ?? []).compactMap(\.bytes)
+        default:
+            return []
+        }
+    }
+}
+
+/// FNV-1a 64-bit over length-prefixed parts, so ("ab","c") and ("a","bc") differ. Not a
+/// cryptographic hash: the digest compares states, it does not protect them.
+private struct DigestHasher {
+    private var state: UInt64 = 0xcbf2_9ce4_8422_2325
+
+    mutating func add(_ text: String) { add(Array(text.utf8)) }
+
+    mutating func add(_ bytes: [UInt8]) {
+        var length = UInt64(bytes.count)
+        for _ in 0..<8 {
+            mix(UInt8(truncatingIfNeeded: length))
+            length >>= 8
+        }
+        for byte in bytes { mix(byte) }
+    }
+
+    private mutating func mix(_ byte: UInt8) {
+        state ^= UInt64(byte)
+        state = state &* 0x0000_0100_0000_01b3
+    }
+
+    var hex: String {
+        let text = String(state, radix: 16)
+        return String(repeating: "0", count: 16 - text.count) + text
+    }
+}

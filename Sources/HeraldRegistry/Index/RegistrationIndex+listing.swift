@@ -1,0 +1,111 @@
+import HeraldRedis
+
+extension RegistrationIndex {
+    /// Which per-slot set a listing walks.
+    public enum Membership: Sendable, Hashable {
+        case all
+        case tag(String)
+        case handle(String)
+
+        func key(in layout: SlotLayout, slot: Int) -> String {
+            switch self {
+            case .all: layout.allKey(slot: slot)
+            case .tag(let tag): layout.tagKey(slot: slot, tag: tag)
+            case .handle(let handle): layout.handleKey(slot: slot, handle: handle)
+            }
+        }
+    }
+
+    /// Where a registration listing resumes: `<slot>:<SSCAN cursor>`.
+    public struct ScanCursor: Sendable, Hashable, CustomStringConvertible {
+        public var slot: Int
+        public var scan: UInt64
+
+        public init(slot: Int, scan: UInt64) {
+            self.slot = slot
+            self.scan = scan
+        }
+
+        /// nil for text that is not a cursor of a layout with `slotCount` slots.
+        public init?(_ text: String, slotCount: Int) {
+            let parts = text.split(separator: ":", omittingEmptySubsequences: false)
+            guard parts.count == 2, let slot = Int(parts[0]), (0..<slotCount).contains(slot),
+                  let scan = UInt64(parts[1])
+            else { return nil }
+            self.init(slot: slot, scan: scan)
+        }
+
+        public var description: String { "\(slot):\(scan)" }
+    }
+
+    /// Slots whose first SSCAN page is fetched in one round trip, so sparse tags (empty in
+    /// most slots) do not cost one round trip per slot.
+    static let slotWindow = 32
+
+    /// One page of registration ids from `membership`, walking slot by slot with SSCAN.
+    ///
+    /// An SSCAN reply is never split (there is no way to resume inside one), so a page may
+    /// hold a few more than `limit` ids; in exchange every id that stays in the set for the
+    /// whole walk is returned, and, barring a rehash of a set that grows during the walk,
+    /// exactly once. `next` is nil after the last slot.
+    public func scanIds(
+        _ membership: Membership, limit: Int, from cursor: ScanCursor?
+    ) async throws -> (ids: [String], next: ScanCursor?) {
+        var position = cursor ?? ScanCursor(slot: 0, scan: 0)
+        var ids: [String] = []
+        while ids.count < limit {
+            let window = min(Self.slotWindow, layout.slotCount - position.slot)
+            let count = max(limit - ids.count, 16)
+            let commands = (0..<window).map { offset in
+                RedisCommand.sscan(
+                    membership.key(in: layout, slot: position.slot + offset),
+                    cursor: offset == 0 ? position.scan : 0, count: count
+                )
+            }
+            let replies = try await pool.withConnection { try await $0.pipeline(commands) }
+            for reply in replies {
+                guard let page = try reply.get().scanPage else {
+                    throw RedisError(code: .unexpectedReply, message: "SSCAN answered \(try reply.get())")
+                }
+                ids.append(contentsOf: page.elements.compactMap(\.string))
+                if page.cursor == 0 {
+                    position = ScanCursor(slot: position.slot + 1, scan: 0)
+                    if position.slot == layout.slotCount { return (ids, nil) }
+                } else {
+                    position.scan = page.cursor
+                }
+                // Later replies in the window are dropped; the cursor resumes exactly here.
+                if ids.count >= limit || page.cursor != 0 { break }
+            }
+        }
+        return (ids, position)
+    }
+
+    /// The documents of `ids` (one pipelined GET each, since they live in different slots);
+    /// nil where an id has no document (deleted or expired meanwhile).
+    public func documents(ofRegistrations ids: [String]) async throws -> [[UInt8]?] {
+        if ids.isEmpty { return [] }
+        let commands = ids.map { id in RedisCommand.get(layout.documentKey(slot: layout.slot(of: id), id: id)) }
+        let replies = try await pool.withConnection { try await $0.pipeline(commands) }
+        return try replies.map { try $0.get().bytes }
+    }
+
+    /// The members of `membership` in one slot (installation listings need a slot whole, to
+    /// fold several template registrations into one installation).
+    public func members(_ membership: Membership, slot: Int) async throws -> [String] {
+        let reply = try await pool.withConnection { connection in
+            try await connection.send(.smembers(membership.key(in: layout, slot: slot)))
+        }
+        return reply.array?.compactMap(\.string) ?? []
+    }
+
+    /// Installation documents for candidate installation ids in one slot; nil where absent.
+    public func installationDocuments(ids: [String]) async throws -> [[UInt8]?] {
+        if ids.isEmpty { return [] }
+        let commands = ids.map { id in
+            RedisCommand.get(layout.installationKey(slot: layout.slot(of: id), installationId: id))
+        }
+        let replies = try await pool.withConnection { try await $0.pipeline(commands) }
+        return try replies.map { try $0.get().bytes }
+    }
+}

@@ -1,0 +1,121 @@
+import Foundation
+import HeraldRedis
+import Logging
+
+/// The Redis side of the registry: applies changes with the layout's Lua scripts and answers
+/// lookups, listings, version reservations and expiry sweeps. docs/redis-layout.md is the
+/// specification of every key touched here.
+///
+/// Methods throw `RedisError` for Redis failures; `RegistrationService` maps them to
+/// `RegistryError.unavailable`.
+public final class RegistrationIndex: Sendable {
+    public let layout: SlotLayout
+    public let pool: RedisConnectionPool
+    let logger: Logger
+
+    public init(pool: RedisConnectionPool, layout: SlotLayout, logger: Logger = Logger(label: "herald.registry.index")) {
+        self.pool = pool
+        self.layout = layout
+        self.logger = logger
+    }
+
+    // MARK: Meta
+
+    /// Records this deployment's slot count in `herald:meta` if absent, and refuses to go on
+    /// when another slot count (or layout version) is recorded: ids would hash to other slots
+    /// and every lookup would miss.
+    public func checkMeta() async throws {
+        let key = layout.metaKey
+        let replies = try await pool.withConnection { connection in
+            try await connection.pipeline([
+                RedisCommand("HSETNX", key, "slots", layout.slotCount),
+                RedisCommand("HSETNX", key, "layout", SlotLayout.layoutVersion),
+                .hgetall(key),
+            ])
+        }
+        let fields = try replies[2].get().fieldValuePairs ?? [:]
+        let slots = fields["slots"]?.int
+        let version = fields["layout"]?.int
+        guard slots == layout.slotCount, version == SlotLayout.layoutVersion else {
+            throw RegistryMetaMismatch(
+                message: "\(key) records slots=\(slots.map(String.init) ?? "?") layout=\(version.map(String.init) ?? "?"); "
+                    + "this process uses slots=\(layout.slotCount) layout=\(SlotLayout.layoutVersion). "
+                    + "The slot count is fixed per deployment: use the recorded one, or reindex into an empty Redis."
+            )
+        }
+    }
+
+    // MARK: Applying changes
+
+    /// The commands that apply `change`. The script's reply is the last command's.
+    ///
+    /// A template body is written (SET NX, content addressed, so never changed) before the
+    /// script that makes a view point at it, so a reader never finds a view whose template
+    /// is missing. The template key has no slot hash tag; on Redis Cluster it is its own
+    /// single-key command, which is why it is not inside the script.
+    public func commands(for change: RegistryChange, nowSeconds: Int64) -> [RedisCommand] {
+        let slot = layout.slot(of: change.slotId)
+        let prefix = layout.slotPrefix(slot)
+        switch change {
+        case .registration(let entry):
+            var commands: [RedisCommand] = []
+            if let template = entry.templateJSON {
+                commands.append(.set(layout.templateKey(entry.view.templateKey), template, onlyIfAbsent: true))
+            }
+            var arguments: [any RedisArgument] = [
+                entry.id, entry.version, entry.document, entry.view.encoded, entry.handle,
+                entry.view.expiresAtEpochSeconds.map(String.init) ?? "", nowSeconds, entry.tags.count,
+            ]
+            arguments.append(contentsOf: entry.tags as [any RedisArgument])
+            commands.append(Self.script(RegistryScripts.apply, prefix: prefix, arguments: arguments))
+            return commands
+        case .registrationDeleted(let id, let version):
+            return [Self.script(RegistryScripts.apply, prefix: prefix, arguments: [id, version, "", "", "", "", nowSeconds, 0])]
+        case .installation(let id, let version, let document):
+            return [Self.script(RegistryScripts.applyInstallation, prefix: prefix, arguments: [id, version, document])]
+        case .installationDeleted(let id, let version):
+            return [Self.script(RegistryScripts.applyInstallation, prefix: prefix, arguments: [id, version, ""])]
+        }
+    }
+
+    static func script(_ script: RedisScript, prefix: String, arguments: [any RedisArgument]) -> RedisCommand {
+        var command = RedisCommand.evalScript(script, keys: [prefix], arguments: [String]())
+        for argument in arguments { command.append(argument) }
+        return command
+    }
+
+    /// Applies one change atomically; true when applied, false when it was older than (or
+    /// the same as) what the index holds.
+    @discardableResult
+    public func apply(_ change: RegistryChange, now: Date = Date()) async throws -> Bool {
+        try await apply([change], now: now)[0]
+    }
+
+    /// Applies changes in one pipeline, in order; one applied/ignored flag per change.
+    public func apply(_ changes: [RegistryChange], now: Date = Date()) async throws -> [Bool] {
+        if changes.isEmpty { return [] }
+        let nowSeconds = Int64(now.timeIntervalSince1970)
+        var commands: [RedisCommand] = []
+        var scriptPositions: [Int] = []
+        commands.reserveCapacity(changes.count * 2)
+        for change in changes {
+            commands.append(contentsOf: self.commands(for: change, nowSeconds: nowSeconds))
+            scriptPositions.append(commands.count - 1)
+        }
+        let replies = try await pool.withConnection { try await $0.pipeline(commands) }
+        return try scriptPositions.map { position in
+            let reply = try replies[position].get()
+            guard let flag = reply.int else {
+                throw RedisError(code: .unexpectedReply, message: "apply script answered \(reply), expected 0 or 1")
+            }
+            return flag == 1
+        }
+    }
+}
+
+/// `herald:meta` names another slot count or layout than this process uses.
+public struct RegistryMetaMismatch: Error, Sendable, CustomStringConvertible {
+    public var code: String { "slot_layout_mismatch" }
+    public var message: String
+    public var description: String { "\(code): \(message)" }
+}
