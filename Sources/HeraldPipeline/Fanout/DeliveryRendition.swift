@@ -1,0 +1,130 @@
+import Foundation
+import HeraldDomain
+
+/// Everything of a delivery record that is the same for every device receiving one rendered
+/// payload on one platform, pre-encoded once, so writing a record costs two escaped ids, a
+/// handle and a few copies.
+///
+/// The bytes written are identical to `DeliveryRecord.encode(into:)` for the same record
+/// (a test holds the two together); only the work is split differently.
+struct DeliveryRendition: Sendable {
+    let platform: Platform
+    let templateName: String
+    /// `/<template>","eventId":"<event>","registrationId":"`
+    private let afterRegistrationInId: [UInt8]
+    /// `","platform":"<platform>","handle":"`
+    private let afterRegistrationId: [UInt8]
+    /// `","template":"<t>","payload":"<escaped>","headers":{..},"expiresAt":..,"publishedAt":..,"renderedAt":"`
+    private let afterHandle: [UInt8]
+    /// `{"deliveryId":"<event>/`
+    private let opening: [UInt8]
+
+    init(
+        eventId: String, platform: Platform, templateName: String, payload: [UInt8], headers: DeliveryHeaders,
+        expiresAt: Date?, publishedAt: Date?
+    ) {
+        self.platform = platform
+        self.templateName = templateName
+        var opening: [UInt8] = []
+        Self.raw(#"{"deliveryId":""#, &opening)
+        Self.escaped(eventId.utf8, &opening)
+        opening.append(UInt8(ascii: "/"))
+        self.opening = opening
+
+        var idTail: [UInt8] = [UInt8(ascii: "/")]
+        Self.escaped(templateName.utf8, &idTail)
+        Self.raw(#"","eventId":""#, &idTail)
+        Self.escaped(eventId.utf8, &idTail)
+        Self.raw(#"","registrationId":""#, &idTail)
+        afterRegistrationInId = idTail
+
+        var platformPart: [UInt8] = []
+        Self.raw(#"","platform":""#, &platformPart)
+        Self.escaped(platform.rawValue.utf8, &platformPart)
+        Self.raw(#"","handle":""#, &platformPart)
+        afterRegistrationId = platformPart
+
+        var tail: [UInt8] = []
+        Self.raw(#"","template":""#, &tail)
+        Self.escaped(templateName.utf8, &tail)
+        Self.raw(#"","payload":""#, &tail)
+        Self.escaped(payload, &tail)
+        Self.raw(#"","headers":{"#, &tail)
+        for (position, field) in headers.fields.enumerated() {
+            if position > 0 { tail.append(UInt8(ascii: ",")) }
+            tail.append(UInt8(ascii: "\""))
+            Self.escaped(field.name.utf8, &tail)
+            Self.raw(#"":""#, &tail)
+            Self.escaped(field.value.utf8, &tail)
+            tail.append(UInt8(ascii: "\""))
+        }
+        Self.raw(#"},"expiresAt":"#, &tail)
+        Self.timestamp(expiresAt, .secondsWhenExact, &tail)
+        Self.raw(#","publishedAt":"#, &tail)
+        Self.timestamp(publishedAt, .milliseconds, &tail)
+        Self.raw(#","renderedAt":""#, &tail)
+        afterHandle = tail
+    }
+
+    /// Appends one record. `renderedAt` is the already formatted timestamp (the caller formats
+    /// it once per page of recipients).
+    @inline(__always)
+    func write(registrationId: some Collection<UInt8>, handle: some Collection<UInt8>, renderedAt: [UInt8], into bytes: inout [UInt8]) {
+        bytes.append(contentsOf: opening)
+        Self.escaped(registrationId, &bytes)
+        bytes.append(contentsOf: afterRegistrationInId)
+        Self.escaped(registrationId, &bytes)
+        bytes.append(contentsOf: afterRegistrationId)
+        Self.escaped(handle, &bytes)
+        bytes.append(contentsOf: afterHandle)
+        bytes.append(contentsOf: renderedAt)
+        bytes.append(UInt8(ascii: "\""))
+        bytes.append(UInt8(ascii: "}"))
+    }
+
+    // MARK: JSON bytes (the same escaping rules as the domain's encoder)
+
+    private static func raw(_ text: StaticString, _ bytes: inout [UInt8]) {
+        bytes.append(contentsOf: UnsafeBufferPointer(start: text.utf8Start, count: text.utf8CodeUnitCount))
+    }
+
+    @inline(__always)
+    static func escaped(_ source: some Collection<UInt8>, _ bytes: inout [UInt8]) {
+        for byte in source {
+            if byte >= 0x20 && byte != UInt8(ascii: "\"") && byte != UInt8(ascii: "\\") {
+                bytes.append(byte)
+                continue
+            }
+            bytes.append(UInt8(ascii: "\\"))
+            switch byte {
+            case UInt8(ascii: "\""): bytes.append(UInt8(ascii: "\""))
+            case UInt8(ascii: "\\"): bytes.append(UInt8(ascii: "\\"))
+            case 0x0A: bytes.append(UInt8(ascii: "n"))
+            case 0x0D: bytes.append(UInt8(ascii: "r"))
+            case 0x09: bytes.append(UInt8(ascii: "t"))
+            case 0x08: bytes.append(UInt8(ascii: "b"))
+            case 0x0C: bytes.append(UInt8(ascii: "f"))
+            default:
+                bytes.append(UInt8(ascii: "u"))
+                bytes.append(UInt8(ascii: "0"))
+                bytes.append(UInt8(ascii: "0"))
+                bytes.append(hex(byte >> 4))
+                bytes.append(hex(byte & 0x0F))
+            }
+        }
+    }
+
+    private static func hex(_ nibble: UInt8) -> UInt8 {
+        nibble < 10 ? UInt8(ascii: "0") + nibble : UInt8(ascii: "a") + nibble - 10
+    }
+
+    static func timestamp(_ date: Date?, _ precision: ISO8601Timestamp.Precision, _ bytes: inout [UInt8]) {
+        guard let date else {
+            raw("null", &bytes)
+            return
+        }
+        bytes.append(UInt8(ascii: "\""))
+        ISO8601Timestamp.append(date, precision: precision, to: &bytes)
+        bytes.append(UInt8(ascii: "\""))
+    }
+}

@@ -1,0 +1,62 @@
+import Foundation
+import HeraldKafka
+import HeraldRedis
+import Metrics
+
+/// The pipeline's metrics, created once and reused: looking a metric up in the factory for
+/// every record would cost more than the work it counts. Names follow Prometheus
+/// conventions; the app installs the backend (swift-prometheus) at start.
+public final class PipelineMetrics: Sendable {
+    public static let shared = PipelineMetrics()
+
+    private let lock = NSLock()
+    nonisolated(unsafe) private var counters: [String: Counter] = [:]
+    nonisolated(unsafe) private var gauges: [String: Gauge] = [:]
+
+    /// `herald_publish_to_delivery_seconds`: from the event's `publishedAt` to `renderedAt`.
+    /// Observed once per page of recipients (and so exactly for small audiences).
+    public let publishToDelivery = Timer(label: "herald_publish_to_delivery_seconds", preferredDisplayUnit: .seconds)
+    public let tasks = Counter(label: "herald_tasks_total")
+    public let kafkaErrors = Counter(label: "herald_kafka_errors_total")
+    public let redisErrors = Counter(label: "herald_redis_errors_total")
+
+    public init() {}
+
+    /// `herald_events_total{outcome}`: planned, duplicate, expired, dead_letter, empty.
+    public func events(_ outcome: String) -> Counter { counter("herald_events_total", "outcome", outcome) }
+
+    /// `herald_deliveries_total{platform}`.
+    public func deliveries(_ platform: String) -> Counter { counter("herald_deliveries_total", "platform", platform) }
+
+    /// `herald_dead_letters_total{reason}` (the first validation issue's code).
+    public func deadLetters(_ reason: String) -> Counter { counter("herald_dead_letters_total", "reason", reason) }
+
+    /// `herald_skipped_total{reason}`: expired, no_native_payload, template_filtered,
+    /// template_missing, unreadable_view.
+    public func skipped(_ reason: String) -> Counter { counter("herald_skipped_total", "reason", reason) }
+
+    /// `herald_consumer_lag{topic}`: records not yet committed by this worker's group.
+    public func consumerLag(_ topic: String) -> Gauge {
+        lock.withLock {
+            if let gauge = gauges[topic] { return gauge }
+            let gauge = Gauge(label: "herald_consumer_lag", dimensions: [("topic", topic)])
+            gauges[topic] = gauge
+            return gauge
+        }
+    }
+
+    /// Counts an error of a Kafka or Redis call (anything else counts as neither).
+    func countError(_ error: any Error) {
+        if error is KafkaError { kafkaErrors.increment() } else if error is RedisError { redisErrors.increment() }
+    }
+
+    private func counter(_ label: String, _ dimension: String, _ value: String) -> Counter {
+        let key = label + "\u{0}" + value
+        return lock.withLock {
+            if let counter = counters[key] { return counter }
+            let counter = Counter(label: label, dimensions: [(dimension, value)])
+            counters[key] = counter
+            return counter
+        }
+    }
+}

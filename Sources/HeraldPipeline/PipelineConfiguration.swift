@@ -1,0 +1,119 @@
+import Foundation
+import HeraldKafka
+import HeraldRedis
+import HeraldRegistry
+
+/// Settings of the pipeline roles (planner, fan-out) and the tools built on them. One struct,
+/// documented defaults; the app maps flags and environment variables onto it in one place.
+public struct PipelineConfiguration: Sendable {
+    /// Kafka `bootstrap.servers`.
+    public var bootstrapServers: String = "127.0.0.1:9092"
+    public var redis: RedisConfiguration = RedisConfiguration()
+    public var topics: HeraldTopics = HeraldTopics()
+    /// Must match `herald:meta` `slots` (see docs/redis-layout.md).
+    public var layout: SlotLayout = SlotLayout()
+
+    /// Consumer group of the planner role on `topics.events`.
+    public var plannerGroup: String = "herald-planner"
+    /// Consumer group of the fan-out role on `topics.tasks`.
+    public var fanoutGroup: String = "herald-fanout"
+    /// Consumer group of the fan-out role on `topics.expressTasks`.
+    public var expressGroup: String = "herald-fanout-express"
+
+    /// Names this worker's transactional producers (`<prefix>-<role>-<instanceId>[-<lane>]`).
+    /// Give a restarted worker the same id (for example the pod name of a StatefulSet): its
+    /// first transaction then fences the dead instance and aborts its open transaction at
+    /// once, instead of leaving it to `transactionTimeoutMs`. Two live workers must never
+    /// share an id.
+    public var instanceId: String = PipelineConfiguration.defaultInstanceId()
+    public var transactionalIdPrefix: String = "herald"
+    /// How long the broker keeps an abandoned transaction open (it holds back
+    /// `read_committed` readers of the partitions it wrote to until then).
+    public var transactionTimeoutMs: Int = 30_000
+
+    /// Consumer group session; Tansu delays a join by about half of this (tests use 6000).
+    public var sessionTimeoutMs: Int = 10_000
+
+    /// Planner: events per transaction.
+    public var plannerBatchSize: Int = 200
+    public var planner: FanoutPlanner.Configuration = FanoutPlanner.Configuration()
+    /// Planner de-duplication claim lifetime (`herald:event:<id>`), 7 days.
+    public var eventClaimTTLSeconds: Int = 604_800
+    /// Status (`herald:status:<id>`) and progress lifetime in Redis, 7 days.
+    public var statusTTLSeconds: Int = 604_800
+
+    /// Fan-out: bulk lanes per worker process (each a consumer of `topics.tasks` with its own
+    /// Redis connection and transactional producer).
+    public var bulkLanes: Int = 2
+    /// Fan-out: express lanes per worker process.
+    public var expressLanes: Int = 1
+    /// Small tasks handled in one transaction by an express lane.
+    public var expressBatchSize: Int = 100
+    /// Members per `SSCAN` page (and views per `MGET`).
+    public var scanCount: Int = 1_000
+    /// Lifetime of the `herald:{s}:tmp:*` scratch sets in case a worker dies before `DEL`.
+    public var temporaryTTLSeconds: Int = 300
+
+    /// Delivery producer tuning: the hot path's throughput knobs.
+    public var deliveryLingerMs: Int = 5
+    public var deliveryCompression: KafkaCompression = .lz4
+    public var deliveryBatchSize: Int = 1_000_000
+    public var deliveryQueueMaxMessages: Int = 500_000
+
+    /// How often lanes sample consumer lag for `herald_consumer_lag`.
+    public var lagSampleInterval: Duration = .seconds(15)
+
+    /// Librdkafka properties added to every client (security settings, `debug`).
+    public var kafkaExtra: [String: String] = [:]
+
+    public init() {}
+
+    public static func defaultInstanceId() -> String {
+        let host = ProcessInfo.processInfo.hostName.split(separator: ".").first.map(String.init) ?? "worker"
+        return "\(host)-\(UUID().uuidString.prefix(8).lowercased())"
+    }
+
+    // MARK: Client settings (the one place they are derived)
+
+    func consumerConfiguration(group: String) -> KafkaConsumerConfiguration {
+        var configuration = KafkaConsumerConfiguration(bootstrapServers: bootstrapServers, groupId: group)
+        configuration.clientId = "herald-\(group)"
+        configuration.isolationLevel = .readCommitted
+        configuration.enableAutoCommit = false
+        configuration.enableAutoOffsetStore = false
+        configuration.autoOffsetReset = .earliest
+        configuration.sessionTimeoutMs = sessionTimeoutMs
+        configuration.heartbeatIntervalMs = max(500, sessionTimeoutMs / 4)
+        configuration.fetchWaitMaxMs = 10
+        configuration.extra = kafkaExtra
+        return configuration
+    }
+
+    func transactionalProducerConfiguration(role: String, lane: Int?, forDeliveries: Bool) -> KafkaProducerConfiguration {
+        var configuration = KafkaProducerConfiguration(bootstrapServers: bootstrapServers)
+        configuration.clientId = "herald-\(role)"
+        var id = "\(transactionalIdPrefix)-\(role)-\(instanceId)"
+        if let lane { id += "-\(lane)" }
+        configuration.transactionalId = id
+        configuration.transactionTimeoutMs = transactionTimeoutMs
+        if forDeliveries {
+            configuration.lingerMs = deliveryLingerMs
+            configuration.compression = deliveryCompression
+            configuration.batchSize = deliveryBatchSize
+            configuration.queueBufferingMaxMessages = deliveryQueueMaxMessages
+            configuration.batchNumMessages = 10_000
+        } else {
+            configuration.lingerMs = 1
+        }
+        configuration.extra = kafkaExtra
+        return configuration
+    }
+
+    func plainProducerConfiguration(clientId: String) -> KafkaProducerConfiguration {
+        var configuration = KafkaProducerConfiguration(bootstrapServers: bootstrapServers)
+        configuration.clientId = clientId
+        configuration.lingerMs = 1
+        configuration.extra = kafkaExtra
+        return configuration
+    }
+}

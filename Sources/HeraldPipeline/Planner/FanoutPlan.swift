@@ -1,0 +1,108 @@
+import Foundation
+import HeraldDomain
+
+/// What the planner does with one valid, first-seen event.
+public enum FanoutPlan: Sendable, Hashable {
+    /// `expiresAt` has passed: no tasks, status `expired`.
+    case expired
+    /// Tasks to publish on `lane`; an empty list means the audience is certainly empty (the
+    /// slot probe found no slot holding its tags) and the event completes at once.
+    case tasks([FanoutTask], lane: FanoutLane)
+
+    public var tasks: [FanoutTask] {
+        if case .tasks(let tasks, _) = self { return tasks }
+        return []
+    }
+}
+
+/// Which task topic (and fan-out lane) carries a task.
+public enum FanoutLane: String, Sendable, Hashable, CaseIterable {
+    /// `herald.tasks`: chunks of broadcasts and wide expressions.
+    case bulk
+    /// `herald.tasks.express`: small tasks of narrow events, served by their own consumer so
+    /// they never queue behind a broadcast.
+    case express
+}
+
+/// The pure part of the planner: turns a validated event (with its id and `publishedAt` set)
+/// and, for narrow-able expressions, the slots that may hold recipients, into tasks.
+public struct FanoutPlanner: Sendable {
+    public struct Configuration: Sendable, Hashable {
+        /// Slots of the deployment (`herald:meta` `slots`).
+        public var slotCount: Int = 256
+        /// Tasks per wide event. About 2-4 x the partitions of `herald.tasks` keeps every
+        /// fan-out lane busy while letting a faster lane take a second chunk.
+        public var bulkTaskCount: Int = 24
+        /// An event whose candidate slots number at most this is narrow: express lane, one
+        /// task per run of adjacent candidate slots.
+        public var narrowSlotLimit: Int = 8
+        /// The probe issues one EXISTS per (slot, positive tag); above this many it is skipped
+        /// and the event is planned as wide.
+        public var maxProbeCommands: Int = 8_192
+
+        public init() {}
+    }
+
+    public var configuration: Configuration
+
+    public init(configuration: Configuration = Configuration()) {
+        self.configuration = configuration
+    }
+
+    /// The tags to probe in every slot, or nil when probing cannot narrow this event
+    /// (a broadcast, an expression that matches registrations without its tags, or too many
+    /// tags to probe cheaply).
+    public func tagsToProbe(_ event: NotificationEvent) -> [String]? {
+        guard let expression = event.audience.expression, SlotCandidates.applies(to: expression) else { return nil }
+        let tags = SlotCandidates.positiveTags(of: expression)
+        guard !tags.isEmpty, tags.count * configuration.slotCount <= configuration.maxProbeCommands else { return nil }
+        return tags
+    }
+
+    /// Plans `event`. `candidateSlots` (ascending) comes from the probe when `tagsToProbe`
+    /// returned tags, else nil (every slot is a candidate).
+    public func plan(_ event: NotificationEvent, eventId: String, candidateSlots: [Int]?, now: Date) -> FanoutPlan {
+        if let expiresAt = event.expiresAt, expiresAt <= now { return .expired }
+        let slotCount = configuration.slotCount
+        if let candidateSlots, candidateSlots.count <= configuration.narrowSlotLimit {
+            let runs = Self.runs(of: candidateSlots)
+            let tasks = runs.enumerated().map { index, slots in
+                FanoutTask(eventId: eventId, taskIndex: index, taskCount: runs.count, slots: slots, event: event, plannedAt: now)
+            }
+            return .tasks(tasks, lane: .express)
+        }
+        var ranges = SlotRange.split(slotCount: slotCount, into: configuration.bulkTaskCount)
+        if let candidateSlots {
+            // Chunks without a candidate slot would only answer "nobody here".
+            ranges.removeAll { range in !Self.containsAny(candidateSlots, in: range) }
+        }
+        let tasks = ranges.enumerated().map { index, slots in
+            FanoutTask(eventId: eventId, taskIndex: index, taskCount: ranges.count, slots: slots, event: event, plannedAt: now)
+        }
+        return .tasks(tasks, lane: .bulk)
+    }
+
+    /// Adjacent slots joined into ranges: [3, 4, 9] -> [3..<5, 9..<10].
+    static func runs(of slots: [Int]) -> [Range<Int>] {
+        var ranges: [Range<Int>] = []
+        for slot in slots {
+            if let last = ranges.last, last.upperBound == slot {
+                ranges[ranges.count - 1] = last.lowerBound..<(slot + 1)
+            } else {
+                ranges.append(slot..<(slot + 1))
+            }
+        }
+        return ranges
+    }
+
+    private static func containsAny(_ sorted: [Int], in range: Range<Int>) -> Bool {
+        // Binary search for the first slot >= lowerBound.
+        var low = 0
+        var high = sorted.count
+        while low < high {
+            let mid = (low + high) / 2
+            if sorted[mid] < range.lowerBound { low = mid + 1 } else { high = mid }
+        }
+        return low < sorted.count && sorted[low] < range.upperBound
+    }
+}

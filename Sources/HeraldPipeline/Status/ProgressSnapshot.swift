@@ -1,0 +1,79 @@
+import Foundation
+import HeraldDomain
+import HeraldRedis
+
+/// The per-event aggregation hash as `StatusScripts.recordProgress` returned it.
+struct ProgressSnapshot: Sendable, Hashable {
+    var done = 0
+    /// Index of the task that completed the event, once all tasks are done.
+    var completedBy: Int?
+    var targets = DeliveryCounts()
+    var skipped = 0
+    var failed = 0
+    var firstDeliveryAt: Date?
+    var finishedAt: Date?
+
+    init() {}
+
+    init(reply: RedisValue) throws {
+        guard let pairs = reply.fieldValuePairs else {
+            throw RedisError(code: .unexpectedReply, message: "progress script replied \(reply), expected a field/value array")
+        }
+        for (field, value) in pairs {
+            let number = value.int ?? 0
+            switch field {
+            case "done": done = number
+            case "completedBy": completedBy = number
+            case "n:total": targets.total = number
+            case "n:skipped": skipped = number
+            case "n:failed": failed = number
+            case "firstDeliveryAt": firstDeliveryAt = ISO8601Timestamp.date(milliseconds: Int64(number))
+            case "finishedAt": finishedAt = ISO8601Timestamp.date(milliseconds: Int64(number))
+            default:
+                if field.hasPrefix("p:") {
+                    targets.byPlatform[String(field.dropFirst(2))] = number
+                } else if field.hasPrefix("t:") {
+                    targets.byTemplate[String(field.dropFirst(2))] = number
+                }
+            }
+        }
+    }
+
+    /// The script arguments that add `progress` (after index, count and TTL).
+    static func arguments(for progress: TaskProgress, ttlSeconds: Int) -> [String] {
+        var arguments = [
+            String(progress.taskIndex), String(progress.taskCount), String(ttlSeconds),
+            String(ISO8601Timestamp.milliseconds(progress.finishedAt)),
+            progress.firstDeliveryAt.map { String(ISO8601Timestamp.milliseconds($0)) } ?? "",
+            "n:total", String(progress.delivered.total),
+            "n:skipped", String(progress.skipped),
+            "n:failed", String(progress.failed),
+        ]
+        for (platform, count) in progress.delivered.byPlatform.sorted(by: { $0.key < $1.key }) {
+            arguments.append("p:" + platform)
+            arguments.append(String(count))
+        }
+        for (template, count) in progress.delivered.byTemplate.sorted(by: { $0.key < $1.key }) {
+            arguments.append("t:" + template)
+            arguments.append(String(count))
+        }
+        return arguments
+    }
+
+    /// The event's status as of this snapshot.
+    func statusRecord(eventId: String, taskCount: Int, publishedAt: Date?, acceptedAt: Date) -> StatusRecord {
+        let complete = done >= taskCount
+        var record = StatusRecord(
+            eventId: eventId, state: complete ? .completed : .processing,
+            tasks: StatusRecord.Tasks(planned: taskCount, completed: min(done, taskCount)),
+            targets: targets, skipped: skipped, failed: failed,
+            timings: StatusRecord.Timings(publishedAt: publishedAt, acceptedAt: acceptedAt, firstDeliveryAt: firstDeliveryAt)
+        )
+        if complete, let finishedAt {
+            record.timings.completedAt = finishedAt
+            let start = publishedAt ?? acceptedAt
+            record.timings.durationMs = ISO8601Timestamp.milliseconds(finishedAt) - ISO8601Timestamp.milliseconds(start)
+        }
+        return record
+    }
+}

@@ -1,0 +1,58 @@
+/// The Kafka topics of the pipeline, with the partition counts `TopicProvisioner` creates.
+///
+/// Names are configurable so several deployments (or tests) can share one cluster; the
+/// defaults are the contract names in docs/topics.md.
+public struct HeraldTopics: Sendable, Hashable {
+    /// Incoming notification events (key: event id).
+    public var events: String = "herald.events"
+    /// Events that could not be parsed or validated, with the original bytes and a reason.
+    public var eventsDeadLetters: String = "herald.events.dlq"
+    /// Fan-out tasks of wide events (broadcasts and wide expressions), chunks of slot ranges.
+    public var tasks: String = "herald.tasks"
+    /// Fan-out tasks of narrow events (a few slots), consumed by their own lane so a one-user
+    /// notification never waits behind broadcast chunks.
+    public var expressTasks: String = "herald.tasks.express"
+    /// One record per (event, registration, template) (key: registration id).
+    public var deliveries: String = "herald.deliveries"
+    /// Status and progress per event (key: event id).
+    public var status: String = "herald.status"
+
+    /// Partitions of `events`: planner parallelism.
+    public var eventsPartitions: Int32 = 3
+    public var deadLetterPartitions: Int32 = 1
+    /// Partitions of `tasks`: the most fan-out lanes that can share one broadcast.
+    public var tasksPartitions: Int32 = 12
+    public var expressTasksPartitions: Int32 = 3
+    /// Partitions of `deliveries`: consumer parallelism of the delivery senders downstream.
+    public var deliveriesPartitions: Int32 = 12
+    public var statusPartitions: Int32 = 3
+    /// 1 for a single broker; 3 in production.
+    public var replicationFactor: Int16 = 1
+
+    public init() {}
+
+    /// Every topic with the same names prefixed by `prefix` and a dot (`test1.herald.events`),
+    /// for tests and side-by-side deployments on one cluster.
+    public static func prefixed(_ prefix: String) -> HeraldTopics {
+        var topics = HeraldTopics()
+        topics.events = prefix + "." + topics.events
+        topics.eventsDeadLetters = prefix + "." + topics.eventsDeadLetters
+        topics.tasks = prefix + "." + topics.tasks
+        topics.expressTasks = prefix + "." + topics.expressTasks
+        topics.deliveries = prefix + "." + topics.deliveries
+        topics.status = prefix + "." + topics.status
+        return topics
+    }
+
+    /// Name and partition count of every topic, in data-flow order.
+    public var all: [(name: String, partitions: Int32)] {
+        [
+            (events, eventsPartitions),
+            (eventsDeadLetters, deadLetterPartitions),
+            (tasks, tasksPartitions),
+            (expressTasks, expressTasksPartitions),
+            (deliveries, deliveriesPartitions),
+            (status, statusPartitions),
+        ]
+    }
+}
