@@ -1,0 +1,85 @@
+import Foundation
+import PropertyBased
+import Testing
+@testable import HeraldDomain
+
+@Suite("Delivery records")
+struct DeliveryRecordTests {
+    static let contractRecord = DeliveryRecord(
+        eventId: "bn-2026-11-21-0001", registrationId: "7f3c2a", platform: .apns, handle: "a1b2c3...",
+        template: "newsTemplate",
+        payload: #"{"aps":{"alert":"Fin du sommet"},"inAppMessage":"Fin du sommet"}"#,
+        headers: ["apns-push-type": "alert", "apns-priority": "10", "apns-collapse-id": "summit"],
+        expiresAt: ModelFixtures.date("2026-11-21T19:00:00Z"),
+        publishedAt: ModelFixtures.date("2026-11-21T18:00:00.120Z"),
+        renderedAt: ModelFixtures.date("2026-11-21T18:00:00.131Z")
+    )
+
+    @Test("the fast encoder writes the contract example byte for byte")
+    func matchesContract() throws {
+        let encoded = String(decoding: Self.contractRecord.encoded(), as: UTF8.self)
+        #expect(encoded == (try ModelFixtures.minified(ModelFixtures.contractDelivery)))
+    }
+
+    @Test("the contract example decodes, with Codable and with the order-keeping decoder")
+    func decodesContract() throws {
+        let viaCodable = try JSONDecoder().decode(DeliveryRecord.self, from: Data(ModelFixtures.contractDelivery.utf8))
+        #expect(viaCodable == Self.contractRecord)
+        #expect(viaCodable.deliveryId == "bn-2026-11-21-0001/7f3c2a/newsTemplate")
+        let ordered = try DeliveryRecord.decode(ModelFixtures.bytes(ModelFixtures.contractDelivery))
+        #expect(ordered.headers.fields.map(\.name) == ["apns-push-type", "apns-priority", "apns-collapse-id"])
+        #expect(ordered.encoded() == Self.contractRecord.encoded())
+    }
+
+    @Test("a deliveryId that does not match its parts is refused")
+    func inconsistentId() {
+        let text = ModelFixtures.contractDelivery.replacingOccurrences(of: "0001/7f3c2a/newsTemplate", with: "0001/other/newsTemplate")
+        #expect(throws: DecodingError.self) { try JSONDecoder().decode(DeliveryRecord.self, from: Data(text.utf8)) }
+        #expect(throws: ValidationFailure.self) { try DeliveryRecord.decode(ModelFixtures.bytes(text)) }
+    }
+
+    @Test("native deliveries use $native and unset instants are null")
+    func nativeAndNulls() throws {
+        let record = DeliveryRecord(
+            eventId: "e1", registrationId: "r1", platform: .fcm, handle: ModelFixtures.fcmToken,
+            template: DeliveryRecord.nativeTemplateName, payload: #"{"message":{}}"#, headers: [:],
+            expiresAt: nil, publishedAt: nil, renderedAt: ISO8601Timestamp.date(milliseconds: 1_795_370_400_000)
+        )
+        let text = String(decoding: record.encoded(), as: UTF8.self)
+        #expect(text.hasPrefix(#"{"deliveryId":"e1/r1/$native","#))
+        #expect(text.hasSuffix(#""headers":{},"expiresAt":null,"publishedAt":null,"renderedAt":"2026-11-22T18:00:00.000Z"}"#))
+        #expect(try DeliveryRecord.decode(record.encoded()) == record)
+    }
+
+    @Test("escapes quotes, backslashes and control characters", arguments: [
+        ("plain", #""plain""#),
+        ("say \"hi\"", #""say \"hi\"""#),
+        ("back\\slash", #""back\\slash""#),
+        ("line\nbreak\ttab\r", #""line\nbreak\ttab\r""#),
+        ("\u{0}\u{1F}\u{7F}", #""\u0000\u001f\#u{7F}""#),
+        ("\u{8}\u{C}", #""\b\f""#),
+        ("峰会 😀", "\"峰会 😀\""),
+    ])
+    func escaping(input: String, expected: String) {
+        var bytes: [UInt8] = []
+        JSONOutput.appendString(input, to: &bytes)
+        #expect(String(decoding: bytes, as: UTF8.self) == expected)
+    }
+
+    @Test("fast encoding decodes back equal for arbitrary strings")
+    func arbitraryRoundTrip() async {
+        let strings = ModelGenerators.anyString
+        await propertyCheck(count: 200, input: strings, strings, strings, strings, Gen.int64(in: 0...4_102_444_800_000)) { payload, handle, headerValue, templateName, milliseconds in
+            let record = DeliveryRecord(
+                eventId: "e-1", registrationId: "r:1", platform: .webpush, handle: handle, template: templateName,
+                payload: payload, headers: ["TTL": "60", "X-Custom": headerValue],
+                expiresAt: ISO8601Timestamp.date(milliseconds: milliseconds), publishedAt: nil,
+                renderedAt: ISO8601Timestamp.date(milliseconds: milliseconds / 2)
+            )
+            let bytes = record.encoded()
+            #expect((try? DeliveryRecord.decode(bytes)) == record)
+            #expect((try? JSONDecoder().decode(DeliveryRecord.self, from: Data(bytes))) == record)
+            #expect((try? JSONSerialization.jsonObject(with: Data(bytes))) != nil)
+        }
+    }
+}
