@@ -33,4 +33,16 @@ struct TemplatePropertiesTests {
         #expect(properties["c"] == nil)
         #expect(!properties.isEmpty)
     }
+
+    @Test("large property sets are looked up by hash", arguments: [3, 12, 13, 200])
+    func sizes(_ count: Int) {
+        var values: [String: String] = [:]
+        for index in 0..<count { values["Key_\(index)"] = "value \(index)" }
+        let properties = TemplateProperties(values)
+        #expect(properties.count == count)
+        for index in 0..<count { #expect(properties["KEY_\(index)"] == "value \(index)") }
+        #expect(properties["key_\(count)"] == nil)
+        let template = try? CompiledTemplate.compile("$(key_\(count - 1))", format: .text)
+        #expect(template?.render(properties) == "value \(count - 1)")
+    }
 }

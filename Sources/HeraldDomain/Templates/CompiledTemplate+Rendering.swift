@@ -16,8 +16,9 @@ extension CompiledTemplate {
                 switch segment {
                 case .literal(let range):
                     buffer.append(contentsOf: UnsafeBufferPointer(rebasing: literals[range]))
-                case .substitution(let expression, let escaping):
-                    expression.render(properties, escaping: escaping, into: &buffer)
+                case .substitution(let index):
+                    let substitution = program.substitutions[index]
+                    substitution.expression.render(properties, escaping: substitution.escaping, into: &buffer)
                 }
             }
         }

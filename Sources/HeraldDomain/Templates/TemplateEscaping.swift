@@ -22,6 +22,13 @@ enum TemplateEscaping: Sendable, Hashable {
         }
     }
 
+    func append(_ text: String, into buffer: inout [UInt8]) {
+        if text.utf8.withContiguousStorageIfAvailable({ append($0, into: &buffer) }) == nil {
+            var copy = text
+            copy.withUTF8 { append($0, into: &buffer) }
+        }
+    }
+
     func append(_ text: Substring, into buffer: inout [UInt8]) {
         if text.utf8.withContiguousStorageIfAvailable({ append($0, into: &buffer) }) == nil {
             var copy = String(text)
@@ -42,16 +49,21 @@ enum TemplateEscaping: Sendable, Hashable {
             guard byte < 0x20 || byte == 0x22 || byte == 0x5C else { continue }
             if runStart < index { buffer.append(contentsOf: UnsafeBufferPointer(rebasing: text[runStart..<index])) }
             runStart = index + 1
+            buffer.append(TemplateByte.backslash)
             switch byte {
-            case 0x22: buffer.append(contentsOf: [0x5C, 0x22])
-            case 0x5C: buffer.append(contentsOf: [0x5C, 0x5C])
-            case 0x0A: buffer.append(contentsOf: [0x5C, 0x6E])
-            case 0x0D: buffer.append(contentsOf: [0x5C, 0x72])
-            case 0x09: buffer.append(contentsOf: [0x5C, 0x74])
-            case 0x08: buffer.append(contentsOf: [0x5C, 0x62])
-            case 0x0C: buffer.append(contentsOf: [0x5C, 0x66])
+            case 0x22, 0x5C: buffer.append(byte)
+            case 0x0A: buffer.append(0x6E)
+            case 0x0D: buffer.append(0x72)
+            case 0x09: buffer.append(0x74)
+            case 0x08: buffer.append(0x62)
+            case 0x0C: buffer.append(0x66)
             default:
-                buffer.append(contentsOf: [0x5C, 0x75, 0x30, 0x30, hexDigits[Int(byte >> 4)], hexDigits[Int(byte & 0x0F)]])
+                // The other control characters as \u00XX.
+                buffer.append(0x75)
+                buffer.append(0x30)
+                buffer.append(0x30)
+                buffer.append(hexDigits[Int(byte >> 4)])
+                buffer.append(hexDigits[Int(byte & 0x0F)])
             }
         }
         if runStart < text.count { buffer.append(contentsOf: UnsafeBufferPointer(rebasing: text[runStart...])) }
@@ -112,7 +124,9 @@ enum TemplateEscaping: Sendable, Hashable {
             if isUnreserved(byte) {
                 buffer.append(byte)
             } else {
-                buffer.append(contentsOf: [0x25, hexDigits[Int(byte >> 4)], hexDigits[Int(byte & 0x0F)]])
+                buffer.append(TemplateByte.percent)
+                buffer.append(hexDigits[Int(byte >> 4)])
+                buffer.append(hexDigits[Int(byte & 0x0F)])
             }
         }
     }

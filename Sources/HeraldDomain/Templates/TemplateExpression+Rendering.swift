@@ -2,18 +2,18 @@ extension TemplateExpression {
     func render(_ properties: TemplateProperties, escaping: TemplateEscaping, into buffer: inout [UInt8]) {
         guard let value = properties.value(forFoldedName: property) ?? fallback else {
             // A missing property is "", which for a whole JSON value means the empty string.
-            if operation == .number && escaping == .jsonString { buffer.append(contentsOf: [0x22, 0x22]) }
+            if operation == .number && escaping == .jsonString { buffer.append(contentsOf: Self.emptyString) }
             return
         }
         switch operation {
         case .value:
-            escaping.append(value[...], into: &buffer)
+            escaping.append(value, into: &buffer)
         case .clip(let length):
             escaping.append(Self.clip(value, to: length), into: &buffer)
         case .ellipsis(let length):
             let clipped = Self.clipWithEllipsis(value, to: length)
             escaping.append(clipped.text, into: &buffer)
-            if clipped.addEllipsis { buffer.append(contentsOf: [0x2E, 0x2E, 0x2E]) }
+            if clipped.addEllipsis { buffer.append(contentsOf: Self.ellipsis) }
         case .percentEncode:
             if value.utf8.withContiguousStorageIfAvailable({ TemplateEscaping.appendPercentEncoded($0, into: &buffer) }) == nil {
                 var copy = value
@@ -27,11 +27,11 @@ extension TemplateExpression {
                     buffer.append(contentsOf: boolean ? Self.trueBytes : Self.falseBytes)
                 } else {
                     buffer.append(0x22)
-                    escaping.append(value[...], into: &buffer)
+                    escaping.append(value, into: &buffer)
                     buffer.append(0x22)
                 }
             } else {
-                escaping.append(value[...], into: &buffer)
+                escaping.append(value, into: &buffer)
             }
         }
     }
@@ -91,6 +91,8 @@ extension TemplateExpression {
         return nil
     }
 
+    private static let emptyString: [UInt8] = [0x22, 0x22]
+    private static let ellipsis: [UInt8] = [0x2E, 0x2E, 0x2E]
     private static let trueBytes: [UInt8] = Array("true".utf8)
     private static let falseBytes: [UInt8] = Array("false".utf8)
 }

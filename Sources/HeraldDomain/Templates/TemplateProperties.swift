@@ -2,47 +2,69 @@
 /// (`$(news_french)` finds `News_French`, as in Azure Notification Hubs).
 ///
 /// Build it once per event and render every template against it: keys are folded to lower
-/// case here so a lookup during rendering costs one hash of the already-folded name.
+/// case here, so a lookup while rendering compares already-folded names.
 public struct TemplateProperties: Sendable {
-    @usableFromInline
-    let storage: [String: String]
+    /// Folded keys and values. Events carry a handful of properties, and comparing a few
+    /// short strings is cheaper than hashing one, so small sets are searched in order.
+    private let entries: [(name: String, value: String)]
+    /// For larger sets, folded key to index in `entries`.
+    private let index: [String: Int]?
+
+    private static let linearSearchLimit = 12
 
     /// When two keys differ only in case (`Title` and `title`), the one that sorts first in
     /// code-point order wins, so the choice never depends on dictionary iteration order.
     public init(_ values: [String: String]) {
-        var storage = [String: String](minimumCapacity: values.count)
+        var positions = [String: Int](minimumCapacity: values.count)
+        var entries: [(name: String, value: String)] = []
+        entries.reserveCapacity(values.count)
         var collided = false
-        for (key, value) in values where storage.updateValue(value, forKey: Self.fold(key)) != nil {
-            collided = true
-        }
-        if collided {
-            storage.removeAll(keepingCapacity: true)
-            for key in values.keys.sorted() {
-                let folded = Self.fold(key)
-                if storage[folded] == nil { storage[folded] = values[key] }
+        for (key, value) in values {
+            let folded = Self.fold(key)
+            if positions[folded] != nil {
+                collided = true
+            } else {
+                positions[folded] = entries.count
+                entries.append((folded, value))
             }
         }
-        self.storage = storage
+        if collided {
+            positions.removeAll(keepingCapacity: true)
+            entries.removeAll(keepingCapacity: true)
+            for key in values.keys.sorted() {
+                let folded = Self.fold(key)
+                guard positions[folded] == nil, let value = values[key] else { continue }
+                positions[folded] = entries.count
+                entries.append((folded, value))
+            }
+        }
+        self.entries = entries
+        self.index = entries.count > Self.linearSearchLimit ? positions : nil
     }
 
     public subscript(name: String) -> String? {
-        storage[Self.fold(name)]
+        value(forFoldedName: Self.fold(name))
     }
 
-    public var count: Int { storage.count }
-    public var isEmpty: Bool { storage.isEmpty }
+    public var count: Int { entries.count }
+    public var isEmpty: Bool { entries.isEmpty }
 
     /// Lookup for names the compiler already folded.
-    @inlinable
     func value(forFoldedName name: String) -> String? {
-        storage[name]
+        if let index {
+            return index[name].map { entries[$0].value }
+        }
+        for entry in entries where entry.name == name {
+            return entry.value
+        }
+        return nil
     }
 
     /// ASCII-only lower-casing: property names are ASCII, and full Unicode folding would let
     /// a key such as "\u{212A}ey" (Kelvin sign) match `$(key)`.
     static func fold(_ name: String) -> String {
         guard name.utf8.contains(where: { $0 >= 0x41 && $0 <= 0x5A }) else { return name }
-        return String(decoding: name.utf8.map { $0 >= 0x41 && $0 <= 0x5A ? $0 | 0x20 : $0 }, as: UTF8.self)
+        return String(decoding: name.utf8.map(TemplateByte.lowercased), as: UTF8.self)
     }
 }
 

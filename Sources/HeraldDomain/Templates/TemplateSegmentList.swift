@@ -3,6 +3,7 @@
 struct TemplateSegmentList {
     private(set) var literals: [UInt8] = []
     private(set) var segments: [TemplateSegment] = []
+    private(set) var substitutions: [TemplateSubstitution] = []
     private(set) var properties: Set<String> = []
     private(set) var expressionCount = 0
     private var openLiteralStart = 0
@@ -40,7 +41,8 @@ struct TemplateSegmentList {
             )
         }
         closeLiteral()
-        segments.append(.substitution(expression, escaping))
+        segments.append(.substitution(substitutions.count))
+        substitutions.append(TemplateSubstitution(expression: expression, escaping: escaping))
         properties.insert(expression.property)
     }
 
@@ -57,7 +59,8 @@ struct TemplateSegmentList {
 
     mutating func finish() -> TemplateProgram {
         closeLiteral()
-        return TemplateProgram(literals: literals, segments: segments, referencedProperties: properties)
+        return TemplateProgram(
+            literals: literals, segments: segments, substitutions: substitutions, referencedProperties: properties)
     }
 
     private mutating func closeLiteral() {
