@@ -7,21 +7,12 @@ public enum FanoutPlan: Sendable, Hashable {
     case expired
     /// Tasks to publish on `lane`; an empty list means the audience is certainly empty (the
     /// slot probe found no slot holding its tags) and the event completes at once.
-    case tasks([FanoutTask], lane: FanoutLane)
+    case tasks([FanoutTask], lane: TaskLane)
 
     public var tasks: [FanoutTask] {
         if case .tasks(let tasks, _) = self { return tasks }
         return []
     }
-}
-
-/// Which task topic (and fan-out lane) carries a task.
-public enum FanoutLane: String, Sendable, Hashable, CaseIterable {
-    /// `herald.tasks`: chunks of broadcasts and wide expressions.
-    case bulk
-    /// `herald.tasks.express`: small tasks of narrow events, served by their own consumer so
-    /// they never queue behind a broadcast.
-    case express
 }
 
 /// The pure part of the planner: turns a validated event (with its id and `publishedAt` set)

@@ -1,0 +1,258 @@
+import Foundation
+import HeraldDomain
+import HeraldKafka
+import HeraldRedis
+import HeraldRegistry
+import Logging
+
+/// The fan-out hot path: delivers one task's event to every registration of the task's slots
+/// that the audience selects.
+///
+/// Per slot it resolves the tag expression inside Redis (the domain's `TagSetPlan` as
+/// SUNIONSTORE / SINTERSTORE / SDIFFSTORE into scratch keys; a single tag or a broadcast
+/// needs none), streams the members with SSCAN and fetches their fan-out views with MGET in
+/// the same round trip as the next SSCAN page, so memory holds one page whatever the audience.
+/// Each distinct (template, platform) is rendered once per task and every record is written
+/// into one reused buffer and queued without waiting for acknowledgements.
+///
+/// Runs on the lane's own thread with blocking Redis calls; one executor per lane.
+final class TaskExecutor: @unchecked Sendable {
+    private let configuration: PipelineConfiguration
+    private let redis: RedisConnection
+    private let templates: TemplateCache
+    private let metrics: PipelineMetrics
+    private let gate: ExpressGate?
+    private let logger: Logger
+    private var buffer: [UInt8] = []
+
+    /// - Parameter gate: set for bulk lanes, which step aside for express work.
+    init(
+        configuration: PipelineConfiguration, redis: RedisConnection, templates: TemplateCache,
+        gate: ExpressGate?, logger: Logger, metrics: PipelineMetrics = .shared
+    ) {
+        self.configuration = configuration
+        self.redis = redis
+        self.templates = templates
+        self.gate = gate
+        self.logger = logger
+        self.metrics = metrics
+        buffer.reserveCapacity(4096)
+    }
+
+    /// Delivers `task`, queueing records on `producer` (inside the caller's transaction).
+    func run(_ task: FanoutTask, producer: KafkaProducer) throws -> TaskProgress {
+        let startedAt = Date()
+        var run = TaskRun(task: task, configuration: configuration)
+        let nonce = UInt32.random(in: 0...UInt32.max)
+        // A unique scratch name per attempt: a zombie attempt of the same task (a member that
+        // lost its partitions) must never delete sets this attempt is still scanning.
+        let scratch = "\(task.eventId):\(task.taskIndex):\(String(nonce, radix: 36))"
+        for slot in task.slots {
+            try deliver(slot: slot, scratch: scratch, run: &run, producer: producer)
+        }
+        let finishedAt = Date()
+        var delivered = DeliveryCounts()
+        for entry in run.renditions {
+            guard case .deliver(let rendition) = entry.outcome, entry.delivered > 0 else { continue }
+            delivered.total += entry.delivered
+            delivered.byPlatform[rendition.platform.rawValue, default: 0] += entry.delivered
+            delivered.byTemplate[rendition.templateName, default: 0] += entry.delivered
+            metrics.deliveries(rendition.platform.rawValue).increment(by: entry.delivered)
+        }
+        var skipped = 0
+        for (reason, count) in run.skipped {
+            skipped += count
+            metrics.skipped(reason).increment(by: count)
+        }
+        return TaskProgress(
+            eventId: task.eventId, taskIndex: task.taskIndex, taskCount: task.taskCount, delivered: delivered,
+            skipped: skipped, failed: run.failed, startedAt: startedAt, finishedAt: finishedAt,
+            firstDeliveryAt: run.firstDeliveryAt
+        )
+    }
+
+    // MARK: One slot
+
+    private func deliver(slot: Int, scratch: String, run: inout TaskRun, producer: KafkaProducer) throws {
+        let layout = configuration.layout
+        let (source, temporaries) = try resolve(slot: slot, scratch: scratch, plan: run.plan)
+        defer {
+            if !temporaries.isEmpty { _ = try? redis.sendBlocking(.del(temporaries)) }
+        }
+        let viewPrefix = Array((layout.slotPrefix(slot) + "reg:").utf8)
+        let count = configuration.scanCount
+        guard let first = try redis.sendBlocking(.sscan(source, cursor: 0, count: count)).scanPage else {
+            throw RedisError(code: .unexpectedReply, message: "SSCAN \(source) did not reply with a page")
+        }
+        var members = first.elements
+        var cursor = first.cursor
+        while !members.isEmpty || cursor != 0 {
+            gate?.yieldIfBusy()
+            var commands: [RedisCommand] = []
+            if !members.isEmpty {
+                var mget = RedisCommand("MGET", isReadOnly: true)
+                for case .bulkString(let id) in members { mget.append(PrefixedKey(prefix: viewPrefix, suffix: id)) }
+                commands.append(mget)
+            }
+            if cursor != 0 { commands.append(.sscan(source, cursor: cursor, count: count)) }
+            let replies = try redis.pipelineBlocking(commands)
+            if !members.isEmpty {
+                let views = try replies[0].get().array ?? []
+                try write(members: members, views: views, run: &run, producer: producer)
+            }
+            if cursor != 0 {
+                guard let page = try replies[replies.count - 1].get().scanPage else {
+                    throw RedisError(code: .unexpectedReply, message: "SSCAN \(source) did not reply with a page")
+                }
+                members = page.elements
+                cursor = page.cursor
+            } else {
+                members = []
+            }
+        }
+    }
+
+    /// The set holding the audience within `slot`, computing it into scratch sets if needed.
+    private func resolve(slot: Int, scratch: String, plan: TagSetPlan?) throws -> (String, [String]) {
+        let layout = configuration.layout
+        guard let plan else { return (layout.allKey(slot: slot), []) }
+        func key(_ operand: TagSetPlan.Operand) -> String {
+            switch operand {
+            case .tag(let tag): layout.tagKey(slot: slot, tag: tag)
+            case .all: layout.allKey(slot: slot)
+            case .temporary(let index): layout.temporaryKey(slot: slot, task: scratch, step: index)
+            }
+        }
+        guard !plan.steps.isEmpty else { return (key(plan.result), []) }
+        var commands: [RedisCommand] = []
+        var temporaries: [String] = []
+        for step in plan.steps {
+            let destination = key(.temporary(step.destination))
+            let sources = step.sources.map(key)
+            switch step {
+            case .union: commands.append(.sunionstore(destination, sources))
+            case .intersection: commands.append(.sinterstore(destination, sources))
+            case .difference: commands.append(.sdiffstore(destination, sources))
+            }
+            commands.append(.expire(destination, seconds: configuration.temporaryTTLSeconds))
+            temporaries.append(destination)
+        }
+        for reply in try redis.pipelineBlocking(commands) { _ = try reply.get() }
+        return (key(plan.result), temporaries)
+    }
+
+    // MARK: One page
+
+    private func write(members: [RedisValue], views: [RedisValue], run: inout TaskRun, producer: KafkaProducer) throws {
+        let now = Date()
+        let nowSeconds = Int64(now.timeIntervalSince1970)
+        var renderedAt: [UInt8] = []
+        ISO8601Timestamp.append(now, precision: .milliseconds, to: &renderedAt)
+        let topic = configuration.topics.deliveries
+        var deliveredOnPage = 0
+        for index in members.indices {
+            guard case .bulkString(let id) = members[index] else { continue }
+            guard index < views.count, case .bulkString(let view) = views[index] else {
+                // Removed between SSCAN and MGET.
+                run.skip("registration_gone")
+                continue
+            }
+            guard let fields = ViewFields(view) else {
+                run.skip("unreadable_view")
+                continue
+            }
+            if let expiry = fields.expiresAt(in: view), expiry <= nowSeconds {
+                run.skip("registration_expired")
+                continue
+            }
+            let slot = try run.rendition(for: view, fields: fields, templates: templates, redis: redis, now: now)
+            guard case .deliver(let rendition) = run.renditions[slot].outcome else {
+                switch run.renditions[slot].outcome {
+                case .skip(let reason): run.skip(reason)
+                case .fail: run.failed += 1
+                case .deliver: break
+                }
+                continue
+            }
+            buffer.removeAll(keepingCapacity: true)
+            view.withUnsafeBufferPointer { viewBytes in
+                rendition.write(
+                    registrationId: id, handle: UnsafeBufferPointer(rebasing: viewBytes[fields.handle]),
+                    renderedAt: renderedAt, into: &buffer
+                )
+            }
+            try id.withUnsafeBytes { key in
+                try buffer.withUnsafeBytes { value in
+                    try producer.enqueue(topic: topic, key: key, value: value)
+                }
+            }
+            run.renditions[slot].delivered += 1
+            deliveredOnPage += 1
+        }
+        if deliveredOnPage > 0 {
+            if run.firstDeliveryAt == nil { run.firstDeliveryAt = now }
+            if let publishedAt = run.task.event.publishedAt {
+                metrics.publishToDelivery.recordNanoseconds(Int64(now.timeIntervalSince(publishedAt) * 1e9))
+            }
+        }
+    }
+}
+
+/// A Redis key written as prefix + suffix bytes without building a String per member.
+private struct PrefixedKey: RedisArgument {
+    let prefix: [UInt8]
+    let suffix: [UInt8]
+
+    func appendRedisBytes(to buffer: inout [UInt8]) {
+        buffer.append(contentsOf: prefix)
+        buffer.append(contentsOf: suffix)
+    }
+}
+
+/// Field ranges inside a fan-out view line
+/// (`1|<platform>|<expiresAt>|<template name>|<template key>|<handle>`), found without
+/// allocating: the hot path reads one view per device.
+struct ViewFields {
+    var platform: Range<Int>
+    var expiry: Range<Int>
+    var templateName: Range<Int>
+    var templateKey: Range<Int>
+    var handle: Range<Int>
+
+    init?(_ view: [UInt8]) {
+        var separators: (Int, Int, Int, Int, Int) = (0, 0, 0, 0, 0)
+        var found = 0
+        var index = 0
+        let count = view.count
+        while index < count && found < 5 {
+            if view[index] == UInt8(ascii: "|") {
+                switch found {
+                case 0: separators.0 = index
+                case 1: separators.1 = index
+                case 2: separators.2 = index
+                case 3: separators.3 = index
+                default: separators.4 = index
+                }
+                found += 1
+            }
+            index += 1
+        }
+        guard found == 5, separators.0 == 1, view[0] == UInt8(ascii: "1") else { return nil }
+        platform = (separators.0 + 1)..<separators.1
+        expiry = (separators.1 + 1)..<separators.2
+        templateName = (separators.2 + 1)..<separators.3
+        templateKey = (separators.3 + 1)..<separators.4
+        handle = (separators.4 + 1)..<count
+    }
+
+    func expiresAt(in view: [UInt8]) -> Int64? {
+        guard !expiry.isEmpty else { return nil }
+        var value: Int64 = 0
+        for index in expiry {
+            let digit = view[index] &- UInt8(ascii: "0")
+            guard digit < 10 else { return nil }
+            value = value &* 10 &+ Int64(digit)
+        }
+        return value
+    }
+}

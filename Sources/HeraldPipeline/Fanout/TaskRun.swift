@@ -1,0 +1,88 @@
+import Foundation
+import HeraldDomain
+import HeraldRedis
+
+/// The state of one task while it runs: the event's renditions (one per distinct template
+/// and platform met so far) and the counts that become its `TaskProgress`.
+struct TaskRun {
+    enum Outcome {
+        case deliver(DeliveryRendition)
+        /// In the audience, nothing to receive (no native payload, template not selected).
+        case skip(String)
+        /// In the audience, but the delivery cannot be built (template missing or broken).
+        case fail(String)
+    }
+
+    struct Entry {
+        var platform: [UInt8]
+        var templateKey: [UInt8]
+        var outcome: Outcome
+        var delivered = 0
+    }
+
+    let task: FanoutTask
+    /// nil for a broadcast.
+    let plan: TagSetPlan?
+    let properties: TemplateProperties
+    var renditions: [Entry] = []
+    var skipped: [String: Int] = [:]
+    var failed = 0
+    var firstDeliveryAt: Date?
+
+    init(task: FanoutTask, configuration: PipelineConfiguration) {
+        self.task = task
+        self.plan = task.event.audience.expression?.setPlan()
+        self.properties = TemplateProperties(task.event.properties)
+    }
+
+    mutating func skip(_ reason: String) {
+        skipped[reason, default: 0] += 1
+    }
+
+    /// The index in `renditions` for this view's (platform, template), rendering on first use.
+    mutating func rendition(for view: [UInt8], fields: ViewFields, templates: TemplateCache, redis: RedisConnection, now: Date) throws -> Int {
+        let platformBytes = view[fields.platform]
+        let keyBytes = view[fields.templateKey]
+        for index in renditions.indices
+        where renditions[index].templateKey.elementsEqual(keyBytes) && renditions[index].platform.elementsEqual(platformBytes) {
+            return index
+        }
+        let outcome = try makeRendition(
+            platform: String(decoding: platformBytes, as: UTF8.self), templateKey: String(decoding: keyBytes, as: UTF8.self),
+            templates: templates, redis: redis, now: now
+        )
+        renditions.append(Entry(platform: Array(platformBytes), templateKey: Array(keyBytes), outcome: outcome))
+        return renditions.count - 1
+    }
+
+    private func makeRendition(platform name: String, templateKey: String, templates: TemplateCache, redis: RedisConnection, now: Date) throws -> Outcome {
+        let event = task.event
+        guard let platform = Platform(rawValue: name) else { return .fail("unknown platform \(name)") }
+        if templateKey.isEmpty {
+            guard let native = event.native[platform] else { return .skip("no_native_payload") }
+            let format: TemplateFormat = native.utf8.first == UInt8(ascii: "<") ? .xml : .json
+            let headers = DeliveryHeaders.forDelivery(platform: platform, event: event, templateHeaders: [:], bodyFormat: format, now: now)
+            return .deliver(DeliveryRendition(
+                eventId: task.eventId, platform: platform, templateName: DeliveryRecord.nativeTemplateName,
+                payload: Array(native.utf8), headers: headers, expiresAt: event.expiresAt, publishedAt: event.publishedAt
+            ))
+        }
+        switch try templates.template(key: templateKey, connection: redis) {
+        case .unusable(let reason):
+            return .fail(reason)
+        case .template(let template):
+            guard event.includesTemplate(named: template.name) else { return .skip("template_not_selected") }
+            var payload: [UInt8] = []
+            template.body.render(properties, into: &payload)
+            var headerValues: [String: String] = [:]
+            for header in template.headers { headerValues[header.name] = header.value.render(properties) }
+            let headers = DeliveryHeaders.forDelivery(
+                platform: platform, event: event, templateHeaders: headerValues, bodyFormat: template.body.format, now: now
+            )
+            return .deliver(DeliveryRendition(
+                eventId: task.eventId, platform: platform, templateName: template.name,
+                payload: payload, headers: headers, expiresAt: event.expiresAt, publishedAt: event.publishedAt
+            ))
+        }
+    }
+}

@@ -1,0 +1,68 @@
+import Foundation
+import HeraldDomain
+import HeraldRedis
+import HeraldRegistry
+
+/// A registration template as the fan-out uses it: compiled once per process.
+struct CachedTemplate: Sendable {
+    var name: String
+    var body: CompiledTemplate
+    /// Header templates (`apns-push-type: alert`), compiled as text.
+    var headers: [(name: String, value: CompiledTemplate)]
+}
+
+/// The templates under `herald:tpl:<key>`, fetched and compiled at most once per process.
+///
+/// Template entries are content addressed and immutable (a changed template gets a new key),
+/// so nothing is ever invalidated; the cache only grows by the number of distinct templates,
+/// which is small (one per language and platform in the seed) compared with registrations.
+final class TemplateCache: Sendable {
+    enum Entry: Sendable {
+        case template(CachedTemplate)
+        /// The key is missing in Redis or its body does not compile; counted as failed.
+        case unusable(String)
+    }
+
+    private let layout: SlotLayout
+    private let lock = NSLock()
+    nonisolated(unsafe) private var entries: [String: Entry] = [:]
+
+    init(layout: SlotLayout) {
+        self.layout = layout
+    }
+
+    /// The template for `key`, fetching it with `connection` (blocking) on first use.
+    func template(key: String, connection: RedisConnection) throws -> Entry {
+        if let cached = lock.withLock({ entries[key] }) { return cached }
+        let reply = try connection.sendBlocking(.get(layout.templateKey(key)))
+        let entry: Entry
+        if let bytes = reply.bytes {
+            entry = Self.compile(bytes, key: key)
+        } else {
+            // Do not cache absence: the indexer writes the template before the view, so a
+            // miss is a race with a reindex or a flushed Redis and may heal.
+            return .unusable("template \(key) is missing from Redis")
+        }
+        lock.withLock { entries[key] = entry }
+        return entry
+    }
+
+    static func compile(_ bytes: [UInt8], key: String) -> Entry {
+        guard let root = try? JSONValue.parse(bytes), case .string(let name)? = root["name"], case .string(let body)? = root["body"] else {
+            return .unusable("template \(key) is not a {name, body} JSON object")
+        }
+        do {
+            let compiled = try CompiledTemplate.compile(body, format: CompiledTemplate.detectFormat(body))
+            var headers: [(name: String, value: CompiledTemplate)] = []
+            if case .object(let members)? = root["headers"] {
+                for member in members {
+                    guard case .string(let text) = member.value else { continue }
+                    headers.append((member.key, try CompiledTemplate.compile(text, format: .text)))
+                }
+            }
+            return .template(CachedTemplate(name: name, body: compiled, headers: headers))
+        } catch {
+            return .unusable("template \(key) (\(name)) does not compile: \(error)")
+        }
+    }
+}

@@ -1,0 +1,179 @@
+import Foundation
+import HeraldDomain
+import HeraldKafka
+import HeraldRedis
+import HeraldRegistry
+import Logging
+
+/// The planner role's work on one `herald.events` record, inside the batch's transaction:
+/// validate (or dead-letter), claim the event id (de-duplication), check expiry, probe the
+/// slots of a narrow audience, and produce the tasks and the `accepted` status.
+///
+/// Redis writes (the claim, `herald:status:<id>`) happen before the transaction commits; they
+/// are idempotent for a retried record, which is what makes a crash between them and the
+/// commit harmless.
+final class EventPlanner: Sendable {
+    /// What became of one record.
+    enum Outcome: String, Sendable, Hashable {
+        case planned, duplicate, expired, deadLetter = "dead_letter", empty
+    }
+
+    let configuration: PipelineConfiguration
+    let planner: FanoutPlanner
+    private let redis: RedisConnection
+    private let logger: Logger
+    private let metrics: PipelineMetrics
+    /// Partition counts of the task topics as the cluster reports them.
+    private let taskPartitions: Int32
+    private let expressPartitions: Int32
+
+    init(
+        configuration: PipelineConfiguration, redis: RedisConnection, taskPartitions: Int32, expressPartitions: Int32,
+        logger: Logger, metrics: PipelineMetrics = .shared
+    ) {
+        self.configuration = configuration
+        var plannerConfiguration = configuration.planner
+        plannerConfiguration.slotCount = configuration.layout.slotCount
+        self.planner = FanoutPlanner(configuration: plannerConfiguration)
+        self.redis = redis
+        self.taskPartitions = max(1, taskPartitions)
+        self.expressPartitions = max(1, expressPartitions)
+        self.logger = logger
+        self.metrics = metrics
+    }
+
+    /// Handles one batch inside the caller's open transaction.
+    func handle(_ batch: [KafkaMessage], producer: KafkaProducer) async throws {
+        for message in batch {
+            let outcome = try await handle(message, producer: producer)
+            metrics.events(outcome.rawValue).increment()
+        }
+    }
+
+    func handle(_ message: KafkaMessage, producer: KafkaProducer, now: Date = Date()) async throws -> Outcome {
+        let topics = configuration.topics
+        // 1. Validate.
+        var event: NotificationEvent
+        do throws(ValidationFailure) {
+            guard let value = message.value else {
+                throw ValidationFailure(issues: [ValidationIssue(field: "", code: "empty_record", message: "the record has no value (a tombstone)")])
+            }
+            event = try NotificationEvent.decode(value)
+        } catch {
+            let letter = DeadLetter(failure: error, message: message, now: now)
+            try producer.enqueue(letter.outgoing(topic: topics.eventsDeadLetters))
+            metrics.deadLetters(letter.reason).increment()
+            logger.warning(
+                "event dead-lettered: \(letter.reason)",
+                metadata: ["eventId": "\(letter.eventId ?? "-")", "source": "\(message.topic)/\(message.partition)/\(message.offset)", "message": "\(letter.message)"]
+            )
+            if let id = letter.eventId {
+                let record = StatusRecord.rejected(eventId: id, reason: "\(letter.reason): \(letter.message)", publishedAt: nil, at: now)
+                try enqueueStatus(record, producer: producer)
+                // Only when nothing is known about the id: a broken copy of an accepted event
+                // must not hide that event's real status.
+                _ = try await redis.send(.set(
+                    configuration.layout.statusKey(eventId: id), StatusCoding.encode(record),
+                    expireSeconds: configuration.statusTTLSeconds, onlyIfAbsent: true
+                ))
+            }
+            return .deadLetter
+        }
+        let eventId = event.id ?? "\(message.topic):\(message.partition):\(message.offset)"
+        event.id = eventId
+        if event.publishedAt == nil { event.publishedAt = message.timestamp ?? now }
+        var log = logger
+        log[metadataKey: "eventId"] = "\(eventId)"
+
+        // 2. De-duplicate: the first record with this id wins, and a retry of that same record
+        //    (after a crash before the commit) finds its own claim.
+        let position = "\(message.partition):\(message.offset)"
+        let claimKey = configuration.layout.eventClaimKey(eventId: eventId)
+        let claim = try await redis.pipeline([
+            .set(claimKey, position, expireSeconds: configuration.eventClaimTTLSeconds, onlyIfAbsent: true),
+            .get(claimKey),
+        ])
+        let holder = try claim[1].get().string
+        guard holder == position else {
+            log.info("duplicate event skipped", metadata: ["claimedBy": "\(holder ?? "?")", "record": "\(position)"])
+            return .duplicate
+        }
+
+        // 3. Plan.
+        var candidates: [Int]?
+        if let tags = planner.tagsToProbe(event) {
+            candidates = try await probe(tags: tags, event: event)
+        }
+        let plan = planner.plan(event, eventId: eventId, candidateSlots: candidates, now: now)
+        switch plan {
+        case .expired:
+            let record = StatusRecord.expired(eventId: eventId, expiresAt: event.expiresAt ?? now, publishedAt: event.publishedAt, at: now)
+            try enqueueStatus(record, producer: producer)
+            try await writeStatus(record)
+            log.info("event expired before fan-out")
+            return .expired
+        case .tasks(let tasks, let lane):
+            let topic = lane == .express ? topics.expressTasks : topics.tasks
+            let partitions = lane == .express ? expressPartitions : taskPartitions
+            let start = Int32(truncatingIfNeeded: SlotLayout(slotCount: 1 << 14).slot(of: eventId)) % partitions
+            let encoder = JSONEncoder()
+            for task in tasks {
+                let partition = (start + Int32(task.taskIndex % Int(partitions))) % partitions
+                try producer.enqueue(KafkaOutgoingMessage(
+                    topic: topic, partition: partition, key: Array(eventId.utf8), value: Array(try encoder.encode(task))
+                ))
+            }
+            var record = StatusRecord.accepted(eventId: eventId, taskCount: tasks.count, publishedAt: event.publishedAt, acceptedAt: now)
+            if tasks.isEmpty {
+                // No slot holds the audience's tags: complete now, with nothing delivered.
+                record = StatusAggregate(accepted: record).record
+            }
+            try enqueueStatus(record, producer: producer)
+            try await writeStatus(record)
+            metrics.tasks.increment(by: tasks.count)
+            log.info("event planned", metadata: ["tasks": "\(tasks.count)", "lane": "\(lane.rawValue)"])
+            return tasks.isEmpty ? .empty : .planned
+        }
+    }
+
+    /// Slots where the audience may have members: one pipelined EXISTS per (slot, tag).
+    func probe(tags: [String], event: NotificationEvent) async throws -> [Int] {
+        guard let expression = event.audience.expression else { return Array(0..<configuration.layout.slotCount) }
+        let layout = configuration.layout
+        var commands: [RedisCommand] = []
+        commands.reserveCapacity(layout.slotCount * tags.count)
+        for slot in 0..<layout.slotCount {
+            for tag in tags { commands.append(.exists(layout.tagKey(slot: slot, tag: tag))) }
+        }
+        let replies = try await redis.pipeline(commands)
+        var candidates: [Int] = []
+        for slot in 0..<layout.slotCount {
+            let base = slot * tags.count
+            var present: Set<String> = []
+            for (offset, tag) in tags.enumerated() where (try replies[base + offset].get().int ?? 0) > 0 {
+                present.insert(tag)
+            }
+            if !present.isEmpty && SlotCandidates.mayMatch(expression, present: present.contains) {
+                candidates.append(slot)
+            }
+        }
+        return candidates
+    }
+
+    private func enqueueStatus(_ record: StatusRecord, producer: KafkaProducer) throws {
+        try producer.enqueue(KafkaOutgoingMessage(
+            topic: configuration.topics.status, key: Array(record.eventId.utf8), value: StatusCoding.encode(record),
+            headers: [KafkaHeader(key: StatusCoding.typeHeader, value: "status")]
+        ))
+    }
+
+    private func writeStatus(_ record: StatusRecord) async throws {
+        _ = try await redis.send(.evalScript(
+            StatusScripts.writeStatus, keys: [configuration.layout.statusKey(eventId: record.eventId)],
+            arguments: [
+                String(decoding: StatusCoding.encode(record), as: UTF8.self), record.state.rawValue,
+                String(record.tasks.completed), String(configuration.statusTTLSeconds),
+            ]
+        ))
+    }
+}

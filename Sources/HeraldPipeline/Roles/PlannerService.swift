@@ -1,0 +1,63 @@
+import Foundation
+import HeraldKafka
+import HeraldRedis
+import Logging
+import ServiceLifecycle
+
+/// The planner role: `herald.events` in, tasks, statuses and dead letters out, one
+/// transaction per batch of events. On graceful shutdown it finishes the batch in hand,
+/// commits it and leaves the consumer group.
+public final class PlannerService: Service, Sendable {
+    public let configuration: PipelineConfiguration
+    private let logger: Logger
+    private let loop: TransactionalLoop
+
+    public init(configuration: PipelineConfiguration, logger: Logger = Logger(label: "herald.planner")) {
+        self.configuration = configuration
+        self.logger = logger
+        loop = TransactionalLoop(
+            settings: TransactionalLoop.Settings(
+                name: "planner",
+                topics: [configuration.topics.events],
+                consumer: configuration.consumerConfiguration(group: configuration.plannerGroup),
+                producer: configuration.transactionalProducerConfiguration(role: "planner", lane: nil, forDeliveries: false),
+                batchSize: configuration.plannerBatchSize,
+                lagSampleInterval: configuration.lagSampleInterval
+            ),
+            logger: logger
+        )
+    }
+
+    public func run() async throws {
+        let (tasks, express) = await taskPartitionCounts()
+        let redis = RedisConnection(configuration: configuration.redis, logger: logger)
+        defer { redis.close() }
+        let planner = EventPlanner(
+            configuration: configuration, redis: redis, taskPartitions: tasks, expressPartitions: express, logger: logger
+        )
+        logger.info("planner starting", metadata: ["group": "\(configuration.plannerGroup)", "topic": "\(configuration.topics.events)"])
+        try await withGracefulShutdownHandler {
+            try await loop.run { batch, producer in try await planner.handle(batch, producer: producer) }
+        } onGracefulShutdown: {
+            self.loop.stop()
+        }
+    }
+
+    /// Asks the loop to stop after the current batch (what graceful shutdown does).
+    public func stop() { loop.stop() }
+
+    /// Partition counts of the task topics as the cluster has them, so the planner never
+    /// addresses a partition that does not exist; the configured counts when unknown.
+    private func taskPartitionCounts() async -> (Int32, Int32) {
+        let topics = configuration.topics
+        var adminConfiguration = KafkaAdminConfiguration(bootstrapServers: configuration.bootstrapServers)
+        adminConfiguration.extra = configuration.kafkaExtra
+        guard let admin = try? KafkaAdmin(configuration: adminConfiguration, logger: logger),
+              let existing = try? await admin.listTopics()
+        else { return (topics.tasksPartitions, topics.expressTasksPartitions) }
+        return (
+            existing[topics.tasks].map { Int32($0) } ?? topics.tasksPartitions,
+            existing[topics.expressTasks].map { Int32($0) } ?? topics.expressTasksPartitions
+        )
+    }
+}

@@ -1,0 +1,162 @@
+import Foundation
+import HeraldKafka
+import Logging
+import Synchronization
+
+/// Consume, transform, produce, exactly once: the loop both roles run.
+///
+/// Each polled batch is handled inside one Kafka transaction together with the batch's
+/// consumer offsets (`sendOffsetsToTransaction` with the consumer's group metadata), so the
+/// records a batch produced and the fact that it was consumed become visible together or not
+/// at all. When anything fails the transaction is aborted and the consumer is recreated, which
+/// rewinds it to the group's committed offsets: the batch is done again from the start.
+///
+/// Transactions are only open between two polls, and librdkafka only serves rebalances inside
+/// a poll, so a revocation never meets an open transaction of this loop. A member that lost its
+/// partitions while working (a session timeout) is fenced at commit time and aborts.
+final class TransactionalLoop: Sendable {
+    struct Settings: Sendable {
+        var name: String
+        var topics: [String]
+        var consumer: KafkaConsumerConfiguration
+        var producer: KafkaProducerConfiguration
+        var batchSize: Int
+        var pollTimeout: Duration = .milliseconds(100)
+        var lagSampleInterval: Duration = .seconds(15)
+    }
+
+    /// Handles one batch inside the open transaction; produce with `producer.enqueue`.
+    typealias Handler = @Sendable (_ batch: [KafkaMessage], _ producer: KafkaProducer) async throws -> Void
+
+    let settings: Settings
+    private let logger: Logger
+    private let metrics: PipelineMetrics
+    private let stopping = Atomic<Bool>(false)
+    private let committedBatches = Atomic<Int>(0)
+
+    init(settings: Settings, logger: Logger, metrics: PipelineMetrics = .shared) {
+        self.settings = settings
+        self.logger = logger
+        self.metrics = metrics
+    }
+
+    /// Asks the loop to finish the batch in hand, commit it, leave the group and return.
+    func stop() { stopping.store(true, ordering: .releasing) }
+
+    var isStopping: Bool { stopping.load(ordering: .acquiring) }
+
+    /// Batches committed so far (for tests and logs).
+    var batchesCommitted: Int { committedBatches.load(ordering: .relaxed) }
+
+    /// Runs until `stop()` or cancellation. Throws only when the clients cannot be created.
+    func run(_ handle: Handler) async throws {
+        var producer: KafkaProducer?
+        var consumer: KafkaConsumer?
+        var failures = 0
+        var lastLagSample = ContinuousClock.now
+
+        while !isStopping && !Task.isCancelled {
+            do {
+                if producer == nil {
+                    let fresh = try KafkaProducer(configuration: settings.producer, logger: logger)
+                    try await fresh.initTransactions()
+                    producer = fresh
+                }
+                if consumer == nil {
+                    let fresh = try KafkaConsumer(configuration: settings.consumer, logger: logger)
+                    try fresh.subscribe(topics: settings.topics)
+                    consumer = fresh
+                }
+            } catch {
+                metrics.countError(error)
+                failures += 1
+                logger.error("\(settings.name): cannot create Kafka clients: \(error)")
+                if failures > 20 {
+                    await producer?.shutdown(flushTimeout: .seconds(1))
+                    throw error
+                }
+                try? await Task.sleep(for: backoff(failures))
+                continue
+            }
+            guard let activeProducer = producer, let activeConsumer = consumer else { continue }
+
+            let batch: [KafkaMessage]
+            do {
+                batch = try await activeConsumer.pollBatch(maxMessages: settings.batchSize, timeout: settings.pollTimeout)
+            } catch {
+                metrics.countError(error)
+                logger.warning("\(settings.name): poll failed: \(error)")
+                try? await Task.sleep(for: .milliseconds(100))
+                continue
+            }
+            if ContinuousClock.now - lastLagSample >= settings.lagSampleInterval {
+                lastLagSample = .now
+                sampleLag(activeConsumer)
+            }
+            guard !batch.isEmpty else { continue }
+
+            do {
+                try activeProducer.beginTransaction()
+                try await handle(batch, activeProducer)
+                try await activeProducer.sendOffsetsToTransaction(
+                    Self.nextOffsets(batch), groupMetadata: try activeConsumer.groupMetadata()
+                )
+                try await activeProducer.commitTransaction()
+                committedBatches.add(1, ordering: .relaxed)
+                failures = 0
+            } catch {
+                metrics.countError(error)
+                failures += 1
+                logger.error("\(settings.name): batch of \(batch.count) failed, aborting and rewinding: \(error)")
+                do {
+                    try await activeProducer.abortTransaction()
+                } catch {
+                    logger.warning("\(settings.name): abort failed, recreating the producer: \(error)")
+                    await activeProducer.shutdown(flushTimeout: .seconds(1))
+                    producer = nil
+                }
+                if let kafkaError = error as? KafkaError, kafkaError.isFatal, producer != nil {
+                    await activeProducer.shutdown(flushTimeout: .seconds(1))
+                    producer = nil
+                }
+                // A new consumer starts again from the group's committed offsets.
+                try? await activeConsumer.close()
+                consumer = nil
+                try? await Task.sleep(for: backoff(failures))
+            }
+        }
+        if let consumer {
+            do { try await consumer.close() } catch { logger.warning("\(settings.name): leaving the group failed: \(error)") }
+        }
+        if let producer {
+            await producer.shutdown(flushTimeout: .seconds(10))
+        }
+        producer = nil
+        logger.info("\(settings.name): stopped", metadata: ["batches": "\(batchesCommitted)"])
+    }
+
+    /// For each partition in the batch, the offset after its last record.
+    static func nextOffsets(_ batch: [KafkaMessage]) -> [KafkaTopicPartitionOffset] {
+        var next: [KafkaTopicPartition: Int64] = [:]
+        for message in batch {
+            next[message.topicPartition] = max(next[message.topicPartition] ?? 0, message.offset + 1)
+        }
+        return next.sorted { $0.key < $1.key }.map {
+            KafkaTopicPartitionOffset(topic: $0.key.topic, partition: $0.key.partition, offset: $0.value)
+        }
+    }
+
+    private func backoff(_ failures: Int) -> Duration {
+        .milliseconds(min(5_000, 100 * (1 << min(failures, 6))))
+    }
+
+    private func sampleLag(_ consumer: KafkaConsumer) {
+        let metrics = metrics
+        Task {
+            guard let lags = try? await consumer.lag() else { return }
+            var byTopic: [String: Int64] = [:]
+            for lag in lags { byTopic[lag.partition.topic, default: 0] += lag.lag }
+            for (topic, lag) in byTopic { metrics.consumerLag(topic).record(lag) }
+        }
+    }
+}
