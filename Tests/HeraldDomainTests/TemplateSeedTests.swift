@@ -123,4 +123,58 @@ struct TemplateSeedTests {
         #expect(wnsType.render(event) == "wns/toast")
         #expect(expiry.render(event) == "2026-11-21T19:00:00Z")
     }
+
+    // MARK: The examples of docs/templates.md
+
+    @Test("docs: the tutorial's unquoted sketch is refused where the first key is")
+    func unquotedSketch() {
+        do {
+            _ = try CompiledTemplate.compile(##"{ aps: { alert: "$(News_French)" } }"##, format: .json)
+            Issue.record("expected an error")
+        } catch {
+            #expect(error.code == .invalidJSON)
+            #expect(error.line == 1 && error.column == 3)
+        }
+    }
+
+    @Test("docs: a composite written with entities in XML text")
+    func entityComposite() throws {
+        let template = try CompiledTemplate.compile("<t>{&apos;Tom &amp; &apos; + $(x)}</t>", format: .xml)
+        let output = template.render(["x": "Jerry"])
+        #expect(output == "<t>Tom &amp; Jerry</t>")
+        #expect(TemplateOutput.xml(output)?.text["t"] == "Tom & Jerry")
+    }
+
+    @Test("docs: badge, clipped title, link and composite in one body")
+    func richBody() throws {
+        let template = try CompiledTemplate.compile(
+            ##"{"aps":{"alert":{"title":".(title, 30)","body":"{$(author:{Newsroom}) + ': ' + $(summary, 120)}"},"badge":"#(unread)"},"##
+                + "\n" + ##" "url":"https://news.example/story?id=%(storyId)"}"##,
+            format: .json)
+        let output = template.render([
+            "title": "Leaders agree on a framework for the next decade", "summary": "Talks ended late.",
+            "unread": "3", "storyId": "a/b 1",
+        ])
+        let object = TemplateOutput.json(output) as? [String: Any]
+        let aps = object?["aps"] as? [String: Any]
+        let alert = aps?["alert"] as? [String: Any]
+        #expect(alert?["title"] as? String == "Leaders agree on a framewor...")
+        #expect(alert?["body"] as? String == "Newsroom: Talks ended late.")
+        #expect((aps?["badge"] as? NSNumber)?.intValue == 3)
+        #expect(object?["url"] as? String == "https://news.example/story?id=a%2Fb%201")
+    }
+
+    @Test("docs: a toast with a composite image URL")
+    func toastImage() throws {
+        let template = try CompiledTemplate.compile(
+            """
+            <toast><visual><binding template="ToastImageAndText01">
+              <image id="1" src="{'https://news.example/img/' + %(imageId) + '.jpg'}"/>
+              <text id="1">.(headline, 60)</text>
+            </binding></visual></toast>
+            """, format: .xml)
+        let document = TemplateOutput.xml(template.render(["imageId": "42 x", "headline": "Summit <ends> & more"]))
+        #expect(document?.attributes["image"]?["src"] == "https://news.example/img/42%20x.jpg")
+        #expect(document?.text["text"] == "Summit <ends> & more")
+    }
 }
