@@ -1,0 +1,80 @@
+// Offsets are always "the next record to read": store or commit `message.nextOffset`, not
+// `message.offset`, or the last record is read again after a restart.
+extension KafkaConsumer {
+    /// Marks `message` as done; `commitStored()` (or auto-commit) writes it to the group.
+    public func storeOffset(_ message: KafkaMessage) throws {
+        try storeOffsets([message.nextOffset])
+    }
+
+    public func storeOffsets(_ offsets: [KafkaTopicPartitionOffset]) throws {
+        try checkOpen("store offsets")
+        try client.storeOffsets(offsets)
+    }
+
+    /// Commits these offsets. Synchronous commits wait for the broker and throw its verdict
+    /// (for example `rebalanceInProgress` when the partitions are moving).
+    public func commit(_ offsets: [KafkaTopicPartitionOffset], synchronous: Bool = true) async throws {
+        try checkOpen("commit offsets")
+        let client = client
+        if synchronous {
+            try await runBlocking(on: blockingQueue) { try client.commit(offsets, synchronous: true) }
+        } else {
+            try client.commit(offsets, synchronous: false)
+        }
+    }
+
+    /// Commits `message.nextOffset`.
+    public func commit(_ message: KafkaMessage, synchronous: Bool = true) async throws {
+        try await commit([message.nextOffset], synchronous: synchronous)
+    }
+
+    /// Commits every offset stored with `storeOffset`. Nothing stored is not an error.
+    public func commitStored(synchronous: Bool = true) async throws {
+        try checkOpen("commit stored offsets")
+        let client = client
+        if synchronous {
+            try await runBlocking(on: blockingQueue) { try client.commit(nil, synchronous: true) }
+        } else {
+            try client.commit(nil, synchronous: false)
+        }
+    }
+
+    /// The group's committed offsets; `offset` is `KafkaTopicPartitionOffset.invalid` where
+    /// the group never committed.
+    public func committed(_ partitions: [KafkaTopicPartition], timeout: Duration = .seconds(10)) async throws -> [KafkaTopicPartitionOffset] {
+        try checkOpen("fetch committed offsets")
+        let client = client
+        return try await runBlocking(on: blockingQueue) {
+            try client.committed(partitions, timeoutMs: timeout.rdKafkaMilliseconds)
+        }
+    }
+
+    /// The offset this consumer will read next on each partition (local, no round trip).
+    public func position(_ partitions: [KafkaTopicPartition]) throws -> [KafkaTopicPartitionOffset] {
+        try checkOpen("read positions")
+        return try client.position(partitions)
+    }
+
+    /// Stops fetching from these partitions (membership and assignment are kept).
+    public func pause(_ partitions: [KafkaTopicPartition]) throws {
+        try checkOpen("pause partitions")
+        try client.pause(partitions)
+    }
+
+    public func resume(_ partitions: [KafkaTopicPartition]) throws {
+        try checkOpen("resume partitions")
+        try client.resume(partitions)
+    }
+
+    /// The partitions this consumer currently owns.
+    public func assignment() throws -> [KafkaTopicPartition] {
+        try checkOpen("read assignment")
+        return try client.assignment().sorted()
+    }
+
+    /// This member's group identity, for `KafkaProducer.sendOffsetsToTransaction`.
+    public func groupMetadata() throws -> KafkaConsumerGroupMetadata {
+        try checkOpen("read consumer group metadata")
+        return try client.groupMetadata()
+    }
+}

@@ -1,0 +1,132 @@
+import Dispatch
+import Logging
+import struct Foundation.Date
+
+/// Produces records to Kafka through librdkafka.
+///
+/// Two paths: `send` awaits the broker's acknowledgement of one record (for callers that must
+/// know Kafka has it, such as the HTTP API); `enqueue` only queues the record and leaves
+/// failures to be reported by the next `flush` (for the fan-out hot path). A dedicated poll
+/// thread serves delivery reports; call `shutdown()` to flush and stop it.
+public final class KafkaProducer: Sendable {
+    public let configuration: KafkaProducerConfiguration
+    let client: RDKafkaClient
+    let blockingQueue: DispatchQueue
+    private let deliveries: RDKafkaDeliveryTracker
+    private let pollThread: RDKafkaPollThread
+    private let logger: Logger
+
+    public init(configuration: KafkaProducerConfiguration, logger: Logger = Logger(label: "herald.kafka.producer")) throws {
+        self.configuration = configuration
+        self.logger = logger
+        let deliveries = RDKafkaDeliveryTracker()
+        self.deliveries = deliveries
+        client = try RDKafkaClient(
+            kind: .producer,
+            properties: configuration.librdkafkaProperties(),
+            callbacks: RDKafkaCallbacks(logger: logger, deliveries: deliveries)
+        )
+        blockingQueue = DispatchQueue(label: "herald.kafka.producer.blocking", attributes: .concurrent)
+        pollThread = RDKafkaPollThread(client: client, name: "herald.kafka.producer.poll")
+    }
+
+    deinit { pollThread.stop() }
+
+    /// Produces one record and waits for the broker to acknowledge it.
+    @discardableResult
+    public func send(_ message: KafkaOutgoingMessage) async throws -> KafkaDeliveryReport {
+        try await withCheckedThrowingContinuation { continuation in
+            let ticket = deliveries.register(continuation)
+            do {
+                try enqueueRetryingWhileFull(message, ticket: ticket)
+            } catch {
+                deliveries.cancel(ticket)?.resume(throwing: error)
+            }
+        }
+    }
+
+    /// Queues one record without waiting for its acknowledgement. When librdkafka's local
+    /// queue is full this waits (serving delivery reports) until there is room, for at most
+    /// `queueFullRetryTimeoutMs`. Delivery failures surface in the next `flush()`.
+    public func enqueue(_ message: KafkaOutgoingMessage) throws {
+        try enqueueRetryingWhileFull(message, ticket: 0)
+    }
+
+    /// `enqueue` for callers that already hold the bytes elsewhere (a buffer, `Data`): the
+    /// pointers only need to be valid during the call, librdkafka copies them.
+    public func enqueue(
+        topic: String,
+        partition: Int32? = nil,
+        key: UnsafeRawBufferPointer?,
+        value: UnsafeRawBufferPointer?,
+        headers: [KafkaHeader] = [],
+        timestamp: Date? = nil
+    ) throws {
+        try retryingWhileFull {
+            client.produce(topic: topic, partition: partition, key: key, value: value, headers: headers, timestamp: timestamp, ticket: 0)
+        }
+    }
+
+    private func enqueueRetryingWhileFull(_ message: KafkaOutgoingMessage, ticket: UInt) throws {
+        try retryingWhileFull {
+            withOptionalBytes(message.key) { key in
+                withOptionalBytes(message.value) { value in
+                    client.produce(
+                        topic: message.topic,
+                        partition: message.partition,
+                        key: key,
+                        value: value,
+                        headers: message.headers,
+                        timestamp: message.timestamp,
+                        ticket: ticket
+                    )
+                }
+            }
+        }
+    }
+
+    private func retryingWhileFull(_ attempt: () -> KafkaError?) throws {
+        var deadline: ContinuousClock.Instant?
+        while let error = attempt() {
+            guard error.code == .queueFull else { throw error }
+            let now = ContinuousClock.now
+            let limit = deadline ?? now.advanced(by: .milliseconds(configuration.queueFullRetryTimeoutMs))
+            deadline = limit
+            guard now < limit else { throw error }
+            // Serving delivery reports here is what frees queue space soonest.
+            client.poll(timeoutMs: 10)
+        }
+    }
+
+    /// Waits until every queued record is acknowledged or failed, then throws if any record
+    /// from `enqueue` failed since the previous flush.
+    public func flush(timeout: Duration = .seconds(30)) async throws {
+        let client = client
+        try await runBlocking(on: blockingQueue) { try client.flush(timeoutMs: timeout.rdKafkaMilliseconds) }
+        if let failure = deliveries.takeFailures() { throw failure }
+    }
+
+    /// Flushes (best effort, logging failures) and stops the poll thread. Call once when done.
+    public func shutdown(flushTimeout: Duration = .seconds(30)) async {
+        do {
+            try await flush(timeout: flushTimeout)
+        } catch {
+            logger.error("producer shutdown: \(error)")
+        }
+        pollThread.stop()
+    }
+
+    /// Records queued locally or in flight (not yet acknowledged).
+    public var outstandingCount: Int { client.outstandingCount }
+
+    /// Records that failed delivery since this producer started (both paths).
+    public var deliveryFailureCount: Int { deliveries.totalFailures }
+
+    /// Records acknowledged since this producer started.
+    public var deliveredCount: Int { deliveries.totalDelivered }
+}
+
+private func withOptionalBytes<Result>(_ bytes: [UInt8]?, _ body: (UnsafeRawBufferPointer?) -> Result) -> Result {
+    guard let bytes else { return body(nil) }
+    return bytes.withUnsafeBytes { body($0) }
+}

@@ -1,0 +1,85 @@
+import CRdKafka
+import struct Foundation.Date
+
+// A non-NULL address for empty keys, values and header values: librdkafka treats a NULL
+// pointer as a null field (a tombstone for values), and an empty field must stay empty.
+// With length 0 it is never read.
+private nonisolated(unsafe) let emptyBytes = UnsafeMutableRawPointer.allocate(byteCount: 1, alignment: 1)
+
+extension RDKafkaClient {
+    /// Hands one record to librdkafka's queue, which copies the bytes (`RD_KAFKA_MSG_F_COPY`),
+    /// so the buffers only need to live for the duration of this call.
+    func produce(
+        topic: String,
+        partition: Int32?,
+        key: UnsafeRawBufferPointer?,
+        value: UnsafeRawBufferPointer?,
+        headers: [KafkaHeader],
+        timestamp: Date?,
+        ticket: UInt
+    ) -> KafkaError? {
+        topic.withCString { topicName in
+            var fields: [rd_kafka_vu_t] = []
+            fields.reserveCapacity(7 + headers.count)
+            func field(_ type: rd_kafka_vtype_t, _ fill: (inout rd_kafka_vu_t) -> Void) {
+                var entry = rd_kafka_vu_t()
+                entry.vtype = type
+                fill(&entry)
+                fields.append(entry)
+            }
+            field(RD_KAFKA_VTYPE_TOPIC) { $0.u.cstr = topicName }
+            if let partition { field(RD_KAFKA_VTYPE_PARTITION) { $0.u.i32 = partition } }
+            if let key {
+                field(RD_KAFKA_VTYPE_KEY) {
+                    $0.u.mem.ptr = UnsafeMutableRawPointer(mutating: key.baseAddress) ?? emptyBytes
+                    $0.u.mem.size = key.count
+                }
+            }
+            if let value {
+                field(RD_KAFKA_VTYPE_VALUE) {
+                    $0.u.mem.ptr = UnsafeMutableRawPointer(mutating: value.baseAddress) ?? emptyBytes
+                    $0.u.mem.size = value.count
+                }
+            }
+            field(RD_KAFKA_VTYPE_MSGFLAGS) { $0.u.i = RD_KAFKA_MSG_F_COPY }
+            field(RD_KAFKA_VTYPE_OPAQUE) { $0.u.ptr = UnsafeMutableRawPointer(bitPattern: ticket) }
+            if let timestamp {
+                field(RD_KAFKA_VTYPE_TIMESTAMP) { $0.u.i64 = Int64((timestamp.timeIntervalSince1970 * 1000).rounded()) }
+            }
+            return withHeaderFields(headers[...], appendingTo: fields) { allFields in
+                guard let error = rd_kafka_produceva(handle, allFields, allFields.count) else { return nil }
+                return KafkaError(consuming: error, operation: "produce", topic: topic)
+            }
+        }
+    }
+
+    /// Adds one `RD_KAFKA_VTYPE_HEADER` field per header while keeping each header's name and
+    /// bytes pinned until `body` returns (librdkafka copies them).
+    private func withHeaderFields(
+        _ headers: ArraySlice<KafkaHeader>,
+        appendingTo fields: [rd_kafka_vu_t],
+        _ body: ([rd_kafka_vu_t]) -> KafkaError?
+    ) -> KafkaError? {
+        guard let header = headers.first else { return body(fields) }
+        return header.key.withCString { name in
+            func next(_ bytes: UnsafeRawBufferPointer?) -> KafkaError? {
+                var entry = rd_kafka_vu_t()
+                entry.vtype = RD_KAFKA_VTYPE_HEADER
+                entry.u.header.name = name
+                entry.u.header.val = bytes.map { UnsafeRawPointer($0.baseAddress ?? UnsafeRawPointer(emptyBytes)) }
+                entry.u.header.size = bytes?.count ?? 0
+                return withHeaderFields(headers.dropFirst(), appendingTo: fields + [entry], body)
+            }
+            if let value = header.value { return value.withUnsafeBytes { next($0) } }
+            return next(nil)
+        }
+    }
+
+    /// Waits until every queued record is acknowledged or failed, or `timeoutMs` passes.
+    func flush(timeoutMs: Int32) throws {
+        let result = rd_kafka_flush(handle, timeoutMs)
+        guard result == RD_KAFKA_RESP_ERR_NO_ERROR else {
+            throw KafkaError(result, operation: "flush", detail: "\(outstandingCount) record(s) still outstanding")
+        }
+    }
+}

@@ -1,0 +1,71 @@
+import Foundation
+import HeraldKafka
+import HeraldTestSupport
+import Testing
+
+@Suite("Produce and consume")
+struct KafkaRoundTripTests {
+    let broker: TestBroker
+
+    init() throws { broker = try TestBroker(name: "kafka-roundtrip") }
+
+    @Test("keys, headers and values survive a produce/consume round trip byte for byte")
+    func roundTrip() async throws {
+        let topic = TestBroker.uniqueName("roundtrip")
+        try await broker.createTopic(topic, partitions: 1)
+        let producer = try KafkaProducer(configuration: broker.producerConfiguration(), logger: testLogger)
+
+        let binary: [UInt8] = [0, 1, 2, 0xff, 0xfe, 0, 10]
+        let sent = [
+            KafkaOutgoingMessage(topic: topic, key: bytes("user-1"), value: bytes("{\"text\":\"Fin du sommet 峰会结束\"}"),
+                                 headers: [KafkaHeader(key: "trace", value: "abc"), KafkaHeader(key: "trace", value: "second"),
+                                           KafkaHeader(key: "null-header", value: nil), KafkaHeader(key: "empty", value: [])]),
+            KafkaOutgoingMessage(topic: topic, key: binary, value: binary),
+            KafkaOutgoingMessage(topic: topic, key: bytes("deleted-registration"), value: nil),
+            KafkaOutgoingMessage(topic: topic, key: nil, value: []),
+        ]
+        // The first two through the awaited path, the rest through the fire-and-forget path.
+        let first = try await producer.send(sent[0])
+        let second = try await producer.send(sent[1])
+        #expect(first.topic == topic && first.partition == 0 && first.offset == 0)
+        #expect(second.offset == 1)
+        try producer.enqueue(sent[2])
+        try sent[3].value!.withUnsafeBytes { try producer.enqueue(topic: topic, partition: 0, key: nil, value: $0) }
+        try await producer.flush()
+        #expect(producer.deliveryFailureCount == 0)
+        await producer.shutdown()
+
+        let consumer = try KafkaConsumer(configuration: broker.consumerConfiguration(group: nil), logger: testLogger)
+        try consumer.assign([KafkaTopicPartitionOffset(topic: topic, partition: 0, offset: KafkaTopicPartitionOffset.beginning)])
+        let received = try await consumer.collect(sent.count)
+        try await consumer.close()
+
+        try #require(received.count == sent.count)
+        #expect(received.map(\.offset) == [0, 1, 2, 3])
+        for (message, original) in zip(received, sent) {
+            #expect(message.topic == topic)
+            #expect(message.key == original.key)
+            #expect(message.value == original.value)
+            #expect(message.headers == original.headers)
+            #expect(message.timestamp != nil)
+        }
+        #expect(received[2].value == nil, "a nil value must arrive as a tombstone")
+        #expect(received[3].value == [], "an empty value must not turn into a tombstone")
+        #expect(received[0].header("trace") == bytes("abc"))
+    }
+
+    @Test("send reports a failure for a partition that does not exist")
+    func sendToMissingPartitionFails() async throws {
+        let topic = TestBroker.uniqueName("missing-partition")
+        try await broker.createTopic(topic, partitions: 1)
+        var configuration = broker.producerConfiguration()
+        configuration.messageTimeoutMs = 3_000
+        let producer = try KafkaProducer(configuration: configuration, logger: testLogger)
+        let error = await #expect(throws: KafkaError.self) {
+            try await producer.send(KafkaOutgoingMessage(topic: topic, partition: 7, key: nil, value: bytes("x")))
+        }
+        #expect(error?.topic == topic)
+        #expect(error?.code == .unknownPartition)
+        await producer.shutdown()
+    }
+}

@@ -1,0 +1,64 @@
+import Foundation
+import HeraldKafka
+import HeraldTestSupport
+import Logging
+import Synchronization
+
+// Shared set-up for the broker-backed tests: client settings tuned for Tansu (whose group
+// join waits about half of session.timeout.ms) and small polling helpers.
+extension TestBroker {
+    func producerConfiguration() -> KafkaProducerConfiguration {
+        var configuration = KafkaProducerConfiguration(bootstrapServers: bootstrapServers)
+        configuration.lingerMs = 1
+        configuration.messageTimeoutMs = 30_000
+        return configuration
+    }
+
+    func consumerConfiguration(group: String?) -> KafkaConsumerConfiguration {
+        var configuration = KafkaConsumerConfiguration(bootstrapServers: bootstrapServers, groupId: group)
+        configuration.sessionTimeoutMs = 6_000
+        configuration.heartbeatIntervalMs = 500
+        configuration.autoOffsetReset = .earliest
+        return configuration
+    }
+
+    func admin() throws -> KafkaAdmin {
+        try KafkaAdmin(configuration: KafkaAdminConfiguration(bootstrapServers: bootstrapServers), logger: testLogger)
+    }
+
+    func createTopic(_ name: String, partitions: Int, configs: [String: String] = [:]) async throws {
+        try await admin().createTopics([KafkaTopicSpec(name: name, partitions: partitions, configs: configs)])
+    }
+}
+
+let testLogger: Logger = {
+    var logger = Logger(label: "herald.kafka.tests")
+    logger.logLevel = ProcessInfo.processInfo.environment["HERALD_TEST_KAFKA_DEBUG"] == nil ? .warning : .debug
+    return logger
+}()
+
+extension KafkaConsumer {
+    /// Polls until `count` records arrived or `timeout` passed; returns what arrived.
+    func collect(_ count: Int, timeout: Duration = .seconds(30)) async throws -> [KafkaMessage] {
+        let deadline = ContinuousClock.now.advanced(by: timeout)
+        var received: [KafkaMessage] = []
+        while received.count < count, ContinuousClock.now < deadline {
+            received += try await pollBatch(maxMessages: count - received.count, timeout: .milliseconds(250))
+        }
+        return received
+    }
+}
+
+func bytes(_ text: String) -> [UInt8] { Array(text.utf8) }
+
+func text(_ bytes: [UInt8]?) -> String? { bytes.map { String(decoding: $0, as: UTF8.self) } }
+
+/// Polls `condition` until it holds or `timeout` passes; returns whether it held.
+func eventually(timeout: Duration = .seconds(30), _ condition: () async throws -> Bool) async rethrows -> Bool {
+    let deadline = ContinuousClock.now.advanced(by: timeout)
+    while ContinuousClock.now < deadline {
+        if try await condition() { return true }
+        try? await Task.sleep(for: .milliseconds(100))
+    }
+    return try await condition()
+}
