@@ -68,4 +68,22 @@ struct KafkaRoundTripTests {
         #expect(error?.code == .unknownPartition)
         await producer.shutdown()
     }
+
+    @Test("watermarks report the end of the log, from the broker and from fetch responses")
+    func watermarks() async throws {
+        let topic = TestBroker.uniqueName("watermarks")
+        try await broker.createTopic(topic, partitions: 1)
+        let producer = try KafkaProducer(configuration: broker.producerConfiguration(), logger: testLogger)
+        // One awaited send per record: Tansu's ListOffsets answer is only right per batch.
+        for number in 0..<3 { try await producer.send(KafkaOutgoingMessage(topic: topic, key: nil, value: bytes("\(number)"))) }
+        await producer.shutdown()
+
+        let consumer = try KafkaConsumer(configuration: broker.consumerConfiguration(group: nil), logger: testLogger)
+        #expect(try await consumer.queryWatermarkOffsets(topic: topic, partition: 0) == KafkaWatermarks(low: 0, high: 3))
+        #expect(consumer.cachedWatermarkOffsets(topic: topic, partition: 0) == nil)
+        try consumer.assign([KafkaTopicPartitionOffset(topic: topic, partition: 0, offset: 1)])
+        #expect(try await consumer.collect(2).map(\.offset) == [1, 2])
+        #expect(consumer.cachedWatermarkOffsets(topic: topic, partition: 0)?.high == 3)
+        try await consumer.close()
+    }
 }

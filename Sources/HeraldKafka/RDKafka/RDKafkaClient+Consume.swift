@@ -151,3 +151,15 @@ extension RDKafkaClient {
         return KafkaWatermarks(low: low, high: high)
     }
 }
+
+extension RDKafkaClient {
+    /// Watermarks as last reported in fetch responses (no round trip); nil before the first
+    /// fetch of the partition.
+    func cachedWatermarks(topic: String, partition: Int32) -> KafkaWatermarks? {
+        var low: Int64 = -1
+        var high: Int64 = -1
+        let result = rd_kafka_get_watermark_offsets(handle, topic, partition, &low, &high)
+        guard result == RD_KAFKA_RESP_ERR_NO_ERROR, high >= 0 else { return nil }
+        return KafkaWatermarks(low: max(0, low), high: high)
+    }
+}

@@ -1,0 +1,146 @@
+import HeraldKafka
+import HeraldTestSupport
+import Synchronization
+import Testing
+
+/// Consumer-group behaviour the workers rely on: members split partitions, and a rebalance
+/// moves partitions without losing records or re-delivering committed ones.
+@Suite("Consumer group rebalancing")
+struct KafkaGroupRebalanceTests {
+    let broker: TestBroker
+
+    init() throws { broker = try TestBroker(name: "kafka-group") }
+
+    @Test(
+        "two members split a 4-partition topic; a third joining rebalances without loss or re-processing of committed records",
+        arguments: [KafkaPartitionAssignmentStrategy.rangeThenRoundRobin, .cooperativeSticky]
+    )
+    func rebalanceKeepsCommittedProgress(strategy: KafkaPartitionAssignmentStrategy) async throws {
+        let topic = TestBroker.uniqueName("rebalance")
+        let group = TestBroker.uniqueName("rebalance-group")
+        try await broker.createTopic(topic, partitions: 4)
+        let total = 300
+        let producer = try KafkaProducer(configuration: broker.producerConfiguration(), logger: testLogger)
+        for number in 0..<100 { try producer.enqueue(KafkaOutgoingMessage(topic: topic, key: "key-\(number)", value: "\(number)")) }
+        try await producer.flush()
+
+        let ledger = ProcessingLedger()
+        var configuration = broker.consumerConfiguration(group: group)
+        configuration.partitionAssignmentStrategy = strategy
+        let first = try GroupMember(name: "first", configuration: configuration, topic: topic, ledger: ledger)
+        let second = try GroupMember(name: "second", configuration: configuration, topic: topic, ledger: ledger)
+
+        let split = try await eventually {
+            try first.consumer.assignment().count == 2 && second.consumer.assignment().count == 2
+        }
+        try #require(split, "two members did not end up with two partitions each")
+        let firstPartitions = Set(try first.consumer.assignment())
+        let secondPartitions = Set(try second.consumer.assignment())
+        #expect(firstPartitions.isDisjoint(with: secondPartitions))
+        #expect(firstPartitions.union(secondPartitions) == Set((0..<4).map { KafkaTopicPartition(topic: topic, partition: $0) }))
+        try #require(await eventually { ledger.committedCount >= 100 })
+
+        // The third member joins while records keep arriving, so the rebalance happens mid-stream.
+        let third = try GroupMember(name: "third", configuration: configuration, topic: topic, ledger: ledger)
+        for number in 100..<total {
+            try producer.enqueue(KafkaOutgoingMessage(topic: topic, key: "key-\(number)", value: "\(number)"))
+            if number % 10 == 0 { try await Task.sleep(for: .milliseconds(150)) }
+        }
+        try await producer.flush()
+        await producer.shutdown()
+
+        let finished = try await eventually(timeout: .seconds(60)) {
+            try !third.consumer.assignment().isEmpty && ledger.committedCount == total
+        }
+        let members = [first, second, third]
+        for member in members { await member.stop() }
+        for member in members { try await member.consumer.close() }
+
+        #expect(finished, "not every record was committed after the third member joined")
+        #expect(third.sawAssignment, "the third member never received partitions")
+        #expect(first.sawRevocation || second.sawRevocation, "no existing member gave up partitions")
+        let snapshot = ledger.snapshot()
+        #expect(snapshot.processed == Set(0..<total), "records were lost")
+        #expect(snapshot.violations.isEmpty, "records processed again after their offset was committed: \(snapshot.violations.prefix(10))")
+        #expect(snapshot.committed == Set(0..<total))
+    }
+}
+
+/// Which records were processed and which had their offsets committed, across all members.
+final class ProcessingLedger: Sendable {
+    struct Snapshot {
+        var processed: Set<Int> = []
+        var committed: Set<Int> = []
+        var violations: [String] = []
+    }
+
+    private let state = Mutex(Snapshot())
+
+    func process(_ batch: [KafkaMessage], by member: String) {
+        state.withLock { state in
+            for message in batch {
+                let number = Int(text(message.value) ?? "") ?? -1
+                if state.committed.contains(number) {
+                    state.violations.append("\(number) by \(member) at \(message.topicPartition)@\(message.offset)")
+                }
+                state.processed.insert(number)
+            }
+        }
+    }
+
+    func markCommitted(_ batch: [KafkaMessage]) {
+        state.withLock { state in
+            for message in batch { state.committed.insert(Int(text(message.value) ?? "") ?? -1) }
+        }
+    }
+
+    var committedCount: Int { state.withLock { $0.committed.count } }
+
+    func snapshot() -> Snapshot { state.withLock { $0 } }
+}
+
+/// A consumer in the group running the worker loop: poll a batch, process, commit its offsets.
+final class GroupMember: Sendable {
+    private final class Flags: Sendable {
+        let stopRequested = Atomic<Bool>(false)
+        let assigned = Atomic<Bool>(false)
+        let revoked = Atomic<Bool>(false)
+    }
+
+    let name: String
+    let consumer: KafkaConsumer
+    private let flags = Flags()
+    private let loop = Mutex<Task<Void, Never>?>(nil)
+
+    init(name: String, configuration: KafkaConsumerConfiguration, topic: String, ledger: ProcessingLedger) throws {
+        self.name = name
+        let flags = flags
+        consumer = try KafkaConsumer(configuration: configuration, logger: testLogger) { event in
+            switch event {
+            case .assigned(let partitions): if !partitions.isEmpty { flags.assigned.store(true, ordering: .relaxed) }
+            case .revoked(let partitions), .lost(let partitions): if !partitions.isEmpty { flags.revoked.store(true, ordering: .relaxed) }
+            }
+        }
+        try consumer.subscribe(topics: [topic])
+        let task = Task { [consumer] in
+            while !flags.stopRequested.load(ordering: .relaxed) {
+                guard let batch = try? await consumer.pollBatch(maxMessages: 10, timeout: .milliseconds(200)), !batch.isEmpty else { continue }
+                ledger.process(batch, by: name)
+                let offsets = Dictionary(grouping: batch, by: \.topicPartition).map { partition, messages in
+                    KafkaTopicPartitionOffset(topic: partition.topic, partition: partition.partition, offset: messages.map(\.offset).max()! + 1)
+                }
+                // A commit refused during a rebalance leaves the records to their next owner.
+                if (try? await consumer.commit(offsets)) != nil { ledger.markCommitted(batch) }
+            }
+        }
+        loop.withLock { $0 = task }
+    }
+
+    var sawAssignment: Bool { flags.assigned.load(ordering: .relaxed) }
+    var sawRevocation: Bool { flags.revoked.load(ordering: .relaxed) }
+
+    func stop() async {
+        flags.stopRequested.store(true, ordering: .relaxed)
+        await loop.withLock { $0 }?.value
+    }
+}

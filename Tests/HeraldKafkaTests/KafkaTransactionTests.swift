@@ -1,0 +1,135 @@
+import Foundation
+import HeraldKafka
+import HeraldTestSupport
+import Testing
+
+/// Consume-transform-produce with Kafka transactions, as the planner and fan-out roles use it.
+///
+/// Guarantees checked: (1) after `commitTransaction`, a `read_committed` consumer sees the
+/// output and the group's input offsets are committed; (2) after `abortTransaction`, the
+/// group's input offsets are NOT committed (checkable on every broker); (3) after abort, a
+/// `read_committed` consumer does not see the aborted records — only checked against Apache
+/// Kafka (`HERALD_TEST_KAFKA_BROKERS`), because Tansu does not filter aborted transactions.
+@Suite("Transactions")
+struct KafkaTransactionTests {
+    let broker: TestBroker
+
+    init() throws { broker = try TestBroker(name: "kafka-txn") }
+
+    /// Input topic with `count` records, and a group member that has read them all.
+    private func consumedInput(count: Int) async throws -> (topic: String, consumer: KafkaConsumer, messages: [KafkaMessage]) {
+        let input = TestBroker.uniqueName("txn-input")
+        try await broker.createTopic(input, partitions: 1)
+        let producer = try KafkaProducer(configuration: broker.producerConfiguration(), logger: testLogger)
+        for number in 0..<count { try producer.enqueue(KafkaOutgoingMessage(topic: input, key: "k\(number)", value: "in-\(number)")) }
+        try await producer.flush()
+        await producer.shutdown()
+        let consumer = try KafkaConsumer(configuration: broker.consumerConfiguration(group: TestBroker.uniqueName("txn-group")), logger: testLogger)
+        try consumer.subscribe(topics: [input])
+        let messages = try await consumer.collect(count)
+        try #require(messages.count == count)
+        return (input, consumer, messages)
+    }
+
+    private func transactionalProducer() throws -> KafkaProducer {
+        var configuration = broker.producerConfiguration()
+        configuration.transactionalId = TestBroker.uniqueName("txn-producer")
+        return try KafkaProducer(configuration: configuration, logger: testLogger)
+    }
+
+    /// What a `read_committed` reader sees from the start of `topic` up to the first record
+    /// whose value is `marker` (or `count` records when no marker is given).
+    private func readCommitted(_ topic: String, until marker: String? = nil, count: Int = .max) async throws -> [KafkaMessage] {
+        var configuration = broker.consumerConfiguration(group: nil)
+        configuration.isolationLevel = .readCommitted
+        let reader = try KafkaConsumer(configuration: configuration, logger: testLogger)
+        try reader.assign([KafkaTopicPartitionOffset(topic: topic, partition: 0, offset: KafkaTopicPartitionOffset.beginning)])
+        let deadline = ContinuousClock.now.advanced(by: .seconds(15))
+        var messages: [KafkaMessage] = []
+        while ContinuousClock.now < deadline, messages.count < count {
+            messages += try await reader.pollBatch(timeout: .milliseconds(250))
+            if let marker, messages.contains(where: { text($0.value) == marker }) { break }
+        }
+        try await reader.close()
+        return messages
+    }
+
+    @Test("committed transaction: output visible to read_committed and input offsets committed with it")
+    func commitMakesOutputAndOffsetsVisible() async throws {
+        let (input, consumer, messages) = try await consumedInput(count: 5)
+        let output = TestBroker.uniqueName("txn-output")
+        try await broker.createTopic(output, partitions: 1)
+        let producer = try transactionalProducer()
+        try await producer.initTransactions()
+
+        try producer.beginTransaction()
+        for message in messages {
+            try producer.enqueue(KafkaOutgoingMessage(topic: output, key: message.key, value: Array("out-".utf8) + (message.value ?? [])))
+        }
+        try await producer.sendOffsetsToTransaction([try #require(messages.last).nextOffset], groupMetadata: consumer.groupMetadata())
+        try await producer.commitTransaction()
+
+        let visible = try await readCommitted(output, count: 5)
+        #expect(visible.map { text($0.value) } == (0..<5).map { "out-in-\($0)" })
+        let committed = try await consumer.committed([KafkaTopicPartition(topic: input, partition: 0)])
+        #expect(committed.map(\.offset) == [5])
+        try await consumer.close()
+        await producer.shutdown()
+    }
+
+    @Test("aborted transaction: the input offsets sent with it are not committed")
+    func abortCommitsNoOffsets() async throws {
+        let (input, consumer, messages) = try await consumedInput(count: 4)
+        let output = TestBroker.uniqueName("txn-aborted")
+        try await broker.createTopic(output, partitions: 1)
+        let producer = try transactionalProducer()
+        try await producer.initTransactions()
+        let partition = KafkaTopicPartition(topic: input, partition: 0)
+
+        // A committed transaction moves the group to offset 2 ...
+        try producer.beginTransaction()
+        try producer.enqueue(KafkaOutgoingMessage(topic: output, key: nil, value: "kept"))
+        try await producer.sendOffsetsToTransaction([messages[1].nextOffset], groupMetadata: consumer.groupMetadata())
+        try await producer.commitTransaction()
+        #expect(try await consumer.committed([partition]).map(\.offset) == [2])
+
+        // ... an aborted one that tried to move it to 4 leaves it at 2.
+        try producer.beginTransaction()
+        for number in 0..<3 { try producer.enqueue(KafkaOutgoingMessage(topic: output, key: nil, value: "aborted-\(number)")) }
+        try await producer.sendOffsetsToTransaction([messages[3].nextOffset], groupMetadata: consumer.groupMetadata())
+        try await producer.abortTransaction()
+        #expect(try await consumer.committed([partition]).map(\.offset) == [2])
+
+        // The producer is usable again after an abort.
+        try producer.beginTransaction()
+        try producer.enqueue(KafkaOutgoingMessage(topic: output, key: nil, value: "after-abort"))
+        try await producer.commitTransaction()
+        let visible = try await readCommitted(output, until: "after-abort").compactMap { text($0.value) }
+        #expect(visible.first == "kept")
+        #expect(visible.last == "after-abort")
+        try await consumer.close()
+        await producer.shutdown()
+    }
+
+    @Test(
+        "aborted transaction: records are invisible to read_committed (Apache Kafka only; Tansu does not filter them)",
+        .enabled(if: ProcessInfo.processInfo.environment[TestBroker.externalBrokersVariable] != nil)
+    )
+    func abortedRecordsAreInvisible() async throws {
+        let output = TestBroker.uniqueName("txn-invisible")
+        try await broker.createTopic(output, partitions: 1)
+        let producer = try transactionalProducer()
+        try await producer.initTransactions()
+        try producer.beginTransaction()
+        for number in 0..<3 { try producer.enqueue(KafkaOutgoingMessage(topic: output, key: nil, value: "aborted-\(number)")) }
+        try await producer.abortTransaction()
+        try producer.beginTransaction()
+        try producer.enqueue(KafkaOutgoingMessage(topic: output, key: nil, value: "committed"))
+        try await producer.commitTransaction()
+
+        // Reading up to the committed marker proves the reader got past the aborted range.
+        let visible = try await readCommitted(output, until: "committed")
+        #expect(visible.compactMap { text($0.value) } == ["committed"])
+        await producer.shutdown()
+    }
+}
