@@ -19,7 +19,7 @@ struct KafkaGroupRebalanceTests {
         let topic = TestBroker.uniqueName("rebalance")
         let group = TestBroker.uniqueName("rebalance-group")
         try await broker.createTopic(topic, partitions: 4)
-        let total = 300
+        let total: Int64 = 300
         let producer = try KafkaProducer(configuration: broker.producerConfiguration(), logger: testLogger)
         for number in 0..<100 { try producer.enqueue(KafkaOutgoingMessage(topic: topic, key: "key-\(number)", value: "\(number)")) }
         try await producer.flush()
@@ -42,7 +42,7 @@ struct KafkaGroupRebalanceTests {
 
         // The third member joins while records keep arriving, so the rebalance happens mid-stream.
         let third = try GroupMember(name: "third", configuration: configuration, topic: topic, ledger: ledger)
-        for number in 100..<total {
+        for number in 100..<Int(total) {
             try producer.enqueue(KafkaOutgoingMessage(topic: topic, key: "key-\(number)", value: "\(number)"))
             if number % 10 == 0 { try await Task.sleep(for: .milliseconds(150)) }
         }
@@ -60,18 +60,25 @@ struct KafkaGroupRebalanceTests {
         #expect(third.sawAssignment, "the third member never received partitions")
         #expect(first.sawRevocation || second.sawRevocation, "no existing member gave up partitions")
         let snapshot = ledger.snapshot()
-        #expect(snapshot.processed == Set(0..<total), "records were lost")
+        #expect(snapshot.processed == Set(0..<Int(total)), "records were lost")
         #expect(snapshot.violations.isEmpty, "records processed again after their offset was committed: \(snapshot.violations.prefix(10))")
-        #expect(snapshot.committed == Set(0..<total))
+        #expect(snapshot.committedOffsets == snapshot.recordCounts, "every partition committed up to its end")
+        let checker = try KafkaConsumer(configuration: configuration, logger: testLogger)
+        let committed = try await checker.committed((0..<4).map { KafkaTopicPartition(topic: topic, partition: $0) })
+        try await checker.close()
+        #expect(committed.map(\.offset).reduce(0, +) == Int64(total), "the group's committed offsets cover every record")
     }
 }
 
-/// Which records were processed and which had their offsets committed, across all members.
+/// Which records were processed and how far each partition's committed offset got, across
+/// all members. Committing offset N commits every record below N in that partition.
 final class ProcessingLedger: Sendable {
     struct Snapshot {
         var processed: Set<Int> = []
-        var committed: Set<Int> = []
+        var committedOffsets: [KafkaTopicPartition: Int64] = [:]
+        var recordCounts: [KafkaTopicPartition: Int64] = [:]
         var violations: [String] = []
+        var commitFailures = 0
     }
 
     private let state = Mutex(Snapshot())
@@ -80,31 +87,42 @@ final class ProcessingLedger: Sendable {
         state.withLock { state in
             for message in batch {
                 let number = Int(text(message.value) ?? "") ?? -1
-                if state.committed.contains(number) {
+                if message.offset < state.committedOffsets[message.topicPartition, default: 0] {
                     state.violations.append("\(number) by \(member) at \(message.topicPartition)@\(message.offset)")
                 }
                 state.processed.insert(number)
+                state.recordCounts[message.topicPartition] = max(state.recordCounts[message.topicPartition, default: 0], message.offset + 1)
             }
         }
     }
 
-    func markCommitted(_ batch: [KafkaMessage]) {
+    func markCommitted(_ offsets: [KafkaTopicPartitionOffset]) {
         state.withLock { state in
-            for message in batch { state.committed.insert(Int(text(message.value) ?? "") ?? -1) }
+            for entry in offsets {
+                state.committedOffsets[entry.topicPartition] = max(state.committedOffsets[entry.topicPartition, default: 0], entry.offset)
+            }
         }
     }
 
-    var committedCount: Int { state.withLock { $0.committed.count } }
+    func noteCommitFailure() { state.withLock { $0.commitFailures += 1 } }
+
+    /// Records whose offset is below their partition's committed offset.
+    var committedCount: Int64 {
+        state.withLock { state in state.committedOffsets.values.reduce(0, +) }
+    }
 
     func snapshot() -> Snapshot { state.withLock { $0 } }
 }
 
-/// A consumer in the group running the worker loop: poll a batch, process, commit its offsets.
+/// A consumer in the group running the worker loop: poll a batch, process it, commit the
+/// progress not yet committed. Progress on partitions that are revoked is dropped, never
+/// committed late (that could move the new owner's committed offset backwards).
 final class GroupMember: Sendable {
     private final class Flags: Sendable {
         let stopRequested = Atomic<Bool>(false)
         let assigned = Atomic<Bool>(false)
         let revoked = Atomic<Bool>(false)
+        let pending = Mutex<[KafkaTopicPartition: Int64]>([:])
     }
 
     let name: String
@@ -117,20 +135,33 @@ final class GroupMember: Sendable {
         let flags = flags
         consumer = try KafkaConsumer(configuration: configuration, logger: testLogger) { event in
             switch event {
-            case .assigned(let partitions): if !partitions.isEmpty { flags.assigned.store(true, ordering: .relaxed) }
-            case .revoked(let partitions), .lost(let partitions): if !partitions.isEmpty { flags.revoked.store(true, ordering: .relaxed) }
+            case .assigned(let partitions):
+                if !partitions.isEmpty { flags.assigned.store(true, ordering: .relaxed) }
+            case .revoked(let partitions), .lost(let partitions):
+                if !partitions.isEmpty { flags.revoked.store(true, ordering: .relaxed) }
+                flags.pending.withLock { pending in for partition in partitions { pending[partition] = nil } }
             }
         }
         try consumer.subscribe(topics: [topic])
         let task = Task { [consumer] in
             while !flags.stopRequested.load(ordering: .relaxed) {
-                guard let batch = try? await consumer.pollBatch(maxMessages: 10, timeout: .milliseconds(200)), !batch.isEmpty else { continue }
+                let batch = (try? await consumer.pollBatch(maxMessages: 10, timeout: .milliseconds(200))) ?? []
                 ledger.process(batch, by: name)
-                let offsets = Dictionary(grouping: batch, by: \.topicPartition).map { partition, messages in
-                    KafkaTopicPartitionOffset(topic: partition.topic, partition: partition.partition, offset: messages.map(\.offset).max()! + 1)
+                let offsets = flags.pending.withLock { pending in
+                    for message in batch { pending[message.topicPartition] = max(pending[message.topicPartition] ?? 0, message.offset + 1) }
+                    return pending.map { KafkaTopicPartitionOffset(topic: $0.key.topic, partition: $0.key.partition, offset: $0.value) }
                 }
-                // A commit refused during a rebalance leaves the records to their next owner.
-                if (try? await consumer.commit(offsets)) != nil { ledger.markCommitted(batch) }
+                guard !offsets.isEmpty else { continue }
+                do {
+                    try await consumer.commit(offsets)
+                    ledger.markCommitted(offsets)
+                    flags.pending.withLock { pending in
+                        for entry in offsets where pending[entry.topicPartition] == entry.offset { pending[entry.topicPartition] = nil }
+                    }
+                } catch {
+                    // Refused during a rebalance: retried next round unless the partition moves.
+                    ledger.noteCommitFailure()
+                }
             }
         }
         loop.withLock { $0 = task }

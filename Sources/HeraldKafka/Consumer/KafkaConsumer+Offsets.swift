@@ -15,6 +15,7 @@ extension KafkaConsumer {
     /// (for example `rebalanceInProgress` when the partitions are moving).
     public func commit(_ offsets: [KafkaTopicPartitionOffset], synchronous: Bool = true) async throws {
         try checkOpen("commit offsets")
+        try checkGroup("commit offsets")
         let client = client
         if synchronous {
             try await runBlocking(on: blockingQueue) { try client.commit(offsets, synchronous: true) }
@@ -31,6 +32,7 @@ extension KafkaConsumer {
     /// Commits every offset stored with `storeOffset`. Nothing stored is not an error.
     public func commitStored(synchronous: Bool = true) async throws {
         try checkOpen("commit stored offsets")
+        try checkGroup("commit stored offsets")
         let client = client
         if synchronous {
             try await runBlocking(on: blockingQueue) { try client.commit(nil, synchronous: true) }
@@ -76,5 +78,12 @@ extension KafkaConsumer {
     public func groupMetadata() throws -> KafkaConsumerGroupMetadata {
         try checkOpen("read consumer group metadata")
         return try client.groupMetadata()
+    }
+
+    /// Commits without a real group would land under the assign-only placeholder group.
+    private func checkGroup(_ operation: String) throws {
+        guard configuration.groupId != nil else {
+            throw KafkaError(code: .invalidArgument, message: "committing offsets needs a groupId", operation: operation)
+        }
     }
 }
