@@ -48,9 +48,3 @@ struct KafkaCommitResumeTests {
         try await second.close()
     }
 }
-
-extension KafkaOutgoingMessage {
-    init(topic: String, key: String?, value: String) {
-        self.init(topic: topic, key: key.map { Array($0.utf8) }, value: Array(value.utf8))
-    }
-}

@@ -86,4 +86,37 @@ struct KafkaRoundTripTests {
         #expect(consumer.cachedWatermarkOffsets(topic: topic, partition: 0)?.high == 3)
         try await consumer.close()
     }
+
+    @Test("enqueue waits out a full local queue instead of failing, and every record is delivered")
+    func enqueueThroughFullQueue() async throws {
+        let topic = TestBroker.uniqueName("queue-full")
+        try await broker.createTopic(topic, partitions: 2)
+        var configuration = broker.producerConfiguration()
+        configuration.queueBufferingMaxMessages = 5
+        configuration.compression = .lz4
+        let producer = try KafkaProducer(configuration: configuration, logger: testLogger)
+        for number in 0..<500 { try producer.enqueue(KafkaOutgoingMessage(topic: topic, key: "k\(number)", value: "v\(number)")) }
+        try await producer.flush()
+        #expect(producer.deliveredCount == 500)
+        #expect(producer.outstandingCount == 0)
+        await producer.shutdown()
+    }
+
+    @Test("flush reports enqueued records that failed delivery, once")
+    func flushReportsEnqueueFailures() async throws {
+        let topic = TestBroker.uniqueName("enqueue-failure")
+        try await broker.createTopic(topic, partitions: 1)
+        var configuration = broker.producerConfiguration()
+        configuration.messageTimeoutMs = 3_000
+        let producer = try KafkaProducer(configuration: configuration, logger: testLogger)
+        try producer.enqueue(KafkaOutgoingMessage(topic: topic, key: nil, value: "fine"))
+        for _ in 0..<3 { try producer.enqueue(KafkaOutgoingMessage(topic: topic, partition: 9, key: nil, value: bytes("lost"))) }
+        let error = await #expect(throws: KafkaError.self) { try await producer.flush() }
+        #expect(error?.message.contains("3 enqueued record(s) failed") == true)
+        #expect(error?.topic == topic)
+        try await producer.flush()
+        #expect(producer.deliveryFailureCount == 3)
+        #expect(producer.deliveredCount == 1)
+        await producer.shutdown()
+    }
 }

@@ -62,3 +62,10 @@ func eventually(timeout: Duration = .seconds(30), _ condition: () async throws -
     }
     return try await condition()
 }
+
+extension KafkaOutgoingMessage {
+    /// Text key and value, for tests that number their records.
+    init(topic: String, key: String?, value: String) {
+        self.init(topic: topic, key: key.map { Array($0.utf8) }, value: Array(value.utf8))
+    }
+}
