@@ -5,6 +5,14 @@ import HeraldApp
 struct Herald: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "herald",
-        abstract: "Kafka-driven fan-out engine for breaking-news push notifications."
+        abstract: "Kafka-driven fan-out engine for breaking-news push notifications.",
+        discussion: "Every flag falls back to a HERALD_* environment variable; see `herald config`.",
+        version: HeraldVersion.herald,
+        subcommands: [
+            ExprCommand.self,
+            RenderCommand.self,
+            ConfigCommand.self,
+            VersionCommand.self,
+        ]
     )
 }
