@@ -87,10 +87,19 @@ let package = Package(
                 .product(name: "Prometheus", package: "swift-prometheus"),
             ]
         ),
+        // `herald bench`: broker ceiling, broadcast, latency, memory and micro-benchmarks.
+        .target(
+            name: "HeraldBenchmarks",
+            dependencies: [
+                "HeraldDomain", "HeraldKafka", "HeraldRedis", "HeraldRegistry", "HeraldPipeline",
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
         .target(
             name: "HeraldApp",
             dependencies: [
                 "HeraldDomain", "HeraldKafka", "HeraldRedis", "HeraldRegistry", "HeraldPipeline", "HeraldAPI",
+                "HeraldBenchmarks",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Metrics", package: "swift-metrics"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
