@@ -1,0 +1,101 @@
+import HeraldKafka
+import HeraldPipeline
+import HeraldRedis
+import HeraldRegistry
+import Logging
+
+/// Turns resolved settings into each component's configuration. This is the one place where
+/// `HERALD_*` values reach the Kafka, Redis, registry and pipeline configuration structs.
+extension HeraldSettings {
+    public var topics: HeraldTopics {
+        var topics = HeraldTopics()
+        topics.events = topic("events")
+        topics.eventsDeadLetters = topic("events.dlq")
+        topics.tasks = topic("tasks")
+        topics.expressTasks = topic("tasks.express")
+        topics.deliveries = topic("deliveries")
+        topics.status = topic("status")
+        if let value = try? int(.eventPartitions) { topics.eventsPartitions = Int32(value) }
+        if let value = try? int(.taskPartitions) { topics.tasksPartitions = Int32(value) }
+        if let value = try? int(.deliveryPartitions) { topics.deliveriesPartitions = Int32(value) }
+        if let value = try? int(.replicationFactor) { topics.replicationFactor = Int16(value) }
+        return topics
+    }
+
+    public func redisConfiguration() throws -> RedisConfiguration {
+        do {
+            return try RedisConfiguration(url: self[.redisUrl])
+        } catch {
+            throw SettingError(key: .redisUrl, value: self[.redisUrl], expected: "redis://host:port[/db] (\(error))")
+        }
+    }
+
+    public func compression() throws -> KafkaCompression {
+        let codec = KafkaCompression(rawValue: self[.compression].lowercased())
+        guard [.none, .gzip, .snappy, .lz4, .zstd].contains(codec) else {
+            throw SettingError(key: .compression, value: self[.compression], expected: "none, gzip, snappy, lz4 or zstd")
+        }
+        return codec
+    }
+
+    public func layout() throws -> SlotLayout {
+        let slots = try int(.slots)
+        guard (1...16_384).contains(slots) else {
+            throw SettingError(key: .slots, value: self[.slots], expected: "a slot count from 1 to 16384")
+        }
+        return SlotLayout(slotCount: slots, prefix: self[.redisPrefix])
+    }
+
+    public func pipelineConfiguration() throws -> PipelineConfiguration {
+        var configuration = PipelineConfiguration()
+        configuration.bootstrapServers = self[.kafkaBrokers]
+        configuration.redis = try redisConfiguration()
+        configuration.topics = topics
+        configuration.layout = try layout()
+        configuration.planner.slotCount = configuration.layout.slotCount
+        configuration.planner.bulkTaskCount = try int(.tasksPerBroadcast)
+        configuration.instanceId = instanceId
+        configuration.sessionTimeoutMs = try int(.sessionTimeoutMs)
+        configuration.deliveryLingerMs = try int(.lingerMs)
+        configuration.deliveryCompression = try compression()
+        return configuration
+    }
+
+    public func registryConfiguration() throws -> RegistryConfiguration {
+        var configuration = RegistryConfiguration()
+        configuration.registrationsTopic = topic("registrations")
+        configuration.topicPartitions = try int(.registrationPartitions)
+        configuration.topicReplicationFactor = try int(.replicationFactor)
+        configuration.slotCount = try int(.slots)
+        configuration.redisPrefix = self[.redisPrefix]
+        if !self[.idSecret].isEmpty { configuration.registrationIdSecret = self[.idSecret] }
+        return configuration
+    }
+
+    /// Idempotent, acks=all: what the registration log and the event publisher need.
+    public func reliableProducerConfiguration(clientId: String) throws -> KafkaProducerConfiguration {
+        var configuration = KafkaProducerConfiguration(bootstrapServers: self[.kafkaBrokers])
+        configuration.clientId = clientId
+        configuration.enableIdempotence = true
+        configuration.acks = .all
+        configuration.lingerMs = try int(.lingerMs)
+        configuration.compression = try compression()
+        return configuration
+    }
+
+    public func consumerConfiguration(groupId: String?, clientId: String) throws -> KafkaConsumerConfiguration {
+        var configuration = KafkaConsumerConfiguration(bootstrapServers: self[.kafkaBrokers], groupId: groupId)
+        configuration.clientId = clientId
+        configuration.sessionTimeoutMs = try int(.sessionTimeoutMs)
+        configuration.isolationLevel = .readCommitted
+        return configuration
+    }
+
+    public func adminConfiguration() -> KafkaAdminConfiguration {
+        KafkaAdminConfiguration(bootstrapServers: self[.kafkaBrokers])
+    }
+
+    public var logLevel: Logger.Level {
+        Logger.Level(rawValue: self[.logLevel].lowercased()) ?? .info
+    }
+}

@@ -1,0 +1,76 @@
+import HeraldKafka
+import HeraldPipeline
+import HeraldRedis
+import HeraldRegistry
+import Logging
+import Prometheus
+import ServiceLifecycle
+
+/// Composes a `herald worker` process: the requested roles (planner, fan-out from
+/// HeraldPipeline; indexer from HeraldRegistry) and the metrics/health endpoint, in one
+/// ServiceGroup that shuts down gracefully on SIGTERM/SIGINT.
+public struct WorkerRunner: Sendable {
+    public enum Role: String, Sendable, CaseIterable {
+        case planner, fanout, indexer
+    }
+
+    public let settings: HeraldSettings
+    public let roles: Set<Role>
+    public let registry: PrometheusCollectorRegistry
+
+    public init(settings: HeraldSettings, registry: PrometheusCollectorRegistry) throws {
+        self.settings = settings
+        self.registry = registry
+        var roles: Set<Role> = []
+        for name in settings.list(.roles) {
+            guard let role = Role(rawValue: name.lowercased()) else {
+                throw SettingError(key: .roles, value: settings[.roles], expected: "roles from planner, fanout, indexer")
+            }
+            roles.insert(role)
+        }
+        guard !roles.isEmpty else {
+            throw SettingError(key: .roles, value: settings[.roles], expected: "at least one role")
+        }
+        self.roles = roles
+    }
+
+    public func run() async throws {
+        let logger = Logger(label: "herald.worker")
+        let pipeline = try settings.pipelineConfiguration()
+        let registryConfiguration = try settings.registryConfiguration()
+        let pool = RedisConnectionPool(configuration: pipeline.redis, size: try settings.int(.redisPoolSize))
+        defer { pool.shutdown() }
+        let admin = try KafkaAdmin(configuration: settings.adminConfiguration())
+
+        var services: [any Service] = []
+        if roles.contains(.indexer) {
+            let index = RegistrationIndex(pool: pool, layout: try settings.layout())
+            try await RegistrationLog.createTopic(admin: admin, configuration: registryConfiguration)
+            services.append(RegistrationIndexer(
+                configuration: registryConfiguration,
+                consumerConfiguration: try settings.consumerConfiguration(groupId: nil, clientId: "herald-indexer"),
+                index: index
+            ))
+        }
+        let metricsPort = try settings.int(.metricsPort)
+        if metricsPort > 0 {
+            let readiness = Readiness(admin: admin, redis: pool)
+            services.append(HealthEndpoint.application(
+                host: settings[.apiHost], port: metricsPort, registry: registry,
+                isReady: { await readiness.check() }, logger: logger
+            ))
+        }
+        var pipelineRoles: Set<WorkerRole> = []
+        if roles.contains(.planner) { pipelineRoles.insert(.planner) }
+        if roles.contains(.fanout) { pipelineRoles.insert(.fanout) }
+        logger.info("worker starting", metadata: [
+            "roles": "\(roles.map(\.rawValue).sorted().joined(separator: ","))",
+            "instance": "\(pipeline.instanceId)", "brokers": "\(pipeline.bootstrapServers)",
+            "redis": "\(pipeline.redis.endpoint)", "slots": "\(pipeline.layout.slotCount)",
+        ])
+        try await runWorker(
+            roles: pipelineRoles, configuration: pipeline,
+            provisionTopics: true, extraServices: services, logger: logger
+        )
+    }
+}
