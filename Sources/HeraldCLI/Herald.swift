@@ -9,6 +9,9 @@ struct Herald: AsyncParsableCommand {
         discussion: "Every flag falls back to a HERALD_* environment variable; see `herald config`.",
         version: HeraldVersion.herald,
         subcommands: [
+            WorkerCommand.self,
+            APICommand.self,
+            DemoCommand.self,
             ExprCommand.self,
             RenderCommand.self,
             ConfigCommand.self,

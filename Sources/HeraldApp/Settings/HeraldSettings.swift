@@ -22,6 +22,13 @@ public struct HeraldSettings: Sendable {
 
     public subscript(key: Setting.Key) -> String { values[key] ?? "" }
 
+    /// A copy with some values replaced (the demo sets its own access keys, for example).
+    public func overriding(_ replacements: [Setting.Key: String]) -> HeraldSettings {
+        var copy = self
+        copy.values.merge(replacements) { $1 }
+        return copy
+    }
+
     public func int(_ key: Setting.Key) throws -> Int {
         guard let value = Int(self[key].trimmingCharacters(in: .whitespaces)) else {
             throw SettingError(key: key, value: self[key], expected: "a whole number")

@@ -34,15 +34,16 @@ public struct WorkerRunner: Sendable {
         self.roles = roles
     }
 
-    public func run() async throws {
+    /// - Parameter extraServices: run in the same ServiceGroup (the demo adds the API and its story).
+    public func run(extraServices: [any Service] = [], pool sharedPool: RedisConnectionPool? = nil) async throws {
         let logger = Logger(label: "herald.worker")
         let pipeline = try settings.pipelineConfiguration()
         let registryConfiguration = try settings.registryConfiguration()
-        let pool = RedisConnectionPool(configuration: pipeline.redis, size: try settings.int(.redisPoolSize))
-        defer { pool.shutdown() }
+        let pool = try sharedPool ?? RedisConnectionPool(configuration: pipeline.redis, size: settings.int(.redisPoolSize))
+        defer { if sharedPool == nil { pool.shutdown() } }
         let admin = try KafkaAdmin(configuration: settings.adminConfiguration())
 
-        var services: [any Service] = []
+        var services: [any Service] = extraServices
         if roles.contains(.indexer) {
             let index = RegistrationIndex(pool: pool, layout: try settings.layout())
             try await RegistrationLog.createTopic(admin: admin, configuration: registryConfiguration)

@@ -1,0 +1,71 @@
+import HeraldAPI
+import HeraldKafka
+import HeraldPipeline
+import HeraldRedis
+import HeraldRegistry
+import Logging
+import Prometheus
+import ServiceLifecycle
+
+/// Builds `herald api`: the registration service (Kafka log + Redis index), the event
+/// publisher, the status reader and the Hummingbird application over them.
+public struct APIRunner: Sendable {
+    public let settings: HeraldSettings
+    public let registry: PrometheusCollectorRegistry
+
+    public init(settings: HeraldSettings, registry: PrometheusCollectorRegistry) {
+        self.settings = settings
+        self.registry = registry
+    }
+
+    public func apiConfiguration() throws -> APIConfiguration {
+        APIConfiguration(
+            host: settings[.apiHost],
+            port: try settings.int(.apiPort),
+            hubResource: settings[.hubUri],
+            policies: try SharedAccessPolicy.parseList(settings[.policies]),
+            userTokenKey: settings[.userTokenKey].isEmpty ? nil : settings[.userTokenKey]
+        )
+    }
+
+    /// The API application and what must be closed after it stops.
+    public func makeService(pool: RedisConnectionPool, logger: Logger) async throws -> any Service {
+        let registryConfiguration = try settings.registryConfiguration()
+        let admin = try KafkaAdmin(configuration: settings.adminConfiguration())
+        try await RegistrationLog.createTopic(admin: admin, configuration: registryConfiguration)
+        let producer = try KafkaProducer(
+            configuration: settings.reliableProducerConfiguration(clientId: "herald-api"), logger: logger
+        )
+        let index = RegistrationIndex(pool: pool, layout: try settings.layout())
+        try await index.checkMeta()
+        let service = RegistrationService(
+            configuration: registryConfiguration,
+            log: RegistrationLog(producer: producer, topic: registryConfiguration.registrationsTopic),
+            index: index, admin: admin, logger: logger
+        )
+        let publisher = EventPublisher(producer: producer, topics: settings.topics)
+        let services = APIServices(
+            registry: service,
+            publisher: KafkaNotificationPublisher(publisher: publisher),
+            statusReader: StatusReader(pool: pool, layout: try settings.layout())
+        )
+        let configuration = try apiConfiguration()
+        if configuration.policies.isEmpty {
+            logger.warning("no shared-access policies configured (HERALD_POLICIES): every /v1 request will get 401")
+        }
+        return await buildApplication(
+            services: services, configuration: configuration, prometheus: registry, logger: logger
+        )
+    }
+
+    public func run() async throws {
+        let logger = Logger(label: "herald.api")
+        let pool = RedisConnectionPool(configuration: try settings.redisConfiguration(), size: try settings.int(.redisPoolSize))
+        defer { pool.shutdown() }
+        let application = try await makeService(pool: pool, logger: logger)
+        let group = ServiceGroup(
+            services: [application], gracefulShutdownSignals: [.sigterm, .sigint], logger: logger
+        )
+        try await group.run()
+    }
+}

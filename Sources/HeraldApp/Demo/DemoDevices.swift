@@ -1,0 +1,70 @@
+/// The devices of the seed tutorials, as the demo registers them.
+struct DemoDevice: Sendable {
+    enum Registrar: Sendable {
+        /// The device registers itself with a Listen token (breaking-news tutorials).
+        case device
+        /// An authenticated app backend registers it for a user (notify-users tutorial).
+        case user(String)
+    }
+
+    var name: String
+    var platform: String
+    var handle: String
+    var tags: [String]
+    /// nil: a native registration that receives the event's `native` payload.
+    var template: [String: Any]?
+    var registrar: Registrar = .device
+}
+
+enum DemoDevices {
+    static let categories = ["World", "Politics", "Business", "Technology", "Science", "Sports"]
+
+    /// The localized template of the seed: `{"aps":{"alert":"$(News_<Lang>)"},"inAppMessage":"$(News_<Lang>)"}`.
+    static func apnsNews(_ language: String) -> [String: Any] {
+        [
+            "name": "newsTemplate",
+            "body": #"{"aps":{"alert":"$(News_\#(language))"},"inAppMessage":"$(News_\#(language))"}"#,
+            "headers": ["apns-push-type": "alert"],
+        ]
+    }
+
+    /// The FCM HTTP v1 equivalent.
+    static func fcmNews(_ language: String) -> [String: Any] {
+        [
+            "name": "newsTemplate",
+            "body": #"{"message":{"notification":{"title":"Breaking news","body":"$(News_\#(language))"},"data":{"inAppMessage":"$(News_\#(language))"}}}"#,
+        ]
+    }
+
+    static func apnsHandle(_ seed: Int) -> String {
+        String(repeating: String(format: "%02x", seed & 0xff), count: 32)
+    }
+
+    static func fcmHandle(_ name: String) -> String {
+        "demo-\(name):APA91b" + String(repeating: "Q7x", count: 40)
+    }
+
+    static let all: [DemoDevice] = [
+        DemoDevice(name: "Kenji's iPhone (English)", platform: "apns", handle: apnsHandle(0x11),
+                   tags: ["World", "Politics", "Technology"], template: apnsNews("English")),
+        DemoDevice(name: "Amélie's iPad (French)", platform: "apns", handle: apnsHandle(0x22),
+                   tags: ["World", "Science", "Sports"], template: apnsNews("French")),
+        DemoDevice(name: "Wei's iPhone (Mandarin)", platform: "apns", handle: apnsHandle(0x33),
+                   tags: ["Business", "Technology", "World"], template: apnsNews("Mandarin")),
+        DemoDevice(name: "Léa's Android (French)", platform: "fcm", handle: fcmHandle("lea"),
+                   tags: ["Politics", "Business"], template: fcmNews("French")),
+        DemoDevice(name: "Sam's Android (English)", platform: "fcm", handle: fcmHandle("sam"),
+                   tags: ["Sports", "Science"], template: fcmNews("English")),
+        DemoDevice(name: "Newsroom test iPhone (native payload)", platform: "apns", handle: apnsHandle(0x44),
+                   tags: categories, template: nil),
+        DemoDevice(name: "Alice's iPhone (registered by the app backend)", platform: "apns", handle: apnsHandle(0x55),
+                   tags: ["Technology"], template: apnsNews("English"), registrar: .user("alice")),
+        DemoDevice(name: "Events iPhone (iOS 8 actionable invitations)", platform: "apns", handle: apnsHandle(0x66),
+                   tags: ["Invitations"],
+                   template: [
+                       "name": "inviteTemplate",
+                       "body": #"{"aps":{"alert":"$(Invitation_English)","category":"INVITE_CATEGORY"}}"#,
+                       "headers": ["apns-push-type": "alert"],
+                   ]),
+    ]
+}

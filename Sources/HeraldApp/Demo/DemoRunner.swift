@@ -1,0 +1,53 @@
+import Foundation
+import HeraldAPI
+import HeraldRedis
+import Logging
+import Prometheus
+
+/// `herald demo`: one process with the API, every worker role and the story of the seed
+/// tutorials (see `DemoStory`). Access keys are generated for the run unless configured.
+public struct DemoRunner: Sendable {
+    public let settings: HeraldSettings
+    public let registry: PrometheusCollectorRegistry
+    public let keepRunning: Bool
+
+    public init(settings: HeraldSettings, registry: PrometheusCollectorRegistry, keepRunning: Bool) {
+        self.settings = settings
+        self.registry = registry
+        self.keepRunning = keepRunning
+    }
+
+    public func run() async throws {
+        let logger = Logger(label: "herald.demo")
+        let listen = (name: "DefaultListenSharedAccessSignature", key: Self.randomKey())
+        let send = (name: "NewsroomSend", key: Self.randomKey())
+        let userKey = settings[.userTokenKey].isEmpty ? Self.randomKey() : settings[.userTokenKey]
+        let port = try settings.int(.apiPort)
+        let hubURI = "http://127.0.0.1:\(port)/"
+        let demoSettings = settings.overriding([
+            .apiHost: "127.0.0.1",
+            .hubUri: hubURI,
+            .policies: "\(listen.name):listen:\(listen.key);\(send.name):send:\(send.key)"
+                + (settings[.policies].isEmpty ? "" : ";" + settings[.policies]),
+            .userTokenKey: userKey,
+            .metricsPort: "0",
+        ])
+
+        let pool = RedisConnectionPool(configuration: try demoSettings.redisConfiguration(), size: try demoSettings.int(.redisPoolSize))
+        defer { pool.shutdown() }
+        let api = try await APIRunner(settings: demoSettings, registry: registry).makeService(pool: pool, logger: logger)
+        let story = DemoStory(
+            client: HeraldHTTPClient(baseURL: URL(string: hubURI)!),
+            hubURI: hubURI, listen: listen, send: send, userTokenKey: userKey,
+            bootstrapServers: demoSettings[.kafkaBrokers], topics: demoSettings.topics,
+            keepRunning: keepRunning, logger: logger
+        )
+        try await WorkerRunner(settings: demoSettings, registry: registry).run(extraServices: [api, story], pool: pool)
+    }
+
+    static func randomKey() -> String {
+        var generator = SystemRandomNumberGenerator()
+        let bytes = (0..<32).map { _ in UInt8.random(in: 0...255, using: &generator) }
+        return Data(bytes).base64EncodedString()
+    }
+}

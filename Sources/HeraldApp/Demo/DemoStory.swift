@@ -1,0 +1,144 @@
+import Foundation
+import HeraldAPI
+import HeraldDomain
+import HeraldPipeline
+import Logging
+import ServiceLifecycle
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// `make run`: tells the seed tutorials' story against a running API and worker. Registers
+/// the devices over HTTP (devices with a Listen token, Alice's through the notify-users flow),
+/// publishes the events with a Send token, waits for each status to complete, and prints what
+/// every device received. Then it keeps running until Ctrl-C, or stops the process.
+struct DemoStory: Service {
+    let client: HeraldHTTPClient
+    let hubURI: String
+    let listen: (name: String, key: String)
+    let send: (name: String, key: String)
+    let userTokenKey: String
+    let bootstrapServers: String
+    let topics: HeraldTopics
+    let keepRunning: Bool
+    let logger: Logger
+
+    func run() async throws {
+        do {
+            try await tell()
+        } catch {
+            print("\nThe demo failed: \(error)")
+            if !keepRunning { raise(SIGTERM) }
+            throw error
+        }
+        if keepRunning {
+            print("\nHerald keeps running: API on \(client.baseURL.absoluteString), worker roles planner, fanout, indexer.")
+            print("Try: herald tail deliveries --follow   (in another terminal).  Ctrl-C stops everything cleanly.")
+        } else {
+            raise(SIGTERM)
+        }
+        try? await gracefulShutdown()
+    }
+
+    private func sas(_ policy: (name: String, key: String)) -> String {
+        SharedAccessSignature.token(resource: hubURI, policy: policy.name, key: policy.key, expiry: Date().addingTimeInterval(3600))
+    }
+
+    private func tell() async throws {
+        print("== Herald: breaking news, localized, to every device that follows it ==\n")
+        try await waitUntilReady()
+
+        print("1. Devices register (Azure Notification Hubs style: handle, category tags, localized template)")
+        var devicesById: [String: DemoDevice] = [:]
+        for device in DemoDevices.all {
+            let id = try await register(device)
+            devicesById[id] = device
+            let kind = device.template == nil ? "native" : (device.template?["name"] as? String ?? "")
+            print("   \(device.name): \(device.platform), tags \(device.tags.joined(separator: ", ")), \(kind) -> \(id)")
+        }
+
+        print("\n2. The newsroom publishes")
+        let runId = String(UUID().uuidString.prefix(6)).lowercased()
+        var eventIds: [(String, String)] = []
+        for (title, body) in DemoEvents.all(runId: runId) {
+            let reply = try await client.authorized(sas(send)).send("POST", "/v1/notifications", body: client.json(body))
+            guard reply.status == 202 else { throw HTTPClientError(message: "publish \(title): \(reply.status) \(reply.text)") }
+            let id = body["id"] as? String ?? "?"
+            eventIds.append((title, id))
+            print("   \(title): tags \(body["tags"] ?? "") -> 202, \(reply.header("Location") ?? id)")
+        }
+
+        print("\n3. Status of each event (herald.status, GET /v1/notifications/{id})")
+        for (title, id) in eventIds {
+            let status = try await waitForStatus(id)
+            let counts = status.targets.byPlatform.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", ")
+            let duration = status.timings.durationMs.map { "\($0) ms" } ?? "-"
+            print("   \(id)  \(status.state.rawValue): \(status.targets.total) deliveries (\(counts.isEmpty ? "none" : counts)), skipped \(status.skipped), \(duration)  [\(title)]")
+        }
+
+        print("\n4. What each device received (herald.deliveries, read_committed)")
+        let runEvents = Set(eventIds.map(\.1))
+        var received: [String: [DeliveryRecord]] = [:]
+        let tail = RecordTail(topic: topics.deliveries, bootstrapServers: bootstrapServers)
+        for try await message in tail.records(logger: logger) {
+            guard let value = message.value, let record = try? DeliveryRecord.decode(value),
+                  runEvents.contains(record.eventId) else { continue }
+            received[record.registrationId, default: []].append(record)
+        }
+        for (id, device) in devicesById.sorted(by: { $0.value.name < $1.value.name }) {
+            print("   \(device.name)")
+            let records = (received[id] ?? []).sorted { $0.eventId < $1.eventId }
+            if records.isEmpty { print("      (nothing)") }
+            for record in records {
+                let short = record.eventId.replacingOccurrences(of: "bn-\(runId)-", with: "")
+                print("      \(short): \(record.payload)")
+            }
+        }
+        let total = received.values.reduce(0) { $0 + $1.count }
+        print("\n   \(total) delivery records for \(runEvents.count) events, each with a deterministic deliveryId.")
+    }
+
+    private func waitUntilReady() async throws {
+        for _ in 0..<300 {
+            if let reply = try? await client.send("GET", "/health/ready"), reply.status == 200 { return }
+            try await Task.sleep(for: .milliseconds(100))
+        }
+        throw HTTPClientError(message: "the API did not become ready within 30 s")
+    }
+
+    private func register(_ device: DemoDevice) async throws -> String {
+        let authorization: String
+        switch device.registrar {
+        case .device: authorization = sas(listen)
+        case .user(let user):
+            authorization = "Bearer " + (try await UserToken.make(user: user, key: userTokenKey, expiry: Date().addingTimeInterval(3600)))
+        }
+        let api = client.authorized(authorization)
+        let created = try await api.send("POST", "/v1/registrationIDs")
+        guard created.status == 201, let location = created.header("Location"),
+              let id = location.split(separator: "/").last.map(String.init) else {
+            throw HTTPClientError(message: "POST /v1/registrationIDs: \(created.status) \(created.text)")
+        }
+        var body: [String: Any] = ["platform": device.platform, "handle": device.handle, "tags": device.tags]
+        if let template = device.template { body["template"] = template }
+        let put = try await api.send("PUT", "/v1/registrations/\(id)", body: api.json(body))
+        guard put.status == 200 || put.status == 201 else {
+            throw HTTPClientError(message: "PUT /v1/registrations/\(id) for \(device.name): \(put.status) \(put.text)")
+        }
+        return id
+    }
+
+    private func waitForStatus(_ id: String) async throws -> StatusRecord {
+        let api = client.authorized(sas(send))
+        for _ in 0..<600 {
+            let reply = try await api.send("GET", "/v1/notifications/\(id)")
+            if reply.status == 200 {
+                let status = try JSONDecoder().decode(StatusRecord.self, from: reply.body)
+                if status.state.isTerminal { return status }
+            }
+            try await Task.sleep(for: .milliseconds(100))
+        }
+        throw HTTPClientError(message: "event \(id) did not complete within 60 s")
+    }
+}

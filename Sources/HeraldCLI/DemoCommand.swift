@@ -1,0 +1,19 @@
+import ArgumentParser
+import HeraldApp
+
+struct DemoCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "demo",
+        abstract: "Run the API, every worker role and the breaking-news story in one process (make run)."
+    )
+
+    @OptionGroup var options: SettingsOptions
+    @Option(help: "API port (HERALD_API_PORT).") var apiPort: String?
+    @Flag(help: "Keep running after the story until Ctrl-C.") var keepRunning = false
+
+    func run() async throws {
+        let settings = options.settings(extra: [.apiPort: apiPort])
+        let registry = Observability.bootstrap(level: settings.logLevel)
+        try await DemoRunner(settings: settings, registry: registry, keepRunning: keepRunning).run()
+    }
+}
