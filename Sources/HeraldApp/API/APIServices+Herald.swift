@@ -5,8 +5,8 @@ import HeraldRegistry
 
 // HeraldRegistry's service and HeraldPipeline's status reader have exactly the methods the
 // API declares for them.
-extension RegistrationService: @retroactive RegistrationStore {}
-extension StatusReader: @retroactive NotificationStatusReading {}
+extension RegistrationService: RegistrationStore {}
+extension StatusReader: NotificationStatusReading {}
 
 /// `POST /v1/notifications` publishes through the pipeline's event publisher (acks=all).
 struct KafkaNotificationPublisher: NotificationPublishing {

@@ -1,5 +1,5 @@
 /// The devices of the seed tutorials, as the demo registers them.
-struct DemoDevice: Sendable {
+struct DemoDevice {
     enum Registrar: Sendable {
         /// The device registers itself with a Listen token (breaking-news tutorials).
         case device
@@ -44,7 +44,7 @@ enum DemoDevices {
         "demo-\(name):APA91b" + String(repeating: "Q7x", count: 40)
     }
 
-    static let all: [DemoDevice] = [
+    static var all: [DemoDevice] { [
         DemoDevice(name: "Kenji's iPhone (English)", platform: "apns", handle: apnsHandle(0x11),
                    tags: ["World", "Politics", "Technology"], template: apnsNews("English")),
         DemoDevice(name: "Amélie's iPad (French)", platform: "apns", handle: apnsHandle(0x22),
@@ -66,5 +66,5 @@ enum DemoDevices {
                        "body": #"{"aps":{"alert":"$(Invitation_English)","category":"INVITE_CATEGORY"}}"#,
                        "headers": ["apns-push-type": "alert"],
                    ]),
-    ]
+    ] }
 }

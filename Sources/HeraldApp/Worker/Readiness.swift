@@ -13,8 +13,17 @@ public struct Readiness: Sendable {
     }
 
     public func check() async -> Bool {
-        async let kafka = (try? admin.listTopics(timeout: .seconds(2))) != nil
-        async let redisAnswers = (try? redis.withConnection { try await $0.send(.ping) }) != nil
-        return await kafka && redisAnswers
+        async let kafka = kafkaAnswers()
+        async let redis = redisAnswers()
+        let (kafkaReady, redisReady) = await (kafka, redis)
+        return kafkaReady && redisReady
+    }
+
+    private func kafkaAnswers() async -> Bool {
+        (try? await admin.listTopics(timeout: .seconds(2))) != nil
+    }
+
+    private func redisAnswers() async -> Bool {
+        (try? await redis.withConnection { try await $0.send(.ping) }) != nil
     }
 }
