@@ -1,0 +1,67 @@
+import Crypto
+import Foundation
+
+/// An Azure-style shared access signature:
+/// `SharedAccessSignature sr=<url-encoded resource>&sig=<base64 HMAC-SHA256>&se=<expiry>&skn=<policy>`,
+/// where the MAC covers `"<sr as sent>\n<se>"` under the named policy's key.
+public struct SharedAccessSignature: Sendable, Hashable {
+    /// `sr` exactly as sent (percent-encoded): the text that was signed.
+    public var encodedResource: String
+    /// `sr` decoded: the URI the token is valid for.
+    public var resource: String
+    /// The MAC bytes from `sig`.
+    public var signature: [UInt8]
+    /// `se`: seconds since 1970 after which the token is refused.
+    public var expiry: Int64
+    /// `skn`: the policy whose key made the MAC.
+    public var policyName: String
+
+    /// The `Authorization` scheme name.
+    public static let scheme = "SharedAccessSignature"
+
+    /// A token for `resource` signed with `key`, valid until `expiry`: the whole
+    /// `Authorization` header value.
+    public static func token(resource: String, policy: String, key: String, expiry: Date) -> String {
+        let encodedResource = PercentEncoding.encode(resource)
+        let seconds = Int64(expiry.timeIntervalSince1970.rounded(.down))
+        let mac = Self.mac(encodedResource: encodedResource, expiry: seconds, key: key)
+        let signature = Data(mac).base64EncodedString()
+        return "\(scheme) sr=\(encodedResource)&sig=\(PercentEncoding.encode(signature))&se=\(seconds)&skn=\(PercentEncoding.encode(policy))"
+    }
+
+    /// Parses the part of the header after `SharedAccessSignature `: `&`-separated
+    /// `name=value` pairs in any order; unknown names are ignored.
+    public static func parse(_ parameters: Substring) throws(APIError) -> SharedAccessSignature {
+        var fields: [String: String] = [:]
+        for pair in parameters.split(separator: "&") {
+            guard let equals = pair.firstIndex(of: "=") else {
+                throw .unauthenticated("malformed_token", "a SharedAccessSignature parameter has no '=': \"\(pair.prefix(40))\"")
+            }
+            fields[String(pair[..<equals]).trimmingCharacters(in: .whitespaces)] = String(pair[pair.index(after: equals)...])
+        }
+        for name in ["sr", "sig", "se", "skn"] where fields[name]?.isEmpty ?? true {
+            throw .unauthenticated("malformed_token", "the SharedAccessSignature has no \(name)= parameter")
+        }
+        let encodedResource = fields["sr"]!
+        guard let resource = PercentEncoding.decode(encodedResource) else {
+            throw .unauthenticated("malformed_token", "sr= is not valid percent-encoded UTF-8")
+        }
+        guard let signatureText = PercentEncoding.decode(fields["sig"]!), let signature = Data(base64Encoded: signatureText) else {
+            throw .unauthenticated("malformed_token", "sig= is not a base64 HMAC-SHA256")
+        }
+        guard let expiry = Int64(fields["se"]!) else {
+            throw .unauthenticated("malformed_token", "se= must be the expiry in seconds since 1970")
+        }
+        guard let policyName = PercentEncoding.decode(fields["skn"]!) else {
+            throw .unauthenticated("malformed_token", "skn= is not valid percent-encoded UTF-8")
+        }
+        return SharedAccessSignature(
+            encodedResource: encodedResource, resource: resource, signature: Array(signature), expiry: expiry, policyName: policyName
+        )
+    }
+
+    static func mac(encodedResource: String, expiry: Int64, key: String) -> [UInt8] {
+        let message = Data("\(encodedResource)\n\(expiry)".utf8)
+        return Array(HMAC<SHA256>.authenticationCode(for: message, using: SymmetricKey(data: Data(key.utf8))))
+    }
+}

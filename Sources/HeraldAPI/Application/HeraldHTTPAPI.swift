@@ -1,0 +1,61 @@
+import Foundation
+import Hummingbird
+import Logging
+import Metrics
+import Prometheus
+
+/// Builds the router with every route, the error and metrics middleware and
+/// authentication on `/v1`. Exposed separately from ``buildApplication`` so tests can run
+/// it in memory and compare its routes with the OpenAPI document.
+///
+/// - Parameters:
+///   - prometheus: the registry `/metrics` renders (the one the process's metrics factory
+///     writes to); `nil` serves an empty page.
+///   - metricsFactory: where request metrics go; defaults to the global `MetricsSystem`.
+///   - now: the clock for token expiry and publish times.
+/// - Throws: ``APIConfigurationError`` when `configuration` fails ``APIConfiguration/validate()``.
+public func buildRouter(
+    services: APIServices,
+    configuration: APIConfiguration,
+    prometheus: PrometheusCollectorRegistry? = nil,
+    metricsFactory: (any MetricsFactory)? = nil,
+    now: @escaping @Sendable () -> Date = Date.init
+) async throws(APIConfigurationError) -> Router<APIRequestContext> {
+    try configuration.validate()
+    let router = Router(context: APIRequestContext.self)
+    // Metrics outside errors, so the counted status is the one the client got.
+    router.add(middleware: RequestMetricsMiddleware(factory: metricsFactory ?? MetricsSystem.factory))
+    router.add(middleware: ErrorMiddleware())
+
+    var openAPI: [UInt8] = []
+    OpenAPIDocument.json().write(into: &openAPI)
+    OperationsRoutes(readinessChecks: services.readinessChecks, prometheus: prometheus, openAPI: openAPI).add(to: router)
+
+    var userTokens: UserTokenVerifier?
+    if let key = configuration.userTokenKey {
+        userTokens = await UserTokenVerifier.make(key: key, leeway: configuration.userTokenLeeway)
+    }
+    let authenticator = RequestAuthenticator(configuration: configuration, userTokens: userTokens, now: now)
+    let v1 = router.group("v1").add(middleware: AuthenticationMiddleware(authenticator: authenticator))
+    RegistrationRoutes(registry: services.registry, limits: configuration.limits).add(to: v1)
+    InstallationRoutes(registry: services.registry, limits: configuration.limits).add(to: v1)
+    NotificationRoutes(publisher: services.publisher, statusReader: services.statusReader, limits: configuration.limits, now: now).add(to: v1)
+    return router
+}
+
+/// The HTTP API as a Hummingbird application bound to `configuration.host:port`. It is a
+/// swift-service-lifecycle `Service`, so `HeraldApp` runs it inside its `ServiceGroup`.
+public func buildApplication(
+    services: APIServices,
+    configuration: APIConfiguration,
+    prometheus: PrometheusCollectorRegistry? = nil,
+    metricsFactory: (any MetricsFactory)? = nil,
+    logger: Logger = Logger(label: "herald.api")
+) async throws(APIConfigurationError) -> some ApplicationProtocol {
+    let router = try await buildRouter(services: services, configuration: configuration, prometheus: prometheus, metricsFactory: metricsFactory)
+    return Application(
+        router: router,
+        configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: "herald"),
+        logger: logger
+    )
+}

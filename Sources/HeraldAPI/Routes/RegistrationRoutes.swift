@@ -1,0 +1,121 @@
+import HTTPTypes
+import HeraldDomain
+import HeraldRegistry
+import Hummingbird
+
+/// Azure-style registrations: ids from `POST /v1/registrationIDs`, then upsert, read and
+/// delete by id with ETag / If-Match, and paged listing.
+struct RegistrationRoutes: Sendable {
+    let registry: any RegistrationStore
+    let limits: APILimits
+
+    func add(to group: RouterGroup<APIRequestContext>) {
+        group.post("registrationIDs", use: createId)
+        group.get("registrations", use: list)
+        group.put("registrations/{id}", use: put)
+        group.get("registrations/{id}", use: get)
+        group.delete("registrations/{id}", use: delete)
+    }
+
+    /// `POST /v1/registrationIDs`: 201, `Location: /v1/registrations/{id}`.
+    @Sendable func createId(_ request: Request, context: APIRequestContext) async throws -> Response {
+        try context.requireCaller().authorize(.manageOwnDevice)
+        let id = registry.issueRegistrationId()
+        let location = "/v1/registrations/\(id)"
+        return .json(
+            .object([JSONMember(key: "registrationId", value: .string(id)), JSONMember(key: "location", value: .string(location))]),
+            status: .created, headers: [.location: location]
+        )
+    }
+
+    /// `PUT /v1/registrations/{id}`: upsert; 410 for an id never issued or deleted; 412
+    /// when `If-Match` names another version. 200 with the stored registration.
+    @Sendable func put(_ request: Request, context: APIRequestContext) async throws -> Response {
+        let caller = try context.requireCaller()
+        try caller.authorize(.manageOwnDevice)
+        let id = try RequestReading.parameter("id", of: context)
+        guard registry.isIssued(id) else {
+            throw APIError.gone("registration id \"\(id)\" was not issued by this hub; ask POST /v1/registrationIDs for a new one")
+        }
+        let bytes = try await RequestReading.body(of: request, limit: limits.maxRequestBytes)
+        var registration = try Registration.decode(bytes, registrationId: id, limits: limits.registration)
+        try caller.checkReservedTags(registration.tags, field: "tags")
+        var expected = try RequestReading.expectedVersion(request)
+        if let userTag = caller.userTag {
+            if !registration.tags.contains(userTag) { registration.tags.append(userTag) }
+            switch try await registry.registration(id: id) {
+            case .found(let existing):
+                try caller.requireOwnership(caller.owns(tags: existing.tags), what: "registration \"\(id)\"")
+                // Write only over the record whose owner was just checked.
+                expected = expected ?? existing.version
+            case .gone:
+                throw APIError.gone("registration \"\(id)\" was deleted; ask POST /v1/registrationIDs for a new id")
+            case .notFound:
+                break
+            }
+        }
+        let stored = try await registry.put(registration, expectedVersion: expected)
+        return .json(stored.jsonValue, headers: [.eTag: RequestReading.entityTag(stored.version)])
+    }
+
+    @Sendable func get(_ request: Request, context: APIRequestContext) async throws -> Response {
+        let caller = try context.requireCaller()
+        try caller.authorize(.manageOwnDevice)
+        let registration = try await existing(id: RequestReading.parameter("id", of: context), caller: caller)
+        return .json(registration.jsonValue, headers: [.eTag: RequestReading.entityTag(registration.version)])
+    }
+
+    /// `DELETE /v1/registrations/{id}`: 204; 412 when `If-Match` names another version.
+    @Sendable func delete(_ request: Request, context: APIRequestContext) async throws -> Response {
+        let caller = try context.requireCaller()
+        try caller.authorize(.manageOwnDevice)
+        let id = try RequestReading.parameter("id", of: context)
+        var expected = try RequestReading.expectedVersion(request)
+        if caller.userTag != nil {
+            // Ownership is checked on the version that is then deleted.
+            let current = try await existing(id: id, caller: caller)
+            if expected == nil { expected = current.version }
+        }
+        try await registry.delete(id: id, expectedVersion: expected)
+        return Response(status: .noContent)
+    }
+
+    /// `GET /v1/registrations?tag=&handle=&limit=&cursor=` (by tag or by handle, not both).
+    /// Manage lists anything; Listen only by `handle`; a user only its own (`tag` defaults
+    /// to its `$UserId:{sub}`).
+    @Sendable func list(_ request: Request, context: APIRequestContext) async throws -> Response {
+        let caller = try context.requireCaller()
+        try caller.authorize(.listDevices)
+        var tag = try RequestReading.tagFilter(request)
+        let handle = RequestReading.query("handle", of: request)
+        let page = try RequestReading.page(request, limits: limits)
+        if let userTag = caller.userTag {
+            guard tag == nil || tag == userTag else {
+                throw APIError.forbidden("insufficient_rights", "a user token may list only its own registrations (tag \(userTag))", field: "tag")
+            }
+            // The registry lists by tag or by handle, not both: by handle, the page is
+            // narrowed to the user's own registrations here.
+            tag = handle == nil ? userTag : nil
+        } else if !caller.isManager {
+            guard tag == nil, handle != nil else {
+                throw APIError.forbidden("insufficient_rights", "\(caller.displayName) may list registrations only by handle; listing by tag needs Manage", field: "tag")
+            }
+        }
+        let result = try await registry.list(RegistrationQuery(tag: tag, handle: handle, limit: page.limit, cursor: page.cursor))
+        return .json(.object([
+            JSONMember(key: "items", value: .array(result.items.filter { caller.owns(tags: $0.tags) }.map(\.jsonValue))),
+            JSONMember(key: "nextCursor", value: result.nextCursor.map(JSONValue.string) ?? .null),
+        ]))
+    }
+
+    /// The stored registration `id`, or 404 / 410 / 403 (another user's).
+    func existing(id: String, caller: Caller) async throws -> Registration {
+        switch try await registry.registration(id: id) {
+        case .found(let registration):
+            try caller.requireOwnership(caller.owns(tags: registration.tags), what: "registration \"\(id)\"")
+            return registration
+        case .gone: throw APIError.gone("registration \"\(id)\" was deleted")
+        case .notFound: throw APIError.notFound("registration \"\(id)\"")
+        }
+    }
+}

@@ -1,0 +1,78 @@
+import HTTPTypes
+import HeraldDomain
+import Hummingbird
+import NIOCore
+
+/// Reading the parts of a request every route needs, each failure becoming the matching
+/// 4xx from `APIError+mapping.swift`.
+enum RequestReading {
+    /// The whole body, refusing more than `limit` bytes with 413.
+    static func body(of request: Request, limit: Int) async throws -> [UInt8] {
+        // Refuse early when the client announces an oversized body.
+        if let length = request.headers[.contentLength].flatMap(Int.init), length > limit {
+            throw APIError.requestTooLarge(limit: limit)
+        }
+        do {
+            var buffer = try await request.body.collect(upTo: limit)
+            return buffer.readBytes(length: buffer.readableBytes) ?? []
+        } catch is NIOTooManyBytesError {
+            throw APIError.requestTooLarge(limit: limit)
+        }
+    }
+
+    /// The body parsed as JSON, with the line and column of a syntax error.
+    static func json(_ bytes: [UInt8], what: String) throws(APIError) -> JSONValue {
+        do {
+            return try JSONValue.parse(bytes)
+        } catch {
+            throw .malformedJSON(error, what: what)
+        }
+    }
+
+    /// A path parameter.
+    static func parameter(_ name: String, of context: some RequestContext) throws(APIError) -> String {
+        guard let value = context.parameters.get(name) else { throw .invalidParameter(name, "the path has no \(name)") }
+        return value
+    }
+
+    /// `If-Match` as an expected version: `nil` when absent or `*`; a quoted (or bare, or
+    /// weak `W/"…"`) decimal version otherwise.
+    static func expectedVersion(_ request: Request) throws(APIError) -> Int64? {
+        guard var text = request.headers[.ifMatch]?.trimmingCharacters(in: .whitespaces), !text.isEmpty, text != "*" else { return nil }
+        if text.hasPrefix("W/") { text.removeFirst(2) }
+        if text.count >= 2, text.hasPrefix("\""), text.hasSuffix("\"") { text = String(text.dropFirst().dropLast()) }
+        guard let version = Int64(text), version >= 0 else {
+            throw .invalidParameter("If-Match", "If-Match must be an ETag this API returned, such as \"3\"; got \(request.headers[.ifMatch]!)")
+        }
+        return version
+    }
+
+    /// `ETag` for a stored version.
+    static func entityTag(_ version: Int64) -> String { "\"\(version)\"" }
+
+    /// `limit` and `cursor` of a list request.
+    static func page(_ request: Request, limits: APILimits) throws(APIError) -> (limit: Int, cursor: String?) {
+        let parameters = request.uri.queryParameters
+        var limit = limits.defaultPageSize
+        if let text = parameters["limit"] {
+            guard let value = Int(text), (1...limits.maxPageSize).contains(value) else {
+                throw .invalidParameter("limit", "limit must be an integer from 1 to \(limits.maxPageSize); got \"\(text)\"")
+            }
+            limit = value
+        }
+        let cursor = parameters["cursor"].map(String.init).flatMap { $0.isEmpty ? nil : $0 }
+        return (limit, cursor)
+    }
+
+    /// An optional query parameter, empty meaning absent.
+    static func query(_ name: String, of request: Request) -> String? {
+        request.uri.queryParameters[Substring(name)].map(String.init).flatMap { $0.isEmpty ? nil : $0 }
+    }
+
+    /// A tag given as a query filter.
+    static func tagFilter(_ request: Request) throws(APIError) -> String? {
+        guard let tag = query("tag", of: request) else { return nil }
+        if let problem = TagRules.problem(with: tag) { throw .invalidParameter("tag", problem) }
+        return tag
+    }
+}

@@ -1,0 +1,200 @@
+import Foundation
+import HTTPTypes
+import HeraldAPI
+import HeraldDomain
+import Hummingbird
+import HummingbirdTesting
+import Testing
+
+@Suite("Access control")
+struct AccessControlTests {
+    static let event = #"{"tags":"World","properties":{"News_English":"Summit ends"}}"#
+
+    // MARK: Authentication (401)
+
+    @Test func missingTokenIsUnauthorizedWithAChallenge() async throws {
+        try await TestHub().run { client async throws in
+            let response = try await client.call(.post, "/v1/registrationIDs")
+            #expect(response.status == .unauthorized)
+            #expect(response.errorCode == "missing_token")
+            #expect(response.headers[values: .wwwAuthenticate].contains { $0.hasPrefix("SharedAccessSignature") })
+        }
+    }
+
+    @Test(arguments: [
+        ("forged", TestHub.sas("manage", key: "not-the-key"), "invalid_signature"),
+        ("expired", TestHub.sas("manage", expiresIn: -60), "token_expired"),
+        ("unknown policy", TestHub.sas("nobody", key: "x"), "unknown_policy"),
+        ("other hub", TestHub.sas("manage", resource: "http://elsewhere:8080"), "wrong_resource"),
+        ("other scheme", [HTTPField.Name.authorization: "Basic YWxpY2U6cHc="], "unsupported_scheme"),
+        ("garbage", [HTTPField.Name.authorization: "SharedAccessSignature nonsense"], "malformed_token"),
+    ] as [(String, HTTPFields, String)])
+    func badSharedAccessTokensAreUnauthorized(_ name: String, headers: HTTPFields, code: String) async throws {
+        let hub = TestHub()
+        try await hub.run { client async throws in
+            let response = try await client.call(.post, "/v1/notifications", headers, body: Self.event)
+            #expect(response.status == .unauthorized)
+            #expect(response.errorCode == code)
+            #expect(!response.headers[values: .wwwAuthenticate].isEmpty)
+        }
+        #expect(hub.publisher.count == 0)
+    }
+
+    @Test func validTokensAreAccepted() async throws {
+        let hub = TestHub()
+        try await hub.run { client async throws in
+            #expect(try await client.call(.post, "/v1/notifications", TestHub.send, body: Self.event).status == .accepted)
+            // A trailing slash on the hub URI and upper-case host are the same resource.
+            let loose = TestHub.sas("send", resource: "HTTP://LOCALHOST:8080/")
+            #expect(try await client.call(.post, "/v1/notifications", loose, body: Self.event).status == .accepted)
+        }
+        #expect(hub.publisher.count == 2)
+    }
+
+    @Test func aTokenScopedToOneRegistrationWorksOnlyThere() async throws {
+        let hub = TestHub()
+        let mine = hub.registry.issueRegistrationId()
+        let other = hub.registry.issueRegistrationId()
+        let scoped = TestHub.sas("listen", resource: "\(TestHub.hubResource)/v1/registrations/\(mine)")
+        try await hub.run { client async throws in
+            #expect(try await client.call(.put, "/v1/registrations/\(mine)", scoped, body: Fixture.registration()).status == .ok)
+            let elsewhere = try await client.call(.put, "/v1/registrations/\(other)", scoped, body: Fixture.registration())
+            #expect(elsewhere.status == .unauthorized)
+            #expect(elsewhere.errorCode == "wrong_resource")
+        }
+        #expect(hub.registry.writes == 1)
+    }
+
+    // MARK: Rights (403)
+
+    @Test func listenRegistersButCannotSendListByTagOrClaimUsers() async throws {
+        let hub = TestHub()
+        let id = hub.registry.issueRegistrationId()
+        try await hub.run { client async throws in
+            #expect(try await client.call(.post, "/v1/registrationIDs", TestHub.listen).status == .created)
+            #expect(try await client.call(.put, "/v1/registrations/\(id)", TestHub.listen, body: Fixture.registration()).status == .ok)
+            #expect(try await client.call(.get, "/v1/registrations?handle=\(Fixture.apnsToken)", TestHub.listen).status == .ok)
+
+            let send = try await client.call(.post, "/v1/notifications", TestHub.listen, body: Self.event)
+            #expect(send.status == .forbidden)
+            #expect(send.errorCode == "insufficient_rights")
+            #expect(try await client.call(.get, "/v1/registrations?tag=World", TestHub.listen).status == .forbidden)
+            #expect(try await client.call(.get, "/v1/installations?tag=World", TestHub.listen).status == .forbidden)
+
+            let claim = try await client.call(.put, "/v1/registrations/\(id)", TestHub.listen, body: Fixture.registration(tags: ["World", "$UserId:{alice}"]))
+            #expect(claim.status == .forbidden)
+            #expect(claim.errorCode == "reserved_tag")
+            #expect(claim.errorField == "tags[1]")
+            let claimInstallation = try await client.call(.put, "/v1/installations/i1", TestHub.listen, body: Fixture.installation(tags: ["$InstallationId:{i2}"]))
+            #expect(claimInstallation.status == .forbidden)
+            #expect(claimInstallation.errorField == "tags[0]")
+            let userInstallation = try await client.call(.put, "/v1/installations/i1", TestHub.listen, body: Fixture.installation(userId: "alice"))
+            #expect(userInstallation.status == .forbidden)
+            #expect(userInstallation.errorField == "userId")
+            let ownTag = try await client.call(.put, "/v1/installations/i1", TestHub.listen, body: Fixture.installation(tags: ["$InstallationId:{i1}"]))
+            #expect(ownTag.status == .ok)
+        }
+        #expect(hub.publisher.count == 0)
+        #expect(hub.registry.writes == 2)
+    }
+
+    @Test func sendPublishesButCannotRegister() async throws {
+        let hub = TestHub()
+        let id = hub.registry.issueRegistrationId()
+        try await hub.run { client async throws in
+            #expect(try await client.call(.post, "/v1/notifications", TestHub.send, body: Self.event).status == .accepted)
+            #expect(try await client.call(.put, "/v1/registrations/\(id)", TestHub.send, body: Fixture.registration()).status == .forbidden)
+            #expect(try await client.call(.post, "/v1/registrationIDs", TestHub.send).status == .forbidden)
+            #expect(try await client.call(.get, "/v1/registrations?tag=World", TestHub.send).status == .forbidden)
+        }
+        #expect(hub.registry.writes == 0)
+    }
+
+    @Test func manageDoesEverything() async throws {
+        let hub = TestHub()
+        let id = hub.registry.issueRegistrationId()
+        try await hub.run { client async throws in
+            let put = try await client.call(.put, "/v1/registrations/\(id)", TestHub.manage, body: Fixture.registration(tags: ["$UserId:{alice}", "$InstallationId:{x}"]))
+            #expect(put.status == .ok)
+            #expect(try await client.call(.get, "/v1/registrations?tag=%24UserId%3A%7Balice%7D", TestHub.manage).json()["items"]?.arrayValue?.count == 1)
+            #expect(try await client.call(.get, "/v1/installations", TestHub.manage).status == .ok)
+            #expect(try await client.call(.post, "/v1/notifications", TestHub.manage, body: Self.event).status == .accepted)
+        }
+    }
+
+    // MARK: Notify users
+
+    @Test func userTokenAddsItsUserTagAndCannotClaimAnother() async throws {
+        let hub = TestHub()
+        let id = hub.registry.issueRegistrationId()
+        let alice = try await TestHub.user("alice")
+        try await hub.run { client async throws in
+            let put = try await client.call(.put, "/v1/registrations/\(id)", alice, body: Fixture.registration(tags: ["World"]))
+            #expect(put.status == .ok)
+            #expect(try put.json()["tags"]?.strings == ["World", "$UserId:{alice}"])
+
+            let claim = try await client.call(.put, "/v1/registrations/\(id)", alice, body: Fixture.registration(tags: ["$UserId:{bob}"]))
+            #expect(claim.status == .forbidden)
+            #expect(claim.errorField == "tags[0]")
+
+            let installation = try await client.call(.put, "/v1/installations/alice-phone", alice, body: Fixture.installation())
+            #expect(installation.status == .ok)
+            #expect(try installation.json()["userId"]?.stringValue == "alice")
+            let otherUser = try await client.call(.put, "/v1/installations/alice-phone", alice, body: Fixture.installation(userId: "bob"))
+            #expect(otherUser.status == .forbidden)
+
+            #expect(try await client.call(.post, "/v1/notifications", alice, body: Self.event).status == .forbidden)
+        }
+        #expect(hub.registry.writes == 2)
+        #expect(hub.publisher.count == 0)
+    }
+
+    @Test func aUserCannotTouchAnotherUsersDevices() async throws {
+        let hub = TestHub()
+        let id = hub.registry.issueRegistrationId()
+        let alice = try await TestHub.user("alice")
+        let bob = try await TestHub.user("bob")
+        try await hub.run { client async throws in
+            #expect(try await client.call(.put, "/v1/registrations/\(id)", alice, body: Fixture.registration()).status == .ok)
+            #expect(try await client.call(.put, "/v1/installations/alice-phone", alice, body: Fixture.installation()).status == .ok)
+
+            #expect(try await client.call(.get, "/v1/registrations/\(id)", bob).status == .forbidden)
+            #expect(try await client.call(.put, "/v1/registrations/\(id)", bob, body: Fixture.registration()).status == .forbidden)
+            #expect(try await client.call(.delete, "/v1/registrations/\(id)", bob).status == .forbidden)
+            #expect(try await client.call(.get, "/v1/installations/alice-phone", bob).status == .forbidden)
+            #expect(try await client.call(.delete, "/v1/installations/alice-phone", bob).status == .forbidden)
+            #expect(try await client.call(.patch, "/v1/installations/alice-phone", bob, body: #"[{"op":"add","path":"/tags","value":"X"}]"#).status == .forbidden)
+            #expect(try await client.call(.get, "/v1/registrations?tag=%24UserId%3A%7Balice%7D", bob).status == .forbidden)
+            let bobsList = try await client.call(.get, "/v1/registrations", bob)
+            #expect(try bobsList.json()["items"]?.arrayValue?.isEmpty == true)
+
+            #expect(try await client.call(.get, "/v1/registrations/\(id)", alice).status == .ok)
+            let alicesList = try await client.call(.get, "/v1/installations", alice)
+            #expect(try alicesList.json()["items"]?.arrayValue?.count == 1)
+            #expect(try await client.call(.delete, "/v1/registrations/\(id)", alice).status == .noContent)
+        }
+        #expect(hub.registry.writes == 3)
+    }
+
+    @Test func forgedOrExpiredUserTokensAreUnauthorized() async throws {
+        let forged = try await TestHub.user("alice", key: "a-guessed-key-that-is-long-enough-0000")
+        let expired = try await TestHub.user("alice", expiresIn: -3600)
+        try await TestHub().run { client async throws in
+            let forgedResponse = try await client.call(.post, "/v1/registrationIDs", forged)
+            #expect(forgedResponse.status == .unauthorized)
+            #expect(forgedResponse.errorCode == "invalid_user_token")
+            let expiredResponse = try await client.call(.post, "/v1/registrationIDs", expired)
+            #expect(expiredResponse.status == .unauthorized)
+            #expect(expiredResponse.errorCode == "token_expired")
+        }
+    }
+
+    @Test func aBackendWithSendTargetsAUserByTag() async throws {
+        let hub = TestHub()
+        try await hub.run { client async throws in
+            let response = try await client.call(.post, "/v1/notifications", TestHub.send, body: #"{"tags":"$UserId:{alice}","properties":{"News_English":"Your order shipped"}}"#)
+            #expect(response.status == .accepted)
+        }
+        #expect(hub.publisher.last?.event.audience.expression?.description.contains("$UserId:{alice}") == true)
+    }
+}

@@ -1,0 +1,51 @@
+import Foundation
+import HTTPTypes
+import HeraldAPI
+import HeraldDomain
+import Hummingbird
+import HummingbirdTesting
+import Testing
+
+@Suite("Notifications")
+struct NotificationRouteTests {
+    @Test func publishAssignsAnIdAndPointsAtItsStatus() async throws {
+        let hub = TestHub()
+        try await hub.run { client async throws in
+            let body = #"{"tags":"(World || Politics) && !Sports","properties":{"News_English":"Summit ends","News_French":"Fin du sommet","News_Mandarin":"峰会结束"},"priority":"high"}"#
+            let response = try await client.call(.post, "/v1/notifications", TestHub.send, body: body)
+            #expect(response.status == .accepted)
+            let id = try #require(try response.json()["id"]?.stringValue)
+            #expect(id.hasPrefix("ev-"))
+            #expect(response.headers[.location] == "/v1/notifications/\(id)")
+        }
+        let published = try #require(hub.publisher.last)
+        #expect(published.event.properties["News_Mandarin"] == "峰会结束")
+        #expect(published.event.publishedAt != nil)
+        // The published bytes are the event with its assigned id, readable by the planner.
+        let decoded = try NotificationEvent.decode(published.body)
+        #expect(decoded.id == published.event.id)
+        #expect(decoded.priority == .high)
+    }
+
+    @Test func publishKeepsACallerChosenId() async throws {
+        let hub = TestHub()
+        try await hub.run { client async throws in
+            let response = try await client.call(.post, "/v1/notifications", TestHub.send, body: #"{"id":"bn-2026-11-21-0001","tags":["World","Politics"],"native":{"apns":{"aps":{"alert":"Summit ends","category":"INVITE_CATEGORY"}}}}"#)
+            #expect(try response.json()["id"]?.stringValue == "bn-2026-11-21-0001")
+        }
+        #expect(hub.publisher.last?.event.native[.apns]?.contains("INVITE_CATEGORY") == true)
+    }
+
+    @Test func statusIsReadBackOrNotFound() async throws {
+        var hub = TestHub()
+        hub.statusReader.records["bn-1"] = .accepted(eventId: "bn-1", taskCount: 4, publishedAt: nil, acceptedAt: Date(timeIntervalSince1970: 1_800_000_000))
+        try await hub.run { client async throws in
+            let found = try await client.call(.get, "/v1/notifications/bn-1", TestHub.send)
+            #expect(found.status == .ok)
+            #expect(try found.json()["eventId"]?.stringValue == "bn-1")
+            #expect(try found.json()["state"]?.stringValue == "accepted")
+            #expect(try await client.call(.get, "/v1/notifications/bn-2", TestHub.send).status == .notFound)
+            #expect(try await client.call(.get, "/v1/notifications/bn-1", TestHub.listen).status == .forbidden)
+        }
+    }
+}
