@@ -1,4 +1,5 @@
 import Foundation
+import HeraldDomain
 import HeraldKafka
 import HeraldRedis
 import HeraldRegistry
@@ -34,6 +35,8 @@ public struct PipelineConfiguration: Sendable {
     /// Consumer group session; Tansu delays a join by about half of this (tests use 6000).
     public var sessionTimeoutMs: Int = 10_000
 
+    /// Limits the planner validates events with (size, properties, tag expression).
+    public var eventLimits: EventLimits = .default
     /// Planner: events per transaction.
     public var plannerBatchSize: Int = 200
     public var planner: FanoutPlanner.Configuration = FanoutPlanner.Configuration()
@@ -58,7 +61,9 @@ public struct PipelineConfiguration: Sendable {
     public var deliveryLingerMs: Int = 5
     public var deliveryCompression: KafkaCompression = .lz4
     public var deliveryBatchSize: Int = 1_000_000
-    public var deliveryQueueMaxMessages: Int = 500_000
+    public var deliveryQueueMaxMessages: Int = 200_000
+    /// Caps librdkafka's local queue in KiB, which is most of a fan-out worker's memory.
+    public var deliveryQueueMaxKbytes: Int = 65_536
 
     /// How often lanes sample consumer lag for `herald_consumer_lag`.
     public var lagSampleInterval: Duration = .seconds(15)
@@ -96,11 +101,14 @@ public struct PipelineConfiguration: Sendable {
         if let lane { id += "-\(lane)" }
         configuration.transactionalId = id
         configuration.transactionTimeoutMs = transactionTimeoutMs
+        // librdkafka requires it: a record may not outlive the transaction it belongs to.
+        configuration.messageTimeoutMs = min(configuration.messageTimeoutMs, transactionTimeoutMs)
         if forDeliveries {
             configuration.lingerMs = deliveryLingerMs
             configuration.compression = deliveryCompression
             configuration.batchSize = deliveryBatchSize
             configuration.queueBufferingMaxMessages = deliveryQueueMaxMessages
+            configuration.queueBufferingMaxKbytes = deliveryQueueMaxKbytes
             configuration.batchNumMessages = 10_000
         } else {
             configuration.lingerMs = 1

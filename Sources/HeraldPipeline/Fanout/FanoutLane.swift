@@ -55,10 +55,14 @@ final class FanoutLane: Sendable {
         defer { redis.close() }
         try await loop.run { [self] batch, producer in
             let tasks = batch.compactMap(decode)
-            guard !tasks.isEmpty else { return }
+            guard !tasks.isEmpty else { return nil }
             if lane == .express { ExpressGate.shared.enter() }
             defer { if lane == .express { ExpressGate.shared.leave() } }
-            try await onLaneThread { try self.process(tasks, producer: producer) }
+            let statuses = try await onLaneThread { try self.process(tasks, producer: producer) }
+            guard !statuses.isEmpty else { return nil }
+            // After the commit, so `GET /v1/notifications/{id}` never reports deliveries a
+            // `read_committed` consumer cannot see yet.
+            return { await self.onLaneThreadIgnoringErrors { try self.writeStatuses(statuses) } }
         }
     }
 
@@ -75,8 +79,10 @@ final class FanoutLane: Sendable {
     }
 
     /// Runs on the lane's thread: blocking Redis calls and producer enqueues, no awaits.
-    private func process(_ tasks: [FanoutTask], producer: KafkaProducer) throws {
+    /// Returns the statuses to store in Redis once the transaction committed.
+    private func process(_ tasks: [FanoutTask], producer: KafkaProducer) throws -> [StatusRecord] {
         let layout = configuration.layout
+        var statuses: [StatusRecord] = []
         for task in tasks {
             var log = logger
             log[metadataKey: "eventId"] = "\(task.eventId)"
@@ -111,17 +117,35 @@ final class FanoutLane: Sendable {
                 ])
             }
             if record.state == .processing || snapshot.completedBy == task.taskIndex {
-                _ = try redis.evalScriptBlocking(
-                    StatusScripts.writeStatus, keys: [layout.statusKey(eventId: task.eventId)],
-                    arguments: [
-                        String(decoding: StatusCoding.encode(record), as: UTF8.self), record.state.rawValue,
-                        String(record.tasks.completed), String(configuration.statusTTLSeconds),
-                    ]
-                )
+                statuses.append(record)
             }
             log.debug("task done", metadata: [
                 "task": "\(task.taskIndex + 1)/\(task.taskCount)", "delivered": "\(progress.delivered.total)", "skipped": "\(progress.skipped)",
             ])
+        }
+        return statuses
+    }
+
+    /// Stores statuses at `herald:status:<id>` (never moving one backwards, see `StatusScripts`).
+    private func writeStatuses(_ statuses: [StatusRecord]) throws {
+        let commands = statuses.map { record in
+            RedisCommand.evalScript(
+                StatusScripts.writeStatus, keys: [configuration.layout.statusKey(eventId: record.eventId)],
+                arguments: [
+                    String(decoding: StatusCoding.encode(record), as: UTF8.self), record.state.rawValue,
+                    String(record.tasks.completed), String(configuration.statusTTLSeconds),
+                ]
+            )
+        }
+        for reply in try redis.pipelineBlocking(commands) { _ = try reply.get() }
+    }
+
+    private func onLaneThreadIgnoringErrors(_ work: @escaping @Sendable () throws -> Void) async {
+        do {
+            try await onLaneThread(work)
+        } catch {
+            metrics.countError(error)
+            logger.warning("storing status in Redis failed: \(error)")
         }
     }
 

@@ -58,7 +58,7 @@ final class EventPlanner: Sendable {
             guard let value = message.value else {
                 throw ValidationFailure(issues: [ValidationIssue(field: "", code: "empty_record", message: "the record has no value (a tombstone)")])
             }
-            event = try NotificationEvent.decode(value)
+            event = try NotificationEvent.decode(value, limits: configuration.eventLimits)
         } catch {
             let letter = DeadLetter(failure: error, message: message, now: now)
             try producer.enqueue(letter.outgoing(topic: topics.eventsDeadLetters))

@@ -37,7 +37,10 @@ public final class PlannerService: Service, Sendable {
         )
         logger.info("planner starting", metadata: ["group": "\(configuration.plannerGroup)", "topic": "\(configuration.topics.events)"])
         try await withGracefulShutdownHandler {
-            try await loop.run { batch, producer in try await planner.handle(batch, producer: producer) }
+            try await loop.run { batch, producer in
+                try await planner.handle(batch, producer: producer)
+                return nil
+            }
         } onGracefulShutdown: {
             self.loop.stop()
         }

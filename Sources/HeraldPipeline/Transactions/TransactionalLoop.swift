@@ -25,8 +25,12 @@ final class TransactionalLoop: Sendable {
         var lagSampleInterval: Duration = .seconds(15)
     }
 
+    /// Work to do once the batch's transaction committed (best effort: it is not redone
+    /// if the process dies first).
+    typealias AfterCommit = @Sendable () async -> Void
+
     /// Handles one batch inside the open transaction; produce with `producer.enqueue`.
-    typealias Handler = @Sendable (_ batch: [KafkaMessage], _ producer: KafkaProducer) async throws -> Void
+    typealias Handler = @Sendable (_ batch: [KafkaMessage], _ producer: KafkaProducer) async throws -> AfterCommit?
 
     let settings: Settings
     private let logger: Logger
@@ -97,12 +101,13 @@ final class TransactionalLoop: Sendable {
 
             do {
                 try activeProducer.beginTransaction()
-                try await handle(batch, activeProducer)
+                let afterCommit = try await handle(batch, activeProducer)
                 try await activeProducer.sendOffsetsToTransaction(
                     Self.nextOffsets(batch), groupMetadata: try activeConsumer.groupMetadata()
                 )
                 try await activeProducer.commitTransaction()
                 committedBatches.add(1, ordering: .relaxed)
+                await afterCommit?()
                 failures = 0
             } catch {
                 metrics.countError(error)

@@ -1,0 +1,114 @@
+import Foundation
+import HeraldKafka
+import Logging
+
+/// Reads `herald.deliveries` or `herald.status` for `herald tail`: committed records only,
+/// from the beginning or the end, optionally only one event's, either following new records
+/// or stopping once it has caught up with what the topic held when it started.
+///
+/// It reads without a consumer group (assigning every partition), so tailing never moves
+/// the offsets of a real consumer.
+public struct RecordTail: Sendable {
+    public enum Start: Sendable, Hashable {
+        case beginning
+        case end
+    }
+
+    public var topic: String
+    public var bootstrapServers: String
+    public var start: Start = .beginning
+    /// Only records of this event: status records are keyed by it, delivery records carry it.
+    public var eventId: String?
+    /// Keep waiting for new records instead of stopping at the end.
+    public var follow: Bool = false
+    public var extra: [String: String] = [:]
+
+    public init(topic: String, bootstrapServers: String) {
+        self.topic = topic
+        self.bootstrapServers = bootstrapServers
+    }
+
+    /// The records, in order per partition. Ends at the high watermarks seen at start
+    /// unless `follow` is set; cancel the consuming task to stop following.
+    public func records(logger: Logger = Logger(label: "herald.tail")) -> AsyncThrowingStream<KafkaMessage, any Error> {
+        let settings = self
+        return AsyncThrowingStream { continuation in
+            let task = Task {
+                do {
+                    try await settings.read(logger: logger) { continuation.yield($0) }
+                    continuation.finish()
+                } catch {
+                    continuation.finish(throwing: error)
+                }
+            }
+            continuation.onTermination = { _ in task.cancel() }
+        }
+    }
+
+    /// Whether `message` belongs to `eventId` (always true without a filter).
+    public func matches(_ message: KafkaMessage) -> Bool {
+        guard let eventId else { return true }
+        if let key = message.key, key.elementsEqual(eventId.utf8) { return true }
+        guard let value = message.value else { return false }
+        var needle = Array(#""eventId":""#.utf8)
+        DeliveryRendition.escaped(eventId.utf8, &needle)
+        needle.append(UInt8(ascii: "\""))
+        return Self.contains(value, needle)
+    }
+
+    private func read(logger: Logger, _ yield: (KafkaMessage) -> Void) async throws {
+        var adminConfiguration = KafkaAdminConfiguration(bootstrapServers: bootstrapServers)
+        adminConfiguration.extra = extra
+        let admin = try KafkaAdmin(configuration: adminConfiguration, logger: logger)
+        let partitionCount = try await admin.describeTopic(topic).partitionCount
+        // librdkafka wants a group id even for a consumer that only assigns; this one never
+        // subscribes or commits, so the group stays empty.
+        var consumerConfiguration = KafkaConsumerConfiguration(
+            bootstrapServers: bootstrapServers, groupId: "herald-tail-\(UUID().uuidString.prefix(8).lowercased())"
+        )
+        consumerConfiguration.clientId = "herald-tail"
+        consumerConfiguration.isolationLevel = .readCommitted
+        consumerConfiguration.extra = extra
+        let consumer = try KafkaConsumer(configuration: consumerConfiguration, logger: logger)
+        defer { Task { try? await consumer.close() } }
+        let partitions = (0..<Int32(partitionCount)).map { KafkaTopicPartition(topic: topic, partition: $0) }
+        var ends: [KafkaTopicPartition: Int64] = [:]
+        for partition in partitions {
+            ends[partition] = try await consumer.queryWatermarkOffsets(topic: topic, partition: partition.partition).high
+        }
+        let startOffset = start == .beginning ? KafkaTopicPartitionOffset.beginning : KafkaTopicPartitionOffset.end
+        try consumer.assign(partitions.map { KafkaTopicPartitionOffset(topic: topic, partition: $0.partition, offset: startOffset) })
+        if start == .end && !follow { return }
+
+        var idlePolls = 0
+        while !Task.isCancelled {
+            let batch = try await consumer.pollBatch(maxMessages: 500, timeout: .milliseconds(250))
+            for message in batch where matches(message) { yield(message) }
+            if follow { continue }
+            idlePolls = batch.isEmpty ? idlePolls + 1 : 0
+            // Caught up once every partition's position passed the high watermark seen at
+            // start; transaction markers occupy offsets but are never returned, so compare
+            // positions, not the last record's offset.
+            let positions = (try? consumer.position(partitions)) ?? []
+            let caughtUp = !positions.isEmpty && positions.allSatisfy { position in
+                let end = ends[position.topicPartition] ?? 0
+                return end == 0 || (position.isValid && position.offset >= end)
+            }
+            // Also stop after a long quiet while: an open transaction of a dead producer can
+            // hold the last stable offset below the high watermark until the broker aborts it.
+            if caughtUp || idlePolls >= 40 { return }
+        }
+    }
+
+    static func contains(_ haystack: [UInt8], _ needle: [UInt8]) -> Bool {
+        guard !needle.isEmpty, haystack.count >= needle.count else { return needle.isEmpty }
+        let first = needle[0]
+        var index = 0
+        let last = haystack.count - needle.count
+        while index <= last {
+            if haystack[index] == first && haystack[index..<(index + needle.count)].elementsEqual(needle) { return true }
+            index += 1
+        }
+        return false
+    }
+}

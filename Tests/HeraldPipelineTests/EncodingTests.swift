@@ -1,0 +1,83 @@
+import Foundation
+import HeraldDomain
+import HeraldKafka
+@testable import HeraldPipeline
+import HeraldRegistry
+import Testing
+
+enum KafkaMessageFixture {
+    static func make(_ topic: String, _ partition: Int32, _ offset: Int64, key: String? = nil, value: [UInt8]? = nil) -> KafkaMessage {
+        KafkaMessage(topic: topic, partition: partition, offset: offset, key: key.map { Array($0.utf8) }, value: value)
+    }
+}
+
+@Suite("Record encoding")
+struct EncodingTests {
+    static let awkward = ["plain", "quote \" and \\ backslash", "new\nline\ttab\u{01}", "峰会结束 🎉", ""]
+
+    @Test(arguments: awkward)
+    func renditionWritesTheSameBytesAsTheDomainEncoder(text: String) throws {
+        let publishedAt = Date(timeIntervalSince1970: 1_795_000_000.120)
+        let renderedAt = Date(timeIntervalSince1970: 1_795_000_000.131)
+        let expiresAt = Date(timeIntervalSince1970: 1_795_003_600)
+        let headers: DeliveryHeaders = ["apns-push-type": "alert", "apns-priority": "10", "x-\(text.isEmpty ? "e" : "k")": text]
+        let record = DeliveryRecord(
+            eventId: "bn-1", registrationId: "reg:\(text.count)", platform: .apns, handle: "h\(text)",
+            template: "news", payload: #"{"aps":{"alert":"\#(text)"}}"#, headers: headers,
+            expiresAt: expiresAt, publishedAt: publishedAt, renderedAt: renderedAt
+        )
+        let rendition = DeliveryRendition(
+            eventId: record.eventId, platform: .apns, templateName: record.template, payload: Array(record.payload.utf8),
+            headers: headers, expiresAt: expiresAt, publishedAt: publishedAt
+        )
+        var renderedAtText: [UInt8] = []
+        ISO8601Timestamp.append(renderedAt, precision: .milliseconds, to: &renderedAtText)
+        var bytes: [UInt8] = []
+        rendition.write(registrationId: Array(record.registrationId.utf8), handle: Array(record.handle.utf8), renderedAt: renderedAtText, into: &bytes)
+        #expect(String(decoding: bytes, as: UTF8.self) == String(decoding: record.encoded(), as: UTF8.self))
+        #expect(try DeliveryRecord.decode(bytes) == record)
+    }
+
+    @Test func viewFieldsFindEveryPartOfTheLayoutLine() {
+        let view = RegistrationView(platform: "fcm", expiresAtEpochSeconds: 1_800_000_000, templateName: "newsFrench", templateKey: "abc123", handle: "tok|en")
+        let bytes = Array(view.encoded.utf8)
+        let fields = ViewFields(bytes)
+        #expect(fields != nil)
+        guard let fields else { return }
+        #expect(String(decoding: bytes[fields.platform], as: UTF8.self) == "fcm")
+        #expect(fields.expiresAt(in: bytes) == 1_800_000_000)
+        #expect(String(decoding: bytes[fields.templateName], as: UTF8.self) == "newsFrench")
+        #expect(String(decoding: bytes[fields.templateKey], as: UTF8.self) == "abc123")
+        #expect(String(decoding: bytes[fields.handle], as: UTF8.self) == "tok|en")
+    }
+
+    @Test(arguments: ["", "2|apns||||h", "1|apns|x", "garbage"])
+    func unreadableViewsAreRefused(text: String) {
+        #expect(ViewFields(Array(text.utf8)) == nil)
+    }
+
+    @Test func deadLetterEnvelopeCarriesTheOriginalBytesAndSource() throws {
+        let original: [UInt8] = Array(#"{"id":"bn-9","tags":"a &&"}"#.utf8) + [0xFF]
+        let message = KafkaMessage(topic: "herald.events", partition: 2, offset: 41, key: Array("k".utf8), value: original)
+        let failure = ValidationFailure(issues: [ValidationIssue(field: "tags", code: "invalid_tag_expression", message: "expected tag")])
+        let letter = DeadLetter(failure: failure, message: message, now: Date())
+        let envelope = try JSONValue.parse(letter.envelope())
+        #expect(envelope["reason"] == .string("invalid_tag_expression"))
+        #expect(envelope["source"]?["partition"] == .number("2"))
+        #expect(envelope["source"]?["offset"] == .number("41"))
+        guard case .string(let base64)? = envelope["originalBase64"] else {
+            Issue.record("no originalBase64 in \(envelope)")
+            return
+        }
+        #expect(Data(base64Encoded: base64).map(Array.init) == original)
+        #expect(letter.outgoing(topic: "dlq").headers.contains(KafkaHeader(key: DeadLetter.reasonHeader, value: "invalid_tag_expression")))
+    }
+
+    @Test func tailFilterMatchesStatusKeysAndDeliveryBodies() {
+        var tail = RecordTail(topic: "t", bootstrapServers: "x")
+        tail.eventId = "bn-1"
+        #expect(tail.matches(KafkaMessageFixture.make("t", 0, 0, key: "bn-1")))
+        #expect(tail.matches(KafkaMessageFixture.make("t", 0, 0, key: "r", value: Array(#"{"deliveryId":"x","eventId":"bn-1","registrationId":"r"}"#.utf8))))
+        #expect(!tail.matches(KafkaMessageFixture.make("t", 0, 0, key: "r", value: Array(#"{"eventId":"bn-10"}"#.utf8))))
+    }
+}

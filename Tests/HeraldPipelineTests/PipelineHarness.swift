@@ -1,0 +1,177 @@
+import Foundation
+import HeraldDomain
+import HeraldKafka
+import HeraldPipeline
+import HeraldRedis
+import HeraldRegistry
+import HeraldTestSupport
+import Logging
+
+/// A private Redis and broker, prefixed topics, and the planner and fan-out roles running in
+/// this process: the whole pipeline for one test.
+final class PipelineHarness: @unchecked Sendable {
+    let redis: TestRedis
+    let broker: TestBroker
+    var configuration: PipelineConfiguration
+    let pool: RedisConnectionPool
+    let index: RegistrationIndex
+    private var planner: PlannerService?
+    private var fanout: FanoutService?
+    private var running: [Task<Void, any Error>] = []
+    private var publisher: KafkaProducer?
+
+    init(slots: Int = 16, configure: (inout PipelineConfiguration) -> Void = { _ in }) async throws {
+        redis = try TestRedis()
+        broker = try TestBroker()
+        var configuration = PipelineConfiguration()
+        configuration.bootstrapServers = broker.bootstrapServers
+        configuration.redis = RedisConfiguration(host: redis.host, port: redis.port)
+        let prefix = TestBroker.uniqueName("t")
+        var topics = HeraldTopics.prefixed(prefix)
+        topics.eventsPartitions = 2
+        topics.tasksPartitions = 4
+        topics.expressTasksPartitions = 2
+        topics.deliveriesPartitions = 4
+        topics.statusPartitions = 2
+        configuration.topics = topics
+        configuration.layout = SlotLayout(slotCount: slots, prefix: prefix)
+        configuration.plannerGroup = prefix + "-planner"
+        configuration.fanoutGroup = prefix + "-fanout"
+        configuration.expressGroup = prefix + "-express"
+        configuration.instanceId = prefix
+        configuration.sessionTimeoutMs = 6_000
+        configuration.bulkLanes = 1
+        configuration.expressLanes = 1
+        configuration.planner.bulkTaskCount = 4
+        configuration.planner.narrowSlotLimit = 3
+        configuration.scanCount = 100
+        configuration.lagSampleInterval = .seconds(3_600)
+        configure(&configuration)
+        self.configuration = configuration
+        pool = RedisConnectionPool(configuration: configuration.redis, size: 2)
+        index = RegistrationIndex(pool: pool, layout: configuration.layout)
+        try await TopicProvisioner(topics: topics, bootstrapServers: broker.bootstrapServers).provision()
+    }
+
+    static var logger: Logger {
+        var logger = Logger(label: "herald.test")
+        logger.logLevel = ProcessInfo.processInfo.environment["HERALD_TEST_LOG"].flatMap(Logger.Level.init(rawValue:)) ?? .warning
+        return logger
+    }
+
+    // MARK: Roles
+
+    func startRoles(planner runPlanner: Bool = true, fanout runFanout: Bool = true) {
+        if runPlanner {
+            let service = PlannerService(configuration: configuration, logger: Self.logger)
+            planner = service
+            running.append(Task { try await service.run() })
+        }
+        if runFanout {
+            let service = FanoutService(configuration: configuration, logger: Self.logger)
+            fanout = service
+            running.append(Task { try await service.run() })
+        }
+    }
+
+    /// Graceful stop: each role finishes its batch, commits and leaves its group.
+    func stopRoles() async throws {
+        planner?.stop()
+        fanout?.stop()
+        for task in running { try await task.value }
+        running = []
+        planner = nil
+        fanout = nil
+    }
+
+    func shutdown() async {
+        try? await stopRoles()
+        await publisher?.shutdown(flushTimeout: .seconds(2))
+        pool.shutdown()
+        broker.stop()
+        redis.stop()
+    }
+
+    // MARK: Registrations
+
+    func seed(_ registrations: [Registration]) async throws {
+        var start = 0
+        while start < registrations.count {
+            let chunk = registrations[start..<min(start + 500, registrations.count)]
+            _ = try await index.apply(chunk.map { .registration(IndexedRegistration($0)) })
+            start += 500
+        }
+    }
+
+    // MARK: Events
+
+    func publish(_ event: NotificationEvent) async throws -> String {
+        let publisher = EventPublisher(producer: try producer(), topics: configuration.topics)
+        return try await publisher.publish(event).eventId
+    }
+
+    /// Produces raw bytes to the events topic, as a newsroom system might.
+    func publishRaw(_ bytes: [UInt8]?, key: String? = nil) async throws {
+        try await producer().send(KafkaOutgoingMessage(topic: configuration.topics.events, key: key.map { Array($0.utf8) }, value: bytes))
+    }
+
+    private func producer() throws -> KafkaProducer {
+        if let publisher { return publisher }
+        var settings = KafkaProducerConfiguration(bootstrapServers: broker.bootstrapServers)
+        settings.lingerMs = 0
+        settings.extra = ["message.max.bytes": "2000000"]
+        let fresh = try KafkaProducer(configuration: settings, logger: Self.logger)
+        publisher = fresh
+        return fresh
+    }
+
+    // MARK: Observing
+
+    /// Waits until `herald:status:<id>` holds a final state.
+    func finalStatus(_ eventId: String, timeout: Duration = .seconds(60)) async throws -> StatusRecord {
+        let reader = StatusReader(pool: pool, layout: configuration.layout)
+        let deadline = ContinuousClock.now + timeout
+        while ContinuousClock.now < deadline {
+            if let status = try await reader.status(eventId: eventId), status.state.isTerminal { return status }
+            try await Task.sleep(for: .milliseconds(50))
+        }
+        throw HarnessTimeout(message: "event \(eventId) did not reach a final status within \(timeout)")
+    }
+
+    /// Every committed record of `topic` (optionally one event's).
+    func records(_ topic: String, eventId: String? = nil) async throws -> [KafkaMessage] {
+        var tail = RecordTail(topic: topic, bootstrapServers: broker.bootstrapServers)
+        tail.eventId = eventId
+        var records: [KafkaMessage] = []
+        for try await record in tail.records(logger: Self.logger) { records.append(record) }
+        return records
+    }
+
+    func deliveries(eventId: String) async throws -> [DeliveryRecord] {
+        try await records(configuration.topics.deliveries, eventId: eventId).compactMap { message in
+            guard let value = message.value else { return nil }
+            let record = try DeliveryRecord.decode(value)
+            return record.eventId == eventId ? record : nil
+        }
+    }
+}
+
+/// A registration for tests: a template one (`language` picks `News_<language>`) or native.
+func testRegistration(
+    _ id: String, platform: Platform = .apns, tags: [String], language: String? = "English", expiresAt: Date? = nil
+) -> Registration {
+    let handle = platform == .apns ? String(repeating: "ab", count: 32) : "fcm-token-\(id)"
+    var template: RegistrationTemplate?
+    if let language {
+        let body = platform == .apns
+            ? #"{"aps":{"alert":"$(News_\#(language))"},"inAppMessage":"$(News_\#(language))"}"#
+            : #"{"message":{"notification":{"body":"$(News_\#(language))"}}}"#
+        template = RegistrationTemplate(name: "news\(language)", body: body)
+    }
+    return Registration(registrationId: id, platform: platform, handle: handle, tags: tags, template: template, expiresAt: expiresAt, version: 1)
+}
+
+struct HarnessTimeout: Error, CustomStringConvertible {
+    var message: String
+    var description: String { message }
+}

@@ -1,0 +1,99 @@
+import Foundation
+import HeraldDomain
+@testable import HeraldPipeline
+import Testing
+
+@Suite("Planning")
+struct PlanningTests {
+    @Test(arguments: [(256, 24), (256, 1), (10, 3), (5, 8), (1, 4)])
+    func slotRangesCoverEverySlotOnceAndDifferByAtMostOne(slots: Int, parts: Int) {
+        let ranges = SlotRange.split(slotCount: slots, into: parts)
+        #expect(ranges.count == min(slots, parts))
+        #expect(ranges.flatMap { Array($0) } == Array(0..<slots))
+        let sizes = ranges.map(\.count)
+        #expect(sizes.max()! - sizes.min()! <= 1)
+    }
+
+    @Test(arguments: [
+        ("a", ["a"], true),
+        ("a", ["b"], false),
+        ("a && b", ["a"], false),
+        ("a && b", ["a", "b"], true),
+        ("a || b", ["b"], true),
+        ("a && !b", ["a", "b"], true),  // the set of b may not cover a's members
+        ("(a || b) && !(c && d)", ["c", "d"], false),
+        ("$UserId:{alice}", ["$UserId:{alice}"], true),
+    ])
+    func slotCandidateTest(expression: String, present: [String], expected: Bool) throws {
+        let parsed = try TagExpression.parse(expression)
+        #expect(SlotCandidates.mayMatch(parsed, present: Set(present).contains) == expected)
+    }
+
+    @Test(arguments: ["!Sports", "!a || b", "a || !b"])
+    func expressionsMatchingWithoutTagsAreNotProbed(expression: String) throws {
+        let event = NotificationEvent(id: "e", audience: .expression(try TagExpression.parse(expression), source: expression))
+        #expect(FanoutPlanner().tagsToProbe(event) == nil)
+        #expect(FanoutPlanner().tagsToProbe(NotificationEvent(id: "b")) == nil)
+    }
+
+    @Test func positiveTagsSkipNegatedOnes() throws {
+        #expect(SlotCandidates.positiveTags(of: try TagExpression.parse("(a || b) && !c && (a || d)")) == ["a", "b", "d"])
+    }
+
+    @Test func expiredEventGetsNoTasks() {
+        let now = Date()
+        let event = NotificationEvent(id: "e", expiresAt: now.addingTimeInterval(-1))
+        #expect(FanoutPlanner().plan(event, eventId: "e", candidateSlots: nil, now: now) == .expired)
+    }
+
+    @Test func narrowEventBecomesExpressTasksOverRunsOfCandidateSlots() throws {
+        var configuration = FanoutPlanner.Configuration()
+        configuration.slotCount = 256
+        configuration.narrowSlotLimit = 8
+        let planner = FanoutPlanner(configuration: configuration)
+        let event = NotificationEvent(id: "e", audience: .expression(.tag("$UserId:{alice}"), source: "$UserId:{alice}"))
+        let plan = planner.plan(event, eventId: "e", candidateSlots: [3, 4, 200], now: Date())
+        guard case .tasks(let tasks, let lane) = plan else {
+            Issue.record("expected tasks, got \(plan)")
+            return
+        }
+        #expect(lane == .express)
+        #expect(tasks.map(\.slots) == [3..<5, 200..<201])
+        #expect(tasks.map(\.taskIndex) == [0, 1])
+        #expect(tasks.allSatisfy { $0.taskCount == 2 && $0.eventId == "e" })
+    }
+
+    @Test func wideEventBecomesBulkChunksWithoutChunksThatHaveNoCandidate() {
+        var configuration = FanoutPlanner.Configuration()
+        configuration.slotCount = 16
+        configuration.bulkTaskCount = 4
+        configuration.narrowSlotLimit = 2
+        let planner = FanoutPlanner(configuration: configuration)
+        let broadcast = planner.plan(NotificationEvent(id: "b"), eventId: "b", candidateSlots: nil, now: Date())
+        #expect(broadcast.tasks.map(\.slots) == [0..<4, 4..<8, 8..<12, 12..<16])
+        guard case .tasks(_, let lane) = broadcast else { return }
+        #expect(lane == .bulk)
+
+        let partial = planner.plan(NotificationEvent(id: "p"), eventId: "p", candidateSlots: [1, 2, 13], now: Date())
+        #expect(partial.tasks.map(\.slots) == [0..<4, 12..<16])
+        #expect(partial.tasks.map(\.taskCount) == [2, 2])
+
+        let nobody = planner.plan(NotificationEvent(id: "n"), eventId: "n", candidateSlots: [], now: Date())
+        #expect(nobody.tasks.isEmpty)
+    }
+
+    @Test func nextOffsetsTakeTheLastRecordPerPartition() {
+        let batch = [
+            KafkaMessageFixture.make("t", 0, 5), KafkaMessageFixture.make("t", 1, 9),
+            KafkaMessageFixture.make("t", 0, 7), KafkaMessageFixture.make("u", 0, 1),
+        ]
+        let offsets = TransactionalLoop.nextOffsets(batch).map(\.description)
+        #expect(offsets == ["t[0]@8", "t[1]@10", "u[0]@2"])
+    }
+
+    @Test func assignedEventIdsAreValidIdentifiers() {
+        let ids = (0..<100).map { _ in EventPublisher.newEventId() }
+        #expect(Set(ids).count == 100)
+        for id in ids { #expect(IdentifierRules.eventIdProblem(id) == nil) }
+    }
+}
