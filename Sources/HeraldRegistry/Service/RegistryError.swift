@@ -42,5 +42,7 @@ public struct RegistryError: Error, Sendable, CustomStringConvertible {
         self.currentVersion = currentVersion
     }
 
-    public var description: String { "\(code): \(message)" }
+    public var description: String {
+        ([("\(code): \(message)")] + issues.map { "  \($0)" }).joined(separator: "\n")
+    }
 }

@@ -1,0 +1,162 @@
+import Foundation
+import HeraldKafka
+import Logging
+import Metrics
+import ServiceLifecycle
+import Synchronization
+
+/// The indexer role: consumes `herald.registrations` in a consumer group and applies every
+/// change to Redis, then commits. Scaling is more members in the same group.
+///
+/// Each batch is one poll, one pipeline of version-checked Lua applies and one commit of the
+/// batch's offsets, made only after Redis answered: a crash between apply and commit replays
+/// the batch, which the version checks turn into no-ops. Every `sweepInterval` the indexer
+/// also removes expired registrations. On graceful shutdown it finishes the batch in hand,
+/// commits it and leaves the group.
+public final class RegistrationIndexer: Service, Sendable {
+    /// What the indexer has done since it started.
+    public struct Statistics: Sendable, Hashable {
+        public var applied = 0
+        /// Changes older than (or equal to) what Redis held, and unreadable records.
+        public var ignored = 0
+        public var expired = 0
+        public var batches = 0
+    }
+
+    public let configuration: RegistryConfiguration
+    public let consumerConfiguration: KafkaConsumerConfiguration
+    public let index: RegistrationIndex
+    private let logger: Logger
+    private let state = Mutex(Statistics())
+    private let appliedCounter = Counter(label: "herald_registrations_applied_total")
+    private let ignoredCounter = Counter(label: "herald_registrations_ignored_total")
+    private let expiredCounter = Counter(label: "herald_registrations_expired_total")
+
+    /// - Parameter consumerConfiguration: broker address and client settings; the group is
+    ///   `configuration.indexerGroup` unless one is set here.
+    public init(
+        configuration: RegistryConfiguration, consumerConfiguration: KafkaConsumerConfiguration,
+        index: RegistrationIndex, logger: Logger = Logger(label: "herald.registry.indexer")
+    ) {
+        self.configuration = configuration
+        var consumer = consumerConfiguration
+        if consumer.groupId == nil { consumer.groupId = configuration.indexerGroup }
+        consumer.enableAutoCommit = false
+        consumer.autoOffsetReset = .earliest
+        consumer.maxPollRecords = max(consumer.maxPollRecords, configuration.indexerBatchSize)
+        self.consumerConfiguration = consumer
+        self.index = index
+        self.logger = logger
+    }
+
+    public var statistics: Statistics { state.withLock { $0 } }
+
+    public func run() async throws {
+        try await index.checkMeta()
+        let consumer = try KafkaConsumer(configuration: consumerConfiguration, logger: logger)
+        try consumer.subscribe(topics: [configuration.registrationsTopic])
+        logger.info("indexer started", metadata: [
+            "topic": "\(configuration.registrationsTopic)", "group": "\(consumerConfiguration.groupId ?? "")",
+        ])
+        var nextSweep = ContinuousClock.now
+        do {
+            while !Task.isShuttingDownGracefully && !Task.isCancelled {
+                let batch = try await consumer.pollBatch(
+                    maxMessages: configuration.indexerBatchSize, timeout: .milliseconds(250)
+                )
+                if !batch.isEmpty {
+                    guard try await applyWithRetry(batch) else { break }
+                    await commit(batch, consumer: consumer)
+                }
+                if ContinuousClock.now >= nextSweep {
+                    await sweep()
+                    nextSweep = ContinuousClock.now.advanced(by: .seconds(configuration.sweepInterval))
+                }
+            }
+        } catch {
+            try? await consumer.close()
+            throw error
+        }
+        try await consumer.close()
+        logger.info("indexer stopped", metadata: ["applied": "\(statistics.applied)", "ignored": "\(statistics.ignored)"])
+    }
+
+    /// Applies a batch, retrying Redis failures with backoff. False when shutdown came first
+    /// (the batch is then neither applied for sure nor committed; the next owner replays it).
+    private func applyWithRetry(_ batch: [KafkaMessage]) async throws -> Bool {
+        let (changes, unreadable) = RegistryChange.decode(batch, logger: logger)
+        var delay = Duration.milliseconds(100)
+        while true {
+            do {
+                let flags = try await index.apply(changes)
+                let applied = flags.count(where: { $0 })
+                let ignored = flags.count - applied + unreadable
+                state.withLock {
+                    $0.applied += applied
+                    $0.ignored += ignored
+                    $0.batches += 1
+                }
+                appliedCounter.increment(by: applied)
+                ignoredCounter.increment(by: ignored)
+                return true
+            } catch {
+                logger.warning("applying a batch to Redis failed; retrying", metadata: [
+                    "records": "\(batch.count)", "error": "\(error)",
+                ])
+                if Task.isShuttingDownGracefully || Task.isCancelled { return false }
+                try? await Task.sleep(for: delay)
+                delay = min(delay * 2, .seconds(5))
+            }
+        }
+    }
+
+    /// Commits the offset after the last record of each partition in the batch. A failed
+    /// commit (for example during a rebalance) is logged: the records are replayed later,
+    /// harmlessly.
+    private func commit(_ batch: [KafkaMessage], consumer: KafkaConsumer) async {
+        var next: [KafkaTopicPartition: Int64] = [:]
+        for message in batch {
+            next[message.topicPartition] = max(next[message.topicPartition] ?? 0, message.offset + 1)
+        }
+        let offsets = next.map { KafkaTopicPartitionOffset(topic: $0.key.topic, partition: $0.key.partition, offset: $0.value) }
+        do {
+            try await consumer.commit(offsets)
+        } catch {
+            logger.warning("committing indexer offsets failed; the records will be applied again", metadata: ["error": "\(error)"])
+        }
+    }
+
+    private func sweep() async {
+        do {
+            let removed = try await index.sweepExpired(batchPerSlot: configuration.sweepBatchPerSlot)
+            if removed > 0 {
+                state.withLock { $0.expired += removed }
+                expiredCounter.increment(by: removed)
+                logger.debug("expired registrations removed", metadata: ["count": "\(removed)"])
+            }
+        } catch {
+            logger.warning("expiry sweep failed", metadata: ["error": "\(error)"])
+        }
+    }
+}
+
+extension RegistryChange {
+    /// The changes of a batch, in order, and the number of records that could not be read
+    /// (logged and skipped: one bad record must not stop the index).
+    static func decode(_ batch: [KafkaMessage], logger: Logger) -> (changes: [RegistryChange], unreadable: Int) {
+        var changes: [RegistryChange] = []
+        changes.reserveCapacity(batch.count)
+        var unreadable = 0
+        for message in batch {
+            do {
+                changes.append(try RegistryChange(message: message))
+            } catch {
+                unreadable += 1
+                logger.error("skipping unreadable registry record", metadata: [
+                    "partition": "\(message.partition)", "offset": "\(message.offset)", "error": "\(error.message)",
+                ])
+            }
+        }
+        return (changes, unreadable)
+    }
+}

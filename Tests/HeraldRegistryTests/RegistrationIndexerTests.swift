@@ -1,0 +1,106 @@
+import Foundation
+import HeraldDomain
+import HeraldKafka
+import HeraldTestSupport
+import ServiceLifecycle
+import Testing
+@testable import HeraldRegistry
+
+@Suite("Indexer and reindex on a real broker and Redis")
+struct RegistrationIndexerTests {
+    @Test("the indexer rebuilds what the API wrote, ignores replays; reindex after a wipe reproduces the digest")
+    func indexerAndReindex() async throws {
+        let broker = try TestBroker()
+        let apiRedis = try TestRedis()
+        let indexerRedis = try TestRedis()
+        let configuration = RegistryFixtures.configuration()
+        let service = try await RegistryFixtures.service(broker: broker, redis: apiRedis, configuration: configuration)
+
+        // A history with updates, deletes, expiry and installations.
+        var ids: [String] = []
+        for number in 0..<12 {
+            let id = service.issueRegistrationId()
+            ids.append(id)
+            let expiry: Date? = number == 5 ? Date().addingTimeInterval(3) : nil
+            _ = try await service.put(RegistryFixtures.registration(id, tags: ["T\(number % 4)", "All"], expiresAt: expiry), expectedVersion: nil)
+        }
+        let updated = try await service.put(RegistryFixtures.registration(ids[0], tags: ["Changed"]), expectedVersion: nil)
+        try await service.delete(id: ids[1], expectedVersion: nil)
+        let body = #"{"aps":{"alert":"$(News_English)"}}"#
+        _ = try await service.putInstallation(Installation(
+            installationId: "inst-1", platform: .apns, pushChannel: RegistryFixtures.token(3), tags: ["World"], userId: "alice",
+            templates: ["news": InstallationTemplate(body: body), "extra": InstallationTemplate(body: body, tags: ["X"])]
+        ), expectedVersion: nil)
+        _ = try await service.putInstallation(Installation(
+            installationId: "inst-1", platform: .apns, pushChannel: RegistryFixtures.token(3), tags: ["World"], userId: "alice",
+            templates: ["news": InstallationTemplate(body: body)]
+        ), expectedVersion: nil)
+        // A replay of an old version, as a retried or duplicated record would be.
+        let old = RegistryChange.registration(IndexedRegistration(RegistryFixtures.registration(ids[0], tags: ["Stale"], version: updated.version - 1)))
+        try await service.log.write(old)
+
+        let indexerIndex = RegistrationIndex(pool: RegistryFixtures.pool(indexerRedis), layout: configuration.layout)
+        let indexer = RegistrationIndexer(
+            configuration: configuration, consumerConfiguration: RegistryFixtures.consumerConfiguration(broker), index: indexerIndex
+        )
+        let expectedRecords = 12 + 2 + 3 + 3 + 1  // puts, update, delete, installation (2 regs + doc), (1 reg + tombstone + doc), replay
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            let serviceGroup = ServiceGroup(services: [indexer], logger: .init(label: "test"))
+            group.addTask { try await serviceGroup.run() }
+            try await RegistryFixtures.eventually("the indexer to consume every record") {
+                let statistics = indexer.statistics
+                return statistics.applied + statistics.ignored >= expectedRecords
+            }
+            // The registration with a 3 s expiry drops out: either it had expired when the indexer
+            // applied it (not indexed) or a periodic sweep removed it. The API side is swept below.
+            try await RegistryFixtures.eventually("the expiring registration to be swept", seconds: 20) {
+                try await indexerIndex.idsWithTag("All").count == 10
+            }
+            await serviceGroup.triggerGracefulShutdown()
+            try await group.waitForAll()
+        }
+        #expect(indexer.statistics.ignored >= 1)
+        #expect(try await indexerIndex.idsWithTag("Stale") == [])
+        #expect(try await indexerIndex.idsWithTag("Changed") == [ids[0]])
+        #expect(try await indexerIndex.idsWithTag("X") == [])
+        try await service.index.sweepExpired()
+
+        let apiDigest = try await service.index.digest()
+        let indexerDigest = try await indexerIndex.digest()
+        #expect(indexerDigest.differences(from: apiDigest) == [])
+        #expect(indexerDigest == apiDigest)
+
+        try await indexerIndex.wipe(private: indexerRedis.canRestart)
+        #expect(try await indexerIndex.digest().keyCount == 0)
+        let reindexer = Reindexer(
+            configuration: configuration, consumerConfiguration: RegistryFixtures.consumerConfiguration(broker),
+            index: indexerIndex, batchSize: 7
+        )
+        let progress = ProgressLog()
+        let summary = try await reindexer.run { progress.record($0) }
+        #expect(summary.recordsRead == expectedRecords)
+        #expect(summary.applied + summary.deleted + summary.installations + summary.ignored == expectedRecords)
+        #expect(summary.installations == 2)
+        #expect(progress.last?.recordsRead == expectedRecords)
+        let rebuilt = try await indexerIndex.digest()
+        #expect(rebuilt.differences(from: apiDigest) == [])
+        #expect(rebuilt == apiDigest)
+    }
+}
+
+final class ProgressLog: @unchecked Sendable {
+    private let lock = NSLock()
+    private var entries: [Reindexer.Progress] = []
+
+    func record(_ progress: Reindexer.Progress) {
+        lock.lock()
+        entries.append(progress)
+        lock.unlock()
+    }
+
+    var last: Reindexer.Progress? {
+        lock.lock()
+        defer { lock.unlock() }
+        return entries.last
+    }
+}
