@@ -53,7 +53,7 @@ public struct APIRunner: Sendable {
         if configuration.policies.isEmpty {
             logger.warning("no shared-access policies configured (HERALD_POLICIES): every /v1 request will get 401")
         }
-        return await buildApplication(
+        return try await buildApplication(
             services: services, configuration: configuration, prometheus: registry, logger: logger
         )
     }

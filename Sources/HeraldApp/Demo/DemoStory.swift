@@ -29,14 +29,14 @@ struct DemoStory: Service {
             try await tell()
         } catch {
             print("\nThe demo failed: \(error)")
-            if !keepRunning { raise(SIGTERM) }
+            if !keepRunning { kill(getpid(), SIGTERM) }
             throw error
         }
         if keepRunning {
             print("\nHerald keeps running: API on \(client.baseURL.absoluteString), worker roles planner, fanout, indexer.")
             print("Try: herald tail deliveries --follow   (in another terminal).  Ctrl-C stops everything cleanly.")
         } else {
-            raise(SIGTERM)
+            kill(getpid(), SIGTERM)
         }
         try? await gracefulShutdown()
     }
