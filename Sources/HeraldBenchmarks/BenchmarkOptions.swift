@@ -1,0 +1,57 @@
+/// What one `herald bench` run measures. Defaults finish in a few minutes on a 2-core machine.
+public struct BenchmarkOptions: Sendable {
+    /// Registrations of the main population (broadcast, expression event, latency).
+    public var registrations: Int = 1_000_000
+    /// Populations whose worker peak RSS is measured during a broadcast. The main population
+    /// is reused when its size is listed; other sizes get their own short phase.
+    public var memorySizes: [Int] = [100_000, 1_000_000]
+    /// Worker processes spawned for the pipeline phases.
+    public var workers: Int = 1
+    /// Partitions of the task and delivery topics (and of the ceiling topic).
+    public var partitions: Int = 8
+    /// Records the broker-ceiling phase writes.
+    public var ceilingRecords: Int = 400_000
+
+    public var runMicro: Bool = true
+    public var runCeiling: Bool = true
+    public var runBroadcast: Bool = true
+    public var runLatency: Bool = true
+    public var runMemory: Bool = true
+    /// Produce the population to a registrations topic and time `herald reindex` of it.
+    public var runReindex: Bool = false
+
+    /// How registrations reach Redis: through the indexer's Lua apply script, or the
+    /// bulk loader (checked against the Lua path on a small population first).
+    public var seedPath: SeedPath = .lua
+    /// Changes per Redis pipeline while seeding.
+    public var seedBatch: Int = 2_000
+    /// Threads (each with its own Redis connection) building and sending seed pipelines.
+    public var seedThreads: Int = 2
+
+    /// Targeted (one-recipient) events per second and how long each latency run lasts.
+    public var latencyRate: Int = 20
+    public var latencySeconds: Int = 10
+
+    /// The tag expression of the narrower wide event.
+    public var expression: String = "(World || Politics) && !Sports"
+
+    /// Repetitions of each micro-benchmark; the median is reported.
+    public var microRuns: Int = 7
+
+    /// Worker processes are given this long to join their groups and finish a warm-up event.
+    public var warmupTimeoutSeconds: Int = 90
+    /// Upper bound for one fan-out to be fully observed before the run reports a timeout.
+    public var eventTimeoutSeconds: Int = 300
+
+    /// Keep topics and Redis keys afterwards (for inspection).
+    public var keepData: Bool = false
+    /// Seed of the population generator: the same seed gives the same registrations.
+    public var populationSeed: UInt64 = 0x4845_5241_4c44
+
+    public init() {}
+
+    public enum SeedPath: String, Sendable, CaseIterable {
+        case lua
+        case bulk
+    }
+}

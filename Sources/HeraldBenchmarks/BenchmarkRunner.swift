@@ -1,0 +1,152 @@
+import Foundation
+import HeraldPipeline
+import HeraldRedis
+import HeraldRegistry
+import Logging
+
+/// Runs the phases `BenchmarkOptions` selects, in an order that keeps them from disturbing
+/// each other (micro-benchmarks on a quiet machine, the broker ceiling before any worker
+/// exists, small populations before the large one fills Redis), and writes the report.
+public struct BenchmarkRunner: Sendable {
+    public let options: BenchmarkOptions
+    public let environment: BenchmarkEnvironment
+    /// Unique per run: part of every topic, consumer, transactional id and Redis prefix.
+    public let runId: String
+
+    public init(options: BenchmarkOptions, environment: BenchmarkEnvironment, runId: String = BenchmarkRunner.newRunId()) {
+        self.options = options
+        self.environment = environment
+        self.runId = runId
+    }
+
+    public static func newRunId() -> String {
+        let formatter = DateFormatter()
+        formatter.locale = Locale(identifier: "en_US_POSIX")
+        formatter.timeZone = TimeZone(identifier: "UTC")
+        formatter.dateFormat = "yyyyMMdd-HHmmss"
+        return "bench-\(formatter.string(from: Date()))-\(UUID().uuidString.prefix(4).lowercased())"
+    }
+
+    public func names(_ phase: String) -> BenchmarkNames {
+        BenchmarkNames(topicPrefix: "\(runId).\(phase).", redisPrefix: "\(runId)-\(phase)")
+    }
+
+    /// Runs everything and returns the report and where its JSON was written.
+    public func run() async throws -> (BenchmarkReport, URL) {
+        let base = try environment.configuration(names("main"))
+        let redisInfo = await Self.redisServerInfo(base.redis)
+        var report = BenchmarkReport(
+            runId: runId, startedAt: ISO8601DateFormatter().string(from: Date()),
+            machine: MachineDescription.current(bootstrapServers: base.bootstrapServers, redisVersion: redisInfo.version),
+            settings: BenchmarkReport.Settings(
+                registrations: options.registrations, memorySizes: options.memorySizes, workers: options.workers,
+                bulkLanesPerWorker: base.bulkLanes, expressLanesPerWorker: base.expressLanes,
+                partitions: Int(base.topics.deliveriesPartitions), slots: base.layout.slotCount,
+                tasksPerBroadcast: base.planner.bulkTaskCount, lingerMs: base.deliveryLingerMs,
+                compression: base.deliveryCompression.rawValue, seedPath: options.seedPath.rawValue
+            )
+        )
+        let machine = report.machine
+        Console.say("herald bench \(runId): \(machine.processors) CPUs (\(machine.cpuModel)), load \(machine.loadAverageAtStart), librdkafka \(machine.librdkafka), \(machine.broker), Redis \(machine.redis)")
+
+        if options.runMicro {
+            Console.say("== micro-benchmarks")
+            report.micro = try MicroBenchmarks(runs: options.microRuns).run()
+            for result in report.micro { Console.say("  \(result.name): \(Console.fixed(result.nanosecondsPerOperation)) ns/op") }
+        }
+
+        if options.runBroadcast || options.runMemory || options.runLatency || options.runCeiling {
+            try await populationPhases(base: base, redisPID: redisInfo.pid, report: &report)
+        }
+
+        report.finishedAt = ISO8601DateFormatter().string(from: Date())
+        report.notes.append(contentsOf: Self.standingNotes)
+        let url = try write(report)
+        return (report, url)
+    }
+
+    private func populationPhases(base: PipelineConfiguration, redisPID: Int32?, report: inout BenchmarkReport) async throws {
+        let brokerPID = MachineDescription.brokerPID(base.bootstrapServers)
+        let mainSize = options.registrations
+        let mainPopulation = SeedPopulation(count: mainSize, seed: options.populationSeed)
+
+        if options.runCeiling {
+            Console.say("== broker ceiling")
+            let producers = max(1, options.workers * base.bulkLanes)
+            let ceiling = try await BrokerCeiling(
+                configuration: base, topic: "\(runId).ceiling.deliveries", partitions: Int(base.topics.deliveriesPartitions),
+                records: options.ceilingRecords, producers: producers, transactions: base.planner.bulkTaskCount,
+                population: mainPopulation, logger: environment.logger
+            ).run()
+            report.ceiling = ceiling
+            Console.say("  transactional: \(Console.count(Int(ceiling.transactionalPerSecond))) records/s; idempotent: \(Console.count(Int(ceiling.idempotentPerSecond))) records/s (\(Console.fixed(ceiling.averageRecordBytes, 0)) B/record, \(producers) producers)")
+        }
+
+        if options.seedPath == .bulk {
+            Console.say("== bulk loader identity check")
+            let outcome = try await SeedIdentityCheck(
+                redis: base.redis, slotCount: base.layout.slotCount, prefix: "\(runId)-identity", logger: environment.logger
+            ).run(seed: options.populationSeed)
+            Console.say("  \(outcome.keys) keys, identical: \(outcome.identical)")
+            guard outcome.identical else {
+                throw BenchmarkError("the bulk loader's keys differ from the Lua apply path's: \(outcome.differences)", code: "bulk_not_identical")
+            }
+            report.seeding.append(BenchmarkReport.Seeding(population: outcome.registrations, summary: PopulationSeeder.Summary(
+                registrations: outcome.registrations, path: "identity check", seconds: 0, perSecond: 0
+            ), identityCheck: outcome, cpu: nil))
+        }
+
+        let ceilingPerSecond = report.ceiling?.transactionalPerSecond
+        if options.runMemory {
+            for size in options.memorySizes.sorted() where size != mainSize {
+                let names = names("r\(size)")
+                let phase = PopulationPhase(
+                    population: SeedPopulation(count: size, seed: options.populationSeed), isMain: false, names: names,
+                    configuration: try environment.configuration(names), options: options, environment: environment,
+                    ceilingPerSecond: ceilingPerSecond, redisPID: redisPID, brokerPID: brokerPID
+                )
+                try await phase.run(into: &report)
+            }
+        }
+        if options.runBroadcast || options.runLatency {
+            let names = names("main")
+            let phase = PopulationPhase(
+                population: mainPopulation, isMain: true, names: names, configuration: try environment.configuration(names),
+                options: options, environment: environment, ceilingPerSecond: ceilingPerSecond, redisPID: redisPID, brokerPID: brokerPID
+            )
+            try await phase.run(into: &report)
+        }
+    }
+
+    private func write(_ report: BenchmarkReport) throws -> URL {
+        try FileManager.default.createDirectory(at: environment.resultsDirectory, withIntermediateDirectories: true)
+        let url = environment.resultsDirectory.appendingPathComponent("\(runId.replacingOccurrences(of: "bench-", with: "")).json")
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
+        try encoder.encode(report).write(to: url)
+        return url
+    }
+
+    /// Redis version and (when it runs on this machine) its process id, from `INFO server`.
+    static func redisServerInfo(_ configuration: RedisConfiguration) async -> (version: String, pid: Int32?) {
+        let connection = RedisConnection(configuration: configuration)
+        defer { connection.close() }
+        guard let info = try? await connection.send(.info("server")).string else { return ("unknown", nil) }
+        var fields: [String: String] = [:]
+        for line in info.split(whereSeparator: \.isNewline) {
+            let parts = line.split(separator: ":", maxSplits: 1)
+            if parts.count == 2 { fields[String(parts[0])] = String(parts[1]) }
+        }
+        var pid = fields["process_id"].flatMap { Int32($0) }
+        // Only a local process can be measured: check that the pid is a redis-server here.
+        if let candidate = pid, !((try? String(contentsOfFile: "/proc/\(candidate)/cmdline", encoding: .utf8)) ?? "").contains("redis") {
+            pid = nil
+        }
+        return (fields["redis_version"].map { "\($0)" } ?? "unknown", pid)
+    }
+
+    static let standingNotes = [
+        "Latency and fan-out times are measured from the publisher's clock at publish to the moment this process's read_committed consumer was handed the delivery (the consumer runs on the same machine and its CPU is counted under `benchmark`).",
+        "The broker ceiling uses the fan-out's delivery-producer settings (idempotent, acks=all, linger, compression, batch sizes) with as many producers as the workers have bulk lanes and as many transactions as a broadcast has tasks.",
+    ]
+}

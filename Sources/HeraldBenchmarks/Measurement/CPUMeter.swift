@@ -1,0 +1,38 @@
+import Foundation
+
+/// CPU seconds of every party of a measurement (workers, broker, Redis, this process, the
+/// whole machine), read before and after it, so a report can say whether Herald, the broker,
+/// Redis or other work on a shared machine used the cores.
+struct CPUMeter: Sendable {
+    let brokerPID: Int32?
+    let redisPID: Int32?
+
+    struct Snapshot {
+        var at: ContinuousClock.Instant
+        var workers: Double
+        var broker: Double?
+        var redis: Double?
+        var benchmark: Double
+        var machine: Double?
+    }
+
+    func snapshot(workers: [WorkerProcess]) -> Snapshot {
+        Snapshot(
+            at: .now, workers: workers.compactMap(\.cpuSeconds).reduce(0, +),
+            broker: brokerPID.flatMap { ProcessProbe.cpuSeconds(pid: $0) },
+            redis: redisPID.flatMap { ProcessProbe.cpuSeconds(pid: $0) },
+            benchmark: ProcessProbe.cpuSeconds(pid: getpid()) ?? 0,
+            machine: ProcessProbe.machineBusySeconds()
+        )
+    }
+
+    func account(_ before: Snapshot, _ after: Snapshot) -> BenchmarkReport.CPUAccount {
+        func difference(_ a: Double?, _ b: Double?) -> Double? { a.flatMap { a in b.map { $0 - a } } }
+        return BenchmarkReport.CPUAccount(
+            wallSeconds: (after.at - before.at).seconds, workers: after.workers - before.workers,
+            broker: difference(before.broker, after.broker), redis: difference(before.redis, after.redis),
+            benchmark: after.benchmark - before.benchmark, machine: difference(before.machine, after.machine),
+            cpuPressure: ProcessProbe.cpuPressure()
+        )
+    }
+}

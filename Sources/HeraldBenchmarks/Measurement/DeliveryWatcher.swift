@@ -1,0 +1,121 @@
+import Foundation
+import HeraldKafka
+import Logging
+import Synchronization
+
+/// Reads `herald.deliveries` as a downstream sender would (`read_committed`, every
+/// partition) and keeps, per event id, how many deliveries it has seen and when it saw the
+/// first and the last. "Seen" is the moment a poll handed the record to this process, so a
+/// figure measured here is what a consumer of the topic experiences.
+///
+/// It assigns partitions instead of joining a group: no rebalance wait, nothing committed.
+final class DeliveryWatcher: Sendable {
+    struct EventStats: Sendable, Hashable {
+        var count = 0
+        var firstSeen: Date?
+        var lastSeen: Date?
+    }
+
+    private let consumer: KafkaConsumer
+    private let events = Mutex<[String: EventStats]>([:])
+    private let total = Atomic<Int>(0)
+    private let stopping = Atomic<Bool>(false)
+    private let loop = Mutex<Task<Void, Never>?>(nil)
+    private let logger: Logger
+
+    init(bootstrapServers: String, topic: String, partitions: Int, extra: [String: String] = [:], logger: Logger) throws {
+        var configuration = KafkaConsumerConfiguration(bootstrapServers: bootstrapServers)
+        configuration.clientId = "herald-bench-watcher"
+        configuration.isolationLevel = .readCommitted
+        configuration.maxPollRecords = 10_000
+        // Latency resolution: an idle fetch returns after at most this long.
+        configuration.fetchWaitMaxMs = 5
+        configuration.extra = extra
+        consumer = try KafkaConsumer(configuration: configuration, logger: logger)
+        try consumer.assign((0..<Int32(partitions)).map {
+            KafkaTopicPartitionOffset(topic: topic, partition: $0, offset: KafkaTopicPartitionOffset.beginning)
+        })
+        self.logger = logger
+    }
+
+    func start() {
+        let task = Task { [self] in
+            while !stopping.load(ordering: .relaxed) {
+                do {
+                    let batch = try await consumer.pollBatch(maxMessages: 10_000, timeout: .milliseconds(50))
+                    if !batch.isEmpty { record(batch, at: Date()) }
+                } catch {
+                    if stopping.load(ordering: .relaxed) { break }
+                    logger.warning("delivery watcher poll failed: \(error)")
+                    try? await Task.sleep(for: .milliseconds(50))
+                }
+            }
+        }
+        loop.withLock { $0 = task }
+    }
+
+    func stop() async {
+        stopping.store(true, ordering: .relaxed)
+        let task = loop.withLock { $0 }
+        await task?.value
+        try? await consumer.close()
+    }
+
+    var recordsSeen: Int { total.load(ordering: .relaxed) }
+
+    func stats(_ eventId: String) -> EventStats {
+        events.withLock { $0[eventId] } ?? EventStats()
+    }
+
+    /// Waits until `expected` deliveries of `eventId` were seen; throws after `timeout` with
+    /// what was seen so far.
+    func waitFor(eventId: String, expected: Int, timeout: Duration) async throws -> EventStats {
+        let deadline = ContinuousClock.now + timeout
+        while true {
+            let current = stats(eventId)
+            if current.count >= expected { return current }
+            if ContinuousClock.now >= deadline {
+                throw BenchmarkError(
+                    "event \(eventId): saw \(current.count) of \(expected) expected deliveries within \(timeout)", code: "bench_timeout"
+                )
+            }
+            try await Task.sleep(for: .milliseconds(2))
+        }
+    }
+
+    private static let opening = Array(#"{"deliveryId":""#.utf8)
+
+    /// Counts the batch per event id. Consecutive records nearly always share an event, so
+    /// the id string is only built when it changes.
+    private func record(_ batch: [KafkaMessage], at now: Date) {
+        var counts: [String: Int] = [:]
+        var currentBytes: [UInt8] = []
+        var currentId = ""
+        for message in batch {
+            guard let value = message.value, let id = Self.eventIdBytes(value) else { continue }
+            if !currentBytes.elementsEqual(id) {
+                currentBytes = Array(id)
+                currentId = String(decoding: id, as: UTF8.self)
+            }
+            counts[currentId, default: 0] += 1
+        }
+        total.add(batch.count, ordering: .relaxed)
+        events.withLock { events in
+            for (id, count) in counts {
+                var stats = events[id] ?? EventStats()
+                stats.count += count
+                if stats.firstSeen == nil { stats.firstSeen = now }
+                stats.lastSeen = now
+                events[id] = stats
+            }
+        }
+    }
+
+    /// The event id at the start of a delivery record: `{"deliveryId":"<event>/...`.
+    static func eventIdBytes(_ value: [UInt8]) -> ArraySlice<UInt8>? {
+        guard value.count > opening.count, value[0..<opening.count].elementsEqual(opening) else { return nil }
+        let start = opening.count
+        guard let slash = value[start...].firstIndex(of: UInt8(ascii: "/")) else { return nil }
+        return value[start..<slash]
+    }
+}

@@ -1,0 +1,63 @@
+import Foundation
+
+/// Reads what Linux reports about a process: CPU time from `/proc/<pid>/stat`, memory from
+/// `/proc/<pid>/status` (`VmHWM` is the peak resident set size since the process started).
+enum ProcessProbe {
+    /// User plus system CPU seconds consumed so far.
+    static func cpuSeconds(pid: Int32) -> Double? {
+        guard let text = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
+              let close = text.lastIndex(of: ")")
+        else { return nil }
+        // Fields after the command name start at field 3 (state); utime and stime are 14 and 15.
+        let fields = text[text.index(after: close)...].split(separator: " ")
+        guard fields.count > 12, let user = Double(fields[11]), let system = Double(fields[12]) else { return nil }
+        return (user + system) / Double(sysconf(Int32(_SC_CLK_TCK)))
+    }
+
+    /// CPU seconds the whole machine spent busy (every core: user, nice, system, irq, softirq,
+    /// steal) since boot, from the first line of `/proc/stat`.
+    static func machineBusySeconds() -> Double? {
+        guard let text = try? String(contentsOfFile: "/proc/stat", encoding: .utf8),
+              let line = text.split(separator: "\n").first, line.hasPrefix("cpu ")
+        else { return nil }
+        let ticks = line.split(separator: " ").dropFirst().compactMap { Double($0) }
+        guard ticks.count >= 8 else { return nil }
+        let busy = ticks[0] + ticks[1] + ticks[2] + ticks[5] + ticks[6] + ticks[7]
+        return busy / Double(sysconf(Int32(_SC_CLK_TCK)))
+    }
+
+    /// Share of time (0...100) some runnable task waited for a CPU over the last 10 s
+    /// (`/proc/pressure/cpu`, `some avg10`): how contended the machine is.
+    static func cpuPressure() -> Double? {
+        guard let text = try? String(contentsOfFile: "/proc/pressure/cpu", encoding: .utf8),
+              let line = text.split(separator: "\n").first(where: { $0.hasPrefix("some") }),
+              let field = line.split(separator: " ").first(where: { $0.hasPrefix("avg10=") })
+        else { return nil }
+        return Double(field.dropFirst("avg10=".count))
+    }
+
+    /// A `kB` field of `/proc/<pid>/status` (`VmHWM`, `VmRSS`) in bytes.
+    static func statusBytes(pid: Int32, field: String) -> Int? {
+        guard let text = try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8) else { return nil }
+        for line in text.split(separator: "\n") where line.hasPrefix(field + ":") {
+            let digits = line.dropFirst(field.count + 1).filter(\.isNumber)
+            return Int(digits).map { $0 * 1_024 }
+        }
+        return nil
+    }
+
+    /// The first process whose command line contains every one of `needles`, with that
+    /// command line (arguments joined by spaces).
+    static func find(commandLineContaining needles: [String]) -> (pid: Int32, commandLine: String)? {
+        guard let entries = try? FileManager.default.contentsOfDirectory(atPath: "/proc") else { return nil }
+        let own = ProcessInfo.processInfo.processIdentifier
+        for entry in entries {
+            guard let pid = Int32(entry), pid != own,
+                  let data = FileManager.default.contents(atPath: "/proc/\(pid)/cmdline"), !data.isEmpty
+            else { continue }
+            let commandLine = String(decoding: data.map { $0 == 0 ? UInt8(ascii: " ") : $0 }, as: UTF8.self)
+            if needles.allSatisfy({ commandLine.contains($0) }) { return (pid, commandLine) }
+        }
+        return nil
+    }
+}

@@ -1,0 +1,147 @@
+import Foundation
+import HeraldDomain
+import HeraldKafka
+import HeraldPipeline
+import Logging
+import Synchronization
+
+/// The reference every fan-out figure is divided by: Herald's own `KafkaProducer`, configured
+/// like the fan-out's delivery producer, writing real delivery records (same sizes, same
+/// keys) to a topic with the deliveries topic's partition count. No Redis, no rendering.
+///
+/// Two figures: transactional, in as many transactions as a broadcast has tasks and with as
+/// many producers as the workers have bulk lanes (what the fan-out does), and the same
+/// records through idempotent producers without transactions.
+struct BrokerCeiling: Sendable {
+    typealias Result = BenchmarkReport.Ceiling
+
+    let configuration: PipelineConfiguration
+    let topic: String
+    let partitions: Int
+    let records: Int
+    let producers: Int
+    let transactions: Int
+    let population: SeedPopulation
+    let logger: Logger
+
+    func run() async throws -> Result {
+        let admin = try KafkaAdmin(configuration: {
+            var admin = KafkaAdminConfiguration(bootstrapServers: configuration.bootstrapServers)
+            admin.extra = configuration.kafkaExtra
+            return admin
+        }(), logger: logger)
+        try await admin.createTopics([KafkaTopicSpec(name: topic, partitions: partitions, replicationFactor: 1)], ignoreExisting: true)
+        defer { Task { [admin, topic] in try? await admin.deleteTopics([topic], ignoreMissing: true) } }
+
+        let sample = try DeliveryRecordSample(
+            population: population, event: BenchmarkEvents.broadcast(id: "ceiling"), eventId: "ceiling",
+            count: min(records, min(population.count, 50_000))
+        )
+        let transactional = try await transactionalRun(sample)
+        let idempotent = try await idempotentRun(sample)
+        return Result(
+            records: records, averageRecordBytes: sample.averageBytes, producers: producers, transactions: transactions,
+            partitions: partitions, transactionalSeconds: transactional, transactionalPerSecond: Double(records) / transactional,
+            idempotentSeconds: idempotent, idempotentPerSecond: Double(records) / idempotent
+        )
+    }
+
+    /// The fan-out's delivery producer settings: a copy of what the internal
+    /// `PipelineConfiguration.transactionalProducerConfiguration(forDeliveries: true)` derives,
+    /// kept field by field in step with it (that function is not public).
+    static func deliveryProducerConfiguration(_ configuration: PipelineConfiguration, transactionalId: String?) -> KafkaProducerConfiguration {
+        var producer = KafkaProducerConfiguration(bootstrapServers: configuration.bootstrapServers)
+        producer.clientId = "herald-bench-ceiling"
+        producer.transactionalId = transactionalId
+        producer.transactionTimeoutMs = configuration.transactionTimeoutMs
+        if transactionalId != nil {
+            producer.messageTimeoutMs = min(producer.messageTimeoutMs, configuration.transactionTimeoutMs)
+        }
+        producer.lingerMs = configuration.deliveryLingerMs
+        producer.compression = configuration.deliveryCompression
+        producer.batchSize = configuration.deliveryBatchSize
+        producer.queueBufferingMaxMessages = configuration.deliveryQueueMaxMessages
+        producer.queueBufferingMaxKbytes = configuration.deliveryQueueMaxKbytes
+        // Mirrors PipelineConfiguration.transactionalProducerConfiguration(forDeliveries: true).
+        producer.batchNumMessages = 10_000
+        producer.extra = configuration.kafkaExtra
+        return producer
+    }
+
+    private func transactionalRun(_ sample: DeliveryRecordSample) async throws -> Double {
+        var clients: [KafkaProducer] = []
+        for index in 0..<producers {
+            let id = "\(topic)-ceiling-\(index)-\(UUID().uuidString.prefix(6))"
+            let producer = try KafkaProducer(configuration: Self.deliveryProducerConfiguration(configuration, transactionalId: id), logger: logger)
+            try await producer.initTransactions()
+            // Warm-up transaction: metadata and producer id are fetched outside the timed part.
+            try producer.beginTransaction()
+            try enqueue(sample, range: 0..<1, on: producer)
+            try await producer.commitTransaction()
+            clients.append(producer)
+        }
+        let chunk = (records + transactions - 1) / transactions
+        let next = SharedCounter()
+        let records = records
+        let started = ContinuousClock.now
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for producer in clients {
+                group.addTask {
+                    while true {
+                        let start = next.add(chunk)
+                        guard start < records else { return }
+                        try producer.beginTransaction()
+                        try await BlockingThreads.run(name: "herald.bench.ceiling") {
+                            try enqueue(sample, range: start..<min(start + chunk, records), on: producer)
+                        }
+                        try await producer.commitTransaction()
+                    }
+                }
+            }
+            try await group.waitForAll()
+        }
+        let seconds = (ContinuousClock.now - started).seconds
+        for producer in clients { await producer.shutdown(flushTimeout: .seconds(5)) }
+        return seconds
+    }
+
+    private func idempotentRun(_ sample: DeliveryRecordSample) async throws -> Double {
+        var clients: [KafkaProducer] = []
+        for _ in 0..<producers {
+            let producer = try KafkaProducer(configuration: Self.deliveryProducerConfiguration(configuration, transactionalId: nil), logger: logger)
+            try enqueue(sample, range: 0..<1, on: producer)
+            try await producer.flush()
+            clients.append(producer)
+        }
+        let share = (records + producers - 1) / producers
+        let records = records
+        let started = ContinuousClock.now
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for (index, producer) in clients.enumerated() {
+                group.addTask {
+                    let range = (index * share)..<min(records, (index + 1) * share)
+                    try await BlockingThreads.run(name: "herald.bench.ceiling") { try enqueue(sample, range: range, on: producer) }
+                    try await producer.flush(timeout: .seconds(120))
+                }
+            }
+            try await group.waitForAll()
+        }
+        let seconds = (ContinuousClock.now - started).seconds
+        for producer in clients { await producer.shutdown(flushTimeout: .seconds(5)) }
+        return seconds
+    }
+
+    /// Enqueues records `range` (cycling through the sample) without waiting for acks.
+    private func enqueue(_ sample: DeliveryRecordSample, range: Range<Int>, on producer: KafkaProducer) throws {
+        let topic = topic
+        try sample.bytes.withUnsafeBytes { all in
+            for index in range {
+                let record = index % sample.count
+                let bounds = sample.range(record)
+                try sample.keys[record].withUnsafeBytes { key in
+                    try producer.enqueue(topic: topic, key: key, value: UnsafeRawBufferPointer(rebasing: all[bounds]))
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,294 @@
+import Foundation
+import HeraldDomain
+import HeraldKafka
+import HeraldPipeline
+import HeraldRedis
+import HeraldRegistry
+import Logging
+import Synchronization
+
+/// One population in its own topics and Redis prefix, with its own worker processes:
+/// seed, start the workers, warm up, then publish the measured events and watch
+/// `herald.deliveries` until every expected delivery was seen.
+///
+/// The main phase measures everything (latency idle, broadcast, expression event, broadcast
+/// under targeted load, memory); a memory-only phase seeds, broadcasts once and reads the
+/// workers' peak RSS.
+struct PopulationPhase {
+    let population: SeedPopulation
+    let isMain: Bool
+    let names: BenchmarkNames
+    let configuration: PipelineConfiguration
+    let options: BenchmarkOptions
+    let environment: BenchmarkEnvironment
+    let ceilingPerSecond: Double?
+    let redisPID: Int32?
+    let brokerPID: Int32?
+
+    private var logger: Logger { environment.logger }
+    var meter: CPUMeter { CPUMeter(brokerPID: brokerPID, redisPID: redisPID) }
+    private var label: String { "R=\(Console.count(population.count))" }
+
+    func run(into report: inout BenchmarkReport) async throws {
+        Console.say("== population \(label): topics \(names.topicPrefix)*, Redis prefix \(names.redisPrefix)")
+        let resources = Resources()
+        do {
+            try await body(into: &report, resources: resources)
+        } catch {
+            for worker in resources.workers where !worker.isRunning {
+                Console.say("worker \(worker.spec.instanceId) exited; last log lines (\(worker.logFile.path)):\n\(worker.logTail())")
+            }
+            await cleanUp(resources)
+            throw error
+        }
+        await cleanUp(resources)
+    }
+
+    /// What must be stopped and removed whatever happens.
+    private final class Resources: @unchecked Sendable {
+        var workers: [WorkerProcess] = []
+        var watcher: DeliveryWatcher?
+        var publisher: EventPublisher?
+        var extraTopics: [String] = []
+        var extraPrefixes: [String] = []
+    }
+
+    private func body(into report: inout BenchmarkReport, resources: Resources) async throws {
+        try await TopicProvisioner(
+            topics: configuration.topics, bootstrapServers: configuration.bootstrapServers, extra: configuration.kafkaExtra, logger: logger
+        ).provision()
+
+        // 1. Seed.
+        let seeder = PopulationSeeder(
+            population: population, layout: configuration.layout, redis: configuration.redis, path: options.seedPath,
+            batchSize: options.seedBatch, threads: options.seedThreads, logger: logger
+        )
+        let total = population.count
+        let seedingStarted = meter.snapshot(workers: [])
+        let seeding = try await seeder.seed { done in
+            Console.say("  seeding (\(options.seedPath.rawValue)) \(Console.count(done)) / \(Console.count(total))")
+        }
+        Console.say("  seeded \(Console.count(total)) registrations in \(Console.fixed(seeding.seconds)) s (\(Console.count(Int(seeding.perSecond)))/s)")
+        report.seeding.append(BenchmarkReport.Seeding(
+            population: total, summary: seeding, identityCheck: nil, cpu: meter.account(seedingStarted, meter.snapshot(workers: []))
+        ))
+
+        // 2. Expected audiences, by brute force over the generated population.
+        let prefix = names.redisPrefix
+        let broadcast = BenchmarkEvents.broadcast(id: "\(prefix)-broadcast")
+        let narrower = try BenchmarkEvents.expression(id: "\(prefix)-expression", source: options.expression)
+        let loaded = BenchmarkEvents.broadcast(id: "\(prefix)-broadcast-loaded")
+        let warmupTemplate = BenchmarkEvents.warmup(id: "warmup")
+        let expected = population.expectedDeliveries(for: [broadcast, narrower, warmupTemplate])
+        Console.say("  expected deliveries: broadcast \(Console.count(expected[0])), `\(options.expression)` \(Console.count(expected[1])), warm-up \(expected[2])")
+
+        // 3. Watcher, publisher, workers.
+        let watcher = try DeliveryWatcher(
+            bootstrapServers: configuration.bootstrapServers, topic: configuration.topics.deliveries,
+            partitions: Int(configuration.topics.deliveriesPartitions), extra: configuration.kafkaExtra, logger: logger
+        )
+        resources.watcher = watcher
+        watcher.start()
+        let publisher = try EventPublisher(
+            bootstrapServers: configuration.bootstrapServers, topics: configuration.topics, extra: configuration.kafkaExtra, logger: logger
+        )
+        resources.publisher = publisher
+        for index in 0..<options.workers {
+            let spec = WorkerSpec(names: names, index: index)
+            resources.workers.append(try WorkerProcess(launch: environment.workerLaunch(spec), spec: spec, logDirectory: environment.workDirectory))
+        }
+        Console.say("  started \(options.workers) worker process(es): pids \(resources.workers.map { String($0.pid) }.joined(separator: ", "))")
+        let context = Context(phase: self, watcher: watcher, publisher: publisher, workers: resources.workers)
+
+        try await context.warmUp(expected: expected[2])
+
+        if isMain && options.runLatency {
+            let idle = try await context.targetedStream(label: "idle", stop: nil)
+            report.latency.append(idle)
+        }
+
+        // 4. The measured broadcast.
+        let baseline = resources.workers.map { $0.rssBytes ?? 0 }
+        let measured = try await context.fanout(label: "broadcast", event: broadcast, expected: expected[0])
+        report.fanouts.append(measured)
+        report.memory.append(BenchmarkReport.Memory(
+            population: total, baselineRSSBytes: baseline, peakRSSBytes: resources.workers.map { $0.peakRSSBytes ?? 0 }
+        ))
+
+        if isMain {
+            report.fanouts.append(try await context.fanout(label: "expression", event: narrower, expected: expected[1]))
+            if options.runLatency {
+                let done = StopFlag()
+                async let stream = context.targetedStream(label: "during-broadcast", stop: done)
+                let loadedResult: BenchmarkReport.Fanout
+                do {
+                    loadedResult = try await context.fanout(label: "broadcast + targeted events", event: loaded, expected: expected[0])
+                    done.set()
+                } catch {
+                    done.set()
+                    _ = try? await stream
+                    throw error
+                }
+                report.latency.append(try await stream)
+                report.fanouts.append(loadedResult)
+                if let index = report.memory.lastIndex(where: { $0.population == total }) {
+                    report.memory[index].peakRSSBytes = resources.workers.map { $0.peakRSSBytes ?? 0 }
+                }
+            }
+            if options.runReindex {
+                report.reindex = try await ReindexPhase(
+                    population: population, names: names, configuration: configuration, logger: logger
+                ).run(seededLayout: configuration.layout, resources: { topic, prefix in
+                    resources.extraTopics.append(topic)
+                    resources.extraPrefixes.append(prefix)
+                })
+            }
+        }
+    }
+
+    private func cleanUp(_ resources: Resources) async {
+        for worker in resources.workers { await worker.stop() }
+        await resources.watcher?.stop()
+        await resources.publisher?.shutdown()
+        guard !options.keepData else {
+            Console.say("  keeping topics \(names.topicPrefix)* and Redis keys \(names.redisPrefix):* (--keep-data)")
+            return
+        }
+        Console.say("  cleaning up topics and Redis keys of \(label)")
+        if let admin = try? KafkaAdmin(configuration: KafkaAdminConfiguration(bootstrapServers: configuration.bootstrapServers), logger: logger) {
+            let topics = configuration.topics.all.map(\.name) + resources.extraTopics
+            do { try await admin.deleteTopics(topics, ignoreMissing: true) } catch { logger.warning("deleting topics failed: \(error)") }
+        }
+        for prefix in [names.redisPrefix] + resources.extraPrefixes {
+            do { try await RedisKeyspace.deleteAll(prefix: prefix, redis: configuration.redis) } catch {
+                logger.warning("removing Redis keys \(prefix):* failed: \(error)")
+            }
+        }
+    }
+
+    // MARK: Measurements
+
+    /// The live parts of a running phase.
+    struct Context: Sendable {
+        let phase: PopulationPhase
+        let watcher: DeliveryWatcher
+        let publisher: EventPublisher
+        let workers: [WorkerProcess]
+
+        private var options: BenchmarkOptions { phase.options }
+        private var prefix: String { phase.names.redisPrefix }
+
+        /// Publishes warm-up events (a bulk-lane one and an express one) until a round
+        /// completes quickly: every consumer group has joined and the lanes are warm.
+        func warmUp(expected: Int) async throws {
+            let deadline = ContinuousClock.now + .seconds(options.warmupTimeoutSeconds)
+            for attempt in 1...8 {
+                let started = ContinuousClock.now
+                let bulk = BenchmarkEvents.warmup(id: "\(prefix)-warmup-\(attempt)")
+                let express = BenchmarkEvents.targeted(id: "\(prefix)-warmup-express-\(attempt)", latencyUser: 0)
+                try await publisher.publish(bulk)
+                try await publisher.publish(express)
+                let remaining = max(.seconds(1), deadline - ContinuousClock.now)
+                _ = try await awaitDeliveries(eventId: bulk.id!, expected: expected, timeout: remaining)
+                _ = try await awaitDeliveries(eventId: express.id!, expected: 1, timeout: max(.seconds(1), deadline - ContinuousClock.now))
+                let took = ContinuousClock.now - started
+                Console.say("  warm-up \(attempt): \(Console.fixed(took.milliseconds, 0)) ms")
+                if attempt >= 2 && took < .milliseconds(1_500) { return }
+            }
+        }
+
+        /// Publishes `event` and waits for all `expected` deliveries.
+        func fanout(label: String, event: NotificationEvent, expected: Int) async throws -> BenchmarkReport.Fanout {
+            let eventId = event.id!
+            Console.say("  \(label): publishing \(eventId) to \(Console.count(expected)) devices")
+            let before = phase.meter.snapshot(workers: workers)
+            let published = Date()
+            try await publisher.publish(event, now: published)
+            let stats = try await awaitDeliveries(eventId: eventId, expected: expected, timeout: .seconds(options.eventTimeoutSeconds))
+            let after = phase.meter.snapshot(workers: workers)
+            let seconds = (stats.lastSeen ?? Date()).timeIntervalSince(published)
+            let first = (stats.firstSeen ?? Date()).timeIntervalSince(published)
+            // Anything beyond the expected count (a duplicate) arrives right behind the rest.
+            try await Task.sleep(for: .milliseconds(500))
+            let observed = watcher.stats(eventId).count
+            let status = await finalStatus(eventId)
+            let perSecond = Double(expected) / max(seconds, 1e-9)
+            Console.say("  \(label): \(Console.count(observed)) deliveries in \(Console.fixed(seconds, 2)) s (\(Console.count(Int(perSecond)))/s)")
+            return BenchmarkReport.Fanout(
+                label: label, population: phase.population.count, eventId: eventId,
+                audience: event.audience.expression.map { "\($0)" } ?? "broadcast",
+                expected: expected, observed: observed, firstDeliverySeconds: first, seconds: seconds,
+                deliveriesPerSecond: perSecond, ratioToCeiling: phase.ceilingPerSecond.map { perSecond / $0 },
+                statusTargets: status?.targets.total, statusTasks: status?.tasks.planned,
+                cpu: phase.meter.account(before, after)
+            )
+        }
+
+        /// One-recipient events at `options.latencyRate` per second, for `latencySeconds` or
+        /// until `stop` is set; each measured from its `publishedAt` to the moment the watcher
+        /// saw its delivery.
+        func targetedStream(label: String, stop: StopFlag?) async throws -> BenchmarkReport.Latency {
+            let rate = max(1, options.latencyRate)
+            let interval = Duration.seconds(1) / rate
+            let limit = options.latencySeconds * rate
+            let users = phase.population.latencyUsers
+            let start = ContinuousClock.now
+            var published: [(id: String, at: Date)] = []
+            Console.say("  latency (\(label)): \(rate) one-recipient events/s")
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                var sequence = 0
+                while sequence < limit && !(stop?.isSet ?? false) {
+                    let event = BenchmarkEvents.targeted(id: "\(prefix)-lat-\(label)-\(sequence)", latencyUser: sequence % users)
+                    let at = Date()
+                    published.append((event.id!, at))
+                    group.addTask { try await publisher.publish(event, now: at) }
+                    sequence += 1
+                    try await Task.sleep(until: start + interval * sequence, clock: .continuous)
+                }
+                try await group.waitForAll()
+            }
+            let deadline = ContinuousClock.now + .seconds(30)
+            while published.contains(where: { watcher.stats($0.id).count == 0 }) && ContinuousClock.now < deadline {
+                try await Task.sleep(for: .milliseconds(20))
+            }
+            let latencies = published.compactMap { entry in
+                watcher.stats(entry.id).firstSeen.map { $0.timeIntervalSince(entry.at) * 1_000 }
+            }
+            let percentiles = Percentiles(latencies)
+            let result = BenchmarkReport.Latency(
+                label: label, events: published.count, seen: latencies.count,
+                p50Milliseconds: percentiles.value(50), p99Milliseconds: percentiles.value(99), maxMilliseconds: percentiles.max
+            )
+            Console.say("  latency (\(label)): \(latencies.count)/\(published.count) seen, p50 \(Console.fixed(result.p50Milliseconds)) ms, p99 \(Console.fixed(result.p99Milliseconds)) ms, max \(Console.fixed(result.maxMilliseconds)) ms")
+            return result
+        }
+
+        /// Waits for the deliveries, failing early (with the worker's log) if a worker died.
+        private func awaitDeliveries(eventId: String, expected: Int, timeout: Duration) async throws -> DeliveryWatcher.EventStats {
+            let deadline = ContinuousClock.now + timeout
+            while true {
+                let stats = watcher.stats(eventId)
+                if stats.count >= expected { return stats }
+                if let dead = workers.first(where: { !$0.isRunning }) {
+                    throw BenchmarkError("worker \(dead.spec.instanceId) exited while \(eventId) was in flight", code: "worker_exited")
+                }
+                if ContinuousClock.now >= deadline {
+                    throw BenchmarkError("event \(eventId): saw \(stats.count) of \(expected) expected deliveries within \(timeout)", code: "bench_timeout")
+                }
+                try await Task.sleep(for: .milliseconds(2))
+            }
+        }
+
+        private func finalStatus(_ eventId: String) async -> StatusRecord? {
+            let pool = RedisConnectionPool(configuration: phase.configuration.redis, size: 1)
+            defer { pool.shutdown() }
+            let reader = StatusReader(pool: pool, layout: phase.configuration.layout)
+            let deadline = ContinuousClock.now + .seconds(5)
+            while ContinuousClock.now < deadline {
+                if let status = try? await reader.status(eventId: eventId), status.state.isTerminal { return status }
+                try? await Task.sleep(for: .milliseconds(50))
+            }
+            return nil
+        }
+    }
+}

@@ -1,0 +1,167 @@
+import Foundation
+import HeraldDomain
+
+/// The registrations a benchmark seeds: the seed tutorials' mix at any size, generated
+/// deterministically from (seed, index) so they never need to be held in memory.
+///
+/// - the six seed categories World, Politics, Business, Technology, Science, Sports: every
+///   registration follows one to three of them;
+/// - APNs (55 %) and FCM (45 %) with realistic handles (64 hex digits; about 160-character
+///   FCM tokens) and 32-hex-digit ids, the shape of issued ids;
+/// - 95 % template registrations, English 50 %, French 25 %, Mandarin 25 %
+///   (`{"aps":{"alert":"$(News_<Lang>)"},"inAppMessage":"$(News_<Lang>)"}` and the FCM
+///   equivalent), 5 % native;
+/// - 20 % carry a `$UserId:{u<n>}` tag (users own one to a few devices);
+/// - the first `latencyUsers` registrations belong to users `bench-lat-<i>` alone (targets of
+///   the one-recipient latency events), and one in 997 carries `BenchWarmup` (the warm-up
+///   event's audience, spread over many slots so it takes the bulk lane).
+public struct SeedPopulation: Sendable {
+    public static let categories = ["World", "Politics", "Business", "Technology", "Science", "Sports"]
+    public static let languages = ["English", "French", "Mandarin"]
+    public static let templateName = "newsTemplate"
+    public static let warmupTag = "BenchWarmup"
+
+    public let count: Int
+    public let seed: UInt64
+    public let latencyUsers: Int
+
+    public init(count: Int, seed: UInt64, latencyUsers: Int = 200) {
+        self.count = count
+        self.seed = seed
+        self.latencyUsers = min(latencyUsers, count)
+    }
+
+    /// The compact facts about one registration that decide who receives what.
+    public struct Profile: Sendable, Hashable {
+        /// Bit `i` set: follows `categories[i]`.
+        public var categories: UInt8
+        public var platform: Platform
+        /// Index into `languages`; nil for a native registration.
+        public var language: Int?
+        public var userTag: String?
+        public var warmup: Bool
+
+        public var tags: [String] {
+            var tags: [String] = []
+            for (bit, category) in SeedPopulation.categories.enumerated() where categories & (1 << bit) != 0 {
+                tags.append(category)
+            }
+            if let userTag { tags.append(userTag) }
+            if warmup { tags.append(SeedPopulation.warmupTag) }
+            return tags
+        }
+
+        public func has(_ tag: String) -> Bool {
+            if let bit = SeedPopulation.categories.firstIndex(of: tag) { return categories & (1 << bit) != 0 }
+            if tag == SeedPopulation.warmupTag { return warmup }
+            return tag == userTag
+        }
+    }
+
+    public func profile(at index: Int) -> Profile {
+        var random = generator(index)
+        let platform: Platform = random.chance(55) ? .apns : .fcm
+        let isLatencyTarget = index < latencyUsers
+        let native = !isLatencyTarget && random.chance(5)
+        let roll = random.below(4)
+        let language = native ? nil : (roll < 2 ? 0 : roll - 1)
+        var categories: UInt8 = 0
+        let follows = 1 + random.below(3)
+        while categories.nonzeroBitCount < follows { categories |= 1 << UInt8(random.below(6)) }
+        var userTag: String?
+        if isLatencyTarget {
+            userTag = Self.latencyUserTag(index)
+        } else if random.chance(20) {
+            userTag = "$UserId:{u\(random.below(max(1, count / 3)))}"
+        }
+        return Profile(categories: categories, platform: platform, language: language, userTag: userTag, warmup: index % 997 == 996)
+    }
+
+    /// The user tag of latency target `index` (< `latencyUsers`): exactly one registration has it.
+    public static func latencyUserTag(_ index: Int) -> String { "$UserId:{bench-lat-\(index)}" }
+
+    /// 32 hex digits like an issued id; the low half is the index, so ids never collide.
+    public func registrationId(at index: Int) -> String {
+        var random = SplitMix64(seed: seed ^ 0x1D5E_ED00 ^ UInt64(index))
+        return Self.hex(random.next()) + Self.hex(UInt64(index))
+    }
+
+    public func registration(at index: Int) -> Registration {
+        let profile = profile(at: index)
+        var random = SplitMix64(seed: seed ^ 0x4A4D_D1E5 &+ UInt64(index) &* 0x9E37_79B9)
+        let handle: String
+        switch profile.platform {
+        case .apns:
+            handle = Self.hex(random.next()) + Self.hex(random.next()) + Self.hex(random.next()) + Self.hex(random.next())
+        default:
+            handle = Self.fcmToken(&random)
+        }
+        let template = profile.language.map { Self.template(platform: profile.platform, language: Self.languages[$0]) }
+        return Registration(
+            registrationId: registrationId(at: index), platform: profile.platform, handle: handle,
+            tags: profile.tags, template: template, expiresAt: nil, version: 1
+        )
+    }
+
+    /// The seed tutorial's template for `language` on `platform`.
+    public static func template(platform: Platform, language: String) -> RegistrationTemplate {
+        let property = "$(News_\(language))"
+        switch platform {
+        case .apns:
+            return RegistrationTemplate(
+                name: templateName, body: #"{"aps":{"alert":"\#(property)"},"inAppMessage":"\#(property)"}"#,
+                headers: ["apns-push-type": "alert"]
+            )
+        default:
+            return RegistrationTemplate(
+                name: templateName,
+                body: #"{"message":{"notification":{"body":"\#(property)"},"data":{"inAppMessage":"\#(property)"}}}"#
+            )
+        }
+    }
+
+    // MARK: Expected audiences (brute force)
+
+    /// How many deliveries each event must produce on this population: every registration
+    /// whose tags satisfy the audience (the domain's own evaluator, one registration at a
+    /// time) and that has something to receive (a template, or a native payload for its
+    /// platform). One pass over the population for all events.
+    public func expectedDeliveries(for events: [NotificationEvent]) -> [Int] {
+        var totals = Array(repeating: 0, count: events.count)
+        for index in 0..<count {
+            let profile = profile(at: index)
+            for (position, event) in events.enumerated() {
+                if let expression = event.audience.expression, !expression.evaluate(contains: profile.has) { continue }
+                if profile.language != nil {
+                    if event.includesTemplate(named: Self.templateName) { totals[position] += 1 }
+                } else if event.native[profile.platform] != nil {
+                    totals[position] += 1
+                }
+            }
+        }
+        return totals
+    }
+
+    // MARK: Helpers
+
+    private func generator(_ index: Int) -> SplitMix64 {
+        SplitMix64(seed: seed &+ UInt64(index) &* 0xD1B5_4A32_D192_ED03)
+    }
+
+    static func hex(_ value: UInt64) -> String {
+        let text = String(value, radix: 16)
+        return String(repeating: "0", count: 16 - text.count) + text
+    }
+
+    private static let tokenAlphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_".utf8)
+
+    /// `<22 characters>:APA91b<134 characters>`: the shape of an FCM registration token.
+    static func fcmToken(_ random: inout SplitMix64) -> String {
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(163)
+        for _ in 0..<22 { bytes.append(tokenAlphabet[random.below(64)]) }
+        bytes.append(contentsOf: Array(":APA91b".utf8))
+        for _ in 0..<134 { bytes.append(tokenAlphabet[random.below(64)]) }
+        return String(decoding: bytes, as: UTF8.self)
+    }
+}

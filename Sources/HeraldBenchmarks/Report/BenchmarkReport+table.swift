@@ -1,0 +1,115 @@
+import Foundation
+
+extension BenchmarkReport {
+    /// Targets from issue 4 (docs/performance.md). Checked here, never asserted in tests.
+    public enum Target {
+        public static let ratioToCeiling = 0.8
+        public static let millionBroadcastSeconds = 5.0
+        public static let idleP99Milliseconds = 25.0
+        public static let loadedP99Milliseconds = 250.0
+        public static let peakRSSBytes = 300 * 1_048_576
+    }
+
+    private func cpuRow(_ cpu: CPUAccount) -> (String, String, String) {
+        let wall = Swift.max(cpu.wallSeconds, 1e-9)
+        return (
+            "  CPU s: workers / broker / redis / bench / other processes",
+            [Console.fixed(cpu.workers, 1), cpu.broker.map { Console.fixed($0, 1) } ?? "?", cpu.redis.map { Console.fixed($0, 1) } ?? "?",
+             Console.fixed(cpu.benchmark, 1), cpu.others.map { Console.fixed($0, 1) } ?? "?"].joined(separator: " / "),
+            "run \(Console.fixed(cpu.total / wall, 2)) + others \(Console.fixed((cpu.others ?? 0) / wall, 2)) of \(machine.processors) cores; CPU pressure \(cpu.cpuPressure.map { Console.fixed($0, 0) } ?? "?")%"
+        )
+    }
+
+    /// The one table a run prints: measurement, value, and the ratio or target it is judged by.
+    public var table: String {
+        var rows: [(String, String, String)] = []
+        func verdict(_ met: Bool) -> String { met ? "met" : "NOT met" }
+
+        if let ceiling {
+            rows.append((
+                "broker ceiling, transactional (\(ceiling.producers) producers, \(ceiling.transactions) txns)",
+                "\(Console.count(Int(ceiling.transactionalPerSecond))) rec/s (\(Console.fixed(ceiling.averageRecordBytes, 0)) B avg)",
+                "reference = 1.00"
+            ))
+            rows.append((
+                "broker ceiling, idempotent, no transactions",
+                "\(Console.count(Int(ceiling.idempotentPerSecond))) rec/s",
+                "\(Console.fixed(ceiling.idempotentPerSecond / ceiling.transactionalPerSecond, 2)) x reference"
+            ))
+        }
+        for seed in seeding {
+            if let check = seed.identityCheck {
+                rows.append(("bulk loader = Lua apply (\(Console.count(check.registrations)) regs)", "\(check.keys) keys", check.identical ? "identical" : "DIFFERENT"))
+            } else {
+                rows.append((
+                    "seed R=\(Console.count(seed.population)) (\(seed.summary.path))",
+                    "\(Console.fixed(seed.summary.seconds, 1)) s (\(Console.count(Int(seed.summary.perSecond)))/s)", ""
+                ))
+                if let cpu = seed.cpu { rows.append(cpuRow(cpu)) }
+            }
+        }
+        for fanout in fanouts {
+            var judged: [String] = []
+            if let ratio = fanout.ratioToCeiling {
+                judged.append("\(Console.fixed(ratio, 2)) x ceiling (>= \(Target.ratioToCeiling): \(verdict(ratio >= Target.ratioToCeiling)))")
+            }
+            if fanout.label == "broadcast" && fanout.population >= 1_000_000 {
+                judged.append("<= \(Console.fixed(Target.millionBroadcastSeconds, 0)) s: \(verdict(fanout.seconds <= Target.millionBroadcastSeconds))")
+            }
+            if fanout.observed != fanout.expected {
+                judged.append("observed \(Console.count(fanout.observed)) of \(Console.count(fanout.expected))")
+            }
+            rows.append((
+                "\(fanout.label) R=\(Console.count(fanout.population)) -> \(Console.count(fanout.expected)) devices",
+                "\(Console.fixed(fanout.seconds, 2)) s, \(Console.count(Int(fanout.deliveriesPerSecond)))/s (first \(Console.fixed(fanout.firstDeliverySeconds * 1_000, 0)) ms)",
+                judged.joined(separator: "; ")
+            ))
+            rows.append(cpuRow(fanout.cpu))
+        }
+        for entry in latency {
+            let target = entry.label == "idle" ? Target.idleP99Milliseconds : Target.loadedP99Milliseconds
+            rows.append((
+                "one-user latency \(entry.label) (\(entry.seen)/\(entry.events) events)",
+                "p50 \(Console.fixed(entry.p50Milliseconds, 1)) / p99 \(Console.fixed(entry.p99Milliseconds, 1)) / max \(Console.fixed(entry.maxMilliseconds, 1)) ms",
+                "p99 <= \(Console.fixed(target, 0)) ms: \(verdict(entry.p99Milliseconds <= target && entry.seen == entry.events))"
+            ))
+        }
+        let smallest = memory.min { $0.population < $1.population }
+        for entry in memory.sorted(by: { $0.population < $1.population }) {
+            let peak = entry.peakRSSBytes.max() ?? 0
+            var judged = "<= 300 MB: \(verdict(peak <= Target.peakRSSBytes))"
+            if let smallest, smallest.population != entry.population, let base = smallest.peakRSSBytes.max(), base > 0 {
+                judged += "; \(Console.fixed(Double(peak) / Double(base), 2)) x R=\(Console.count(smallest.population))"
+            }
+            rows.append((
+                "worker peak RSS, R=\(Console.count(entry.population))",
+                "\(Console.fixed(Double(peak) / 1_048_576, 0)) MB (before: \(Console.fixed(Double(entry.baselineRSSBytes.max() ?? 0) / 1_048_576, 0)) MB)",
+                judged
+            ))
+        }
+        if let reindex {
+            rows.append((
+                "reindex R=\(Console.count(reindex.registrations))",
+                "\(Console.fixed(reindex.seconds, 1)) s (\(Console.count(Int(reindex.perSecond)))/s)",
+                reindex.identicalToSeeded.map { $0 ? "identical to seeded" : "DIFFERS from seeded" } ?? ""
+            ))
+        }
+        for entry in micro {
+            rows.append(("micro: \(entry.name)", "\(Console.fixed(entry.nanosecondsPerOperation, 1)) ns/op", "median of \(entry.runs.count)"))
+        }
+
+        let widths = (
+            max(12, rows.map(\.0.count).max() ?? 0), max(5, rows.map(\.1.count).max() ?? 0), max(6, rows.map(\.2.count).max() ?? 0)
+        )
+        func pad(_ text: String, _ width: Int) -> String { text + String(repeating: " ", count: max(0, width - text.count)) }
+        var lines: [String] = []
+        lines.append("herald bench \(runId): \(machine.processors) CPUs \(machine.cpuModel), \(machine.memoryBytes / 1_073_741_824) GiB, Linux \(machine.kernel), load \(machine.loadAverageAtStart) at start")
+        lines.append("librdkafka \(machine.librdkafka); broker \(machine.broker); Redis \(machine.redis); \(settings.workers) worker(s) x \(settings.bulkLanesPerWorker) bulk lanes, \(settings.partitions) partitions, \(settings.slots) slots")
+        lines.append("| \(pad("measurement", widths.0)) | \(pad("value", widths.1)) | \(pad("judged by", widths.2)) |")
+        lines.append("|\(String(repeating: "-", count: widths.0 + 2))|\(String(repeating: "-", count: widths.1 + 2))|\(String(repeating: "-", count: widths.2 + 2))|")
+        for row in rows {
+            lines.append("| \(pad(row.0, widths.0)) | \(pad(row.1, widths.1)) | \(pad(row.2, widths.2)) |")
+        }
+        return lines.joined(separator: "\n")
+    }
+}

@@ -1,0 +1,124 @@
+import Foundation
+
+/// Everything one `herald bench` run measured, written as JSON under `bench/results/` and
+/// printed as one table (`BenchmarkReport+table`).
+public struct BenchmarkReport: Sendable, Codable {
+    public var runId: String
+    public var startedAt: String
+    public var finishedAt: String?
+    public var machine: MachineDescription
+    public var settings: Settings
+    public var micro: [Micro] = []
+    public var ceiling: Ceiling?
+    public var seeding: [Seeding] = []
+    public var fanouts: [Fanout] = []
+    public var latency: [Latency] = []
+    public var memory: [Memory] = []
+    public var reindex: Reindex?
+    /// Anything a reader must know to trust (or distrust) the figures.
+    public var notes: [String] = []
+
+    public struct Settings: Sendable, Codable, Hashable {
+        public var registrations: Int
+        public var memorySizes: [Int]
+        public var workers: Int
+        public var bulkLanesPerWorker: Int
+        public var expressLanesPerWorker: Int
+        public var partitions: Int
+        public var slots: Int
+        public var tasksPerBroadcast: Int
+        public var lingerMs: Int
+        public var compression: String
+        public var seedPath: String
+    }
+
+    public struct Micro: Sendable, Codable, Hashable {
+        public var name: String
+        /// Median of the runs.
+        public var nanosecondsPerOperation: Double
+        public var iterationsPerRun: Int
+        public var runs: [Double]
+    }
+
+    /// The broker ceiling: the reference of every ratio.
+    public struct Ceiling: Sendable, Codable, Hashable {
+        public var records: Int
+        public var averageRecordBytes: Double
+        public var producers: Int
+        public var transactions: Int
+        public var partitions: Int
+        public var transactionalSeconds: Double
+        public var transactionalPerSecond: Double
+        public var idempotentSeconds: Double
+        public var idempotentPerSecond: Double
+    }
+
+    public struct Seeding: Sendable, Codable, Hashable {
+        public var population: Int
+        public var summary: PopulationSeeder.Summary
+        public var identityCheck: SeedIdentityCheck.Outcome?
+        public var cpu: CPUAccount?
+    }
+
+    /// One wide event, publish to the last delivery a `read_committed` consumer saw.
+    public struct Fanout: Sendable, Codable, Hashable {
+        public var label: String
+        public var population: Int
+        public var eventId: String
+        public var audience: String
+        public var expected: Int
+        public var observed: Int
+        /// Publish to the first and to the last delivery seen.
+        public var firstDeliverySeconds: Double
+        public var seconds: Double
+        public var deliveriesPerSecond: Double
+        public var ratioToCeiling: Double?
+        /// From the final status record (`herald:status:<id>`), when it was read.
+        public var statusTargets: Int?
+        public var statusTasks: Int?
+        public var cpu: CPUAccount
+    }
+
+    /// CPU seconds each party used during one measurement, against the wall time: on a
+    /// 2-core machine `total / wall` near 2 means the machine, not Herald, was the limit.
+    public struct CPUAccount: Sendable, Codable, Hashable {
+        public var wallSeconds: Double
+        public var workers: Double
+        public var broker: Double?
+        public var redis: Double?
+        public var benchmark: Double
+        /// Every process on the machine, this run's included (from `/proc/stat`).
+        public var machine: Double?
+        /// CPU pressure (`some avg10`, %) at the end: how long runnable tasks waited for a CPU.
+        public var cpuPressure: Double?
+        public var total: Double { workers + (broker ?? 0) + (redis ?? 0) + benchmark }
+        /// CPU seconds of processes that are not part of this run (other work on a shared machine).
+        public var others: Double? { machine.map { Swift.max(0, $0 - total) } }
+    }
+
+    public struct Latency: Sendable, Codable, Hashable {
+        public var label: String
+        public var events: Int
+        public var seen: Int
+        public var p50Milliseconds: Double
+        public var p99Milliseconds: Double
+        public var maxMilliseconds: Double
+    }
+
+    public struct Memory: Sendable, Codable, Hashable {
+        public var population: Int
+        /// Per worker: RSS before the broadcast and `VmHWM` (peak RSS since start) after it.
+        public var baselineRSSBytes: [Int]
+        public var peakRSSBytes: [Int]
+    }
+
+    public struct Reindex: Sendable, Codable, Hashable {
+        public var registrations: Int
+        public var produceSeconds: Double
+        public var seconds: Double
+        public var perSecond: Double
+        public var applied: Int
+        /// Only for populations small enough to digest (<= 200,000).
+        public var identicalToSeeded: Bool?
+    }
+}

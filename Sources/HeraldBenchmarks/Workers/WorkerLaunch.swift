@@ -1,0 +1,38 @@
+/// How to start one `herald worker` process: the command and the environment that points it
+/// at the run's topics and Redis prefix. The CLI builds it from its settings, so the worker
+/// reads exactly the configuration the benchmark provisioned.
+public struct WorkerLaunch: Sendable {
+    public var executable: String
+    public var arguments: [String]
+    /// Added to (and overriding) the benchmark's own environment.
+    public var environment: [String: String]
+
+    public init(executable: String, arguments: [String], environment: [String: String]) {
+        self.executable = executable
+        self.arguments = arguments
+        self.environment = environment
+    }
+}
+
+/// What distinguishes the workers of one phase from those of another.
+public struct WorkerSpec: Sendable, Hashable {
+    public var names: BenchmarkNames
+    /// 0-based index of the worker within its phase; part of its instance id.
+    public var index: Int
+
+    public var instanceId: String { "\(names.redisPrefix)-w\(index)" }
+}
+
+/// The topic prefix and Redis prefix of one population phase: unique per run and phase, so
+/// nothing is shared with another run, the demo, or a previous phase.
+public struct BenchmarkNames: Sendable, Hashable {
+    /// Prepended to the topic names (`<topicPrefix>events`, `<topicPrefix>deliveries`, ...).
+    public var topicPrefix: String
+    /// Prefix of every Redis key of the phase.
+    public var redisPrefix: String
+
+    public init(topicPrefix: String, redisPrefix: String) {
+        self.topicPrefix = topicPrefix
+        self.redisPrefix = redisPrefix
+    }
+}

@@ -1,0 +1,50 @@
+import Foundation
+
+/// One spawned worker process, measured from the outside (peak RSS, CPU time), so the
+/// figures belong to the worker alone and not to the benchmark driving it.
+final class WorkerProcess: @unchecked Sendable {
+    let spec: WorkerSpec
+    let logFile: URL
+    private let process: Process
+
+    init(launch: WorkerLaunch, spec: WorkerSpec, logDirectory: URL) throws {
+        self.spec = spec
+        logFile = logDirectory.appendingPathComponent("worker-\(spec.instanceId).log")
+        FileManager.default.createFile(atPath: logFile.path, contents: nil)
+        let log = try FileHandle(forWritingTo: logFile)
+        process = Process()
+        process.executableURL = URL(fileURLWithPath: launch.executable)
+        process.arguments = launch.arguments
+        process.environment = ProcessInfo.processInfo.environment.merging(launch.environment) { _, override in override }
+        process.standardOutput = log
+        process.standardError = log
+        process.standardInput = FileHandle.nullDevice
+        try process.run()
+    }
+
+    var pid: Int32 { process.processIdentifier }
+    var isRunning: Bool { process.isRunning }
+
+    /// Peak resident set size since the process started (`VmHWM`).
+    var peakRSSBytes: Int? { ProcessProbe.statusBytes(pid: pid, field: "VmHWM") }
+    var rssBytes: Int? { ProcessProbe.statusBytes(pid: pid, field: "VmRSS") }
+    var cpuSeconds: Double? { ProcessProbe.cpuSeconds(pid: pid) }
+
+    /// SIGTERM (graceful: the worker commits and leaves its groups), then SIGKILL after `grace`.
+    func stop(grace: Duration = .seconds(15)) async {
+        guard process.isRunning else { return }
+        process.terminate()
+        let deadline = ContinuousClock.now + grace
+        while process.isRunning && ContinuousClock.now < deadline {
+            try? await Task.sleep(for: .milliseconds(50))
+        }
+        if process.isRunning { kill(pid, SIGKILL) }
+        while process.isRunning { try? await Task.sleep(for: .milliseconds(20)) }
+    }
+
+    /// The last lines the worker logged, for error messages.
+    func logTail(lines: Int = 15) -> String {
+        let text = (try? String(contentsOf: logFile, encoding: .utf8)) ?? ""
+        return text.split(separator: "\n", omittingEmptySubsequences: false).suffix(lines).joined(separator: "\n")
+    }
+}
