@@ -109,7 +109,8 @@ let package = Package(
         .executableTarget(
             name: "HeraldCLI",
             dependencies: [
-                "HeraldApp", "HeraldBenchmarks",
+                "HeraldApp", "HeraldBenchmarks", "HeraldAPI", "HeraldDomain", "HeraldKafka",
+                "HeraldPipeline", "HeraldRedis", "HeraldRegistry",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),

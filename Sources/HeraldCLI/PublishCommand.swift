@@ -1,0 +1,101 @@
+import ArgumentParser
+import Foundation
+import HeraldApp
+import HeraldDomain
+import HeraldPipeline
+import HeraldRedis
+
+struct PublishCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "publish",
+        abstract: "Publish a breaking-news event to herald.events.",
+        discussion: """
+            Either build the event from flags:
+              herald publish --tags 'World || Politics' --property News_English='Summit ends' --property News_French='Fin du sommet'
+            or give a whole event: herald publish --file event.json (JSON as in docs/topics.md).
+            """
+    )
+
+    @OptionGroup var options: SettingsOptions
+    @Option(help: "The whole event as JSON, or @file (other event flags are then not allowed).") var file: String?
+    @Option(help: "Event id (default: assigned).") var id: String?
+    @Option(help: "Tag expression; omit for a broadcast to every registration.") var tags: String?
+    @Option(name: .customLong("property"), help: "NAME=VALUE for templates; repeatable.") var properties: [String] = []
+    @Option(name: .customLong("native"), help: "PLATFORM=JSON or PLATFORM=@file: payload for registrations without a template; repeatable.") var natives: [String] = []
+    @Option(name: .customLong("template"), help: "Only deliver to templates with this name; repeatable.") var templates: [String] = []
+    @Option(help: "ISO-8601 expiry, e.g. 2026-11-21T19:00:00Z.") var expiresAt: String?
+    @Option(help: "high or normal.") var priority: String?
+    @Option(help: "Collapse id (apns-collapse-id, FCM collapse key).") var collapseId: String?
+    @Flag(help: "Wait until the event's status is final and print it.") var wait = false
+
+    func validate() throws {
+        if file != nil, tags != nil || !properties.isEmpty || !natives.isEmpty || !templates.isEmpty
+            || expiresAt != nil || priority != nil || collapseId != nil || id != nil {
+            throw ValidationError("--file gives the whole event; do not combine it with other event flags")
+        }
+        for property in properties where !property.contains("=") {
+            throw ValidationError("--property expects NAME=VALUE, got '\(property)'")
+        }
+        for native in natives where !native.contains("=") {
+            throw ValidationError("--native expects PLATFORM=JSON, got '\(native)'")
+        }
+    }
+
+    func run() async throws {
+        let body = try eventBody()
+        let event: NotificationEvent
+        do {
+            event = try NotificationEvent.decode(Array(body))
+        } catch {
+            throw CommandFailure("the event is not valid:\n" + error.issues.map { "  \($0.field): \($0.message)" }.joined(separator: "\n"))
+        }
+        let settings = options.settings()
+        let publisher = try EventPublisher(bootstrapServers: settings[.kafkaBrokers], topics: settings.topics)
+        let receipt = try await publisher.publish(event)
+        print("published \(receipt.eventId) to \(settings.topics.events)[\(receipt.partition)] at offset \(receipt.offset)")
+        if wait { try await waitForStatus(eventId: receipt.eventId, settings: settings) }
+    }
+
+    private func eventBody() throws -> Data {
+        if let file { return Data(try InputArgument.resolve(file).utf8) }
+        var object: [String: Any] = [:]
+        if let id { object["id"] = id }
+        if let tags { object["tags"] = tags }
+        var values: [String: String] = [:]
+        for property in properties {
+            let parts = property.split(separator: "=", maxSplits: 1)
+            values[String(parts[0])] = parts.count > 1 ? String(parts[1]) : ""
+        }
+        if !values.isEmpty { object["properties"] = values }
+        var native: [String: Any] = [:]
+        for entry in natives {
+            let parts = entry.split(separator: "=", maxSplits: 1)
+            let text = try InputArgument.resolve(parts.count > 1 ? String(parts[1]) : "")
+            guard let payload = try? JSONSerialization.jsonObject(with: Data(text.utf8), options: [.fragmentsAllowed]) else {
+                throw CommandFailure("--native \(parts[0]): not valid JSON")
+            }
+            native[String(parts[0])] = payload
+        }
+        if !native.isEmpty { object["native"] = native }
+        if !templates.isEmpty { object["templates"] = templates }
+        if let expiresAt { object["expiresAt"] = expiresAt }
+        if let priority { object["priority"] = priority }
+        if let collapseId { object["collapseId"] = collapseId }
+        return try JSONSerialization.data(withJSONObject: object, options: [.sortedKeys])
+    }
+
+    private func waitForStatus(eventId: String, settings: HeraldSettings) async throws {
+        let pool = RedisConnectionPool(configuration: try settings.redisConfiguration(), size: 1)
+        defer { pool.shutdown() }
+        let reader = StatusReader(pool: pool, layout: try settings.layout())
+        for _ in 0..<1_200 {
+            if let json = try await reader.statusJSON(eventId: eventId),
+               let status = try await reader.status(eventId: eventId), status.state.isTerminal {
+                print(String(decoding: json, as: UTF8.self))
+                return
+            }
+            try await Task.sleep(for: .milliseconds(100))
+        }
+        throw CommandFailure("no final status for \(eventId) within 120 s (is a worker running?)")
+    }
+}
