@@ -8,11 +8,10 @@ struct DemoCommand: AsyncParsableCommand {
     )
 
     @OptionGroup var options: SettingsOptions
-    @Option(help: "API port (HERALD_API_PORT).") var apiPort: String?
     @Flag(help: "Keep running after the story until Ctrl-C.") var keepRunning = false
 
     func run() async throws {
-        let settings = options.settings(extra: [.apiPort: apiPort])
+        let settings = options.settings()
         let registry = Observability.bootstrap(level: settings.logLevel)
         try await DemoRunner(settings: settings, registry: registry, keepRunning: keepRunning).run()
     }

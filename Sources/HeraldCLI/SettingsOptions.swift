@@ -2,31 +2,66 @@ import ArgumentParser
 import HeraldApp
 
 /// Every Herald setting as an optional flag; unset flags fall back to `HERALD_*` environment
-/// variables, then the embedded stack's endpoints file, then the defaults (see `herald config`).
+/// variables, then the embedded stack's endpoints file, then the defaults. The flags are
+/// hidden from each command's help to keep it short; `herald config` lists them all.
 struct SettingsOptions: ParsableArguments {
-    @Option(help: "Kafka bootstrap servers (HERALD_KAFKA_BROKERS).") var kafkaBrokers: String?
-    @Option(help: "Redis URL (HERALD_REDIS_URL).") var redisUrl: String?
-    @Option(help: "Redis connections per process (HERALD_REDIS_POOL_SIZE).") var redisPoolSize: String?
-    @Option(help: "Registration slots (HERALD_SLOTS).") var slots: String?
-    @Option(help: "Redis key prefix (HERALD_REDIS_PREFIX).") var redisPrefix: String?
-    @Option(help: "Kafka topic prefix (HERALD_TOPIC_PREFIX).") var topicPrefix: String?
-    @Option(help: "Stable instance name (HERALD_INSTANCE_ID).") var instanceId: String?
-    @Option(help: "Consumer session timeout in ms (HERALD_SESSION_TIMEOUT_MS).") var sessionTimeoutMs: String?
-    @Option(help: "Producer linger in ms (HERALD_LINGER_MS).") var lingerMs: String?
-    @Option(help: "Producer compression (HERALD_COMPRESSION).") var compression: String?
-    @Option(help: "Log level (HERALD_LOG_LEVEL).") var logLevel: String?
+    @Option(help: ArgumentHelp(Setting.help(.kafkaBrokers), visibility: .hidden)) var kafkaBrokers: String?
+    @Option(help: ArgumentHelp(Setting.help(.redisUrl), visibility: .hidden)) var redisUrl: String?
+    @Option(help: ArgumentHelp(Setting.help(.redisPoolSize), visibility: .hidden)) var redisPoolSize: String?
+    @Option(help: ArgumentHelp(Setting.help(.slots), visibility: .hidden)) var slots: String?
+    @Option(help: ArgumentHelp(Setting.help(.redisPrefix), visibility: .hidden)) var redisPrefix: String?
+    @Option(help: ArgumentHelp(Setting.help(.topicPrefix), visibility: .hidden)) var topicPrefix: String?
+    @Option(help: ArgumentHelp(Setting.help(.eventPartitions), visibility: .hidden)) var eventPartitions: String?
+    @Option(help: ArgumentHelp(Setting.help(.taskPartitions), visibility: .hidden)) var taskPartitions: String?
+    @Option(help: ArgumentHelp(Setting.help(.deliveryPartitions), visibility: .hidden)) var deliveryPartitions: String?
+    @Option(help: ArgumentHelp(Setting.help(.registrationPartitions), visibility: .hidden)) var registrationPartitions: String?
+    @Option(help: ArgumentHelp(Setting.help(.replicationFactor), visibility: .hidden)) var replicationFactor: String?
+    @Option(help: ArgumentHelp(Setting.help(.deliveryRetentionHours), visibility: .hidden)) var deliveryRetentionHours: String?
+    @Option(help: ArgumentHelp(Setting.help(.roles), visibility: .hidden)) var roles: String?
+    @Option(help: ArgumentHelp(Setting.help(.tasksPerBroadcast), visibility: .hidden)) var tasksPerBroadcast: String?
+    @Option(help: ArgumentHelp(Setting.help(.instanceId), visibility: .hidden)) var instanceId: String?
+    @Option(help: ArgumentHelp(Setting.help(.sessionTimeoutMs), visibility: .hidden)) var sessionTimeoutMs: String?
+    @Option(help: ArgumentHelp(Setting.help(.lingerMs), visibility: .hidden)) var lingerMs: String?
+    @Option(help: ArgumentHelp(Setting.help(.compression), visibility: .hidden)) var compression: String?
+    @Option(help: ArgumentHelp(Setting.help(.apiHost), visibility: .hidden)) var apiHost: String?
+    @Option(help: ArgumentHelp(Setting.help(.apiPort), visibility: .hidden)) var apiPort: String?
+    @Option(help: ArgumentHelp(Setting.help(.metricsPort), visibility: .hidden)) var metricsPort: String?
+    @Option(help: ArgumentHelp(Setting.help(.hubUri), visibility: .hidden)) var hubUri: String?
+    @Option(help: ArgumentHelp(Setting.help(.policies), visibility: .hidden)) var policies: String?
+    @Option(help: ArgumentHelp(Setting.help(.userTokenKey), visibility: .hidden)) var userTokenKey: String?
+    @Option(help: ArgumentHelp(Setting.help(.idSecret), visibility: .hidden)) var idSecret: String?
+    @Option(help: ArgumentHelp(Setting.help(.logLevel), visibility: .hidden)) var logLevel: String?
 
+    /// `extra` values win over the flags (commands with their own option for a setting).
     func settings(extra: [Setting.Key: String?] = [:]) -> HeraldSettings {
-        var flags: [Setting.Key: String] = [:]
         let given: [Setting.Key: String?] = [
-            .kafkaBrokers: kafkaBrokers, .redisUrl: redisUrl, .redisPoolSize: redisPoolSize,
-            .slots: slots, .redisPrefix: redisPrefix, .topicPrefix: topicPrefix,
-            .instanceId: instanceId, .sessionTimeoutMs: sessionTimeoutMs, .lingerMs: lingerMs,
-            .compression: compression, .logLevel: logLevel,
+            .kafkaBrokers: kafkaBrokers,
+            .redisUrl: redisUrl,
+            .redisPoolSize: redisPoolSize,
+            .slots: slots,
+            .redisPrefix: redisPrefix,
+            .topicPrefix: topicPrefix,
+            .eventPartitions: eventPartitions,
+            .taskPartitions: taskPartitions,
+            .deliveryPartitions: deliveryPartitions,
+            .registrationPartitions: registrationPartitions,
+            .replicationFactor: replicationFactor,
+            .deliveryRetentionHours: deliveryRetentionHours,
+            .roles: roles,
+            .tasksPerBroadcast: tasksPerBroadcast,
+            .instanceId: instanceId,
+            .sessionTimeoutMs: sessionTimeoutMs,
+            .lingerMs: lingerMs,
+            .compression: compression,
+            .apiHost: apiHost,
+            .apiPort: apiPort,
+            .metricsPort: metricsPort,
+            .hubUri: hubUri,
+            .policies: policies,
+            .userTokenKey: userTokenKey,
+            .idSecret: idSecret,
+            .logLevel: logLevel,
         ]
-        for (key, value) in given.merging(extra, uniquingKeysWith: { $1 }) {
-            if let value { flags[key] = value }
-        }
-        return HeraldSettings(flags: flags)
+        return HeraldSettings(flags: given.merging(extra) { $1 ?? $0 }.compactMapValues { $0 })
     }
 }

@@ -68,6 +68,11 @@ public struct Setting: Sendable, Hashable {
         Setting(.logLevel, "info", "trace, debug, info, notice, warning, error, critical."),
     ]
 
+    /// The help text of `key` (for command-line flags).
+    public static func help(_ key: Key) -> String {
+        all.first { $0.key == key }.map { "\($0.help) (\($0.environment))" } ?? ""
+    }
+
     init(_ key: Key, _ defaultValue: String, _ help: String) {
         self.key = key
         self.defaultValue = defaultValue
