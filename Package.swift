@@ -139,7 +139,13 @@ let package = Package(
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
             ]
         ),
-        .testTarget(name: "HeraldIntegrationTests", dependencies: ["HeraldApp", "HeraldTestSupport"]),
+        .testTarget(
+            name: "HeraldIntegrationTests",
+            dependencies: [
+                "HeraldApp", "HeraldTestSupport", "HeraldDomain", "HeraldKafka", "HeraldPipeline",
+                "HeraldRedis", "HeraldRegistry",
+            ]
+        ),
     ],
     swiftLanguageModes: [.v6]
 )

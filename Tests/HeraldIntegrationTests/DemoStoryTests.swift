@@ -1,0 +1,45 @@
+import Foundation
+import HeraldTestSupport
+import Testing
+
+/// `make run` end to end: the API, every worker role and the seed tutorials' story, in the
+/// real executable against a private Redis and broker.
+@Suite("make run story", .enabled(if: HeraldBinary.isBuilt, "build the herald executable first"))
+struct DemoStoryTests {
+    @Test("every device receives exactly its language, category and payload")
+    func story() throws {
+        let redis = try TestRedis()
+        let broker = try TestBroker()
+        defer { broker.stop(); redis.stop() }
+        let output = try HeraldBinary.run(
+            ["demo", "--api-port", String(freeLocalPort()), "--session-timeout-ms", "6000"],
+            environment: ["HERALD_KAFKA_BROKERS": broker.bootstrapServers, "HERALD_REDIS_URL": redis.url],
+            timeout: 150
+        )
+        #expect(output.status == 0, "demo failed:\n\(output.stdout)\n\(output.stderr.suffix(3000))")
+        let text = output.stdout
+        let sections = Dictionary(uniqueKeysWithValues: text.components(separatedBy: "\n   ").compactMap { block -> (String, String)? in
+            guard let name = block.split(separator: "\n").first else { return nil }
+            return (String(name), block)
+        })
+        func received(_ device: String) -> String { sections.first { $0.key.hasPrefix(device) }?.value ?? "" }
+
+        // Localization: each language's devices get exactly their language's text.
+        #expect(received("Wei's iPhone").contains("峰会以气候协议结束"))
+        #expect(!received("Wei's iPhone").contains("Summit ends"))
+        #expect(received("Amélie's iPad").contains("Le sommet se termine"))
+        #expect(!received("Amélie's iPad").contains("峰会"))
+        // Tag expression (World || Politics) && !Sports: Kenji (World, Politics) yes, Amélie (Sports) no.
+        #expect(received("Kenji's iPhone").contains("expression:"))
+        #expect(!received("Amélie's iPad").contains("expression:"))
+        // Native registration gets the native payload with its category.
+        #expect(received("Newsroom test iPhone").contains(#""category":"NEWS_CATEGORY""#))
+        // Notify users: only Alice's device gets the $UserId:{alice} event.
+        #expect(received("Alice's iPhone").contains("alice:"))
+        #expect(!received("Kenji's iPhone").contains("alice:"))
+        // iOS 8 actionable invitation.
+        #expect(received("Events iPhone").contains(#""category":"INVITE_CATEGORY""#))
+        // Every event completed.
+        #expect(text.components(separatedBy: " completed: ").count - 1 == 9)
+    }
+}

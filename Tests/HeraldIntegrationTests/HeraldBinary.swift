@@ -1,0 +1,72 @@
+import Foundation
+import HeraldTestSupport
+
+/// The `herald` executable built next to the tests (`swift build --build-tests` builds it),
+/// run as a separate process the way operators run it.
+enum HeraldBinary {
+    static var path: String {
+        if let path = ProcessInfo.processInfo.environment["HERALD_BINARY"] { return path }
+        return ToolPaths.repositoryRoot.appendingPathComponent(".build/debug/herald").path
+    }
+
+    static var isBuilt: Bool { FileManager.default.isExecutableFile(atPath: path) }
+
+    struct Output {
+        var status: Int32
+        var stdout: String
+        var stderr: String
+    }
+
+    /// Runs `herald args...` to completion (killed after `timeout` seconds) in a scratch
+    /// directory, so no `.herald/run/endpoints.env` of a developer's stack leaks in.
+    static func run(_ arguments: [String], environment: [String: String] = [:], timeout: Double = 120) throws -> Output {
+        let process = try start(arguments, environment: environment)
+        let deadline = Date().addingTimeInterval(timeout)
+        while process.process.isRunning && Date() < deadline { usleep(50_000) }
+        if process.process.isRunning { process.process.terminate() }
+        process.process.waitUntilExit()
+        return Output(status: process.process.terminationStatus, stdout: process.stdout(), stderr: process.stderr())
+    }
+
+    /// A running `herald` process whose output goes to files in a scratch directory.
+    final class Running: @unchecked Sendable {
+        let process = Process()
+        let directory: URL
+
+        init(directory: URL) { self.directory = directory }
+
+        func stdout() -> String { (try? String(contentsOf: directory.appendingPathComponent("stdout"), encoding: .utf8)) ?? "" }
+        func stderr() -> String { (try? String(contentsOf: directory.appendingPathComponent("stderr"), encoding: .utf8)) ?? "" }
+
+        func signal(_ signal: Int32) { kill(process.processIdentifier, signal) }
+
+        func waitForExit(timeout: Double) -> Bool {
+            let deadline = Date().addingTimeInterval(timeout)
+            while process.isRunning && Date() < deadline { usleep(50_000) }
+            return !process.isRunning
+        }
+
+        deinit {
+            if process.isRunning { kill(process.processIdentifier, SIGKILL); process.waitUntilExit() }
+            try? FileManager.default.removeItem(at: directory)
+        }
+    }
+
+    static func start(_ arguments: [String], environment: [String: String] = [:]) throws -> Running {
+        let directory = try ToolPaths.scratchDirectory("herald-cli")
+        let running = Running(directory: directory)
+        running.process.executableURL = URL(fileURLWithPath: path)
+        running.process.arguments = arguments
+        running.process.currentDirectoryURL = directory
+        var env = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("HERALD_") || $0.key.hasPrefix("HERALD_TEST_") }
+        env.merge(environment) { $1 }
+        running.process.environment = env
+        let out = directory.appendingPathComponent("stdout"), err = directory.appendingPathComponent("stderr")
+        FileManager.default.createFile(atPath: out.path, contents: nil)
+        FileManager.default.createFile(atPath: err.path, contents: nil)
+        running.process.standardOutput = try FileHandle(forWritingTo: out)
+        running.process.standardError = try FileHandle(forWritingTo: err)
+        try running.process.run()
+        return running
+    }
+}
