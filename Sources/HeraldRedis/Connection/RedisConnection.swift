@@ -1,0 +1,266 @@
+import Dispatch
+import Foundation
+import Logging
+
+/// One connection to Redis over hiredis's blocking API, with reconnects and pipelining.
+///
+/// Two ways to use it:
+/// - `send`, `pipeline`, `evalScript` (async): the blocking hiredis I/O runs on this
+///   connection's own serial `DispatchQueue`, never on Swift's cooperative thread pool; the
+///   calling task is suspended until the reply arrives.
+/// - `sendBlocking`, `pipelineBlocking`, `evalScriptBlocking`: the I/O runs on the calling
+///   thread. Use these only from a thread you own (for example a fan-out worker thread that
+///   issues many pipelines in a row and wants no per-call hop); calling them from async code
+///   would park a cooperative thread for the whole round trip.
+///
+/// Both may be mixed: every command holds the connection's lock from the first byte written
+/// to the last reply read, so replies never interleave.
+///
+/// Reconnects: before each command (or pipeline) the connection checks, with one non-blocking
+/// peek, that the server has not hung up while it was idle, and reconnects (with backoff,
+/// `RedisConfiguration.connectAttempts`) if it has; that is how a Redis restart is absorbed
+/// before anything is written. If the socket fails while a command is in flight, the
+/// connection is discarded and rebuilt on the next use; the failed command is retried once
+/// only when it is read-only (`RedisCommand.isReadOnly`, for a pipeline: every command),
+/// because a write may already have been applied. Timeouts are never retried.
+public final class RedisConnection: @unchecked Sendable {
+    /// Counters for metrics and tests.
+    public struct Statistics: Sendable, Hashable {
+        /// Connections opened after the first one.
+        public var reconnects = 0
+        /// Read-only commands or pipelines sent again after a connection failure.
+        public var retries = 0
+        /// Times a NOSCRIPT reply was repaired by loading the script and running it again.
+        public var scriptReloads = 0
+    }
+
+    public let configuration: RedisConfiguration
+    private let logger: Logger
+    private let queue: DispatchQueue
+
+    // Everything below is guarded by `lock`.
+    private let lock = NSLock()
+    private var context: HiredisContext?
+    private var hasConnectedBefore = false
+    private var isClosed = false
+    private var loadedScripts: Set<String> = []
+    private var counters = Statistics()
+
+    /// Creates the connection without connecting; the first command connects.
+    public init(configuration: RedisConfiguration, logger: Logger = Logger(label: "herald.redis")) {
+        self.configuration = configuration
+        self.logger = logger
+        self.queue = DispatchQueue(label: "herald.redis.connection.\(configuration.endpoint)")
+    }
+
+    /// Creates a connection and connects it (off the cooperative pool), so a wrong address
+    /// fails here rather than at the first command.
+    public static func connect(
+        configuration: RedisConfiguration, logger: Logger = Logger(label: "herald.redis")
+    ) async throws -> RedisConnection {
+        let connection = RedisConnection(configuration: configuration, logger: logger)
+        try await connection.onQueue { try connection.connectBlocking() }
+        return connection
+    }
+
+    /// Connects now on the calling thread if not yet connected. See the type's threading note.
+    public func connectBlocking() throws {
+        lock.lock()
+        defer { lock.unlock() }
+        guard !isClosed else { throw closedError("connect") }
+        _ = try liveContext()
+    }
+
+    /// Closes the socket; later commands fail with `.closed`. Waits for an in-flight command.
+    public func close() {
+        lock.lock()
+        defer { lock.unlock() }
+        isClosed = true
+        context = nil
+    }
+
+    public var statistics: Statistics {
+        lock.lock()
+        defer { lock.unlock() }
+        return counters
+    }
+
+    // MARK: Async API
+
+    /// Sends one command and returns its reply; a Redis error reply throws `.server`.
+    public func send(_ command: RedisCommand) async throws -> RedisValue {
+        try await onQueue { try self.sendBlocking(command) }
+    }
+
+    /// Sends all `commands` in one round trip and returns one result per command, in order.
+    /// A Redis error reply is only that command's `.failure`; a connection failure throws.
+    public func pipeline(_ commands: [RedisCommand]) async throws -> [Result<RedisValue, RedisError>] {
+        try await onQueue { try self.pipelineBlocking(commands) }
+    }
+
+    /// Runs `script` with `EVALSHA`, loading it and trying again if Redis answers NOSCRIPT.
+    public func evalScript<Key: RedisArgument, Argument: RedisArgument>(
+        _ script: RedisScript, keys: [Key], arguments: [Argument]
+    ) async throws -> RedisValue {
+        try await send(.evalScript(script, keys: keys, arguments: arguments))
+    }
+
+    // MARK: Blocking API (calling thread)
+
+    /// Blocking `send`: run only on a thread you own.
+    public func sendBlocking(_ command: RedisCommand) throws -> RedisValue {
+        try withContext(command.label, retryable: command.isReadOnly) { context in
+            try context.append(command)
+            var result = try context.readReply(for: command.label)
+            if let script = command.script, case .failure(let error) = result, error.serverPrefix == "NOSCRIPT" {
+                try reloadLocked(script, context)
+                try context.append(command)
+                result = try context.readReply(for: command.label)
+            }
+            return result
+        }.get()
+    }
+
+    /// Blocking `pipeline`: run only on a thread you own.
+    ///
+    /// Scripts of `.evalScript` commands not yet loaded on this connection are loaded in the
+    /// same round trip, ahead of the commands, so ordering is kept. If one is missing anyway
+    /// (someone ran `SCRIPT FLUSH` meanwhile), the commands that got NOSCRIPT are run again
+    /// after loading it, that is after the rest of the pipeline.
+    public func pipelineBlocking(_ commands: [RedisCommand]) throws -> [Result<RedisValue, RedisError>] {
+        if commands.isEmpty { return [] }
+        let label = "pipeline of \(commands.count) commands"
+        return try withContext(label, retryable: commands.allSatisfy(\.isReadOnly)) { context in
+            var toLoad: [RedisScript] = []
+            for command in commands {
+                if let script = command.script, !loadedScripts.contains(script.sha1), !toLoad.contains(script) {
+                    toLoad.append(script)
+                }
+            }
+            for script in toLoad { try context.append(.scriptLoad(script.source)) }
+            for command in commands { try context.append(command) }
+            for script in toLoad {
+                if case .success = try context.readReply(for: "SCRIPT LOAD") { loadedScripts.insert(script.sha1) }
+            }
+            var results: [Result<RedisValue, RedisError>] = []
+            results.reserveCapacity(commands.count)
+            for command in commands { results.append(try context.readReply(for: command.label)) }
+
+            let missing = commands.indices.filter { index in
+                guard commands[index].script != nil, case .failure(let error) = results[index] else { return false }
+                return error.serverPrefix == "NOSCRIPT"
+            }
+            if !missing.isEmpty {
+                loadedScripts.removeAll()
+                var reloaded: Set<String> = []
+                for index in missing where reloaded.insert(commands[index].script!.sha1).inserted {
+                    try reloadLocked(commands[index].script!, context)
+                }
+                for index in missing { try context.append(commands[index]) }
+                for index in missing { results[index] = try context.readReply(for: commands[index].label) }
+            }
+            return results
+        }
+    }
+
+    /// Blocking `evalScript`: run only on a thread you own.
+    public func evalScriptBlocking<Key: RedisArgument, Argument: RedisArgument>(
+        _ script: RedisScript, keys: [Key], arguments: [Argument]
+    ) throws -> RedisValue {
+        try sendBlocking(.evalScript(script, keys: keys, arguments: arguments))
+    }
+
+    // MARK: Internals (all called with `lock` held)
+
+    private func reloadLocked(_ script: RedisScript, _ context: HiredisContext) throws {
+        counters.scriptReloads += 1
+        logger.debug("loading Lua script after NOSCRIPT", metadata: ["sha1": "\(script.sha1)"])
+        try context.append(.scriptLoad(script.source))
+        _ = try context.readReply(for: "SCRIPT LOAD").get()
+        loadedScripts.insert(script.sha1)
+    }
+
+    /// Runs `body` with a live context under the lock, applying the reconnect/retry rules.
+    private func withContext<T>(_ label: String, retryable: Bool, _ body: (HiredisContext) throws -> T) throws -> T {
+        lock.lock()
+        defer { lock.unlock() }
+        guard !isClosed else { throw closedError(label) }
+        var retried = false
+        while true {
+            let live = try liveContext()
+            do {
+                return try body(live)
+            } catch let error as RedisError where error.breaksConnection {
+                context = nil
+                if error.code == .io && retryable && !retried {
+                    retried = true
+                    counters.retries += 1
+                    logger.warning("retrying read-only \(label) after connection failure", metadata: ["error": "\(error)"])
+                    continue
+                }
+                throw error
+            }
+        }
+    }
+
+    /// The current context if it is usable, else a new one (with backoff between attempts).
+    private func liveContext() throws -> HiredisContext {
+        if let context, !context.isBroken, !context.peerHasHungUp { return context }
+        context = nil
+        loadedScripts.removeAll()
+        let attempts = max(1, configuration.connectAttempts)
+        var backoff = configuration.initialBackoff
+        var lastError = RedisError(code: .connection, message: "no connect attempt to \(configuration.endpoint)")
+        for attempt in 1...attempts {
+            do {
+                let fresh = try openContext()
+                if hasConnectedBefore {
+                    counters.reconnects += 1
+                    logger.info("reconnected to Redis", metadata: ["endpoint": "\(configuration.endpoint)", "attempt": "\(attempt)"])
+                }
+                hasConnectedBefore = true
+                context = fresh
+                return fresh
+            } catch let error as RedisError {
+                lastError = error
+                if error.code == .server { break }  // wrong password or database: waiting will not help
+                if attempt < attempts {
+                    logger.debug("Redis connect attempt failed", metadata: ["attempt": "\(attempt)", "error": "\(error)"])
+                    usleep(UInt32(min(backoff, configuration.maximumBackoff) * 1_000_000))
+                    backoff *= 2
+                }
+            }
+        }
+        throw RedisError(
+            code: .connection,
+            message: "could not connect to \(configuration.endpoint) after \(attempts) attempts: \(lastError.message)",
+            serverPrefix: lastError.serverPrefix
+        )
+    }
+
+    private func openContext() throws -> HiredisContext {
+        let endpoint = configuration.endpoint
+        let fresh = try HiredisContext.connect(
+            host: configuration.host, port: configuration.port,
+            timeout: configuration.connectTimeout, endpoint: endpoint
+        )
+        try fresh.setCommandTimeout(configuration.commandTimeout)
+        var setup: [RedisCommand] = []
+        if let password = configuration.password { setup.append(.auth(username: configuration.username, password: password)) }
+        if configuration.database != 0 { setup.append(.select(configuration.database)) }
+        for command in setup { try fresh.append(command) }
+        for command in setup { _ = try fresh.readReply(for: command.label).get() }
+        return fresh
+    }
+
+    private func closedError(_ label: String) -> RedisError {
+        RedisError(code: .closed, message: "\(label) on \(configuration.endpoint): the connection was closed")
+    }
+
+    /// Runs blocking work on this connection's serial queue and resumes the caller after.
+    private func onQueue<T: Sendable>(_ work: @escaping @Sendable () throws -> T) async throws -> T {
+        try await withCheckedThrowingContinuation { continuation in
+            queue.async { continuation.resume(with: Result { try work() }) }
+        }
+    }
+}

@@ -1,0 +1,19 @@
+import Foundation
+import HeraldRedis
+import HeraldTestSupport
+
+extension TestRedis {
+    /// A configuration for this server with short backoff so failure tests finish quickly.
+    var configuration: RedisConfiguration {
+        RedisConfiguration(host: host, port: port, connectAttempts: 20, initialBackoff: 0.02, maximumBackoff: 0.2)
+    }
+
+    func connect() async throws -> RedisConnection {
+        try await RedisConnection.connect(configuration: configuration)
+    }
+}
+
+/// A key prefix no other test (or earlier run against an external Redis) uses.
+func uniquePrefix(_ test: String = #function) -> String {
+    "herald-test:\(test.prefix(while: { $0 != "(" })):\(UUID().uuidString.prefix(8)):"
+}
