@@ -46,5 +46,6 @@ public func waitUntil(timeout: Double, _ what: String, _ condition: () -> Bool) 
 
 public struct TestServerError: Error, CustomStringConvertible {
     public var message: String
+    public init(message: String) { self.message = message }
     public var description: String { message }
 }
