@@ -47,14 +47,4 @@ struct RedisConfigurationTests {
         #expect(RedisCommand.mget(["a", "b"]).isReadOnly)
         #expect(RedisCommand("SET", "k", 5).words == [Array("SET".utf8), Array("k".utf8), Array("5".utf8)])
     }
-
-    @Test("hiredis version: header, loaded library and file-name parsing")
-    func hiredisVersion() {
-        #expect(RedisRuntime.headerVersion.split(separator: ".").count == 3)
-        #expect(!RedisRuntime.hiredisVersion.isEmpty)
-        #if os(Linux)
-        // The test binary links libhiredis dynamically, so the loader mapped it.
-        #expect(RedisRuntime.loadedLibraryPath?.contains("libhiredis") == true)
-        #endif
-    }
 }

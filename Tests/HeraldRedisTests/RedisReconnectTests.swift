@@ -4,10 +4,9 @@ import Testing
 
 @Suite("Reconnecting")
 struct RedisReconnectTests {
-    @Test("a connection survives a Redis restart: the next command succeeds")
+    @Test("a connection survives a Redis restart: the next command succeeds", .ownsRedisProcess)
     func survivesRestart() async throws {
         let redis = try TestRedis()
-        try #require(redis.canRestart, "HERALD_TEST_REDIS_URL points at an external Redis; restart test skipped")
         let connection = try await redis.connect()
         let key = uniquePrefix() + "k"
         _ = try await connection.send(.set(key, "before"))
@@ -25,10 +24,9 @@ struct RedisReconnectTests {
         #expect(connection.statistics.reconnects == 2)
     }
 
-    @Test("while Redis is down commands fail with .connection; once it is back they succeed")
+    @Test("while Redis is down commands fail with .connection; once it is back they succeed", .ownsRedisProcess)
     func downThenBack() async throws {
         let redis = try TestRedis()
-        try #require(redis.canRestart, "HERALD_TEST_REDIS_URL points at an external Redis; restart test skipped")
         var configuration = redis.configuration
         configuration.connectAttempts = 2
         let connection = try await RedisConnection.connect(configuration: configuration)

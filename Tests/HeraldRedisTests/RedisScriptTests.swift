@@ -2,7 +2,9 @@ import HeraldRedis
 import HeraldTestSupport
 import Testing
 
-@Suite("Lua scripts")
+// Serialized: the tests flush the server's script cache and count its NOSCRIPT errors, which
+// would race when they share one server (HERALD_TEST_REDIS_URL).
+@Suite("Lua scripts", .serialized)
 struct RedisScriptTests {
     // Moves a member between two sets and reports the new size of the target, like the
     // indexer's tag move.

@@ -1,6 +1,7 @@
 import Foundation
 import HeraldRedis
 import HeraldTestSupport
+import Testing
 
 extension TestRedis {
     /// A configuration for this server with short backoff so failure tests finish quickly.
@@ -16,4 +17,15 @@ extension TestRedis {
 /// A key prefix no other test (or earlier run against an external Redis) uses.
 func uniquePrefix(_ test: String = #function) -> String {
     "herald-test:\(test.prefix(while: { $0 != "(" })):\(UUID().uuidString.prefix(8)):"
+}
+
+extension Trait where Self == ConditionTrait {
+    /// For tests that stop or restart the server: skipped when HERALD_TEST_REDIS_URL points
+    /// at an external Redis, which the tests do not own.
+    static var ownsRedisProcess: Self {
+        .enabled(
+            if: (ProcessInfo.processInfo.environment["HERALD_TEST_REDIS_URL"] ?? "").isEmpty,
+            "HERALD_TEST_REDIS_URL points at an external Redis that these tests cannot restart"
+        )
+    }
 }

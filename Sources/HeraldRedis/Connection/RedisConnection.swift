@@ -132,19 +132,18 @@ public final class RedisConnection: @unchecked Sendable {
         let label = "pipeline of \(commands.count) commands"
         return try withContext(label, retryable: commands.allSatisfy(\.isReadOnly)) { context in
             var toLoad: [RedisScript] = []
-            for command in commands {
-                if let script = command.script, !loadedScripts.contains(script.sha1), !toLoad.contains(script) {
-                    toLoad.append(script)
-                }
+            for index in commands.indices where commands[index].script != nil {
+                let script = commands[index].script!
+                if !loadedScripts.contains(script.sha1), !toLoad.contains(script) { toLoad.append(script) }
             }
-            for script in toLoad { try context.append(.scriptLoad(script.source)) }
-            for command in commands { try context.append(command) }
+            if !toLoad.isEmpty { try context.append(toLoad.map { RedisCommand.scriptLoad($0.source) }) }
+            try context.append(commands)
             for script in toLoad {
                 if case .success = try context.readReply(for: "SCRIPT LOAD") { loadedScripts.insert(script.sha1) }
             }
             var results: [Result<RedisValue, RedisError>] = []
             results.reserveCapacity(commands.count)
-            for command in commands { results.append(try context.readReply(for: command.label)) }
+            for index in commands.indices { results.append(try context.readReply(for: commands[index].label)) }
 
             let missing = commands.indices.filter { index in
                 guard commands[index].script != nil, case .failure(let error) = results[index] else { return false }
@@ -156,7 +155,7 @@ public final class RedisConnection: @unchecked Sendable {
                 for index in missing where reloaded.insert(commands[index].script!.sha1).inserted {
                     try reloadLocked(commands[index].script!, context)
                 }
-                for index in missing { try context.append(commands[index]) }
+                try context.append(missing.map { commands[$0] })
                 for index in missing { results[index] = try context.readReply(for: commands[index].label) }
             }
             return results

@@ -57,43 +57,48 @@ final class HiredisContext {
 
     /// Queues `command` in hiredis's output buffer; nothing is sent until a reply is read.
     func append(_ command: RedisCommand) throws(RedisError) {
-        let argc = command.argumentEnds.count
-        let status: Int32 = command.storage.withUnsafeBufferPointer { buffer in
-            withUnsafeTemporaryAllocation(of: UnsafePointer<CChar>?.self, capacity: argc) { argv in
-                withUnsafeTemporaryAllocation(of: Int.self, capacity: argc) { lengths in
-                    let base = UnsafeRawPointer(buffer.baseAddress ?? UnsafePointer(bitPattern: 1)!)
-                    var start = 0
-                    for index in 0..<argc {
-                        let end = command.argumentEnds[index]
-                        argv[index] = (base + start).assumingMemoryBound(to: CChar.self)
-                        lengths[index] = end - start
-                        start = end
-                    }
-                    return redisAppendCommandArgv(context, Int32(argc), argv.baseAddress, lengths.baseAddress)
-                }
-            }
+        var wire: [UInt8] = []
+        wire.reserveCapacity(command.respCapacityEstimate)
+        command.appendRESP(to: &wire)
+        try appendWire(wire, count: 1)
+    }
+
+    /// Queues `commands` with one copy into hiredis's output buffer.
+    func append(_ commands: [RedisCommand]) throws(RedisError) {
+        var capacity = 0
+        // Indexing (not `for command in`) avoids copying each command, which costs retains.
+        for index in commands.indices { capacity += commands[index].respCapacityEstimate }
+        var wire: [UInt8] = []
+        wire.reserveCapacity(capacity)
+        for index in commands.indices { commands[index].appendRESP(to: &wire) }
+        try appendWire(wire, count: commands.count)
+    }
+
+    private func appendWire(_ wire: [UInt8], count: Int) throws(RedisError) {
+        let status = wire.withUnsafeBufferPointer { buffer in
+            buffer.withMemoryRebound(to: CChar.self) { redisAppendFormattedCommand(context, $0.baseAddress, $0.count) }
         }
         if status != REDIS_OK {
-            throw RedisError(code: .io, message: "queueing \(command.label) for \(endpoint) failed: \(errorText)")
+            throw RedisError(code: .io, message: "queueing \(count) commands for \(endpoint) failed: \(errorText)")
         }
     }
 
     /// Sends whatever is queued (first call only) and reads the next reply. A server error
     /// reply is that command's `.failure`; a broken connection throws.
-    func readReply(for label: String) throws(RedisError) -> Result<RedisValue, RedisError> {
+    func readReply(for label: @autoclosure () -> String) throws(RedisError) -> Result<RedisValue, RedisError> {
         var raw: UnsafeMutableRawPointer?
         if redisGetReply(context, &raw) != REDIS_OK {
             let savedErrno = errno
-            throw failure(label, errno: savedErrno)
+            throw failure(label(), errno: savedErrno)
         }
         guard let raw else {
-            throw RedisError(code: .protocol, message: "no reply to \(label) from \(endpoint)")
+            throw RedisError(code: .protocol, message: "no reply to \(label()) from \(endpoint)")
         }
         defer { freeReplyObject(raw) }
         let reply = raw.assumingMemoryBound(to: redisReply.self)
         if reply.pointee.type == REDIS_REPLY_ERROR {
             let text = String(decoding: Self.bytes(reply), as: UTF8.self)
-            return .failure(.server(reply: text, command: label, endpoint: endpoint))
+            return .failure(.server(reply: text, command: label(), endpoint: endpoint))
         }
         return .success(Self.decode(reply))
     }

@@ -50,7 +50,7 @@ public enum RedisRuntime {
     }
 
     /// `0.14` from `/usr/lib/x86_64-linux-gnu/libhiredis.so.0.14`, `1.1.0` from `libhiredis.1.1.0.dylib`.
-    static func versionInFileName(_ path: String) -> String? {
+    public static func versionInFileName(_ path: String) -> String? {
         let name = path.split(separator: "/").last.map(String.init) ?? path
         let parts = name.split(separator: ".")
         let numbers = parts.drop(while: { Int($0) == nil }).prefix(while: { Int($0) != nil })
