@@ -11,8 +11,13 @@
 //   selects exactly the registrations that evaluation selects.
 // A violated property calls `fatalError`, which libFuzzer records as a crash with the input.
 
-import Foundation
 import HeraldDomain
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 
 /// `HERALD_FUZZ_VERBOSE=1` prints what each input parsed to, for reading a reproducer.
 private let verbose = getenv("HERALD_FUZZ_VERBOSE") != nil
@@ -33,13 +38,13 @@ private struct TagExpressionFuzzCase {
         do {
             expression = try TagExpression.parse(text)
         } catch {
-            if verbose { print("error[\(error.code)] \(error)") }
+            if verbose { trace("error[\(error.code)] \(error)") }
             checkError(error)
             checkAzureRejects()
             checkTagList()
             return
         }
-        if verbose { print("parsed: \(expression)\n\(expression.setPlan())") }
+        if verbose { trace("parsed: \(expression)\n\(expression.setPlan())") }
         checkTags(of: expression)
         checkRoundTrip(expression)
         checkAzureMode(expression)
@@ -192,4 +197,10 @@ private func require(_ condition: @autoclosure () -> Bool, _ message: @autoclosu
 
 private func fail(_ message: String) -> Never {
     fatalError("tag-expression fuzz property violated: \(message)")
+}
+
+/// Written to stderr unbuffered, so the trace survives the crash it is meant to explain.
+private func trace(_ message: String) {
+    var line = message + "\n"
+    line.withUTF8 { _ = write(2, $0.baseAddress, $0.count) }
 }
