@@ -17,7 +17,7 @@ public final class ChildProcess: @unchecked Sendable {
         let log = try FileHandle(forWritingTo: logFile)
         process.standardOutput = log
         process.standardError = log
-        try process.run()
+        try withTerminationSignalsUnblocked { try process.run() }
     }
 
     public var processIdentifier: Int32 { process.processIdentifier }
@@ -48,4 +48,19 @@ public struct TestServerError: Error, CustomStringConvertible {
     public var message: String
     public init(message: String) { self.message = message }
     public var description: String { message }
+}
+
+/// Runs `body` (which starts a child process) with SIGTERM and SIGINT unblocked on the calling
+/// thread. A child inherits the signal mask of the thread that spawns it, and the threads
+/// Swift's concurrency runtime runs tests on block those signals, so a server started from a
+/// test would otherwise ignore SIGTERM and never shut down gracefully.
+public func withTerminationSignalsUnblocked<T>(_ body: () throws -> T) rethrows -> T {
+    var unblock = sigset_t()
+    sigemptyset(&unblock)
+    sigaddset(&unblock, SIGTERM)
+    sigaddset(&unblock, SIGINT)
+    var previous = sigset_t()
+    pthread_sigmask(SIG_UNBLOCK, &unblock, &previous)
+    defer { pthread_sigmask(SIG_SETMASK, &previous, nil) }
+    return try body()
 }

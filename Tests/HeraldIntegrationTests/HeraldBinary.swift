@@ -66,7 +66,7 @@ enum HeraldBinary {
         FileManager.default.createFile(atPath: err.path, contents: nil)
         running.process.standardOutput = try FileHandle(forWritingTo: out)
         running.process.standardError = try FileHandle(forWritingTo: err)
-        try running.process.run()
+        try withTerminationSignalsUnblocked { try running.process.run() }
         return running
     }
 }
