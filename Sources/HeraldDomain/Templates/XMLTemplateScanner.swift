@@ -58,12 +58,17 @@ struct XMLTemplateScanner {
 
     private mutating func scanMarkup() throws(TemplateError) {
         if hasPrefix("<?") {
-            try skip(past: "?>", from: index, "the processing instruction has no closing '?>'")
+            try skip(past: "?>", from: index, openerLength: 2, "the processing instruction has no closing '?>'")
         } else if hasPrefix("<!--") {
-            try skip(past: "-->", from: index, "the comment has no closing '-->'")
+            let start = index
+            try skip(past: "-->", from: index, openerLength: 4, "the comment has no closing '-->'")
+            // XML forbids "--" inside a comment (and so "<!--->").
+            if firstOccurrence(of: "--", in: (start + 4)..<(index - 3)) != nil || index - 3 < start + 4 {
+                throw error(at: start, "a comment may not contain '--'")
+            }
         } else if hasPrefix("<![CDATA[") {
             guard !openElements.isEmpty else { throw error(at: index, "a CDATA section must be inside the root element") }
-            try skip(past: "]]>", from: index, "the CDATA section has no closing ']]>'")
+            try skip(past: "]]>", from: index, openerLength: 9, "the CDATA section has no closing ']]>'")
         } else if hasPrefix("<!") {
             throw error(at: index, "DOCTYPE and other declarations are not supported in templates")
         } else if hasPrefix("</") {
@@ -279,8 +284,10 @@ struct XMLTemplateScanner {
         }
     }
 
-    private mutating func skip(past terminator: StaticString, from start: Int, _ message: String) throws(TemplateError) {
-        guard let found = firstOccurrence(of: terminator, in: (start + 2)..<bytes.count) else {
+    /// Moves past `terminator`, searching only after the whole opener so that `<!-->` does
+    /// not count as a closed comment.
+    private mutating func skip(past terminator: StaticString, from start: Int, openerLength: Int, _ message: String) throws(TemplateError) {
+        guard let found = firstOccurrence(of: terminator, in: (start + openerLength)..<bytes.count) else {
             throw error(at: start, message)
         }
         index = found + terminator.utf8CodeUnitCount
