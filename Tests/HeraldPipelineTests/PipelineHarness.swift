@@ -19,6 +19,7 @@ final class PipelineHarness: @unchecked Sendable {
     private var fanout: FanoutService?
     private var running: [Task<Void, any Error>] = []
     private var publisher: KafkaProducer?
+    private var isShutDown = false
 
     init(slots: Int = 16, configure: (inout PipelineConfiguration) -> Void = { _ in }) async throws {
         redis = try TestRedis()
@@ -84,12 +85,32 @@ final class PipelineHarness: @unchecked Sendable {
         fanout = nil
     }
 
+    /// Stops everything. Clients are closed first because Tansu waits for open connections
+    /// before it exits on SIGTERM; the servers are stopped on a dispatch thread, never on the
+    /// cooperative pool, and not waited for beyond a few seconds.
     func shutdown() async {
+        guard !isShutDown else { return }
+        isShutDown = true
         try? await stopRoles()
         await publisher?.shutdown(flushTimeout: .seconds(2))
+        publisher = nil
         pool.shutdown()
-        broker.stop()
-        redis.stop()
+        let broker = broker
+        let redis = redis
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            let once = OnceFlag()
+            DispatchQueue.global().async {
+                // The servers are spawned from a dispatch thread and inherit its blocked
+                // signals, so SIGTERM never reaches them: end them with SIGKILL first.
+                for port in [redis.port, broker.port].compactMap({ $0 }) { killChildServer(listeningOn: port) }
+                redis.stop()
+                broker.stop()
+                if once.claim() { continuation.resume() }
+            }
+            DispatchQueue.global().asyncAfter(deadline: .now() + 10) {
+                if once.claim() { continuation.resume() }
+            }
+        }
     }
 
     // MARK: Registrations
@@ -111,8 +132,11 @@ final class PipelineHarness: @unchecked Sendable {
     }
 
     /// Produces raw bytes to the events topic, as a newsroom system might.
-    func publishRaw(_ bytes: [UInt8]?, key: String? = nil) async throws {
-        try await producer().send(KafkaOutgoingMessage(topic: configuration.topics.events, key: key.map { Array($0.utf8) }, value: bytes))
+    @discardableResult
+    func publishRaw(_ bytes: [UInt8]?, key: String? = nil, partition: Int32? = nil) async throws -> KafkaDeliveryReport {
+        try await producer().send(KafkaOutgoingMessage(
+            topic: configuration.topics.events, partition: partition, key: key.map { Array($0.utf8) }, value: bytes
+        ))
     }
 
     private func producer() throws -> KafkaProducer {
@@ -174,4 +198,59 @@ func testRegistration(
 struct HarnessTimeout: Error, CustomStringConvertible {
     var message: String
     var description: String { message }
+}
+
+/// Resumes a continuation exactly once when two paths race (done vs timed out).
+final class OnceFlag: @unchecked Sendable {
+    private let lock = NSLock()
+    private var claimed = false
+
+    func claim() -> Bool {
+        lock.withLock {
+            defer { claimed = true }
+            return !claimed
+        }
+    }
+}
+
+/// Runs `body` with a fresh pipeline and always shuts it down, also when `body` throws.
+func withPipelineHarness(
+    slots: Int,
+    configure: (inout PipelineConfiguration) -> Void = { _ in },
+    body: (PipelineHarness) async throws -> Void
+) async throws {
+    let harness = try await PipelineHarness(slots: slots, configure: configure)
+    do {
+        try await body(harness)
+    } catch {
+        await harness.shutdown()
+        throw error
+    }
+    await harness.shutdown()
+}
+
+extension TestBroker {
+    /// The local port of a broker this process started, nil for an external one.
+    var port: Int? {
+        guard !isExternal, let text = bootstrapServers.split(separator: ":").last else { return nil }
+        return Int(text)
+    }
+}
+
+/// SIGKILLs the child of this process whose command line names `127.0.0.1:<port>` (the
+/// redis-server or Tansu a test started), found by its id in /proc.
+func killChildServer(listeningOn port: Int) {
+    let me = getpid()
+    let needle = "127.0.0.1:\(port)"
+    guard let entries = try? FileManager.default.contentsOfDirectory(atPath: "/proc") else { return }
+    for entry in entries {
+        guard let pid = Int32(entry),
+              let status = try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8),
+              let parentLine = status.split(separator: "\n").first(where: { $0.hasPrefix("PPid:") }),
+              Int32(parentLine.dropFirst(5).trimmingCharacters(in: .whitespaces)) == me,
+              let commandLine = FileManager.default.contents(atPath: "/proc/\(pid)/cmdline")
+        else { continue }
+        let text = String(decoding: commandLine.map { $0 == 0 ? UInt8(ascii: " ") : $0 }, as: UTF8.self)
+        if text.contains(needle) { kill(pid, SIGKILL) }
+    }
 }

@@ -35,56 +35,56 @@ struct RecipientCorrectnessTests {
     ]
 
     @Test func deliveredRegistrationsEqualBruteForceEvaluation() async throws {
-        let harness = try await PipelineHarness(slots: 16)
-        defer { Task { await harness.shutdown() } }
+        try await withPipelineHarness(slots: 16) { harness in
 
-        var random = SeededGenerator(state: 42)
-        var population: [Registration] = []
-        for number in 0..<3_000 {
-            var tags = Self.categories.filter { _ in Double.random(in: 0..<1, using: &random) < 0.3 }
-            tags.append("$UserId:{user\(number % 1_500)}")
-            let platform: Platform = number % 3 == 0 ? .fcm : .apns
-            let language: String? = number % 20 == 0 ? nil : ["English", "French", "Mandarin"][number % 3]
-            population.append(testRegistration("r\(number)", platform: platform, tags: tags, language: language))
-        }
-        try await harness.seed(population)
-        harness.startRoles()
+            var random = SeededGenerator(state: 42)
+            var population: [Registration] = []
+            for number in 0..<3_000 {
+                var tags = Self.categories.filter { _ in Double.random(in: 0..<1, using: &random) < 0.3 }
+                tags.append("$UserId:{user\(number % 1_500)}")
+                let platform: Platform = number % 3 == 0 ? .fcm : .apns
+                let language: String? = number % 20 == 0 ? nil : ["English", "French", "Mandarin"][number % 3]
+                population.append(testRegistration("r\(number)", platform: platform, tags: tags, language: language))
+            }
+            try await harness.seed(population)
+            harness.startRoles()
 
-        var expected: [String: Set<String>] = [:]
-        for (position, source) in Self.expressions.enumerated() {
-            let audience: Audience = try source.map { .expression(try TagExpression.parse($0), source: $0) } ?? .broadcast
-            let event = NotificationEvent(
-                id: "rc-\(position)", audience: audience,
-                properties: ["News_English": "e", "News_French": "f", "News_Mandarin": "m"],
-                native: [.apns: #"{"aps":{"alert":"n"}}"#, .fcm: #"{"message":{"data":{"n":"1"}}}"#]
-            )
-            _ = try await harness.publish(event)
-            expected["rc-\(position)"] = Set(population.filter { audience.matches(Set($0.tags)) }.map(\.registrationId))
-        }
+            var expected: [String: Set<String>] = [:]
+            for (position, source) in Self.expressions.enumerated() {
+                let audience: Audience = try source.map { .expression(try TagExpression.parse($0), source: $0) } ?? .broadcast
+                let event = NotificationEvent(
+                    id: "rc-\(position)", audience: audience,
+                    properties: ["News_English": "e", "News_French": "f", "News_Mandarin": "m"],
+                    native: [.apns: #"{"aps":{"alert":"n"}}"#, .fcm: #"{"message":{"data":{"n":"1"}}}"#]
+                )
+                _ = try await harness.publish(event)
+                expected["rc-\(position)"] = Set(population.filter { audience.matches(Set($0.tags)) }.map(\.registrationId))
+            }
 
-        var statuses: [String: StatusRecord] = [:]
-        for eventId in expected.keys { statuses[eventId] = try await harness.finalStatus(eventId) }
-        try await harness.stopRoles()
+            var statuses: [String: StatusRecord] = [:]
+            for eventId in expected.keys { statuses[eventId] = try await harness.finalStatus(eventId) }
+            try await harness.stopRoles()
 
-        let records = try await harness.records(harness.configuration.topics.deliveries)
-        var delivered: [String: [String]] = [:]
-        for message in records {
-            let record = try DeliveryRecord.decode(message.value ?? [])
-            delivered[record.eventId, default: []].append(record.registrationId)
-            #expect(message.key == Array(record.registrationId.utf8))
+            let records = try await harness.records(harness.configuration.topics.deliveries)
+            var delivered: [String: [String]] = [:]
+            for message in records {
+                let record = try DeliveryRecord.decode(message.value ?? [])
+                delivered[record.eventId, default: []].append(record.registrationId)
+                #expect(message.key == Array(record.registrationId.utf8))
+            }
+            for (position, source) in Self.expressions.enumerated() {
+                let eventId = "rc-\(position)"
+                let ids = delivered[eventId] ?? []
+                let want = expected[eventId] ?? []
+                #expect(Set(ids) == want, "audience \(source ?? "broadcast"): \(Set(ids).symmetricDifference(want).count) ids differ")
+                #expect(ids.count == Set(ids).count, "audience \(source ?? "broadcast") delivered some registration twice")
+                #expect(statuses[eventId]?.state == .completed)
+                #expect(statuses[eventId]?.targets.total == want.count)
+            }
+            // The population is large enough that the table exercises both lanes and an empty audience.
+            #expect(expected["rc-9"]?.count == 2)
+            #expect(expected["rc-11"]?.isEmpty == true)
+            #expect(statuses["rc-11"]?.tasks.planned == 0)
         }
-        for (position, source) in Self.expressions.enumerated() {
-            let eventId = "rc-\(position)"
-            let ids = delivered[eventId] ?? []
-            let want = expected[eventId] ?? []
-            #expect(Set(ids) == want, "audience \(source ?? "broadcast"): \(Set(ids).symmetricDifference(want).count) ids differ")
-            #expect(ids.count == Set(ids).count, "audience \(source ?? "broadcast") delivered some registration twice")
-            #expect(statuses[eventId]?.state == .completed)
-            #expect(statuses[eventId]?.targets.total == want.count)
-        }
-        // The population is large enough that the table exercises both lanes and an empty audience.
-        #expect(expected["rc-9"]?.count == 2)
-        #expect(expected["rc-11"]?.isEmpty == true)
-        #expect(statuses["rc-11"]?.tasks.planned == 0)
     }
 }

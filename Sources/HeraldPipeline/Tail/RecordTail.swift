@@ -70,7 +70,16 @@ public struct RecordTail: Sendable {
         consumerConfiguration.isolationLevel = .readCommitted
         consumerConfiguration.extra = extra
         let consumer = try KafkaConsumer(configuration: consumerConfiguration, logger: logger)
-        defer { Task { try? await consumer.close() } }
+        do {
+            try await read(consumer, partitionCount: partitionCount, yield)
+        } catch {
+            try? await consumer.close()
+            throw error
+        }
+        try? await consumer.close()
+    }
+
+    private func read(_ consumer: KafkaConsumer, partitionCount: Int, _ yield: (KafkaMessage) -> Void) async throws {
         let partitions = (0..<Int32(partitionCount)).map { KafkaTopicPartition(topic: topic, partition: $0) }
         var ends: [KafkaTopicPartition: Int64] = [:]
         for partition in partitions {

@@ -1,0 +1,96 @@
+import Foundation
+import HeraldDomain
+import HeraldKafka
+import HeraldPipeline
+import HeraldRedis
+import Testing
+
+@Suite("De-duplication, expiry and shutdown", .serialized)
+struct DeduplicationTests {
+    static func event(_ id: String, text: String = "hello", expiresAt: Date? = nil) -> NotificationEvent {
+        NotificationEvent(id: id, audience: .expression(.tag("World"), source: "World"), properties: ["News_English": text], expiresAt: expiresAt)
+    }
+
+    @Test func republishedIdsFanOutOnceAndExpiredEventsNotAtAll() async throws {
+        try await withPipelineHarness(slots: 8) { harness in
+            try await harness.seed((0..<50).map { testRegistration("r\($0)", tags: ["World"]) })
+
+            // Claims left by an earlier attempt: "retry" was claimed by the very record it is
+            // about to be read from (partition 0, offset 0 of a fresh topic), so it proceeds;
+            // "taken" was claimed by another record, so it is a duplicate.
+            let connection = try await RedisConnection.connect(configuration: harness.configuration.redis)
+            let layout = harness.configuration.layout
+            _ = try await connection.pipeline([
+                .set(layout.eventClaimKey(eventId: "retry"), "0:0"),
+                .set(layout.eventClaimKey(eventId: "taken"), "1:99"),
+            ])
+            connection.close()
+            let first = try await harness.publishRaw(Self.event("retry").canonicalJSON(), key: "retry", partition: 0)
+            #expect(first.offset == 0)
+            try await harness.publishRaw(Self.event("taken").canonicalJSON(), key: "taken", partition: 0)
+
+            harness.startRoles()
+            _ = try await harness.publish(Self.event("dup", text: "first"))
+            _ = try await harness.publish(Self.event("dup", text: "second"))
+            _ = try await harness.publish(Self.event("old", expiresAt: Date().addingTimeInterval(-60)))
+            _ = try await harness.publish(Self.event("marker"))
+
+            #expect(try await harness.finalStatus("retry").targets.total == 50)
+            #expect(try await harness.finalStatus("dup").targets.total == 50)
+            let expired = try await harness.finalStatus("old")
+            #expect(expired.state == .expired)
+            #expect(expired.tasks.planned == 0)
+            _ = try await harness.finalStatus("marker")
+            try await harness.stopRoles()
+
+            let all = try await harness.records(harness.configuration.topics.deliveries).map { try DeliveryRecord.decode($0.value ?? []) }
+            let dup = all.filter { $0.eventId == "dup" }
+            #expect(dup.count == 50)
+            #expect(dup.allSatisfy { $0.payload.contains("first") })
+            #expect(all.filter { $0.eventId == "old" }.isEmpty)
+            #expect(all.filter { $0.eventId == "taken" }.isEmpty)
+            #expect(all.filter { $0.eventId == "retry" }.count == 50)
+            let reader = StatusReader(pool: harness.pool, layout: layout)
+            #expect(try await reader.status(eventId: "taken") == nil)
+        }
+    }
+
+    @Test func gracefulShutdownCommitsWhatWasDoneAndARestartRedoesNothing() async throws {
+        try await withPipelineHarness(slots: 8) { harness in
+            try await harness.seed((0..<200).map { testRegistration("r\($0)", tags: ["World"]) })
+            harness.startRoles()
+            _ = try await harness.publish(Self.event("g-1"))
+            _ = try await harness.publish(Self.event("g-2", text: "other"))
+            _ = try await harness.finalStatus("g-1")
+            _ = try await harness.finalStatus("g-2")
+            try await harness.stopRoles()
+
+            // Every consumed offset was committed: the groups stand at the end of their topics.
+            let topics = harness.configuration.topics
+            for (group, topic, partitions) in [
+                (harness.configuration.plannerGroup, topics.events, topics.eventsPartitions),
+                (harness.configuration.fanoutGroup, topics.tasks, topics.tasksPartitions),
+            ] {
+                let consumer = try KafkaConsumer(configuration: KafkaConsumerConfiguration(bootstrapServers: harness.broker.bootstrapServers, groupId: group))
+                let targets = (0..<partitions).map { KafkaTopicPartition(topic: topic, partition: $0) }
+                let committed = try await consumer.committed(targets)
+                for (partition, offset) in zip(targets, committed) {
+                    let marks = try await consumer.queryWatermarkOffsets(topic: topic, partition: partition.partition)
+                    // Past the last record; the commit marker may sit one offset beyond.
+                    #expect(marks.high == 0 || offset.offset >= marks.high - 1, "\(group) left \(partition) at \(offset.offset) of \(marks.high)")
+                }
+            }
+            let before = try await harness.records(topics.deliveries).count
+            #expect(before == 400)
+
+            // A restarted worker resumes after the committed work: only the new event is delivered.
+            harness.startRoles()
+            _ = try await harness.publish(Self.event("g-3"))
+            _ = try await harness.finalStatus("g-3")
+            try await harness.stopRoles()
+            let after = try await harness.records(topics.deliveries).map { try DeliveryRecord.decode($0.value ?? []) }
+            #expect(after.count == 600)
+            #expect(after.filter { $0.eventId == "g-1" }.count == 200)
+        }
+    }
+}

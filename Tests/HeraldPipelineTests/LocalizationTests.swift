@@ -1,0 +1,94 @@
+import Foundation
+import HeraldDomain
+import HeraldPipeline
+import HeraldRedis
+import HeraldRegistry
+import Testing
+
+@Suite("Localization and rendering", .serialized)
+struct LocalizationTests {
+    @Test func eachDeviceGetsItsOwnLanguageNativeOrCategoryPayload() async throws {
+        try await withPipelineHarness(slots: 8) { harness in
+            let invite = RegistrationTemplate(
+                name: "invite", body: #"{"aps":{"alert":"$(inviteMessage)","category":"INVITE_CATEGORY"}}"#, headers: ["apns-push-type": "alert"]
+            )
+            try await harness.seed([
+                testRegistration("en", tags: ["World"], language: "English"),
+                testRegistration("fr", tags: ["World"], language: "French"),
+                testRegistration("zh", platform: .fcm, tags: ["World"], language: "Mandarin"),
+                testRegistration("kl", tags: ["World"], language: "Klingon"),
+                testRegistration("native-apns", tags: ["World"], language: nil),
+                testRegistration("native-fcm", platform: .fcm, tags: ["World"], language: nil),
+                Registration(registrationId: "inv", platform: .apns, handle: String(repeating: "cd", count: 32), tags: ["World"], template: invite, version: 1),
+                testRegistration("sports", tags: ["Sports"], language: "English"),
+            ])
+            // A registration whose expiry passed after it was indexed (the sweep has not run yet).
+            let layout = harness.configuration.layout
+            let slot = layout.slot(of: "stale")
+            let connection = try await RedisConnection.connect(configuration: harness.configuration.redis)
+            _ = try await connection.pipeline([
+                .set(layout.viewKey(slot: slot, id: "stale"), RegistrationView(platform: "apns", expiresAtEpochSeconds: 1_000, templateName: "", templateKey: "", handle: "ff").encoded),
+                RedisCommand("SADD", layout.allKey(slot: slot), "stale"),
+                RedisCommand("SADD", layout.tagKey(slot: slot, tag: "World"), "stale"),
+            ])
+            connection.close()
+            harness.startRoles()
+
+            let published = Date(timeIntervalSince1970: (Date().timeIntervalSince1970 * 1000).rounded() / 1000)
+            let expiresAt = Date(timeIntervalSince1970: (Date().timeIntervalSince1970 + 3_600).rounded())
+            let summit = NotificationEvent(
+                id: "loc-1", audience: .expression(.tag("World"), source: "World"),
+                properties: ["News_English": "Summit ends", "News_French": "Fin du sommet", "News_Mandarin": "峰会结束", "inviteMessage": "Join \"us\""],
+                native: [.apns: #"{"aps":{"alert":"Summit ends"}}"#], expiresAt: expiresAt, priority: .high, collapseId: "summit", publishedAt: published
+            )
+            _ = try await harness.publish(summit)
+            var filtered = summit
+            filtered.id = "loc-2"
+            filtered.templates = ["newsFrench"]
+            _ = try await harness.publish(filtered)
+
+            let status = try await harness.finalStatus("loc-1")
+            let filteredStatus = try await harness.finalStatus("loc-2")
+            try await harness.stopRoles()
+
+            let records = try await harness.deliveries(eventId: "loc-1")
+            let byId = Dictionary(records.map { ($0.registrationId, $0) }, uniquingKeysWith: { first, _ in first })
+            #expect(Set(byId.keys) == ["en", "fr", "zh", "kl", "native-apns", "inv"])
+            #expect(records.count == 6)
+            #expect(byId["en"]?.payload == #"{"aps":{"alert":"Summit ends"},"inAppMessage":"Summit ends"}"#)
+            #expect(byId["fr"]?.payload == #"{"aps":{"alert":"Fin du sommet"},"inAppMessage":"Fin du sommet"}"#)
+            #expect(byId["zh"]?.payload == #"{"message":{"notification":{"body":"峰会结束"}}}"#)
+            // A property the event does not carry renders as "" (Azure's rule).
+            #expect(byId["kl"]?.payload == #"{"aps":{"alert":""},"inAppMessage":""}"#)
+            #expect(byId["native-apns"]?.payload == #"{"aps":{"alert":"Summit ends"}}"#)
+            #expect(byId["native-apns"]?.template == DeliveryRecord.nativeTemplateName)
+            #expect(byId["inv"]?.payload == #"{"aps":{"alert":"Join \"us\"","category":"INVITE_CATEGORY"}}"#)
+
+            let en = try #require(byId["en"])
+            #expect(en.deliveryId == "loc-1/en/newsEnglish")
+            #expect(en.headers["apns-priority"] == "10")
+            #expect(en.headers["apns-collapse-id"] == "summit")
+            #expect(en.headers["apns-push-type"] == "alert")
+            #expect(en.headers["apns-expiration"] == String(Int64(expiresAt.timeIntervalSince1970)))
+            #expect(en.publishedAt == published)
+            #expect(en.expiresAt == expiresAt)
+            #expect(en.renderedAt >= published)
+            #expect(byId["zh"]?.headers["fcm-priority"] == "high")
+            #expect(byId["zh"]?.headers["fcm-collapse-key"] == "summit")
+
+            #expect(status.state == .completed)
+            #expect(status.targets.total == 6)
+            #expect(status.targets.byPlatform == ["apns": 5, "fcm": 1])
+            #expect(status.targets.byTemplate["newsEnglish"] == 1)
+            #expect(status.targets.byTemplate[DeliveryRecord.nativeTemplateName] == 1)
+            // native-fcm (no fcm payload in the event) and the expired registration.
+            #expect(status.skipped == 2)
+            #expect(status.failed == 0)
+
+            // `templates` restricts template registrations only; native ones still receive.
+            let filteredIds = Set(try await harness.deliveries(eventId: "loc-2").map(\.registrationId))
+            #expect(filteredIds == ["fr", "native-apns"])
+            #expect(filteredStatus.skipped == 6)
+        }
+    }
+}
