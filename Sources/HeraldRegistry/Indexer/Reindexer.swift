@@ -3,8 +3,8 @@ import HeraldKafka
 import Logging
 
 /// Rebuilds the Redis index from `herald.registrations`: reads every partition from the
-/// beginning to the high watermark taken at the start, and applies each record with the
-/// same scripts as the indexer. Nothing is committed (partitions are assigned, no group).
+/// beginning past the high watermark taken at the start until nothing more arrives, and
+/// applies each record with the same scripts as the indexer. Nothing is committed (partitions are assigned, no group).
 ///
 /// Speed comes from large polls, one pipeline per batch, and several pipelines in flight at
 /// once on different pooled connections. Running them out of order is safe: every apply is
@@ -14,8 +14,9 @@ public struct Reindexer: Sendable {
     /// Reported after every batch.
     public struct Progress: Sendable, Hashable {
         public var recordsRead: Int
-        /// Records between the low and high watermarks at the start (an upper bound: a
-        /// compacted topic has gaps).
+        /// Records between the low and high watermarks at the start: an estimate (a compacted
+        /// topic has gaps; records written during the reindex are read too), never below
+        /// `recordsRead`.
         public var recordsTotal: Int
     }
 
@@ -109,12 +110,15 @@ public struct Reindexer: Sendable {
         var idlePolls = 0
         try await withThrowingTaskGroup(of: Summary.self) { group in
             var inFlight = 0
-            while !remaining.isEmpty {
+            while true {
                 let batch = try await consumer.pollBatch(maxMessages: batchSize, timeout: .seconds(1))
                 if batch.isEmpty {
+                    // Past every high watermark and nothing more arrives: done. Records beyond the
+                    // watermarks are applied too (they are newer writes, and version-checked);
+                    // draining until quiet also covers brokers whose watermark undercounts the
+                    // last batch (Tansu) and end offsets that hold only transaction markers.
+                    if remaining.isEmpty { break }
                     idlePolls += 1
-                    // Offsets at the end of a partition can belong to records a consumer never
-                    // sees (transaction markers); after a long quiet spell, what was read is all.
                     if idlePolls >= 10 {
                         logger.warning("reindex stopped waiting for partitions whose last offsets never arrived", metadata: [
                             "partitions": "\(remaining.keys.sorted())",
@@ -124,20 +128,18 @@ public struct Reindexer: Sendable {
                     continue
                 }
                 idlePolls = 0
-                var records: [KafkaMessage] = []
-                records.reserveCapacity(batch.count)
                 for message in batch {
-                    guard let last = remaining[message.partition], message.offset < last else { continue }
-                    records.append(message)
-                    if message.offset + 1 >= last { remaining[message.partition] = nil }
+                    if let last = remaining[message.partition], message.offset + 1 >= last {
+                        remaining[message.partition] = nil
+                    }
                 }
-                summary.recordsRead += records.count
-                progress(Progress(recordsRead: summary.recordsRead, recordsTotal: total))
+                summary.recordsRead += batch.count
+                progress(Progress(recordsRead: summary.recordsRead, recordsTotal: max(total, summary.recordsRead)))
                 if inFlight == concurrency, let done = try await group.next() {
                     summary.add(done)
                     inFlight -= 1
                 }
-                group.addTask { try await apply(records) }
+                group.addTask { try await apply(batch) }
                 inFlight += 1
             }
             for try await done in group { summary.add(done) }
