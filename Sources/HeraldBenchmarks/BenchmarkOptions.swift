@@ -22,7 +22,7 @@ public struct BenchmarkOptions: Sendable {
 
     /// How registrations reach Redis: through the indexer's Lua apply script, or the
     /// bulk loader (checked against the Lua path on a small population first).
-    public var seedPath: SeedPath = .lua
+    public var seedPath: SeedPath = .bulk
     /// Changes per Redis pipeline while seeding.
     public var seedBatch: Int = 2_000
     /// Threads (each with its own Redis connection) building and sending seed pipelines.

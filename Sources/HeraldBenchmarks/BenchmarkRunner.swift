@@ -76,7 +76,7 @@ public struct BenchmarkRunner: Sendable {
             let ceiling = try await BrokerCeiling(
                 configuration: base, topic: "\(runId).ceiling.deliveries", partitions: Int(base.topics.deliveriesPartitions),
                 records: options.ceilingRecords, producers: producers, transactions: base.planner.bulkTaskCount,
-                population: mainPopulation, logger: environment.logger
+                population: mainPopulation, meter: CPUMeter(brokerPID: brokerPID, redisPID: redisPID), logger: environment.logger
             ).run()
             report.ceiling = ceiling
             Console.say("  transactional: \(Console.count(Int(ceiling.transactionalPerSecond))) records/s; idempotent: \(Console.count(Int(ceiling.idempotentPerSecond))) records/s (\(Console.fixed(ceiling.averageRecordBytes, 0)) B/record, \(producers) producers)")

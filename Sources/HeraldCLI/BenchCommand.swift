@@ -26,7 +26,7 @@ struct BenchCommand: AsyncParsableCommand {
     @Option(help: "Populations whose worker peak RSS is measured, comma separated.") var memorySizes: String = "100000,1000000"
     @Option(help: "Records written by the broker-ceiling phase.") var ceilingRecords: Int = 400_000
     @Option(help: "How registrations are seeded: lua (the indexer's apply script) or bulk (checked identical first).")
-    var seedPath: BenchmarkOptions.SeedPath = .lua
+    var seedPath: BenchmarkOptions.SeedPath = .bulk
     @Option(help: "Threads seeding Redis in parallel.") var seedThreads: Int = 2
     @Option(help: "One-recipient events per second in the latency runs.") var latencyRate: Int = 20
     @Option(help: "Seconds each latency run lasts (at most).") var latencySeconds: Int = 10

@@ -22,6 +22,7 @@ struct BrokerCeiling: Sendable {
     let producers: Int
     let transactions: Int
     let population: SeedPopulation
+    let meter: CPUMeter
     let logger: Logger
 
     func run() async throws -> Result {
@@ -37,12 +38,14 @@ struct BrokerCeiling: Sendable {
             population: population, event: BenchmarkEvents.broadcast(id: "ceiling"), eventId: "ceiling",
             count: min(records, min(population.count, 50_000))
         )
+        let before = meter.snapshot(workers: [])
         let transactional = try await transactionalRun(sample)
+        let cpu = meter.account(before, meter.snapshot(workers: []))
         let idempotent = try await idempotentRun(sample)
         return Result(
             records: records, averageRecordBytes: sample.averageBytes, producers: producers, transactions: transactions,
             partitions: partitions, transactionalSeconds: transactional, transactionalPerSecond: Double(records) / transactional,
-            idempotentSeconds: idempotent, idempotentPerSecond: Double(records) / idempotent
+            idempotentSeconds: idempotent, idempotentPerSecond: Double(records) / idempotent, cpu: cpu
         )
     }
 

@@ -1,5 +1,6 @@
 import Foundation
 import HeraldDomain
+import HeraldRegistry
 
 /// Nanoseconds per operation of the domain's hot-path pieces, measured with the monotonic
 /// `ContinuousClock`: each benchmark is calibrated to about `targetRunTime` per run, run
@@ -50,6 +51,12 @@ struct MicroBenchmarks: Sendable {
             buffer.removeAll(keepingCapacity: true)
             record.encode(into: &buffer)
             sink &+= buffer.count
+        })
+        results.append(measure("Registration.jsonBytes (the registrations record)") {
+            sink &+= registration.jsonBytes().count
+        })
+        results.append(measure("IndexedRegistration(registration) (index form: JSON round trip)") {
+            sink &+= IndexedRegistration(registration).document.count
         })
         // Keeps the optimizer from dropping the measured work.
         if sink == 42 { print("") }

@@ -220,6 +220,9 @@ struct PopulationPhase {
                 expected: expected, observed: observed, firstDeliverySeconds: first, seconds: seconds,
                 deliveriesPerSecond: perSecond, ratioToCeiling: phase.ceilingPerSecond.map { perSecond / $0 },
                 statusTargets: status?.targets.total, statusTasks: status?.tasks.planned,
+                acceptedSeconds: status.map { $0.timings.acceptedAt.timeIntervalSince(published) },
+                renderedFirstSeconds: status?.timings.firstDeliveryAt.map { $0.timeIntervalSince(published) },
+                workerCompletedSeconds: status?.timings.completedAt.map { $0.timeIntervalSince(published) },
                 cpu: phase.meter.account(before, after)
             )
         }

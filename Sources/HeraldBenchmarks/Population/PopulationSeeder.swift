@@ -72,11 +72,14 @@ public struct PopulationSeeder: Sendable {
                 let start = next.add(batchSize)
                 guard start < total else { break }
                 let range = start..<min(start + batchSize, total)
-                let entries = range.map { IndexedRegistration(population.registration(at: $0)) }
                 switch path {
                 case .lua:
+                    // Exactly what the API's write-through and the indexer build.
+                    let entries = range.map { IndexedRegistration(population.registration(at: $0)) }
                     try applyWithScript(entries, index: index, connection: connection, now: now)
                 case .bulk:
+                    var prototypes = Prototypes()
+                    let entries = range.map { prototypes.entry(for: population.registration(at: $0)) }
                     try applyInBulk(entries, connection: connection)
                 }
                 done.add(range.count)
@@ -104,6 +107,30 @@ public struct PopulationSeeder: Sendable {
 
     private func applyInBulk(_ entries: [IndexedRegistration], connection: RedisConnection) throws {
         try connection.pipelineBlocking(Self.bulkCommands(entries, layout: layout)).forEach { _ = try $0.get() }
+    }
+
+    /// Index forms without the JSON round trip of `IndexedRegistration(_:)`: the template
+    /// JSON and content key are computed once per distinct (platform, template) and the
+    /// per-registration fields set directly. `SeedIdentityCheck` compares the result with
+    /// the Lua path fed by `IndexedRegistration(_:)`, so a drift would fail every bulk run.
+    struct Prototypes {
+        private var byTemplate: [String: IndexedRegistration] = [:]
+
+        mutating func entry(for registration: Registration) -> IndexedRegistration {
+            let key = "\(registration.platform.rawValue)|\(registration.template?.body ?? "")|\(registration.template?.name ?? "")"
+            guard var entry = byTemplate[key] else {
+                let entry = IndexedRegistration(registration)
+                byTemplate[key] = entry
+                return entry
+            }
+            entry.id = registration.registrationId
+            entry.version = registration.version
+            entry.document = registration.jsonBytes()
+            entry.tags = registration.tags
+            entry.handle = registration.handle
+            entry.view.handle = registration.handle
+            return entry
+        }
     }
 
     /// The bulk form of applying `entries` (new, live registrations) to an empty prefix.

@@ -31,6 +31,7 @@ extension BenchmarkReport {
                 "\(Console.count(Int(ceiling.transactionalPerSecond))) rec/s (\(Console.fixed(ceiling.averageRecordBytes, 0)) B avg)",
                 "reference = 1.00"
             ))
+            if let cpu = ceiling.cpu { rows.append(cpuRow(cpu)) }
             rows.append((
                 "broker ceiling, idempotent, no transactions",
                 "\(Console.count(Int(ceiling.idempotentPerSecond))) rec/s",
@@ -64,6 +65,13 @@ extension BenchmarkReport {
                 "\(Console.fixed(fanout.seconds, 2)) s, \(Console.count(Int(fanout.deliveriesPerSecond)))/s (first \(Console.fixed(fanout.firstDeliverySeconds * 1_000, 0)) ms)",
                 judged.joined(separator: "; ")
             ))
+            if let completed = fanout.workerCompletedSeconds {
+                rows.append((
+                    "  worker clock: accepted / first rendered / last task done",
+                    [fanout.acceptedSeconds, fanout.renderedFirstSeconds, completed].map { $0.map { Console.fixed($0, 2) } ?? "?" }.joined(separator: " / ") + " s",
+                    "status \(fanout.statusTargets.map(Console.count) ?? "?") targets in \(fanout.statusTasks.map(String.init) ?? "?") tasks"
+                ))
+            }
             rows.append(cpuRow(fanout.cpu))
         }
         for entry in latency {

@@ -51,6 +51,8 @@ public struct BenchmarkReport: Sendable, Codable {
         public var transactionalPerSecond: Double
         public var idempotentSeconds: Double
         public var idempotentPerSecond: Double
+        /// CPU during the transactional run (producers count as `benchmark`).
+        public var cpu: CPUAccount?
     }
 
     public struct Seeding: Sendable, Codable, Hashable {
@@ -76,6 +78,12 @@ public struct BenchmarkReport: Sendable, Codable {
         /// From the final status record (`herald:status:<id>`), when it was read.
         public var statusTargets: Int?
         public var statusTasks: Int?
+        /// The worker's own clock, from the status record, in seconds after publish: when the
+        /// planner accepted the event, when the first page of deliveries was rendered and
+        /// when the last task finished (before its transaction committed).
+        public var acceptedSeconds: Double?
+        public var renderedFirstSeconds: Double?
+        public var workerCompletedSeconds: Double?
         public var cpu: CPUAccount
     }
 

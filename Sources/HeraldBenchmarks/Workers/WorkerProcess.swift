@@ -23,7 +23,15 @@ final class WorkerProcess: @unchecked Sendable {
     }
 
     var pid: Int32 { process.processIdentifier }
-    var isRunning: Bool { process.isRunning }
+
+    /// Read from `/proc` rather than `Process.isRunning`, so a killed or exited worker is seen
+    /// even before Foundation has reaped it (a zombie counts as exited).
+    var isRunning: Bool {
+        guard let text = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
+              let close = text.lastIndex(of: ")")
+        else { return false }
+        return text[text.index(after: close)...].split(separator: " ").first != "Z"
+    }
 
     /// Peak resident set size since the process started (`VmHWM`).
     var peakRSSBytes: Int? { ProcessProbe.statusBytes(pid: pid, field: "VmHWM") }
@@ -32,14 +40,15 @@ final class WorkerProcess: @unchecked Sendable {
 
     /// SIGTERM (graceful: the worker commits and leaves its groups), then SIGKILL after `grace`.
     func stop(grace: Duration = .seconds(15)) async {
-        guard process.isRunning else { return }
-        process.terminate()
+        guard isRunning else { return }
+        kill(pid, SIGTERM)
         let deadline = ContinuousClock.now + grace
-        while process.isRunning && ContinuousClock.now < deadline {
+        while isRunning && ContinuousClock.now < deadline {
             try? await Task.sleep(for: .milliseconds(50))
         }
-        if process.isRunning { kill(pid, SIGKILL) }
-        while process.isRunning { try? await Task.sleep(for: .milliseconds(20)) }
+        if isRunning { kill(pid, SIGKILL) }
+        let killed = ContinuousClock.now + .seconds(5)
+        while isRunning && ContinuousClock.now < killed { try? await Task.sleep(for: .milliseconds(20)) }
     }
 
     /// The last lines the worker logged, for error messages.
