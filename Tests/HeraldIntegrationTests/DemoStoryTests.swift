@@ -18,10 +18,16 @@ struct DemoStoryTests {
         )
         #expect(output.status == 0, "demo failed:\n\(output.stdout)\n\(output.stderr.suffix(3000))")
         let text = output.stdout
-        let sections = Dictionary(uniqueKeysWithValues: text.components(separatedBy: "\n   ").compactMap { block -> (String, String)? in
-            guard let name = block.split(separator: "\n").first else { return nil }
-            return (String(name), block)
-        })
+        // Part 4 lists each device (three spaces) and the payloads it received (six spaces).
+        var sections: [String: String] = [:]
+        var current: String?
+        for line in text.split(separator: "\n").drop(while: { !$0.hasPrefix("4. ") }).dropFirst() {
+            if line.hasPrefix("      ") {
+                if let current { sections[current, default: ""] += line + "\n" }
+            } else if line.hasPrefix("   "), !line.hasPrefix("    ") {
+                current = line.trimmingCharacters(in: .whitespaces)
+            }
+        }
         func received(_ device: String) -> String { sections.first { $0.key.hasPrefix(device) }?.value ?? "" }
 
         // Localization: each language's devices get exactly their language's text.
