@@ -61,6 +61,7 @@ let package = Package(
             name: "HeraldRegistry",
             dependencies: [
                 "HeraldDomain", "HeraldKafka", "HeraldRedis",
+                .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Metrics", package: "swift-metrics"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
