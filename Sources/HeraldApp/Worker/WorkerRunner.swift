@@ -61,6 +61,7 @@ public struct WorkerRunner: Sendable {
                 isReady: { await readiness.check() }, logger: logger
             ))
         }
+        MetricFamilies.declare()
         var pipelineRoles: Set<WorkerRole> = []
         if roles.contains(.planner) { pipelineRoles.insert(.planner) }
         if roles.contains(.fanout) { pipelineRoles.insert(.fanout) }
