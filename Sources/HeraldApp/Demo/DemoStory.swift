@@ -25,6 +25,8 @@ struct DemoStory: Service {
     let logger: Logger
 
     func run() async throws {
+        // Line-buffered, so a reader of a redirected stdout sees the story as it happens.
+        setvbuf(stdout, nil, _IOLBF, 0)
         do {
             try await tell()
         } catch {
