@@ -25,18 +25,16 @@ struct DemoStory: Service {
     let logger: Logger
 
     func run() async throws {
-        // Line-buffered, so a reader of a redirected stdout sees the story as it happens.
-        setvbuf(stdout, nil, _IOLBF, 0)
         do {
             try await tell()
         } catch {
-            print("\nThe demo failed: \(error)")
+            say("\nThe demo failed: \(error)")
             if !keepRunning { kill(getpid(), SIGTERM) }
             throw error
         }
         if keepRunning {
-            print("\nHerald keeps running: API on \(client.baseURL.absoluteString), worker roles planner, fanout, indexer.")
-            print("Try: herald tail deliveries --follow   (in another terminal).  Ctrl-C stops everything cleanly.")
+            say("\nHerald keeps running: API on \(client.baseURL.absoluteString), worker roles planner, fanout, indexer.")
+            say("Try: herald tail deliveries --follow   (in another terminal).  Ctrl-C stops everything cleanly.")
         } else {
             kill(getpid(), SIGTERM)
         }
@@ -48,19 +46,19 @@ struct DemoStory: Service {
     }
 
     private func tell() async throws {
-        print("== Herald: breaking news, localized, to every device that follows it ==\n")
+        say("== Herald: breaking news, localized, to every device that follows it ==\n")
         try await waitUntilReady()
 
-        print("1. Devices register (Azure Notification Hubs style: handle, category tags, localized template)")
+        say("1. Devices register (Azure Notification Hubs style: handle, category tags, localized template)")
         var devicesById: [String: DemoDevice] = [:]
         for device in DemoDevices.all {
             let id = try await register(device)
             devicesById[id] = device
             let kind = device.template == nil ? "native" : (device.template?["name"] as? String ?? "")
-            print("   \(device.name): \(device.platform), tags \(device.tags.joined(separator: ", ")), \(kind) -> \(id)")
+            say("   \(device.name): \(device.platform), tags \(device.tags.joined(separator: ", ")), \(kind) -> \(id)")
         }
 
-        print("\n2. The newsroom publishes")
+        say("\n2. The newsroom publishes")
         let runId = String(UUID().uuidString.prefix(6)).lowercased()
         var eventIds: [(String, String)] = []
         for (title, body) in DemoEvents.all(runId: runId) {
@@ -68,18 +66,18 @@ struct DemoStory: Service {
             guard reply.status == 202 else { throw HTTPClientError(message: "publish \(title): \(reply.status) \(reply.text)") }
             let id = body["id"] as? String ?? "?"
             eventIds.append((title, id))
-            print("   \(title): tags \(body["tags"] ?? "") -> 202, \(reply.header("Location") ?? id)")
+            say("   \(title): tags \(body["tags"] ?? "") -> 202, \(reply.header("Location") ?? id)")
         }
 
-        print("\n3. Status of each event (herald.status, GET /v1/notifications/{id})")
+        say("\n3. Status of each event (herald.status, GET /v1/notifications/{id})")
         for (title, id) in eventIds {
             let status = try await waitForStatus(id)
             let counts = status.targets.byPlatform.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", ")
             let duration = status.timings.durationMs.map { "\($0) ms" } ?? "-"
-            print("   \(id)  \(status.state.rawValue): \(status.targets.total) deliveries (\(counts.isEmpty ? "none" : counts)), skipped \(status.skipped), \(duration)  [\(title)]")
+            say("   \(id)  \(status.state.rawValue): \(status.targets.total) deliveries (\(counts.isEmpty ? "none" : counts)), skipped \(status.skipped), \(duration)  [\(title)]")
         }
 
-        print("\n4. What each device received (herald.deliveries, read_committed)")
+        say("\n4. What each device received (herald.deliveries, read_committed)")
         let runEvents = Set(eventIds.map(\.1))
         var received: [String: [DeliveryRecord]] = [:]
         let tail = RecordTail(topic: topics.deliveries, bootstrapServers: bootstrapServers)
@@ -89,16 +87,16 @@ struct DemoStory: Service {
             received[record.registrationId, default: []].append(record)
         }
         for (id, device) in devicesById.sorted(by: { $0.value.name < $1.value.name }) {
-            print("   \(device.name)")
+            say("   \(device.name)")
             let records = (received[id] ?? []).sorted { $0.eventId < $1.eventId }
-            if records.isEmpty { print("      (nothing)") }
+            if records.isEmpty { say("      (nothing)") }
             for record in records {
                 let short = record.eventId.replacingOccurrences(of: "bn-\(runId)-", with: "")
-                print("      \(short): \(record.payload)")
+                say("      \(short): \(record.payload)")
             }
         }
         let total = received.values.reduce(0) { $0 + $1.count }
-        print("\n   \(total) delivery records for \(runEvents.count) events, each with a deterministic deliveryId.")
+        say("\n   \(total) delivery records for \(runEvents.count) events, each with a deterministic deliveryId.")
     }
 
     private func waitUntilReady() async throws {
@@ -143,4 +141,10 @@ struct DemoStory: Service {
         }
         throw HTTPClientError(message: "event \(id) did not complete within 60 s")
     }
+}
+
+/// Writes a line to stdout at once (print is block-buffered when stdout is a file, and a
+/// script watching the story must see each line as it happens).
+private func say(_ line: String) {
+    FileHandle.standardOutput.write(Data((line + "\n").utf8))
 }
