@@ -9,11 +9,14 @@ import Synchronization
 /// like the fan-out's delivery producer, writing real delivery records (same sizes, same
 /// keys) to a topic with the deliveries topic's partition count. No Redis, no rendering.
 ///
-/// Two figures: transactional, in as many transactions as a broadcast has tasks and with as
-/// many producers as the workers have bulk lanes (what the fan-out does), and the same
-/// records through idempotent producers without transactions.
+/// Transactional, in as many transactions as a broadcast has tasks and with as many producers
+/// as the workers have bulk lanes (what the fan-out does), timed twice: until the last commit
+/// returned, and until a `read_committed` consumer (the same watcher the fan-out figures use)
+/// saw the last record; the second is the reference, because every fan-out figure includes
+/// that consumer too. Then the same records through idempotent producers without transactions.
 struct BrokerCeiling: Sendable {
     typealias Result = BenchmarkReport.Ceiling
+    static let eventId = "ceiling"
 
     let configuration: PipelineConfiguration
     let topic: String
@@ -35,16 +38,30 @@ struct BrokerCeiling: Sendable {
         defer { Task { [admin, topic] in try? await admin.deleteTopics([topic], ignoreMissing: true) } }
 
         let sample = try DeliveryRecordSample(
-            population: population, event: BenchmarkEvents.broadcast(id: "ceiling"), eventId: "ceiling",
+            population: population, event: BenchmarkEvents.broadcast(id: Self.eventId), eventId: Self.eventId,
             count: min(records, min(population.count, 50_000))
         )
+        let watcher = try DeliveryWatcher(
+            bootstrapServers: configuration.bootstrapServers, topic: topic, partitions: partitions,
+            extra: configuration.kafkaExtra, logger: logger
+        )
+        watcher.start()
         let before = meter.snapshot(workers: [])
-        let transactional = try await transactionalRun(sample)
+        let transactional: (committed: Double, observed: Double)
+        do {
+            transactional = try await transactionalRun(sample, watcher: watcher)
+        } catch {
+            await watcher.stop()
+            throw error
+        }
         let cpu = meter.account(before, meter.snapshot(workers: []))
+        await watcher.stop()
         let idempotent = try await idempotentRun(sample)
         return Result(
             records: records, averageRecordBytes: sample.averageBytes, producers: producers, transactions: transactions,
-            partitions: partitions, transactionalSeconds: transactional, transactionalPerSecond: Double(records) / transactional,
+            partitions: partitions, transactionalSeconds: transactional.committed,
+            transactionalPerSecond: Double(records) / transactional.committed,
+            observedSeconds: transactional.observed, observedPerSecond: Double(records) / transactional.observed,
             idempotentSeconds: idempotent, idempotentPerSecond: Double(records) / idempotent, cpu: cpu
         )
     }
@@ -71,7 +88,9 @@ struct BrokerCeiling: Sendable {
         return producer
     }
 
-    private func transactionalRun(_ sample: DeliveryRecordSample) async throws -> Double {
+    /// Returns the seconds until the last commit returned and until the watcher (a
+    /// `read_committed` consumer, like the one the fan-out figures use) saw the last record.
+    private func transactionalRun(_ sample: DeliveryRecordSample, watcher: DeliveryWatcher) async throws -> (committed: Double, observed: Double) {
         var clients: [KafkaProducer] = []
         for index in 0..<producers {
             let id = "\(topic)-ceiling-\(index)-\(UUID().uuidString.prefix(6))"
@@ -86,6 +105,9 @@ struct BrokerCeiling: Sendable {
         let chunk = (records + transactions - 1) / transactions
         let next = SharedCounter()
         let records = records
+        let warmups = clients.count
+        _ = try await watcher.waitFor(eventId: Self.eventId, expected: warmups, timeout: .seconds(60))
+        let startedAt = Date()
         let started = ContinuousClock.now
         try await withThrowingTaskGroup(of: Void.self) { group in
             for producer in clients {
@@ -104,8 +126,9 @@ struct BrokerCeiling: Sendable {
             try await group.waitForAll()
         }
         let seconds = (ContinuousClock.now - started).seconds
+        let seen = try await watcher.waitFor(eventId: Self.eventId, expected: warmups + records, timeout: .seconds(300))
         for producer in clients { await producer.shutdown(flushTimeout: .seconds(5)) }
-        return seconds
+        return (seconds, (seen.lastSeen ?? Date()).timeIntervalSince(startedAt))
     }
 
     private func idempotentRun(_ sample: DeliveryRecordSample) async throws -> Double {

@@ -276,7 +276,15 @@ struct PopulationPhase {
                     throw BenchmarkError("worker \(dead.spec.instanceId) exited while \(eventId) was in flight", code: "worker_exited")
                 }
                 if ContinuousClock.now >= deadline {
-                    throw BenchmarkError("event \(eventId): saw \(stats.count) of \(expected) expected deliveries within \(timeout)", code: "bench_timeout")
+                    // Tell "the worker did not deliver" apart from "the broker did not make the
+                    // committed deliveries visible to read_committed readers".
+                    let status = await finalStatus(eventId)
+                    let worker = status.map { "the worker reports \($0.state.rawValue) with \($0.targets.total) targets" }
+                        ?? "the worker reports no final status"
+                    throw BenchmarkError(
+                        "event \(eventId): saw \(stats.count) of \(expected) expected deliveries within \(timeout); \(worker)",
+                        code: "bench_timeout"
+                    )
                 }
                 try await Task.sleep(for: .milliseconds(2))
             }

@@ -40,7 +40,7 @@ public struct BenchmarkReport: Sendable, Codable {
         public var runs: [Double]
     }
 
-    /// The broker ceiling: the reference of every ratio.
+    /// The broker ceiling; `observedPerSecond` is the reference of every ratio.
     public struct Ceiling: Sendable, Codable, Hashable {
         public var records: Int
         public var averageRecordBytes: Double
@@ -49,6 +49,9 @@ public struct BenchmarkReport: Sendable, Codable {
         public var partitions: Int
         public var transactionalSeconds: Double
         public var transactionalPerSecond: Double
+        /// Until the measuring consumer saw the last record: the reference of every ratio.
+        public var observedSeconds: Double?
+        public var observedPerSecond: Double?
         public var idempotentSeconds: Double
         public var idempotentPerSecond: Double
         /// CPU during the transactional run (producers count as `benchmark`).
