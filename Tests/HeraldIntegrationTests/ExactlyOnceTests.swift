@@ -69,7 +69,7 @@ struct ExactlyOnceTests {
         first.signal(SIGKILL)
         #expect(first.waitForExit(timeout: 10))
         let committedAtKill = try await Self.committedOffsets(
-            bootstrapServers: broker.bootstrapServers, group: "herald-fanout", topic: topics.tasks
+            bootstrapServers: broker.bootstrapServers, group: prefix + "-herald-fanout", topic: topics.tasks
         )
         let firstWorkerAborts = first.stderr().components(separatedBy: "aborting and rewinding").count - 1
         let statusReader = StatusReader(pool: pool, layout: layout)

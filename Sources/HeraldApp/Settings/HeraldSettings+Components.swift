@@ -54,6 +54,11 @@ extension HeraldSettings {
         configuration.layout = try layout()
         configuration.planner.slotCount = configuration.layout.slotCount
         configuration.planner.bulkTaskCount = try int(.tasksPerBroadcast)
+        // Groups follow the topic prefix ("herald." -> herald-planner, ...), so two deployments
+        // sharing a broker under different prefixes never share a consumer group.
+        configuration.plannerGroup = groupName("planner")
+        configuration.fanoutGroup = groupName("fanout")
+        configuration.expressGroup = groupName("fanout-express")
         configuration.instanceId = instanceId
         configuration.sessionTimeoutMs = try int(.sessionTimeoutMs)
         configuration.deliveryLingerMs = try int(.lingerMs)
@@ -61,8 +66,16 @@ extension HeraldSettings {
         return configuration
     }
 
+    /// `<topic prefix with dots as dashes><role>`: `herald-planner` for the default prefix.
+    public func groupName(_ role: String) -> String {
+        var prefix = self[.topicPrefix].replacingOccurrences(of: ".", with: "-")
+        if !prefix.isEmpty && !prefix.hasSuffix("-") { prefix += "-" }
+        return prefix + role
+    }
+
     public func registryConfiguration() throws -> RegistryConfiguration {
         var configuration = RegistryConfiguration()
+        configuration.indexerGroup = groupName("indexer")
         configuration.registrationsTopic = topic("registrations")
         configuration.topicPartitions = try int(.registrationPartitions)
         configuration.topicReplicationFactor = try int(.replicationFactor)
