@@ -90,32 +90,10 @@ struct DeliveryRendition: Sendable {
 
     @inline(__always)
     static func escaped(_ source: some Collection<UInt8>, _ bytes: inout [UInt8]) {
-        for byte in source {
-            if byte >= 0x20 && byte != UInt8(ascii: "\"") && byte != UInt8(ascii: "\\") {
-                bytes.append(byte)
-                continue
-            }
-            bytes.append(UInt8(ascii: "\\"))
-            switch byte {
-            case UInt8(ascii: "\""): bytes.append(UInt8(ascii: "\""))
-            case UInt8(ascii: "\\"): bytes.append(UInt8(ascii: "\\"))
-            case 0x0A: bytes.append(UInt8(ascii: "n"))
-            case 0x0D: bytes.append(UInt8(ascii: "r"))
-            case 0x09: bytes.append(UInt8(ascii: "t"))
-            case 0x08: bytes.append(UInt8(ascii: "b"))
-            case 0x0C: bytes.append(UInt8(ascii: "f"))
-            default:
-                bytes.append(UInt8(ascii: "u"))
-                bytes.append(UInt8(ascii: "0"))
-                bytes.append(UInt8(ascii: "0"))
-                bytes.append(hex(byte >> 4))
-                bytes.append(hex(byte & 0x0F))
-            }
+        let done: Void? = source.withContiguousStorageIfAvailable { JSONEscaping.append($0, to: &bytes) }
+        if done == nil {
+            Array(source).withUnsafeBufferPointer { JSONEscaping.append($0, to: &bytes) }
         }
-    }
-
-    private static func hex(_ nibble: UInt8) -> UInt8 {
-        nibble < 10 ? UInt8(ascii: "0") + nibble : UInt8(ascii: "a") + nibble - 10
     }
 
     static func timestamp(_ date: Date?, _ precision: ISO8601Timestamp.Precision, _ bytes: inout [UInt8]) {
