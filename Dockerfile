@@ -8,9 +8,8 @@ RUN apt-get update \
       pkg-config librdkafka-dev libhiredis-dev \
  && rm -rf /var/lib/apt/lists/*
 WORKDIR /src
-# Resolve dependencies first so source edits do not refetch them.
+# The manifest names every target, so SwiftPM needs the sources (tests included) to load it.
 COPY Package.swift ./
-RUN swift package resolve
 COPY Sources ./Sources
 COPY Tests ./Tests
 RUN swift build -c release --product herald --static-swift-stdlib \
