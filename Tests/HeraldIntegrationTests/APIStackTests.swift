@@ -1,0 +1,145 @@
+import Foundation
+import HeraldAPI
+import HeraldApp
+import HeraldPipeline
+import HeraldRedis
+import HeraldTestSupport
+import Testing
+
+/// The real `herald api` process on a private Redis and broker: access rules, validation and
+/// versioning with the real registry behind them, and what reached Kafka and Redis.
+@Suite("herald api on a real broker and Redis", .serialized, .enabled(if: HeraldBinary.isBuilt, "build the herald executable first"))
+final class APIStackTests {
+    let redis: TestRedis
+    let broker: TestBroker
+    let api: HeraldBinary.Running
+    let base: URL
+    let full = (name: "Full", key: "full-key-for-tests")
+    let listen = (name: "Listen", key: "listen-key-for-tests")
+    let send = (name: "Send", key: "send-key-for-tests")
+    let userKey = "user-token-key-for-the-api-stack-tests"
+
+    init() async throws {
+        redis = try TestRedis()
+        broker = try TestBroker()
+        let port = freeLocalPort()
+        base = URL(string: "http://127.0.0.1:\(port)/")!
+        api = try HeraldBinary.start(["api"], environment: [
+            "HERALD_KAFKA_BROKERS": broker.bootstrapServers, "HERALD_REDIS_URL": redis.url,
+            "HERALD_API_HOST": "127.0.0.1", "HERALD_API_PORT": String(port), "HERALD_HUB_URI": base.absoluteString,
+            "HERALD_POLICIES": "\(full.name):listen+send+manage:\(full.key);\(listen.name):listen:\(listen.key);\(send.name):send:\(send.key)",
+            "HERALD_USER_TOKEN_KEY": userKey, "HERALD_LOG_LEVEL": "warning",
+        ])
+        let probe = HeraldHTTPClient(baseURL: base)
+        for _ in 0..<300 {
+            if let reply = try? await probe.send("GET", "/health/ready"), reply.status == 200 { return }
+            try await Task.sleep(for: .milliseconds(100))
+        }
+        throw TestServerError(message: "herald api did not become ready:\n\(api.stderr())")
+    }
+
+    deinit {
+        api.signal(SIGTERM)
+        _ = api.waitForExit(timeout: 20)
+        broker.stop()
+        redis.stop()
+    }
+
+    func client(_ policy: (name: String, key: String)) -> HeraldHTTPClient {
+        HeraldHTTPClient(baseURL: base, authorization: SharedAccessSignature.token(
+            resource: base.absoluteString, policy: policy.name, key: policy.key, expiry: Date().addingTimeInterval(600)))
+    }
+
+    func newId(_ client: HeraldHTTPClient) async throws -> String {
+        let reply = try await client.send("POST", "/v1/registrationIDs")
+        #expect(reply.status == 201)
+        return String(try #require(reply.header("Location")?.split(separator: "/").last))
+    }
+
+    static let device = #"{"platform":"apns","handle":"\#(String(repeating: "ab", count: 32))","tags":["World"],"template":{"name":"newsTemplate","body":"{\"aps\":{\"alert\":\"$(News_English)\"}}"}}"#
+
+    func registrationRecords() async throws -> Int {
+        var count = 0
+        for try await _ in RecordTail(topic: "herald.registrations", bootstrapServers: broker.bootstrapServers).records() { count += 1 }
+        return count
+    }
+
+    func storedDocuments() async throws -> Int {
+        let connection = try await RedisConnection.connect(configuration: RedisConfiguration(url: redis.url))
+        defer { connection.close() }
+        let keys = try await connection.send(RedisCommand("KEYS", "herald:{*}:doc:*"))
+        return keys.array?.count ?? 0
+    }
+
+    @Test("missing, forged and expired tokens get 401; a right the policy lacks gets 403")
+    func access() async throws {
+        let anonymous = HeraldHTTPClient(baseURL: base)
+        let missing = try await anonymous.send("POST", "/v1/registrationIDs")
+        #expect(missing.status == 401)
+        #expect(missing.text.contains(#""error""#))
+        let forged = HeraldHTTPClient(baseURL: base, authorization: SharedAccessSignature.token(
+            resource: base.absoluteString, policy: full.name, key: "not-the-key", expiry: Date().addingTimeInterval(600)))
+        #expect(try await forged.send("POST", "/v1/registrationIDs").status == 401)
+        let expired = HeraldHTTPClient(baseURL: base, authorization: SharedAccessSignature.token(
+            resource: base.absoluteString, policy: full.name, key: full.key, expiry: Date().addingTimeInterval(-60)))
+        #expect(try await expired.send("POST", "/v1/registrationIDs").status == 401)
+        let event = Data(#"{"tags":"World","properties":{"News_English":"x"}}"#.utf8)
+        #expect(try await client(listen).send("POST", "/v1/notifications", body: event).status == 403)
+        #expect(try await client(send).send("POST", "/v1/notifications", body: event).status == 202)
+        #expect(try await client(listen).send("GET", "/v1/registrations?tag=World").status == 403)
+    }
+
+    @Test("bad bodies get 400 naming the field, and nothing reaches Kafka or Redis")
+    func badBodies() async throws {
+        let api = client(listen)
+        let id = try await newId(api)
+        let template70KB = String(repeating: "x", count: 70_000)
+        let bodies: [(String, String)] = [
+            (#"{"platform":"apns","handle":"#, "malformed"),
+            (#"{"platform":"blackberry","handle":"abc","tags":[]}"#, "platform"),
+            (#"{"platform":"apns","handle":42,"tags":[]}"#, "handle"),
+            (#"{"platform":"apns","handle":"\#(String(repeating: "ab", count: 32))","tags":["bad tag!"]}"#, "tags"),
+            (#"{"platform":"apns","handle":"\#(String(repeating: "ab", count: 32))","tags":[],"template":{"name":"t","body":"{\"a\":\"\#(template70KB)\"}"}}"#, "template"),
+        ]
+        for (body, field) in bodies {
+            let reply = try await api.send("PUT", "/v1/registrations/\(id)", body: Data(body.utf8))
+            #expect(reply.status == 400, "\(field): \(reply.status) \(reply.text.prefix(200))")
+            if field != "malformed" { #expect(reply.text.contains(field), "\(reply.text.prefix(300))") }
+        }
+        #expect(try await registrationRecords() == 0)
+        #expect(try await storedDocuments() == 0)
+    }
+
+    @Test("read your writes, 412 on a stale If-Match, 410 after delete, the write is on Kafka")
+    func versions() async throws {
+        let api = client(listen)
+        let id = try await newId(api)
+        let put = try await api.send("PUT", "/v1/registrations/\(id)", body: Data(Self.device.utf8))
+        #expect(put.status == 200)
+        let etag = try #require(put.header("ETag"))
+        let get = try await api.send("GET", "/v1/registrations/\(id)")
+        #expect(get.status == 200)
+        #expect(get.header("ETag") == etag)
+        #expect(try await api.send("PUT", "/v1/registrations/\(id)", body: Data(Self.device.utf8), headers: ["If-Match": "\"1\""]).status == 412)
+        #expect(try await api.send("DELETE", "/v1/registrations/\(id)", headers: ["If-Match": etag]).status == 204)
+        #expect(try await api.send("PUT", "/v1/registrations/\(id)", body: Data(Self.device.utf8)).status == 410)
+        #expect(try await api.send("PUT", "/v1/registrations/never-issued-id", body: Data(Self.device.utf8)).status == 410)
+        #expect(try await registrationRecords() == 2)  // the upsert and its tombstone
+    }
+
+    @Test("a user token gets $UserId added, may not claim another user, and cannot read another user's device")
+    func notifyUsers() async throws {
+        let alice = HeraldHTTPClient(baseURL: base, authorization: "Bearer " + (try await UserToken.make(user: "alice", key: userKey, expiry: Date().addingTimeInterval(600))))
+        let bob = HeraldHTTPClient(baseURL: base, authorization: "Bearer " + (try await UserToken.make(user: "bob", key: userKey, expiry: Date().addingTimeInterval(600))))
+        let id = try await newId(alice)
+        let put = try await alice.send("PUT", "/v1/registrations/\(id)", body: Data(Self.device.utf8))
+        #expect(put.status == 200)
+        #expect(put.text.contains("$UserId:{alice}"))
+        #expect(try await storedDocuments() == 1)  // the same probe that finds nothing after bad bodies
+        let claim = Self.device.replacingOccurrences(of: #"["World"]"#, with: #"["World","$UserId:{bob}"]"#)
+        #expect(try await alice.send("PUT", "/v1/registrations/\(try await newId(alice))", body: Data(claim.utf8)).status == 403)
+        #expect(try await bob.send("GET", "/v1/registrations/\(id)").status == 403)
+        #expect(try await client(listen).send("PUT", "/v1/registrations/\(try await newId(client(listen)))", body: Data(claim.utf8)).status == 403)
+        #expect(try await alice.send("POST", "/v1/notifications", body: Data(#"{"tags":"World"}"#.utf8)).status == 403)
+    }
+}
