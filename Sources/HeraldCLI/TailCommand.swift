@@ -54,6 +54,10 @@ struct TailCommand: AsyncParsableCommand {
             let headers = record.headers.map { "\($0.name)=\($0.value)" }.joined(separator: " ")
             return "\(position) \(record.eventId) -> \(record.registrationId) \(record.platform.rawValue) [\(record.template)] \(headers)\n    \(record.payload)"
         case .status:
+            if let progress = try? JSONDecoder().decode(TaskProgress.self, from: Data(value)) {
+                let millis = Int(progress.finishedAt.timeIntervalSince(progress.startedAt) * 1000)
+                return "\(position) \(progress.eventId) task \(progress.taskIndex + 1)/\(progress.taskCount) delivered \(progress.delivered.total) skipped \(progress.skipped) in \(millis) ms"
+            }
             guard let status = try? JSONDecoder().decode(StatusRecord.self, from: Data(value)) else {
                 return "\(position) " + String(decoding: value, as: UTF8.self)
             }
