@@ -141,6 +141,10 @@ let package = Package(
             ]
         ),
         .testTarget(
+            name: "HeraldBenchmarksTests",
+            dependencies: ["HeraldBenchmarks", "HeraldRedis", "HeraldTestSupport"]
+        ),
+        .testTarget(
             name: "HeraldIntegrationTests",
             dependencies: [
                 "HeraldApp", "HeraldTestSupport", "HeraldDomain", "HeraldKafka", "HeraldPipeline",
