@@ -52,6 +52,12 @@ public struct PipelineConfiguration: Sendable {
     public var expressLanes: Int = 1
     /// Small tasks handled in one transaction by an express lane.
     public var expressBatchSize: Int = 100
+    /// Partitions of the deliveries topic written only by express lanes (the first N); bulk
+    /// lanes write the others. A `read_committed` reader cannot read past a transaction that
+    /// is still open on a partition, so without this a one-user delivery waits behind a
+    /// broadcast's open transaction on its partition. 0 spreads every delivery by key.
+    /// Ignored when the topic has no more partitions than this.
+    public var expressDeliveryPartitions: Int = 1
     /// Members per `SSCAN` page (and views per `MGET`).
     public var scanCount: Int = 1_000
     /// Lifetime of the `herald:{s}:tmp:*` scratch sets in case a worker dies before `DEL`.

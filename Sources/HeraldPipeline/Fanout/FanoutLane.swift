@@ -53,6 +53,7 @@ final class FanoutLane: Sendable {
 
     func run() async throws {
         defer { redis.close() }
+        executor.deliveryPartitions = await deliveryPartitions()
         try await loop.run { [self] batch, producer in
             let tasks = batch.compactMap(decode)
             guard !tasks.isEmpty else { return nil }
@@ -64,6 +65,21 @@ final class FanoutLane: Sendable {
             // `read_committed` consumer cannot see yet.
             return { await self.onLaneThreadIgnoringErrors { try self.writeStatuses(statuses) } }
         }
+    }
+
+    /// Express lanes write the first `expressDeliveryPartitions` partitions of the deliveries
+    /// topic, bulk lanes the rest (see `PipelineConfiguration.expressDeliveryPartitions`).
+    private func deliveryPartitions() async -> Range<Int32>? {
+        let reserved = Int32(configuration.expressDeliveryPartitions)
+        guard reserved > 0 else { return nil }
+        var admin = KafkaAdminConfiguration(bootstrapServers: configuration.bootstrapServers)
+        admin.extra = configuration.kafkaExtra
+        guard let topics = try? await KafkaAdmin(configuration: admin, logger: logger).listTopics(),
+              let count = topics[configuration.topics.deliveries].map(Int32.init), count > reserved else {
+            logger.notice("deliveries topic too small to reserve express partitions; partitioning by key")
+            return nil
+        }
+        return lane == .express ? 0..<reserved : reserved..<count
     }
 
     private func decode(_ message: KafkaMessage) -> FanoutTask? {

@@ -24,6 +24,9 @@ final class TaskExecutor: @unchecked Sendable {
     private let gate: ExpressGate?
     private let logger: Logger
     private var buffer: [UInt8] = []
+    /// The deliveries partitions this lane writes to (set before the lane starts); nil lets
+    /// the producer partition by key over the whole topic.
+    var deliveryPartitions: Range<Int32>?
 
     /// - Parameter gate: set for bulk lanes, which step aside for express work.
     init(
@@ -183,7 +186,7 @@ final class TaskExecutor: @unchecked Sendable {
             }
             try id.withUnsafeBytes { key in
                 try buffer.withUnsafeBytes { value in
-                    try producer.enqueue(topic: topic, key: key, value: value)
+                    try producer.enqueue(topic: topic, partition: partition(forKey: key), key: key, value: value)
                 }
             }
             run.renditions[slot].delivered += 1
@@ -195,6 +198,19 @@ final class TaskExecutor: @unchecked Sendable {
                 metrics.publishToDelivery.recordNanoseconds(Int64(now.timeIntervalSince(publishedAt) * 1e9))
             }
         }
+    }
+
+    /// A stable partition for `key` inside this lane's range (FNV-1a), or nil for the
+    /// producer's own key partitioning.
+    @inline(__always)
+    private func partition(forKey key: UnsafeRawBufferPointer) -> Int32? {
+        guard let range = deliveryPartitions, !range.isEmpty else { return nil }
+        var hash: UInt32 = 0x811C_9DC5
+        for byte in key {
+            hash ^= UInt32(byte)
+            hash = hash &* 0x0100_0193
+        }
+        return range.lowerBound + Int32(hash % UInt32(range.count))
     }
 }
 

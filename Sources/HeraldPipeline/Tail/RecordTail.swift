@@ -105,7 +105,9 @@ public struct RecordTail: Sendable {
             }
             // Also stop after a long quiet while: an open transaction of a dead producer can
             // hold the last stable offset below the high watermark until the broker aborts it.
-            if caughtUp || idlePolls >= 40 { return }
+            // Caught up also needs two quiet polls: Tansu's ListOffsets reports the base offset
+            // of the last batch, so the queried watermark can be short of the real end.
+            if (caughtUp && idlePolls >= 2) || idlePolls >= 40 { return }
         }
     }
 
