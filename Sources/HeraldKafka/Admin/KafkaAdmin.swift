@@ -13,7 +13,7 @@ public final class KafkaAdmin: Sendable {
         // Admin requests need a handle of either type; a producer handle joins no group.
         client = try RDKafkaClient(kind: .producer, properties: configuration.librdkafkaProperties(), callbacks: RDKafkaCallbacks(logger: logger))
         pollThread = RDKafkaPollThread(client: client, name: "herald.kafka.admin.poll")
-        blockingQueue = DispatchQueue(label: "herald.kafka.admin.blocking", attributes: .concurrent)
+        blockingQueue = blockingCallQueue("herald.kafka.admin.blocking")
     }
 
     deinit { pollThread.stop() }

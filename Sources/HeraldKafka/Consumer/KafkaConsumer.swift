@@ -41,7 +41,7 @@ public final class KafkaConsumer: Sendable {
         client = try RDKafkaClient(kind: .consumer, properties: configuration.librdkafkaProperties(), callbacks: callbacks)
         try client.redirectMainQueueToConsumer()
         pollQueue = DispatchQueue(label: "herald.kafka.consumer.poll")
-        blockingQueue = DispatchQueue(label: "herald.kafka.consumer.blocking", attributes: .concurrent)
+        blockingQueue = blockingCallQueue("herald.kafka.consumer.blocking")
     }
 
     deinit { rebalanceContinuation.finish() }

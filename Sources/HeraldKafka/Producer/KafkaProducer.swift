@@ -26,7 +26,7 @@ public final class KafkaProducer: Sendable {
             properties: configuration.librdkafkaProperties(),
             callbacks: RDKafkaCallbacks(logger: logger, deliveries: deliveries)
         )
-        blockingQueue = DispatchQueue(label: "herald.kafka.producer.blocking", attributes: .concurrent)
+        blockingQueue = blockingCallQueue("herald.kafka.producer.blocking")
         pollThread = RDKafkaPollThread(client: client, name: "herald.kafka.producer.poll")
     }
 

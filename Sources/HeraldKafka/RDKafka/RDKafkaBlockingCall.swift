@@ -1,5 +1,20 @@
 import Dispatch
 
+/// The queue a client runs its blocking librdkafka calls on (commits, flushes, admin requests).
+///
+/// Serial on purpose. On Linux, libdispatch runs concurrent queues on its non-overcommitting
+/// root queue: at most one busy thread per CPU, and a thread for blocked work is only added
+/// when its monitor notices, about once a second. Measured on a 2-core machine: of four
+/// blocks that each block for 1.5 s on four concurrent queues, the third starts after 1.0 s
+/// and the fourth after 1.5 s; on four serial queues all four start at once. With every
+/// client's commits on concurrent queues, two long `commitTransaction` calls (bulk lanes
+/// flushing a big task) would delay every other client's commit by up to a second. A serial
+/// queue overcommits: each client gets a thread whenever it has blocking work, and one
+/// client's calls run in order, which librdkafka's transactional API requires anyway.
+func blockingCallQueue(_ label: String) -> DispatchQueue {
+    DispatchQueue(label: label)
+}
+
 /// Runs a blocking librdkafka call on `queue` (a Dispatch thread, never a thread of the
 /// cooperative pool) and resumes the caller with its result.
 func runBlocking<Result: Sendable>(
