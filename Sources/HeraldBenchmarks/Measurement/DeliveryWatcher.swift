@@ -9,21 +9,32 @@ import Synchronization
 /// figure measured here is what a consumer of the topic experiences.
 ///
 /// It assigns partitions instead of joining a group: no rebalance wait, nothing committed.
+///
+/// With `priorityPartitions` > 0 it reads like a priority-aware sender: the first partitions
+/// (the ones express lanes write, `PipelineConfiguration.expressDeliveryPartitions`) get a
+/// consumer of their own, so a one-user delivery is not queued behind a broadcast backlog in
+/// the same fetch queue. docs/topics.md recommends this to senders.
 final class DeliveryWatcher: Sendable {
     struct EventStats: Sendable, Hashable {
         var count = 0
         var firstSeen: Date?
         var lastSeen: Date?
+        /// The first record seen of the event, kept whole: it carries the worker's
+        /// `renderedAt`, which splits a latency into worker time and broker time.
+        var firstRecord: [UInt8]?
     }
 
-    private let consumer: KafkaConsumer
+    private let consumers: [KafkaConsumer]
     private let events = Mutex<[String: EventStats]>([:])
     private let total = Atomic<Int>(0)
     private let stopping = Atomic<Bool>(false)
-    private let loop = Mutex<Task<Void, Never>?>(nil)
+    private let loops = Mutex<[Task<Void, Never>]>([])
     private let logger: Logger
 
-    init(bootstrapServers: String, topic: String, partitions: Int, extra: [String: String] = [:], logger: Logger) throws {
+    init(
+        bootstrapServers: String, topic: String, partitions: Int, priorityPartitions: Int = 0,
+        extra: [String: String] = [:], logger: Logger
+    ) throws {
         var configuration = KafkaConsumerConfiguration(bootstrapServers: bootstrapServers)
         configuration.clientId = "herald-bench-watcher"
         configuration.isolationLevel = .readCommitted
@@ -31,34 +42,40 @@ final class DeliveryWatcher: Sendable {
         // Latency resolution: an idle fetch returns after at most this long.
         configuration.fetchWaitMaxMs = 5
         configuration.extra = extra
-        consumer = try KafkaConsumer(configuration: configuration, logger: logger)
-        try consumer.assign((0..<Int32(partitions)).map {
-            KafkaTopicPartitionOffset(topic: topic, partition: $0, offset: KafkaTopicPartitionOffset.beginning)
-        })
+        let priority = min(max(0, priorityPartitions), partitions - 1)
+        let groups = priority > 0 ? [0..<priority, priority..<partitions] : [0..<partitions]
+        consumers = try groups.map { range in
+            let consumer = try KafkaConsumer(configuration: configuration, logger: logger)
+            try consumer.assign(range.map {
+                KafkaTopicPartitionOffset(topic: topic, partition: Int32($0), offset: KafkaTopicPartitionOffset.beginning)
+            })
+            return consumer
+        }
         self.logger = logger
     }
 
     func start() {
-        let task = Task { [self] in
-            while !stopping.load(ordering: .relaxed) {
-                do {
-                    let batch = try await consumer.pollBatch(maxMessages: 10_000, timeout: .milliseconds(50))
-                    if !batch.isEmpty { record(batch, at: Date()) }
-                } catch {
-                    if stopping.load(ordering: .relaxed) { break }
-                    logger.warning("delivery watcher poll failed: \(error)")
-                    try? await Task.sleep(for: .milliseconds(50))
+        let tasks = consumers.map { consumer in
+            Task { [self] in
+                while !stopping.load(ordering: .relaxed) {
+                    do {
+                        let batch = try await consumer.pollBatch(maxMessages: 10_000, timeout: .milliseconds(50))
+                        if !batch.isEmpty { record(batch, at: Date()) }
+                    } catch {
+                        if stopping.load(ordering: .relaxed) { break }
+                        logger.warning("delivery watcher poll failed: \(error)")
+                        try? await Task.sleep(for: .milliseconds(50))
+                    }
                 }
             }
         }
-        loop.withLock { $0 = task }
+        loops.withLock { $0 = tasks }
     }
 
     func stop() async {
         stopping.store(true, ordering: .relaxed)
-        let task = loop.withLock { $0 }
-        await task?.value
-        try? await consumer.close()
+        for task in loops.withLock({ $0 }) { await task.value }
+        for consumer in consumers { try? await consumer.close() }
     }
 
     var recordsSeen: Int { total.load(ordering: .relaxed) }
@@ -89,6 +106,7 @@ final class DeliveryWatcher: Sendable {
     /// the id string is only built when it changes.
     private func record(_ batch: [KafkaMessage], at now: Date) {
         var counts: [String: Int] = [:]
+        var firstRecords: [String: [UInt8]] = [:]
         var currentBytes: [UInt8] = []
         var currentId = ""
         for message in batch {
@@ -96,6 +114,7 @@ final class DeliveryWatcher: Sendable {
             if !currentBytes.elementsEqual(id) {
                 currentBytes = Array(id)
                 currentId = String(decoding: id, as: UTF8.self)
+                if firstRecords[currentId] == nil { firstRecords[currentId] = value }
             }
             counts[currentId, default: 0] += 1
         }
@@ -104,8 +123,11 @@ final class DeliveryWatcher: Sendable {
             for (id, count) in counts {
                 var stats = events[id] ?? EventStats()
                 stats.count += count
-                if stats.firstSeen == nil { stats.firstSeen = now }
-                stats.lastSeen = now
+                if stats.firstSeen.map({ now < $0 }) ?? true {
+                    stats.firstSeen = now
+                    stats.firstRecord = firstRecords[id]
+                }
+                if stats.lastSeen.map({ now > $0 }) ?? true { stats.lastSeen = now }
                 events[id] = stats
             }
         }

@@ -85,7 +85,8 @@ struct PopulationPhase {
         // 3. Watcher, publisher, workers.
         let watcher = try DeliveryWatcher(
             bootstrapServers: configuration.bootstrapServers, topic: configuration.topics.deliveries,
-            partitions: Int(configuration.topics.deliveriesPartitions), extra: configuration.kafkaExtra, logger: logger
+            partitions: Int(configuration.topics.deliveriesPartitions),
+            priorityPartitions: configuration.expressDeliveryPartitions, extra: configuration.kafkaExtra, logger: logger
         )
         resources.watcher = watcher
         watcher.start()
@@ -257,12 +258,24 @@ struct PopulationPhase {
             let latencies = published.compactMap { entry in
                 watcher.stats(entry.id).firstSeen.map { $0.timeIntervalSince(entry.at) * 1_000 }
             }
+            let toRendered = published.compactMap { entry -> Double? in
+                guard let bytes = watcher.stats(entry.id).firstRecord,
+                      let record = try? JSONDecoder().decode(DeliveryRecord.self, from: Data(bytes)) else { return nil }
+                return record.renderedAt.timeIntervalSince(entry.at) * 1_000
+            }
+            let toAccepted = await acceptedMilliseconds(published)
             let percentiles = Percentiles(latencies)
+            let rendered = Percentiles(toRendered)
+            let accepted = Percentiles(toAccepted)
             let result = BenchmarkReport.Latency(
                 label: label, events: published.count, seen: latencies.count,
-                p50Milliseconds: percentiles.value(50), p99Milliseconds: percentiles.value(99), maxMilliseconds: percentiles.max
+                p50Milliseconds: percentiles.value(50), p99Milliseconds: percentiles.value(99), maxMilliseconds: percentiles.max,
+                renderedP50Milliseconds: toRendered.isEmpty ? nil : rendered.value(50),
+                renderedP99Milliseconds: toRendered.isEmpty ? nil : rendered.value(99),
+                acceptedP50Milliseconds: toAccepted.isEmpty ? nil : accepted.value(50),
+                acceptedP99Milliseconds: toAccepted.isEmpty ? nil : accepted.value(99)
             )
-            Console.say("  latency (\(label)): \(latencies.count)/\(published.count) seen, p50 \(Console.fixed(result.p50Milliseconds)) ms, p99 \(Console.fixed(result.p99Milliseconds)) ms, max \(Console.fixed(result.maxMilliseconds)) ms")
+            Console.say("  latency (\(label)): \(latencies.count)/\(published.count) seen, p50 \(Console.fixed(result.p50Milliseconds)) ms, p99 \(Console.fixed(result.p99Milliseconds)) ms, max \(Console.fixed(result.maxMilliseconds)) ms; publish to accepted p50 \(Console.fixed(accepted.value(50))) / p99 \(Console.fixed(accepted.value(99))) ms, to rendered p50 \(Console.fixed(rendered.value(50))) / p99 \(Console.fixed(rendered.value(99))) ms")
             return result
         }
 
@@ -288,6 +301,20 @@ struct PopulationPhase {
                 }
                 try await Task.sleep(for: .milliseconds(2))
             }
+        }
+
+        /// Publish to the planner's `acceptedAt` of each event (from its status in Redis).
+        private func acceptedMilliseconds(_ published: [(id: String, at: Date)]) async -> [Double] {
+            let pool = RedisConnectionPool(configuration: phase.configuration.redis, size: 1)
+            defer { pool.shutdown() }
+            let reader = StatusReader(pool: pool, layout: phase.configuration.layout)
+            var result: [Double] = []
+            for entry in published {
+                if let status = try? await reader.status(eventId: entry.id) {
+                    result.append(status.timings.acceptedAt.timeIntervalSince(entry.at) * 1_000)
+                }
+            }
+            return result
         }
 
         private func finalStatus(_ eventId: String) async -> StatusRecord? {

@@ -89,6 +89,16 @@ extension BenchmarkReport {
                 "p50 \(Console.fixed(entry.p50Milliseconds, 1)) / p99 \(Console.fixed(entry.p99Milliseconds, 1)) / max \(Console.fixed(entry.maxMilliseconds, 1)) ms",
                 "p99 <= \(Console.fixed(target, 0)) ms: \(verdict(entry.p99Milliseconds <= target && entry.seen == entry.events))"
             ))
+            if let p50 = entry.acceptedP50Milliseconds, let p99 = entry.acceptedP99Milliseconds {
+                rows.append(("  of which publish to accepted by the planner", "p50 \(Console.fixed(p50, 1)) / p99 \(Console.fixed(p99, 1)) ms", ""))
+            }
+            if let p50 = entry.renderedP50Milliseconds, let p99 = entry.renderedP99Milliseconds {
+                rows.append((
+                    "  of which publish to rendered by the express lane",
+                    "p50 \(Console.fixed(p50, 1)) / p99 \(Console.fixed(p99, 1)) ms",
+                    "the rest: commit, broker visibility, fetch"
+                ))
+            }
         }
         let smallest = memory.min { $0.population < $1.population }
         for entry in memory.sorted(by: { $0.population < $1.population }) {

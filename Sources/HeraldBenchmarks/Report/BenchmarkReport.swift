@@ -114,6 +114,14 @@ public struct BenchmarkReport: Sendable, Codable {
         public var p50Milliseconds: Double
         public var p99Milliseconds: Double
         public var maxMilliseconds: Double
+        /// Publish to the worker's `renderedAt` of the delivery (planner, task hop, express
+        /// lane): the rest of each latency is the delivery's transaction commit, the broker
+        /// making it visible, and the consumer's fetch. Absent in reports older than this field.
+        public var renderedP50Milliseconds: Double?
+        public var renderedP99Milliseconds: Double?
+        /// Publish to the planner's `acceptedAt` (the event was polled and planned).
+        public var acceptedP50Milliseconds: Double?
+        public var acceptedP99Milliseconds: Double?
     }
 
     public struct Memory: Sendable, Codable, Hashable {

@@ -100,15 +100,25 @@ final class TransactionalLoop: Sendable {
             guard !batch.isEmpty else { continue }
 
             do {
+                let started = ContinuousClock.now
                 try activeProducer.beginTransaction()
                 let afterCommit = try await handle(batch, activeProducer)
+                let handled = ContinuousClock.now
                 try await activeProducer.sendOffsetsToTransaction(
                     Self.nextOffsets(batch), groupMetadata: try activeConsumer.groupMetadata()
                 )
+                let offsetsSent = ContinuousClock.now
                 try await activeProducer.commitTransaction()
+                let committed = ContinuousClock.now
                 committedBatches.add(1, ordering: .relaxed)
                 await afterCommit?()
                 failures = 0
+                logger.debug("\(settings.name): batch committed", metadata: [
+                    "records": "\(batch.count)",
+                    "handleMs": "\(Self.milliseconds(handled - started))",
+                    "offsetsMs": "\(Self.milliseconds(offsetsSent - handled))",
+                    "commitMs": "\(Self.milliseconds(committed - offsetsSent))",
+                ])
             } catch {
                 metrics.countError(error)
                 failures += 1
@@ -149,6 +159,10 @@ final class TransactionalLoop: Sendable {
         return next.sorted { $0.key < $1.key }.map {
             KafkaTopicPartitionOffset(topic: $0.key.topic, partition: $0.key.partition, offset: $0.value)
         }
+    }
+
+    private static func milliseconds(_ duration: Duration) -> Int64 {
+        duration.components.seconds * 1_000 + duration.components.attoseconds / 1_000_000_000_000_000
     }
 
     private func backoff(_ failures: Int) -> Duration {
