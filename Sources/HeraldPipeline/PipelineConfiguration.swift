@@ -39,6 +39,11 @@ public struct PipelineConfiguration: Sendable {
     public var eventLimits: EventLimits = .default
     /// Planner: events per transaction.
     public var plannerBatchSize: Int = 200
+    /// Planner: deliver the tasks of narrow events (one user, one installation, a few slots)
+    /// inside the planner's own transaction instead of writing them to `herald.tasks.express`
+    /// for an express lane: one transaction and one fetch fewer between publish and delivery.
+    /// Off, express lanes deliver them (they also serve tasks that other planners wrote).
+    public var plannerDeliversNarrowEvents: Bool = true
     public var planner: FanoutPlanner.Configuration = FanoutPlanner.Configuration()
     /// Planner de-duplication claim lifetime (`herald:event:<id>`), 7 days.
     public var eventClaimTTLSeconds: Int = 604_800

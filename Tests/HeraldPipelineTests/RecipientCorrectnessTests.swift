@@ -34,8 +34,11 @@ struct RecipientCorrectnessTests {
         "NoSuchTag",
     ]
 
-    @Test func deliveredRegistrationsEqualBruteForceEvaluation() async throws {
-        try await withPipelineHarness(slots: 16) { harness in
+    /// Narrow events (the `$UserId` rows) are delivered by the planner itself, or written to
+    /// `herald.tasks.express` for an express lane: the audience must be the same either way.
+    @Test(arguments: [true, false])
+    func deliveredRegistrationsEqualBruteForceEvaluation(plannerDeliversNarrowEvents: Bool) async throws {
+        try await withPipelineHarness(slots: 16, configure: { $0.plannerDeliversNarrowEvents = plannerDeliversNarrowEvents }) { harness in
 
             var random = SeededGenerator(state: 42)
             var population: [Registration] = []
@@ -67,11 +70,19 @@ struct RecipientCorrectnessTests {
 
             let records = try await harness.records(harness.configuration.topics.deliveries)
             var delivered: [String: [String]] = [:]
+            var partitions: [String: Set<Int32>] = [:]
             for message in records {
                 let record = try DeliveryRecord.decode(message.value ?? [])
                 delivered[record.eventId, default: []].append(record.registrationId)
+                partitions[record.eventId, default: []].insert(message.partition)
                 #expect(message.key == Array(record.registrationId.utf8))
             }
+            // Narrow events write the express partition of the deliveries topic, whoever
+            // delivers them; only express lanes read the express task topic.
+            for eventId in ["rc-9", "rc-10"] { #expect(partitions[eventId] == [0], "\(eventId) on \(partitions[eventId] ?? [])") }
+            #expect(partitions["rc-0"]?.contains(0) == false)
+            let expressTasks = try await harness.records(harness.configuration.topics.expressTasks)
+            #expect(expressTasks.isEmpty == plannerDeliversNarrowEvents, "\(expressTasks.count) records on the express task topic")
             for (position, source) in Self.expressions.enumerated() {
                 let eventId = "rc-\(position)"
                 let ids = delivered[eventId] ?? []

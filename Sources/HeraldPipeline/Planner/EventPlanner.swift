@@ -7,7 +7,8 @@ import Logging
 
 /// The planner role's work on one `herald.events` record, inside the batch's transaction:
 /// validate (or dead-letter), claim the event id (de-duplication), check expiry, probe the
-/// slots of a narrow audience, and produce the tasks and the `accepted` status.
+/// slots of a narrow audience, and produce the tasks and the `accepted` status (or hand a
+/// narrow event's tasks back to be delivered in the same transaction).
 ///
 /// Redis writes (the claim, `herald:status:<id>`) happen before the transaction commits; they
 /// are idempotent for a retried record, which is what makes a crash between them and the
@@ -42,15 +43,19 @@ final class EventPlanner: Sendable {
         self.metrics = metrics
     }
 
-    /// Handles one batch inside the caller's open transaction.
-    func handle(_ batch: [KafkaMessage], producer: KafkaProducer) async throws {
+    /// Handles one batch inside the caller's open transaction. Returns the tasks of narrow
+    /// events for the caller to deliver in the same transaction, when
+    /// `plannerDeliversNarrowEvents` is on (otherwise they went to `herald.tasks.express`).
+    func handle(_ batch: [KafkaMessage], producer: KafkaProducer) async throws -> [FanoutTask] {
+        var narrow: [FanoutTask] = []
         for message in batch {
-            let outcome = try await handle(message, producer: producer)
+            let outcome = try await handle(message, producer: producer, narrow: &narrow)
             metrics.events(outcome.rawValue).increment()
         }
+        return narrow
     }
 
-    func handle(_ message: KafkaMessage, producer: KafkaProducer, now: Date = Date()) async throws -> Outcome {
+    func handle(_ message: KafkaMessage, producer: KafkaProducer, narrow: inout [FanoutTask], now: Date = Date()) async throws -> Outcome {
         let topics = configuration.topics
         // 1. Validate.
         var event: NotificationEvent
@@ -113,15 +118,20 @@ final class EventPlanner: Sendable {
             log.info("event expired before fan-out")
             return .expired
         case .tasks(let tasks, let lane):
-            let topic = lane == .express ? topics.expressTasks : topics.tasks
-            let partitions = lane == .express ? expressPartitions : taskPartitions
-            let start = Int32(truncatingIfNeeded: SlotLayout(slotCount: 1 << 14).slot(of: eventId)) % partitions
-            let encoder = JSONEncoder()
-            for task in tasks {
-                let partition = (start + Int32(task.taskIndex % Int(partitions))) % partitions
-                try producer.enqueue(KafkaOutgoingMessage(
-                    topic: topic, partition: partition, key: Array(eventId.utf8), value: Array(try encoder.encode(task))
-                ))
+            let inline = lane == .express && configuration.plannerDeliversNarrowEvents
+            if inline {
+                narrow.append(contentsOf: tasks)
+            } else {
+                let topic = lane == .express ? topics.expressTasks : topics.tasks
+                let partitions = lane == .express ? expressPartitions : taskPartitions
+                let start = Int32(truncatingIfNeeded: SlotLayout(slotCount: 1 << 14).slot(of: eventId)) % partitions
+                let encoder = JSONEncoder()
+                for task in tasks {
+                    let partition = (start + Int32(task.taskIndex % Int(partitions))) % partitions
+                    try producer.enqueue(KafkaOutgoingMessage(
+                        topic: topic, partition: partition, key: Array(eventId.utf8), value: Array(try encoder.encode(task))
+                    ))
+                }
             }
             var record = StatusRecord.accepted(eventId: eventId, taskCount: tasks.count, publishedAt: event.publishedAt, acceptedAt: now)
             if tasks.isEmpty {
@@ -131,7 +141,9 @@ final class EventPlanner: Sendable {
             try enqueueStatus(record, producer: producer)
             try await writeStatus(record)
             metrics.tasks.increment(by: tasks.count)
-            log.info("event planned", metadata: ["tasks": "\(tasks.count)", "lane": "\(lane.rawValue)"])
+            log.info("event planned", metadata: [
+                "tasks": "\(tasks.count)", "lane": "\(lane.rawValue)", "deliveredBy": "\(inline ? "planner" : "fanout")",
+            ])
             return tasks.isEmpty ? .empty : .planned
         }
     }

@@ -5,7 +5,8 @@ import Logging
 import ServiceLifecycle
 
 /// The planner role: `herald.events` in, tasks, statuses and dead letters out, one
-/// transaction per batch of events. On graceful shutdown it finishes the batch in hand,
+/// transaction per batch of events; with `plannerDeliversNarrowEvents`, also the deliveries of
+/// narrow events. On graceful shutdown it finishes the batch in hand,
 /// commits it and leaves the consumer group.
 public final class PlannerService: Service, Sendable {
     public let configuration: PipelineConfiguration
@@ -35,11 +36,24 @@ public final class PlannerService: Service, Sendable {
         let planner = EventPlanner(
             configuration: configuration, redis: redis, taskPartitions: tasks, expressPartitions: express, logger: logger
         )
-        logger.info("planner starting", metadata: ["group": "\(configuration.plannerGroup)", "topic": "\(configuration.topics.events)"])
+        // Narrow events are delivered here, in the planner's transaction, when so configured.
+        let delivery = configuration.plannerDeliversNarrowEvents
+            ? TaskDelivery(
+                lane: .express, name: "planner-express", configuration: configuration,
+                templates: TemplateCache(layout: configuration.layout), logger: logger
+            )
+            : nil
+        defer { delivery?.close() }
+        await delivery?.prepare()
+        logger.info("planner starting", metadata: [
+            "group": "\(configuration.plannerGroup)", "topic": "\(configuration.topics.events)",
+            "deliversNarrowEvents": "\(delivery != nil)",
+        ])
         try await withGracefulShutdownHandler {
             try await loop.run { batch, producer in
-                try await planner.handle(batch, producer: producer)
-                return nil
+                let narrow = try await planner.handle(batch, producer: producer)
+                guard let delivery, !narrow.isEmpty else { return nil }
+                return try await delivery.deliver(narrow, producer: producer)
             }
         } onGracefulShutdown: {
             self.loop.stop()

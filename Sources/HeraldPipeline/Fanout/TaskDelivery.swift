@@ -1,0 +1,148 @@
+import Foundation
+import HeraldDomain
+import HeraldKafka
+import HeraldRedis
+import Logging
+
+/// Delivers batches of fan-out tasks inside the caller's open transaction: runs each task
+/// (`TaskExecutor`), queues its `TaskProgress` and, for the event's last task, the final
+/// `completed` status, and hands back the Redis status writes to do once the transaction
+/// committed. Owns a Redis connection and a thread for the blocking hot path.
+///
+/// Fan-out lanes use one each; the planner uses one to deliver narrow events itself
+/// (`PipelineConfiguration.plannerDeliversNarrowEvents`), saving them a hop through
+/// `herald.tasks.express`.
+final class TaskDelivery: Sendable {
+    let lane: TaskLane
+    private let configuration: PipelineConfiguration
+    private let executor: TaskExecutor
+    private let redis: RedisConnection
+    private let queue: DispatchQueue
+    private let logger: Logger
+    private let metrics: PipelineMetrics
+
+    init(lane: TaskLane, name: String, configuration: PipelineConfiguration, templates: TemplateCache, logger: Logger, metrics: PipelineMetrics = .shared) {
+        self.lane = lane
+        self.configuration = configuration
+        self.logger = logger
+        self.metrics = metrics
+        redis = RedisConnection(configuration: configuration.redis, logger: logger)
+        queue = DispatchQueue(label: "herald.\(name)")
+        executor = TaskExecutor(
+            configuration: configuration, redis: redis, templates: templates,
+            gate: lane == .bulk ? ExpressGate.shared : nil, logger: logger, metrics: metrics
+        )
+    }
+
+    /// Looks up which deliveries partitions this lane writes; call once before delivering.
+    func prepare() async {
+        executor.deliveryPartitions = await deliveryPartitions()
+    }
+
+    func close() { redis.close() }
+
+    /// Delivers `tasks` with `producer`, whose transaction is open. Express work makes the
+    /// bulk lanes of this process step aside while it runs (`ExpressGate`).
+    func deliver(_ tasks: [FanoutTask], producer: KafkaProducer) async throws -> TransactionalLoop.AfterCommit? {
+        guard !tasks.isEmpty else { return nil }
+        if lane == .express { ExpressGate.shared.enter() }
+        defer { if lane == .express { ExpressGate.shared.leave() } }
+        let statuses = try await onLaneThread { try self.process(tasks, producer: producer) }
+        guard !statuses.isEmpty else { return nil }
+        // After the commit, so `GET /v1/notifications/{id}` never reports deliveries a
+        // `read_committed` consumer cannot see yet.
+        return { await self.onLaneThreadIgnoringErrors { try self.writeStatuses(statuses) } }
+    }
+
+    /// Express lanes write the first `expressDeliveryPartitions` partitions of the deliveries
+    /// topic, bulk lanes the rest (see `PipelineConfiguration.expressDeliveryPartitions`).
+    private func deliveryPartitions() async -> Range<Int32>? {
+        let reserved = Int32(configuration.expressDeliveryPartitions)
+        guard reserved > 0 else { return nil }
+        var admin = KafkaAdminConfiguration(bootstrapServers: configuration.bootstrapServers)
+        admin.extra = configuration.kafkaExtra
+        guard let topics = try? await KafkaAdmin(configuration: admin, logger: logger).listTopics(),
+              let count = topics[configuration.topics.deliveries].map(Int32.init), count > reserved else {
+            logger.notice("deliveries topic too small to reserve express partitions; partitioning by key")
+            return nil
+        }
+        return lane == .express ? 0..<reserved : reserved..<count
+    }
+
+    /// Runs on the lane's thread: blocking Redis calls and producer enqueues, no awaits.
+    /// Returns the statuses to store in Redis once the transaction committed.
+    private func process(_ tasks: [FanoutTask], producer: KafkaProducer) throws -> [StatusRecord] {
+        let layout = configuration.layout
+        var statuses: [StatusRecord] = []
+        for task in tasks {
+            var log = logger
+            log[metadataKey: "eventId"] = "\(task.eventId)"
+            let progress: TaskProgress
+            do {
+                progress = try executor.run(task, producer: producer)
+            } catch {
+                metrics.countError(error)
+                throw error
+            }
+            metrics.tasks.increment()
+            try producer.enqueue(KafkaOutgoingMessage(
+                topic: configuration.topics.status, key: Array(task.eventId.utf8), value: StatusCoding.encode(progress),
+                headers: [KafkaHeader(key: StatusCoding.typeHeader, value: "progress")]
+            ))
+            let reply = try redis.evalScriptBlocking(
+                StatusScripts.recordProgress, keys: [layout.progressKey(eventId: task.eventId)],
+                arguments: ProgressSnapshot.arguments(for: progress, ttlSeconds: configuration.statusTTLSeconds)
+            )
+            let snapshot = try ProgressSnapshot(reply: reply)
+            let record = snapshot.statusRecord(
+                eventId: task.eventId, taskCount: task.taskCount, publishedAt: task.event.publishedAt, acceptedAt: task.plannedAt
+            )
+            if snapshot.completedBy == task.taskIndex {
+                try producer.enqueue(KafkaOutgoingMessage(
+                    topic: configuration.topics.status, key: Array(task.eventId.utf8), value: StatusCoding.encode(record),
+                    headers: [KafkaHeader(key: StatusCoding.typeHeader, value: "status")]
+                ))
+                log.info("event completed", metadata: [
+                    "targets": "\(record.targets.total)", "skipped": "\(record.skipped)", "failed": "\(record.failed)",
+                    "durationMs": "\(record.timings.durationMs.map(String.init) ?? "-")",
+                ])
+            }
+            if record.state == .processing || snapshot.completedBy == task.taskIndex {
+                statuses.append(record)
+            }
+            log.debug("task done", metadata: [
+                "task": "\(task.taskIndex + 1)/\(task.taskCount)", "delivered": "\(progress.delivered.total)", "skipped": "\(progress.skipped)",
+            ])
+        }
+        return statuses
+    }
+
+    /// Stores statuses at `herald:status:<id>` (never moving one backwards, see `StatusScripts`).
+    private func writeStatuses(_ statuses: [StatusRecord]) throws {
+        let commands = statuses.map { record in
+            RedisCommand.evalScript(
+                StatusScripts.writeStatus, keys: [configuration.layout.statusKey(eventId: record.eventId)],
+                arguments: [
+                    String(decoding: StatusCoding.encode(record), as: UTF8.self), record.state.rawValue,
+                    String(record.tasks.completed), String(configuration.statusTTLSeconds),
+                ]
+            )
+        }
+        for reply in try redis.pipelineBlocking(commands) { _ = try reply.get() }
+    }
+
+    private func onLaneThreadIgnoringErrors(_ work: @escaping @Sendable () throws -> Void) async {
+        do {
+            try await onLaneThread(work)
+        } catch {
+            metrics.countError(error)
+            logger.warning("storing status in Redis failed: \(error)")
+        }
+    }
+
+    private func onLaneThread<T: Sendable>(_ work: @escaping @Sendable () throws -> T) async throws -> T {
+        try await withCheckedThrowingContinuation { continuation in
+            queue.async { continuation.resume(with: Result { try work() }) }
+        }
+    }
+}
