@@ -19,6 +19,7 @@ struct SettingsOptions: ParsableArguments {
     @Option(help: ArgumentHelp(Setting.help(.deliveryRetentionHours), visibility: .hidden)) var deliveryRetentionHours: String?
     @Option(help: ArgumentHelp(Setting.help(.roles), visibility: .hidden)) var roles: String?
     @Option(help: ArgumentHelp(Setting.help(.tasksPerBroadcast), visibility: .hidden)) var tasksPerBroadcast: String?
+    @Option(help: ArgumentHelp(Setting.help(.narrowEvents), visibility: .hidden)) var narrowEvents: String?
     @Option(help: ArgumentHelp(Setting.help(.instanceId), visibility: .hidden)) var instanceId: String?
     @Option(help: ArgumentHelp(Setting.help(.sessionTimeoutMs), visibility: .hidden)) var sessionTimeoutMs: String?
     @Option(help: ArgumentHelp(Setting.help(.lingerMs), visibility: .hidden)) var lingerMs: String?
@@ -49,6 +50,7 @@ struct SettingsOptions: ParsableArguments {
             .deliveryRetentionHours: deliveryRetentionHours,
             .roles: roles,
             .tasksPerBroadcast: tasksPerBroadcast,
+            .narrowEvents: narrowEvents,
             .instanceId: instanceId,
             .sessionTimeoutMs: sessionTimeoutMs,
             .lingerMs: lingerMs,

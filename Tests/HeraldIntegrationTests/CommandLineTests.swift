@@ -44,4 +44,13 @@ struct CommandLineTests {
         #expect(bad.status != 0)
         #expect(bad.stderr.contains("column"))
     }
+
+    @Test("a bad setting value stops the worker before it connects, naming the flag, the variable and what is allowed")
+    func badSettingValue() throws {
+        let output = try HeraldBinary.run([
+            "worker", "--narrow-events", "sideways", "--kafka-brokers", "127.0.0.1:1", "--redis-url", "redis://127.0.0.1:1",
+        ])
+        #expect(output.status != 0)
+        #expect(output.stderr.contains("'sideways' for --narrow-events (HERALD_NARROW_EVENTS): expected planner or express-lane"), "\(output.stderr)")
+    }
 }

@@ -54,6 +54,11 @@ extension HeraldSettings {
         configuration.layout = try layout()
         configuration.planner.slotCount = configuration.layout.slotCount
         configuration.planner.bulkTaskCount = try int(.tasksPerBroadcast)
+        switch self[.narrowEvents].lowercased() {
+        case "planner": configuration.plannerDeliversNarrowEvents = true
+        case "express-lane": configuration.plannerDeliversNarrowEvents = false
+        default: throw SettingError(key: .narrowEvents, value: self[.narrowEvents], expected: "planner or express-lane")
+        }
         // Groups follow the topic prefix ("herald." -> herald-planner, ...), so two deployments
         // sharing a broker under different prefixes never share a consumer group.
         configuration.plannerGroup = groupName("planner")

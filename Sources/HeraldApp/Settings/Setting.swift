@@ -25,6 +25,7 @@ public struct Setting: Sendable, Hashable {
         case deliveryRetentionHours = "delivery-retention-hours"
         case roles
         case tasksPerBroadcast = "tasks-per-broadcast"
+        case narrowEvents = "narrow-events"
         case instanceId = "instance-id"
         case sessionTimeoutMs = "session-timeout-ms"
         case lingerMs = "linger-ms"
@@ -54,6 +55,7 @@ public struct Setting: Sendable, Hashable {
         Setting(.deliveryRetentionHours, "168", "retention.ms of deliveries and status topics, in hours."),
         Setting(.roles, "planner,fanout,indexer", "Worker roles this process runs."),
         Setting(.tasksPerBroadcast, "16", "Tasks a broadcast (or any wide event) is split into."),
+        Setting(.narrowEvents, "planner", "Who delivers narrow events (one user, a few slots): planner (in its own transaction, fastest) or express-lane (via the express task topic)."),
         Setting(.instanceId, "", "Stable instance name for transactional ids (default: host name and pid)."),
         Setting(.sessionTimeoutMs, "10000", "Kafka consumer group session timeout."),
         Setting(.lingerMs, "5", "Producer linger (batching delay) in milliseconds."),
