@@ -61,8 +61,9 @@ public struct PipelineConfiguration: Sendable {
     /// lanes write the others. A `read_committed` reader cannot read past a transaction that
     /// is still open on a partition, so without this a one-user delivery waits behind a
     /// broadcast's open transaction on its partition. 0 spreads every delivery by key.
-    /// Ignored when the topic has no more partitions than this.
-    public var expressDeliveryPartitions: Int = 1
+    /// Ignored when the topic has no more partitions than this. Two, so that one is readable
+    /// while a transaction is open on the other (see `TaskExecutor.rotatePartition`).
+    public var expressDeliveryPartitions: Int = 2
     /// Members per `SSCAN` page (and views per `MGET`).
     public var scanCount: Int = 1_000
     /// Lifetime of the `herald:{s}:tmp:*` scratch sets in case a worker dies before `DEL`.

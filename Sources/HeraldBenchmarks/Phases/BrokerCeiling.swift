@@ -10,7 +10,8 @@ import Synchronization
 /// keys) to a topic with the deliveries topic's partition count. No Redis, no rendering.
 ///
 /// Transactional, in as many transactions as a broadcast has tasks and with as many producers
-/// as the workers have bulk lanes (what the fan-out does), timed twice: until the last commit
+/// as the workers have bulk lanes, each transaction writing one partition of the bulk range and
+/// the next transaction the next partition (what the fan-out does), timed twice: until the last commit
 /// returned, and until a `read_committed` consumer (the same watcher the fan-out figures use)
 /// saw the last record; the second is the reference, because every fan-out figure includes
 /// that consumer too. Then the same records through idempotent producers without transactions.
@@ -103,6 +104,9 @@ struct BrokerCeiling: Sendable {
             clients.append(producer)
         }
         let chunk = (records + transactions - 1) / transactions
+        // The fan-out's bulk range: the partitions after the express ones, one per transaction.
+        let reserved = partitions > configuration.expressDeliveryPartitions ? configuration.expressDeliveryPartitions : 0
+        let bulkPartitions = Int32(reserved)..<Int32(partitions)
         let next = SharedCounter()
         let records = records
         let warmups = clients.count
@@ -115,9 +119,11 @@ struct BrokerCeiling: Sendable {
                     while true {
                         let start = next.add(chunk)
                         guard start < records else { return }
+                        let transaction = Int32(start / chunk)
+                        let partition = bulkPartitions.lowerBound + transaction % Int32(bulkPartitions.count)
                         try producer.beginTransaction()
                         try await BlockingThreads.run(name: "herald.bench.ceiling") {
-                            try enqueue(sample, range: start..<min(start + chunk, records), on: producer)
+                            try enqueue(sample, range: start..<min(start + chunk, records), partition: partition, on: producer)
                         }
                         try await producer.commitTransaction()
                     }
@@ -157,15 +163,16 @@ struct BrokerCeiling: Sendable {
         return seconds
     }
 
-    /// Enqueues records `range` (cycling through the sample) without waiting for acks.
-    private func enqueue(_ sample: DeliveryRecordSample, range: Range<Int>, on producer: KafkaProducer) throws {
+    /// Enqueues records `range` (cycling through the sample) without waiting for acks, to
+    /// `partition` or, when nil, partitioned by key.
+    private func enqueue(_ sample: DeliveryRecordSample, range: Range<Int>, partition: Int32? = nil, on producer: KafkaProducer) throws {
         let topic = topic
         try sample.bytes.withUnsafeBytes { all in
             for index in range {
                 let record = index % sample.count
                 let bounds = sample.range(record)
                 try sample.keys[record].withUnsafeBytes { key in
-                    try producer.enqueue(topic: topic, key: key, value: UnsafeRawBufferPointer(rebasing: all[bounds]))
+                    try producer.enqueue(topic: topic, partition: partition, key: key, value: UnsafeRawBufferPointer(rebasing: all[bounds]))
                 }
             }
         }

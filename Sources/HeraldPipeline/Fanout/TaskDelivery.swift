@@ -73,6 +73,7 @@ final class TaskDelivery: Sendable {
     /// Returns the statuses to store in Redis once the transaction committed.
     private func process(_ tasks: [FanoutTask], producer: KafkaProducer) throws -> [StatusRecord] {
         let layout = configuration.layout
+        executor.rotatePartition()
         var statuses: [StatusRecord] = []
         for task in tasks {
             var log = logger

@@ -27,6 +27,9 @@ final class TaskExecutor: @unchecked Sendable {
     /// The deliveries partitions this lane writes to (set before the lane starts); nil lets
     /// the producer partition by key over the whole topic.
     var deliveryPartitions: Range<Int32>?
+    /// The partition every delivery of the current transaction goes to (`rotatePartition`).
+    private var transactionPartition: Int32?
+    private var rotation = Int.random(in: 0..<4_096)
 
     /// - Parameter gate: set for bulk lanes, which step aside for express work.
     init(
@@ -186,7 +189,7 @@ final class TaskExecutor: @unchecked Sendable {
             }
             try id.withUnsafeBytes { key in
                 try buffer.withUnsafeBytes { value in
-                    try producer.enqueue(topic: topic, partition: partition(forKey: key), key: key, value: value)
+                    try producer.enqueue(topic: topic, partition: transactionPartition, key: key, value: value)
                 }
             }
             run.renditions[slot].delivered += 1
@@ -200,17 +203,23 @@ final class TaskExecutor: @unchecked Sendable {
         }
     }
 
-    /// A stable partition for `key` inside this lane's range (FNV-1a), or nil for the
-    /// producer's own key partitioning.
-    @inline(__always)
-    private func partition(forKey key: UnsafeRawBufferPointer) -> Int32? {
-        guard let range = deliveryPartitions, !range.isEmpty else { return nil }
-        var hash: UInt32 = 0x811C_9DC5
-        for byte in key {
-            hash ^= UInt32(byte)
-            hash = hash &* 0x0100_0193
+    /// Moves to the next partition of the lane's range; call once per transaction, before
+    /// its first delivery.
+    ///
+    /// All deliveries of one transaction go to one partition, and the next transaction of the
+    /// lane goes to the next one. A `read_committed` reader cannot read a partition past a
+    /// transaction that is open on it (Apache Kafka: past the open transaction's first offset;
+    /// Tansu: not at all while one is open), so a lane that spread every transaction over all
+    /// its partitions would keep each of them blocked almost all the time. Rotating leaves
+    /// every partition but the ones being written readable, and what a transaction committed
+    /// readable while the lane writes the next one.
+    func rotatePartition() {
+        guard let range = deliveryPartitions, !range.isEmpty else {
+            transactionPartition = nil
+            return
         }
-        return range.lowerBound + Int32(hash % UInt32(range.count))
+        rotation &+= 1
+        transactionPartition = range.lowerBound + Int32(rotation % range.count)
     }
 }
 
