@@ -108,4 +108,45 @@ struct RedisPipelineTests {
         }
         #expect(values == [.integer(3), .integer(3), .integer(1)])
     }
+
+    @Test("replies read in place carry the same strings, nils, integers, arrays and errors as copied ones")
+    func repliesReadInPlace() async throws {
+        let redis = try TestRedis()
+        let connection = RedisConnection(configuration: redis.configuration)
+        try connection.connectBlocking()
+        defer { connection.close() }
+        let prefix = uniquePrefix()
+        let members = (0..<500).map { "member-\($0)" }
+        _ = try connection.pipelineBlocking([.set(prefix + "a", "alpha"), .set(prefix + "b", "be\u{0}ta"), .sadd(prefix + "set", members)])
+        let commands: [RedisCommand] = [
+            .mget([prefix + "a", prefix + "missing", prefix + "b"]),
+            .sscan(prefix + "set", cursor: 0, count: 1_000),
+            .incr(prefix + "counter"),
+            RedisCommand("LPUSH", prefix + "a", "x"),  // WRONGTYPE
+        ]
+        let copied = try connection.pipelineBlocking(commands)
+        try connection.withPipelineRepliesBlocking(commands) { replies in
+            #expect(replies.count == 4)
+            let mget = replies[0]
+            #expect(mget.isArray && mget.count == 3)
+            #expect(mget[0].bytes.map { Array($0) } == Array("alpha".utf8))
+            #expect(mget[1].isNull && mget[1].bytes == nil)
+            #expect(mget[2].bytes.map { Array($0) } == Array("be\u{0}ta".utf8))
+            #expect(try copied[0].get() == .array([.bulkString(Array("alpha".utf8)), .null, .bulkString(Array("be\u{0}ta".utf8))]))
+
+            let page = replies[1]
+            #expect(page.count == 2)
+            #expect(page[0].bytes.map { String(decoding: $0, as: UTF8.self) } == "0")
+            let read = (0..<page[1].count).map { String(decoding: page[1][$0].bytes!, as: UTF8.self) }
+            #expect(Set(read) == Set(members))
+            #expect(read == (try copied[1].get().scanPage?.elements.compactMap(\.string)))
+
+            #expect(replies[2].integer == 2)  // the copied read ran first
+            #expect(replies[3].isError)
+            let error = try #require(connection.error(in: replies[3], of: commands[3]))
+            guard case .failure(let copiedError) = copied[3] else { Issue.record("LPUSH on a string succeeded"); return }
+            #expect(error.description == copiedError.description)
+            #expect(error.serverPrefix == "WRONGTYPE")
+        }
+    }
 }

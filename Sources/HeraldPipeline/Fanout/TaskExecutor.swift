@@ -24,6 +24,8 @@ final class TaskExecutor: @unchecked Sendable {
     private let gate: ExpressGate?
     private let logger: Logger
     private var buffer: [UInt8] = []
+    /// The current page's member ids (reused from page to page).
+    private var members = FlatByteStrings()
     /// The deliveries partitions this lane writes to (set before the lane starts); nil lets
     /// the producer partition by key over the whole topic.
     var deliveryPartitions: Range<Int32>?
@@ -87,35 +89,56 @@ final class TaskExecutor: @unchecked Sendable {
         }
         let viewPrefix = Array((layout.slotPrefix(slot) + "reg:").utf8)
         let count = configuration.scanCount
-        guard let first = try redis.sendBlocking(.sscan(source, cursor: 0, count: count)).scanPage else {
-            throw RedisError(code: .unexpectedReply, message: "SSCAN \(source) did not reply with a page")
-        }
-        var members = first.elements
-        var cursor = first.cursor
+        // One page of member ids, flat: ids are copied once out of the reply (they are needed
+        // after it is freed, to write the next round trip's records) and never one by one.
+        members.removeAll(keepingCapacity: true)
+        var cursor = try scan(source, cursor: 0, count: count, into: &members)
         while !members.isEmpty || cursor != 0 {
             gate?.yieldIfBusy()
             var commands: [RedisCommand] = []
             if !members.isEmpty {
                 var mget = RedisCommand("MGET", isReadOnly: true)
-                for case .bulkString(let id) in members { mget.append(PrefixedKey(prefix: viewPrefix, suffix: id)) }
+                for index in members.indices { mget.append(PrefixedKey(prefix: viewPrefix, suffix: members[index])) }
                 commands.append(mget)
             }
             if cursor != 0 { commands.append(.sscan(source, cursor: cursor, count: count)) }
-            let replies = try redis.pipelineBlocking(commands)
-            if !members.isEmpty {
-                let views = try replies[0].get().array ?? []
-                try write(members: members, views: views, run: &run, producer: producer)
-            }
-            if cursor != 0 {
-                guard let page = try replies[replies.count - 1].get().scanPage else {
-                    throw RedisError(code: .unexpectedReply, message: "SSCAN \(source) did not reply with a page")
+            cursor = try redis.withPipelineRepliesBlocking(commands) { replies in
+                if !members.isEmpty {
+                    if let error = redis.error(in: replies[0], of: commands[0]) { throw error }
+                    try write(views: replies[0], run: &run, producer: producer)
                 }
-                members = page.elements
-                cursor = page.cursor
-            } else {
-                members = []
+                guard cursor != 0 else {
+                    members.removeAll(keepingCapacity: true)
+                    return 0
+                }
+                let scanReply = replies[replies.count - 1]
+                if let error = redis.error(in: scanReply, of: commands[commands.count - 1]) { throw error }
+                members.removeAll(keepingCapacity: true)
+                return try Self.readPage(scanReply, source: source, into: &members)
             }
         }
+    }
+
+    /// `SSCAN` from `cursor` as its own round trip; fills `members`, returns the next cursor.
+    private func scan(_ source: String, cursor: UInt64, count: Int, into members: inout FlatByteStrings) throws -> UInt64 {
+        let command = RedisCommand.sscan(source, cursor: cursor, count: count)
+        return try redis.withPipelineRepliesBlocking([command]) { replies in
+            if let error = redis.error(in: replies[0], of: command) { throw error }
+            return try Self.readPage(replies[0], source: source, into: &members)
+        }
+    }
+
+    /// An `SSCAN` reply: `[cursor, [member, ...]]`.
+    private static func readPage(_ reply: RedisReplyReference, source: String, into members: inout FlatByteStrings) throws -> UInt64 {
+        guard reply.count == 2, let cursorBytes = reply[0].bytes, let cursor = UInt64(decimal: cursorBytes), reply[1].isArray
+        else {
+            throw RedisError(code: .unexpectedReply, message: "SSCAN \(source) did not reply with a page")
+        }
+        let page = reply[1]
+        for index in 0..<page.count {
+            if let bytes = page[index].bytes { members.append(bytes) }
+        }
+        return cursor
     }
 
     /// The set holding the audience within `slot`, computing it into scratch sets if needed.
@@ -149,16 +172,18 @@ final class TaskExecutor: @unchecked Sendable {
 
     // MARK: One page
 
-    private func write(members: [RedisValue], views: [RedisValue], run: inout TaskRun, producer: KafkaProducer) throws {
+    /// Writes the records of one page: `members` (this page's ids) against `views`, the MGET
+    /// reply read in place (one view per member, in order; nil where the registration is gone).
+    private func write(views: RedisReplyReference, run: inout TaskRun, producer: KafkaProducer) throws {
         let now = Date()
         let nowSeconds = Int64(now.timeIntervalSince1970)
         var renderedAt: [UInt8] = []
         ISO8601Timestamp.append(now, precision: .milliseconds, to: &renderedAt)
         let topic = configuration.topics.deliveries
         var deliveredOnPage = 0
+        let viewCount = views.count
         for index in members.indices {
-            guard case .bulkString(let id) = members[index] else { continue }
-            guard index < views.count, case .bulkString(let view) = views[index] else {
+            guard index < viewCount, let view = views[index].bytes else {
                 // Removed between SSCAN and MGET.
                 run.skip("registration_gone")
                 continue
@@ -181,15 +206,12 @@ final class TaskExecutor: @unchecked Sendable {
                 continue
             }
             buffer.removeAll(keepingCapacity: true)
-            view.withUnsafeBufferPointer { viewBytes in
-                rendition.write(
-                    registrationId: id, handle: UnsafeBufferPointer(rebasing: viewBytes[fields.handle]),
-                    renderedAt: renderedAt, into: &buffer
-                )
-            }
-            try id.withUnsafeBytes { key in
+            try members.withBytes(at: index) { id in
+                let idBytes = id.assumingMemoryBound(to: UInt8.self)
+                let handle = UnsafeRawBufferPointer(rebasing: view[fields.handle]).assumingMemoryBound(to: UInt8.self)
+                rendition.write(registrationId: idBytes, handle: handle, renderedAt: renderedAt, into: &buffer)
                 try buffer.withUnsafeBytes { value in
-                    try producer.enqueue(topic: topic, partition: transactionPartition, key: key, value: value)
+                    try producer.enqueue(topic: topic, partition: transactionPartition, key: id, value: value)
                 }
             }
             run.renditions[slot].delivered += 1
@@ -226,7 +248,7 @@ final class TaskExecutor: @unchecked Sendable {
 /// A Redis key written as prefix + suffix bytes without building a String per member.
 private struct PrefixedKey: RedisArgument {
     let prefix: [UInt8]
-    let suffix: [UInt8]
+    let suffix: ArraySlice<UInt8>
 
     func appendRedisBytes(to buffer: inout [UInt8]) {
         buffer.append(contentsOf: prefix)
@@ -245,6 +267,11 @@ struct ViewFields {
     var handle: Range<Int>
 
     init?(_ view: [UInt8]) {
+        guard let fields = view.withUnsafeBytes({ ViewFields($0) }) else { return nil }
+        self = fields
+    }
+
+    init?(_ view: UnsafeRawBufferPointer) {
         var separators: (Int, Int, Int, Int, Int) = (0, 0, 0, 0, 0)
         var found = 0
         var index = 0
@@ -271,6 +298,10 @@ struct ViewFields {
     }
 
     func expiresAt(in view: [UInt8]) -> Int64? {
+        view.withUnsafeBytes { expiresAt(in: $0) }
+    }
+
+    func expiresAt(in view: UnsafeRawBufferPointer) -> Int64? {
         guard !expiry.isEmpty else { return nil }
         var value: Int64 = 0
         for index in expiry {

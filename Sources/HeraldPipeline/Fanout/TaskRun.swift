@@ -40,9 +40,9 @@ struct TaskRun {
     }
 
     /// The index in `renditions` for this view's (platform, template), rendering on first use.
-    mutating func rendition(for view: [UInt8], fields: ViewFields, templates: TemplateCache, redis: RedisConnection, now: Date) throws -> Int {
-        let platformBytes = view[fields.platform]
-        let keyBytes = view[fields.templateKey]
+    mutating func rendition(for view: UnsafeRawBufferPointer, fields: ViewFields, templates: TemplateCache, redis: RedisConnection, now: Date) throws -> Int {
+        let platformBytes = UnsafeRawBufferPointer(rebasing: view[fields.platform])
+        let keyBytes = UnsafeRawBufferPointer(rebasing: view[fields.templateKey])
         for index in renditions.indices
         where renditions[index].templateKey.elementsEqual(keyBytes) && renditions[index].platform.elementsEqual(platformBytes) {
             return index

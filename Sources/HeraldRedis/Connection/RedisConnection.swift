@@ -162,6 +162,41 @@ public final class RedisConnection: @unchecked Sendable {
         }
     }
 
+    /// Blocking pipeline whose replies `body` reads in place (`RedisReplyReference`), without
+    /// the copy into `RedisValue`s that `pipelineBlocking` makes: one per reply, one per
+    /// element of an array reply. The replies are freed when `body` returns. Read-only
+    /// pipelines are retried once after a connection failure, before `body` sees anything.
+    /// Scripts are not supported here (no NOSCRIPT handling): use `pipelineBlocking`.
+    ///
+    /// Server error replies reach `body` as references with `isError`; `error(in:of:)` turns
+    /// one into the `RedisError` `pipelineBlocking` would have returned.
+    public func withPipelineRepliesBlocking<T>(
+        _ commands: [RedisCommand], _ body: ([RedisReplyReference]) throws -> T
+    ) throws -> T {
+        precondition(commands.allSatisfy { $0.script == nil }, "withPipelineRepliesBlocking does not load scripts")
+        if commands.isEmpty { return try body([]) }
+        let label = "pipeline of \(commands.count) commands"
+        let replies = try withContext(label, retryable: commands.allSatisfy(\.isReadOnly)) { context in
+            try context.append(commands)
+            var replies: [RedisReplyReference] = []
+            replies.reserveCapacity(commands.count)
+            do {
+                for index in commands.indices { replies.append(try context.readReplyReference(for: commands[index].label)) }
+            } catch {
+                for reply in replies { HiredisContext.free(reply) }
+                throw error
+            }
+            return replies
+        }
+        defer { for reply in replies { HiredisContext.free(reply) } }
+        return try body(replies)
+    }
+
+    /// The `RedisError` for an error reply of `command` read with `withPipelineRepliesBlocking`.
+    public func error(in reply: RedisReplyReference, of command: RedisCommand) -> RedisError? {
+        reply.error(command: command.label, endpoint: configuration.endpoint)
+    }
+
     /// Blocking `evalScript`: run only on a thread you own.
     public func evalScriptBlocking<Key: RedisArgument, Argument: RedisArgument>(
         _ script: RedisScript, keys: [Key], arguments: [Argument]

@@ -103,6 +103,25 @@ final class HiredisContext {
         return .success(Self.decode(reply))
     }
 
+    /// Sends whatever is queued (first call only) and reads the next reply without converting
+    /// it; the caller owns it and frees it with `HiredisContext.free`. A broken connection
+    /// throws; a server error is an error reply like any other.
+    func readReplyReference(for label: @autoclosure () -> String) throws(RedisError) -> RedisReplyReference {
+        var raw: UnsafeMutableRawPointer?
+        if redisGetReply(context, &raw) != REDIS_OK {
+            let savedErrno = errno
+            throw failure(label(), errno: savedErrno)
+        }
+        guard let raw else {
+            throw RedisError(code: .protocol, message: "no reply to \(label()) from \(endpoint)")
+        }
+        return RedisReplyReference(raw.assumingMemoryBound(to: redisReply.self))
+    }
+
+    static func free(_ reply: RedisReplyReference) {
+        freeReplyObject(reply.reply)
+    }
+
     private func failure(_ label: String, errno savedErrno: Int32) -> RedisError {
         let kind = context.pointee.err
         let text = errorText
