@@ -7,7 +7,7 @@ import HeraldDomain
 ///
 /// The bytes written are identical to `DeliveryRecord.encode(into:)` for the same record
 /// (a test holds the two together); only the work is split differently.
-struct DeliveryRendition: Sendable {
+final class DeliveryRendition: Sendable {
     let platform: Platform
     let templateName: String
     /// `/<template>","eventId":"<event>","registrationId":"`

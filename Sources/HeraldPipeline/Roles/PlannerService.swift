@@ -20,7 +20,7 @@ public final class PlannerService: Service, Sendable {
             settings: TransactionalLoop.Settings(
                 name: "planner",
                 topics: [configuration.topics.events],
-                consumer: configuration.consumerConfiguration(group: configuration.plannerGroup),
+                consumer: configuration.consumerConfiguration(group: configuration.plannerGroup, fetchWaitMaxMs: configuration.plannerFetchWaitMaxMs),
                 producer: configuration.transactionalProducerConfiguration(role: "planner", lane: nil, forDeliveries: false),
                 batchSize: configuration.plannerBatchSize,
                 lagSampleInterval: configuration.lagSampleInterval
