@@ -41,7 +41,7 @@ struct BenchCommand: AsyncParsableCommand {
     @Flag(help: "Skip the micro-benchmarks.") var skipMicro = false
     @Flag(help: "Run only the micro-benchmarks (no broker or Redis needed).") var microOnly = false
     @Flag(help: "Also time `herald reindex` of the main population.") var reindex = false
-    @Flag(help: "Keep the run's topics and Redis keys.") var keepData = false
+    @Flag(help: "Keep the run's topics, Redis keys and worker logs.") var keepData = false
 
     func validate() throws {
         guard registrations >= 1_000 else { throw ValidationError("--registrations must be at least 1000") }
@@ -114,7 +114,11 @@ struct BenchCommand: AsyncParsableCommand {
         let (report, url) = try await BenchmarkRunner(options: options, environment: environment, runId: runId).run()
         print(report.table)
         print("results: \(url.path)")
-        try? FileManager.default.removeItem(at: workDirectory)
+        if keepData {
+            print("worker logs: \(workDirectory.path)")
+        } else {
+            try? FileManager.default.removeItem(at: workDirectory)
+        }
     }
 
     /// This executable's path, so workers run exactly the code being measured.
