@@ -75,7 +75,9 @@ public struct BenchmarkRunner: Sendable {
             let producers = max(1, options.workers * base.bulkLanes)
             let ceiling = try await BrokerCeiling(
                 configuration: base, topic: "\(runId).ceiling.deliveries", partitions: Int(base.topics.deliveriesPartitions),
-                records: options.ceilingRecords, producers: producers, transactions: base.planner.bulkTaskCount,
+                records: options.ceilingRecords, producers: producers,
+                // As many transactions as the planner would cut a broadcast of that many devices into.
+                transactions: FanoutPlanner(configuration: base.planner).bulkTaskCount(audienceEstimate: options.ceilingRecords),
                 population: mainPopulation, meter: CPUMeter(brokerPID: brokerPID, redisPID: redisPID), logger: environment.logger
             ).run()
             report.ceiling = ceiling

@@ -20,6 +20,7 @@ struct SettingsOptions: ParsableArguments {
     @Option(help: ArgumentHelp(Setting.help(.roles), visibility: .hidden)) var roles: String?
     @Option(help: ArgumentHelp(Setting.help(.tasksPerBroadcast), visibility: .hidden)) var tasksPerBroadcast: String?
     @Option(help: ArgumentHelp(Setting.help(.narrowEvents), visibility: .hidden)) var narrowEvents: String?
+    @Option(help: ArgumentHelp(Setting.help(.deliveriesPerTask), visibility: .hidden)) var deliveriesPerTask: String?
     @Option(help: ArgumentHelp(Setting.help(.instanceId), visibility: .hidden)) var instanceId: String?
     @Option(help: ArgumentHelp(Setting.help(.sessionTimeoutMs), visibility: .hidden)) var sessionTimeoutMs: String?
     @Option(help: ArgumentHelp(Setting.help(.lingerMs), visibility: .hidden)) var lingerMs: String?
@@ -51,6 +52,7 @@ struct SettingsOptions: ParsableArguments {
             .roles: roles,
             .tasksPerBroadcast: tasksPerBroadcast,
             .narrowEvents: narrowEvents,
+            .deliveriesPerTask: deliveriesPerTask,
             .instanceId: instanceId,
             .sessionTimeoutMs: sessionTimeoutMs,
             .lingerMs: lingerMs,

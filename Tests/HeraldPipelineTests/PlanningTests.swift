@@ -82,6 +82,23 @@ struct PlanningTests {
         #expect(nobody.tasks.isEmpty)
     }
 
+    /// A big audience gets more, smaller tasks (each one transaction), never fewer than
+    /// `bulkTaskCount` and never more than the slots.
+    @Test(arguments: [
+        (nil as Int?, 4), (0, 4), (16_000, 4), (80_001, 6), (160_000, 10), (10_000_000, 16),
+    ])
+    func bulkTasksGrowWithTheAudience(estimate: Int?, expected: Int) {
+        var configuration = FanoutPlanner.Configuration()
+        configuration.slotCount = 16
+        configuration.bulkTaskCount = 4
+        configuration.deliveriesPerTask = 16_000
+        let planner = FanoutPlanner(configuration: configuration)
+        #expect(planner.bulkTaskCount(audienceEstimate: estimate) == expected)
+        let plan = planner.plan(NotificationEvent(id: "b"), eventId: "b", candidateSlots: nil, audienceEstimate: estimate, now: Date())
+        #expect(plan.tasks.count == expected)
+        #expect(plan.tasks.flatMap { Array($0.slots) } == Array(0..<16), "every slot in exactly one task")
+    }
+
     @Test func nextOffsetsTakeTheLastRecordPerPartition() {
         let batch = [
             KafkaMessageFixture.make("t", 0, 5), KafkaMessageFixture.make("t", 1, 9),

@@ -54,6 +54,7 @@ extension HeraldSettings {
         configuration.layout = try layout()
         configuration.planner.slotCount = configuration.layout.slotCount
         configuration.planner.bulkTaskCount = try int(.tasksPerBroadcast)
+        configuration.planner.deliveriesPerTask = try int(.deliveriesPerTask)
         switch self[.narrowEvents].lowercased() {
         case "planner": configuration.plannerDeliversNarrowEvents = true
         case "express-lane": configuration.plannerDeliversNarrowEvents = false

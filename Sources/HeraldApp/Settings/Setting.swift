@@ -25,6 +25,7 @@ public struct Setting: Sendable, Hashable {
         case deliveryRetentionHours = "delivery-retention-hours"
         case roles
         case tasksPerBroadcast = "tasks-per-broadcast"
+        case deliveriesPerTask = "deliveries-per-task"
         case narrowEvents = "narrow-events"
         case instanceId = "instance-id"
         case sessionTimeoutMs = "session-timeout-ms"
@@ -54,7 +55,8 @@ public struct Setting: Sendable, Hashable {
         Setting(.replicationFactor, "1", "Replication factor for created topics (3 in production)."),
         Setting(.deliveryRetentionHours, "168", "retention.ms of deliveries and status topics, in hours."),
         Setting(.roles, "planner,fanout,indexer", "Worker roles this process runs."),
-        Setting(.tasksPerBroadcast, "16", "Tasks a broadcast (or any wide event) is split into."),
+        Setting(.tasksPerBroadcast, "16", "Tasks a broadcast (or any wide event) is split into, at least."),
+        Setting(.deliveriesPerTask, "16000", "Registrations per task a wide event aims at: bigger audiences get more tasks (up to one per slot), so each transaction stays this size."),
         Setting(.narrowEvents, "planner", "Who delivers narrow events (one user, a few slots): planner (in its own transaction, fastest) or express-lane (via the express task topic)."),
         Setting(.instanceId, "", "Stable instance name for transactional ids (default: host name and pid)."),
         Setting(.sessionTimeoutMs, "10000", "Kafka consumer group session timeout."),

@@ -109,7 +109,11 @@ final class EventPlanner: Sendable {
         if let tags = planner.tagsToProbe(event) {
             candidates = try await probe(tags: tags, event: event)
         }
-        let plan = planner.plan(event, eventId: eventId, candidateSlots: candidates, now: now)
+        var estimate: Int?
+        if candidates.map({ $0.count > planner.configuration.narrowSlotLimit }) ?? true {
+            estimate = try await registrationCount(slots: candidates)
+        }
+        let plan = planner.plan(event, eventId: eventId, candidateSlots: candidates, audienceEstimate: estimate, now: now)
         switch plan {
         case .expired:
             let record = StatusRecord.expired(eventId: eventId, expiresAt: event.expiresAt ?? now, publishedAt: event.publishedAt, at: now)
@@ -146,6 +150,16 @@ final class EventPlanner: Sendable {
             ])
             return tasks.isEmpty ? .empty : .planned
         }
+    }
+
+    /// Registrations in `slots` (all slots when nil): one pipelined SCARD of each slot's `all`
+    /// set. An upper bound of a wide event's audience, which sizes its tasks.
+    func registrationCount(slots: [Int]?) async throws -> Int {
+        let layout = configuration.layout
+        let chosen = slots ?? Array(0..<layout.slotCount)
+        guard !chosen.isEmpty else { return 0 }
+        let replies = try await redis.pipeline(chosen.map { RedisCommand.scard(layout.allKey(slot: $0)) })
+        return try replies.reduce(0) { $0 + (try $1.get().int ?? 0) }
     }
 
     /// Slots where the audience may have members: one pipelined EXISTS per (slot, tag).
