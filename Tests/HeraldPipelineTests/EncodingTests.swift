@@ -80,4 +80,22 @@ struct EncodingTests {
         #expect(tail.matches(KafkaMessageFixture.make("t", 0, 0, key: "r", value: Array(#"{"deliveryId":"x","eventId":"bn-1","registrationId":"r"}"#.utf8))))
         #expect(!tail.matches(KafkaMessageFixture.make("t", 0, 0, key: "r", value: Array(#"{"eventId":"bn-10"}"#.utf8))))
     }
+
+    @Test("page ids stored flat read back whole, and stay reusable after removeAll")
+    func flatByteStringsRoundTrip() {
+        var strings = FlatByteStrings()
+        let ids = ["r1", "", "installation-7:news", "é/ü"]
+        for _ in 0..<2 {
+            strings.removeAll(keepingCapacity: true)
+            for id in ids { Array(id.utf8).withUnsafeBytes { strings.append($0) } }
+            #expect(strings.count == ids.count)
+            #expect(strings.indices.map { String(decoding: strings[$0], as: UTF8.self) } == ids)
+            #expect(strings.withBytes(at: 2) { Array($0) } == Array("installation-7:news".utf8))
+        }
+    }
+
+    @Test(arguments: [("0", 0 as UInt64?), ("1234567", 1_234_567), ("18446744073709551615", UInt64.max), ("18446744073709551616", nil), ("", nil), ("12a", nil), ("-1", nil)])
+    func redisCursorsParseAsDecimal(text: String, expected: UInt64?) {
+        #expect(Array(text.utf8).withUnsafeBytes { UInt64(decimal: $0) } == expected)
+    }
 }

@@ -19,11 +19,6 @@ struct FlatByteStrings {
         ends.append(bytes.count)
     }
 
-    mutating func append(_ string: some Collection<UInt8>) {
-        bytes.append(contentsOf: string)
-        ends.append(bytes.count)
-    }
-
     mutating func removeAll(keepingCapacity: Bool) {
         bytes.removeAll(keepingCapacity: keepingCapacity)
         ends.removeAll(keepingCapacity: keepingCapacity)
