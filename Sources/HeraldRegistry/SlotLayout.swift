@@ -9,7 +9,8 @@ public struct SlotLayout: Sendable, Hashable {
     public let prefix: String
 
     public static let defaultSlotCount = 256
-    public static let layoutVersion = 1
+    /// 2: fan-out views in one hash per slot (`views`); 1 had a string key per registration.
+    public static let layoutVersion = 2
 
     public init(slotCount: Int = SlotLayout.defaultSlotCount, prefix: String = "herald") {
         precondition(slotCount > 0 && slotCount <= 16_384, "slot count must be in 1...16384")
@@ -33,7 +34,8 @@ public struct SlotLayout: Sendable, Hashable {
     public func slotPrefix(_ slot: Int) -> String { "\(prefix):{\(slot)}:" }
 
     public func documentKey(slot: Int, id: String) -> String { slotPrefix(slot) + "doc:" + id }
-    public func viewKey(slot: Int, id: String) -> String { slotPrefix(slot) + "reg:" + id }
+    /// The hash of the slot's fan-out views: registration id -> view line.
+    public func viewsKey(slot: Int) -> String { slotPrefix(slot) + "views" }
     public func tagKey(slot: Int, tag: String) -> String { slotPrefix(slot) + "tag:" + tag }
     public func allKey(slot: Int) -> String { slotPrefix(slot) + "all" }
     public func handleKey(slot: Int, handle: String) -> String { slotPrefix(slot) + "handle:" + handle }

@@ -27,7 +27,7 @@ struct LocalizationTests {
             let slot = layout.slot(of: "stale")
             let connection = try await RedisConnection.connect(configuration: harness.configuration.redis)
             _ = try await connection.pipeline([
-                .set(layout.viewKey(slot: slot, id: "stale"), RegistrationView(platform: "apns", expiresAtEpochSeconds: 1_000, templateName: "", templateKey: "", handle: "ff").encoded),
+                .hset(layout.viewsKey(slot: slot), [("stale", RegistrationView(platform: "apns", expiresAtEpochSeconds: 1_000, templateName: "", templateKey: "", handle: "ff").encoded)]),
                 RedisCommand("SADD", layout.allKey(slot: slot), "stale"),
                 RedisCommand("SADD", layout.tagKey(slot: slot, tag: "World"), "stale"),
             ])

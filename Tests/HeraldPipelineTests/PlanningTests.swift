@@ -29,6 +29,18 @@ struct PlanningTests {
         #expect(SlotCandidates.mayMatch(parsed, present: Set(present).contains) == expected)
     }
 
+    @Test(arguments: [
+        ("World", false),
+        ("!Sports", false),
+        ("World || !World", false),  // all - (World - World): still computed in Redis
+        ("$UserId:{alice}", false),
+    ])
+    func onlyBroadcastsReadTheWholeViewsHash(expression: String, everything: Bool) throws {
+        #expect(TaskExecutor.selectsEverything(nil))
+        #expect(TaskExecutor.selectsEverything(TagSetPlan(steps: [], result: .all, temporaryCount: 0)))
+        #expect(TaskExecutor.selectsEverything(try TagExpression.parse(expression).setPlan()) == everything)
+    }
+
     @Test(arguments: ["!Sports", "!a || b", "a || !b"])
     func expressionsMatchingWithoutTagsAreNotProbed(expression: String) throws {
         let event = NotificationEvent(id: "e", audience: .expression(try TagExpression.parse(expression), source: expression))

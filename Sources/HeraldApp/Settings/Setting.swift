@@ -60,7 +60,7 @@ public struct Setting: Sendable, Hashable {
         Setting(.narrowEvents, "planner", "Who delivers narrow events (one user, a few slots): planner (in its own transaction, fastest) or express-lane (via the express task topic)."),
         Setting(.instanceId, "", "Stable instance name for transactional ids (default: host name and pid)."),
         Setting(.sessionTimeoutMs, "10000", "Kafka consumer group session timeout."),
-        Setting(.lingerMs, "5", "Producer linger (batching delay) in milliseconds."),
+        Setting(.lingerMs, "25", "Delivery producer linger (batching delay) of the bulk lanes, in milliseconds."),
         Setting(.compression, "lz4", "Producer compression codec: none, gzip, snappy, lz4, zstd."),
         Setting(.apiHost, "0.0.0.0", "HTTP API bind address."),
         Setting(.apiPort, "8080", "HTTP API port."),

@@ -24,6 +24,12 @@ final class DeliveryWatcher: Sendable {
         var firstRecord: [UInt8]?
     }
 
+    /// Fetch settings of the consumer reading the bulk partitions (and of the ceiling's
+    /// reader): the broker answers once this much is ready or after the wait. The wait bounds
+    /// what it can add to a measured broadcast (its last records) at 25 ms.
+    static let bulkFetchMinBytes = 1_048_576
+    static let bulkFetchWaitMaxMs = 25
+
     private let consumers: [KafkaConsumer]
     private let events = Mutex<[String: EventStats]>([:])
     private let total = Atomic<Int>(0)
@@ -39,12 +45,20 @@ final class DeliveryWatcher: Sendable {
         configuration.clientId = "herald-bench-watcher"
         configuration.isolationLevel = .readCommitted
         configuration.maxPollRecords = 10_000
-        // Latency resolution: an idle fetch returns after at most this long.
+        // Latency resolution of the priority partitions: an idle fetch returns after at most
+        // this long.
         configuration.fetchWaitMaxMs = 5
         configuration.extra = extra
         let priority = min(max(0, priorityPartitions), partitions - 1)
         let groups = priority > 0 ? [0..<priority, priority..<partitions] : [0..<partitions]
         consumers = try groups.map { range in
+            var configuration = configuration
+            if priority == 0 || range.lowerBound >= priority {
+                // Bulk partitions are read for throughput, as docs/topics.md recommends to
+                // senders: fewer, fuller fetches cost the broker and the reader less per record.
+                configuration.fetchMinBytes = Self.bulkFetchMinBytes
+                configuration.fetchWaitMaxMs = Self.bulkFetchWaitMaxMs
+            }
             let consumer = try KafkaConsumer(configuration: configuration, logger: logger)
             try consumer.assign(range.map {
                 KafkaTopicPartitionOffset(topic: topic, partition: Int32($0), offset: KafkaTopicPartitionOffset.beginning)

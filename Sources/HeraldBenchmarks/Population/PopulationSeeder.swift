@@ -145,6 +145,7 @@ public struct PopulationSeeder: Sendable {
         let bySlot = Dictionary(grouping: entries) { layout.slot(of: $0.id) }
         for (slot, members) in bySlot.sorted(by: { $0.key < $1.key }) {
             var strings = RedisCommand("MSET")
+            var views = RedisCommand("HSET", layout.viewsKey(slot: slot))
             var all = RedisCommand("SADD", layout.allKey(slot: slot))
             var versions = RedisCommand("HSET", layout.versionKey(slot: slot))
             var tags: [String: [String]] = [:]
@@ -152,8 +153,8 @@ public struct PopulationSeeder: Sendable {
             for entry in members {
                 strings.append(layout.documentKey(slot: slot, id: entry.id))
                 strings.append(entry.document)
-                strings.append(layout.viewKey(slot: slot, id: entry.id))
-                strings.append(entry.view.encoded)
+                views.append(entry.id)
+                views.append(entry.view.encoded)
                 all.append(entry.id)
                 versions.append(entry.id)
                 versions.append(entry.version)
@@ -161,6 +162,7 @@ public struct PopulationSeeder: Sendable {
                 handles[entry.handle, default: []].append(entry.id)
             }
             commands.append(strings)
+            commands.append(views)
             commands.append(all)
             commands.append(versions)
             for (tag, ids) in tags { commands.append(.sadd(layout.tagKey(slot: slot, tag: tag), ids)) }

@@ -10,8 +10,9 @@ import Logging
 ///
 /// Per slot it resolves the tag expression inside Redis (the domain's `TagSetPlan` as
 /// SUNIONSTORE / SINTERSTORE / SDIFFSTORE into scratch keys; a single tag or a broadcast
-/// needs none), streams the members with SSCAN and fetches their fan-out views with MGET in
+/// needs none), streams the members with SSCAN and fetches their fan-out views with HMGET in
 /// the same round trip as the next SSCAN page, so memory holds one page whatever the audience.
+/// A broadcast reads the slot's views hash with HSCAN instead: ids and views in one reply.
 /// Each distinct (template, platform) is rendered once per task and every record is written
 /// into one reused buffer and queued without waiting for acknowledgements.
 ///
@@ -82,12 +83,15 @@ final class TaskExecutor: @unchecked Sendable {
     // MARK: One slot
 
     private func deliver(slot: Int, scratch: String, run: inout TaskRun, producer: KafkaProducer) throws {
-        let layout = configuration.layout
+        if Self.selectsEverything(run.plan) {
+            try deliverEverything(slot: slot, run: &run, producer: producer)
+            return
+        }
         let (source, temporaries) = try resolve(slot: slot, scratch: scratch, plan: run.plan)
         defer {
             if !temporaries.isEmpty { _ = try? redis.sendBlocking(.del(temporaries)) }
         }
-        let viewPrefix = Array((layout.slotPrefix(slot) + "reg:").utf8)
+        let viewsKey = configuration.layout.viewsKey(slot: slot)
         let count = configuration.scanCount
         // One page of member ids, flat: ids are copied once out of the reply (they are needed
         // after it is freed, to write the next round trip's records) and never one by one.
@@ -97,9 +101,10 @@ final class TaskExecutor: @unchecked Sendable {
             gate?.yieldIfBusy()
             var commands: [RedisCommand] = []
             if !members.isEmpty {
-                var mget = RedisCommand("MGET", isReadOnly: true)
-                for index in members.indices { mget.append(PrefixedKey(prefix: viewPrefix, suffix: members[index])) }
-                commands.append(mget)
+                var hmget = RedisCommand("HMGET", isReadOnly: true)
+                hmget.append(viewsKey)
+                for index in members.indices { hmget.append(members[index]) }
+                commands.append(hmget)
             }
             if cursor != 0 { commands.append(.sscan(source, cursor: cursor, count: count)) }
             cursor = try redis.withPipelineRepliesBlocking(commands) { replies in
@@ -114,9 +119,40 @@ final class TaskExecutor: @unchecked Sendable {
                 let scanReply = replies[replies.count - 1]
                 if let error = redis.error(in: scanReply, of: commands[commands.count - 1]) { throw error }
                 members.removeAll(keepingCapacity: true)
-                return try Self.readPage(scanReply, source: source, into: &members)
+                return try Self.readPage(scanReply, command: "SSCAN", source: source, into: &members)
             }
         }
+    }
+
+    /// A broadcast (or `!` of nothing): every registration of the slot. `HSCAN` of the slot's
+    /// views hash hands over ids and views together, one command per page instead of an
+    /// `SSCAN` page plus an `MGET` of its views.
+    private func deliverEverything(slot: Int, run: inout TaskRun, producer: KafkaProducer) throws {
+        let viewsKey = configuration.layout.viewsKey(slot: slot)
+        let count = configuration.scanCount
+        var cursor: UInt64 = 0
+        repeat {
+            gate?.yieldIfBusy()
+            let command = RedisCommand.hscan(viewsKey, cursor: cursor, count: count)
+            cursor = try redis.withPipelineRepliesBlocking([command]) { replies in
+                let reply = replies[0]
+                if let error = redis.error(in: reply, of: command) { throw error }
+                guard reply.count == 2, let cursorBytes = reply[0].bytes, let next = UInt64(decimal: cursorBytes),
+                      reply[1].isArray, reply[1].count % 2 == 0
+                else {
+                    throw RedisError(code: .unexpectedReply, message: "HSCAN \(viewsKey) did not reply with a page")
+                }
+                try write(pairs: reply[1], run: &run, producer: producer)
+                return next
+            }
+        } while cursor != 0
+    }
+
+    /// True when the audience is every registration: no expression, or one that plans to the
+    /// slot's `all` set without any set operation.
+    static func selectsEverything(_ plan: TagSetPlan?) -> Bool {
+        guard let plan else { return true }
+        return plan.steps.isEmpty && plan.result == .all
     }
 
     /// `SSCAN` from `cursor` as its own round trip; fills `members`, returns the next cursor.
@@ -124,15 +160,17 @@ final class TaskExecutor: @unchecked Sendable {
         let command = RedisCommand.sscan(source, cursor: cursor, count: count)
         return try redis.withPipelineRepliesBlocking([command]) { replies in
             if let error = redis.error(in: replies[0], of: command) { throw error }
-            return try Self.readPage(replies[0], source: source, into: &members)
+            return try Self.readPage(replies[0], command: "SSCAN", source: source, into: &members)
         }
     }
 
     /// An `SSCAN` reply: `[cursor, [member, ...]]`.
-    private static func readPage(_ reply: RedisReplyReference, source: String, into members: inout FlatByteStrings) throws -> UInt64 {
+    private static func readPage(
+        _ reply: RedisReplyReference, command: String, source: String, into members: inout FlatByteStrings
+    ) throws -> UInt64 {
         guard reply.count == 2, let cursorBytes = reply[0].bytes, let cursor = UInt64(decimal: cursorBytes), reply[1].isArray
         else {
-            throw RedisError(code: .unexpectedReply, message: "SSCAN \(source) did not reply with a page")
+            throw RedisError(code: .unexpectedReply, message: "\(command) \(source) did not reply with a page")
         }
         let page = reply[1]
         for index in 0..<page.count {
@@ -172,56 +210,95 @@ final class TaskExecutor: @unchecked Sendable {
 
     // MARK: One page
 
-    /// Writes the records of one page: `members` (this page's ids) against `views`, the MGET
-    /// reply read in place (one view per member, in order; nil where the registration is gone).
-    private func write(views: RedisReplyReference, run: inout TaskRun, producer: KafkaProducer) throws {
-        let now = Date()
-        let nowSeconds = Int64(now.timeIntervalSince1970)
+    /// The clock of one page: every record of a page carries the same `renderedAt`.
+    private struct PageClock {
+        let now: Date
+        let nowSeconds: Int64
         var renderedAt: [UInt8] = []
-        ISO8601Timestamp.append(now, precision: .milliseconds, to: &renderedAt)
-        let topic = configuration.topics.deliveries
-        var deliveredOnPage = 0
+
+        init() {
+            now = Date()
+            nowSeconds = Int64(now.timeIntervalSince1970)
+            ISO8601Timestamp.append(now, precision: .milliseconds, to: &renderedAt)
+        }
+    }
+
+    /// Writes the records of one `SSCAN` page: `members` (this page's ids) against `views`,
+    /// the `HMGET` reply read in place (one view per member, in order; nil where the
+    /// registration is gone).
+    private func write(views: RedisReplyReference, run: inout TaskRun, producer: KafkaProducer) throws {
+        let clock = PageClock()
+        var delivered = 0
         let viewCount = views.count
         for index in members.indices {
-            guard index < viewCount, let view = views[index].bytes else {
-                // Removed between SSCAN and MGET.
-                run.skip("registration_gone")
-                continue
-            }
-            guard let fields = ViewFields(view) else {
-                run.skip("unreadable_view")
-                continue
-            }
-            if let expiry = fields.expiresAt(in: view), expiry <= nowSeconds {
-                run.skip("registration_expired")
-                continue
-            }
-            let slot = try run.rendition(for: view, fields: fields, templates: templates, redis: redis, now: now)
-            guard case .deliver(let rendition) = run.renditions[slot].outcome else {
-                switch run.renditions[slot].outcome {
-                case .skip(let reason): run.skip(reason)
-                case .fail: run.failed += 1
-                case .deliver: break
-                }
-                continue
-            }
-            buffer.removeAll(keepingCapacity: true)
+            let view = index < viewCount ? views[index].bytes : nil
             try members.withBytes(at: index) { id in
-                let idBytes = id.assumingMemoryBound(to: UInt8.self)
-                let handle = UnsafeRawBufferPointer(rebasing: view[fields.handle]).assumingMemoryBound(to: UInt8.self)
-                rendition.write(registrationId: idBytes, handle: handle, renderedAt: renderedAt, into: &buffer)
-                try buffer.withUnsafeBytes { value in
-                    try producer.enqueue(topic: topic, partition: transactionPartition, key: id, value: value)
-                }
+                if try write(id: id, view: view, clock: clock, run: &run, producer: producer) { delivered += 1 }
             }
-            run.renditions[slot].delivered += 1
-            deliveredOnPage += 1
         }
-        if deliveredOnPage > 0 {
-            if run.firstDeliveryAt == nil { run.firstDeliveryAt = now }
-            if let publishedAt = run.task.event.publishedAt {
-                metrics.publishToDelivery.recordNanoseconds(Int64(now.timeIntervalSince(publishedAt) * 1e9))
+        finishPage(delivered: delivered, clock: clock, run: &run)
+    }
+
+    /// Writes the records of one `HSCAN` page: `[id, view, id, view, ...]` read in place.
+    private func write(pairs: RedisReplyReference, run: inout TaskRun, producer: KafkaProducer) throws {
+        let clock = PageClock()
+        var delivered = 0
+        var index = 0
+        let count = pairs.count
+        while index + 1 < count {
+            if let id = pairs[index].bytes,
+               try write(id: id, view: pairs[index + 1].bytes, clock: clock, run: &run, producer: producer) {
+                delivered += 1
             }
+            index += 2
+        }
+        finishPage(delivered: delivered, clock: clock, run: &run)
+    }
+
+    /// One registration: skips it with a reason, or renders (once per template and platform
+    /// per task) and queues its record. Returns true when a record was queued.
+    private func write(
+        id: UnsafeRawBufferPointer, view: UnsafeRawBufferPointer?, clock: PageClock, run: inout TaskRun,
+        producer: KafkaProducer
+    ) throws -> Bool {
+        guard let view else {
+            // Removed between SSCAN and HMGET.
+            run.skip("registration_gone")
+            return false
+        }
+        guard let fields = ViewFields(view) else {
+            run.skip("unreadable_view")
+            return false
+        }
+        if let expiry = fields.expiresAt(in: view), expiry <= clock.nowSeconds {
+            run.skip("registration_expired")
+            return false
+        }
+        let slot = try run.rendition(for: view, fields: fields, templates: templates, redis: redis, now: clock.now)
+        guard case .deliver(let rendition) = run.renditions[slot].outcome else {
+            switch run.renditions[slot].outcome {
+            case .skip(let reason): run.skip(reason)
+            case .fail: run.failed += 1
+            case .deliver: break
+            }
+            return false
+        }
+        buffer.removeAll(keepingCapacity: true)
+        let idBytes = id.assumingMemoryBound(to: UInt8.self)
+        let handle = UnsafeRawBufferPointer(rebasing: view[fields.handle]).assumingMemoryBound(to: UInt8.self)
+        rendition.write(registrationId: idBytes, handle: handle, renderedAt: clock.renderedAt, into: &buffer)
+        try buffer.withUnsafeBytes { value in
+            try producer.enqueue(topic: configuration.topics.deliveries, partition: transactionPartition, key: id, value: value)
+        }
+        run.renditions[slot].delivered += 1
+        return true
+    }
+
+    private func finishPage(delivered: Int, clock: PageClock, run: inout TaskRun) {
+        guard delivered > 0 else { return }
+        if run.firstDeliveryAt == nil { run.firstDeliveryAt = clock.now }
+        if let publishedAt = run.task.event.publishedAt {
+            metrics.publishToDelivery.recordNanoseconds(Int64(clock.now.timeIntervalSince(publishedAt) * 1e9))
         }
     }
 
@@ -242,17 +319,6 @@ final class TaskExecutor: @unchecked Sendable {
         }
         rotation &+= 1
         transactionPartition = range.lowerBound + Int32(rotation % range.count)
-    }
-}
-
-/// A Redis key written as prefix + suffix bytes without building a String per member.
-private struct PrefixedKey: RedisArgument {
-    let prefix: [UInt8]
-    let suffix: ArraySlice<UInt8>
-
-    func appendRedisBytes(to buffer: inout [UInt8]) {
-        buffer.append(contentsOf: prefix)
-        buffer.append(contentsOf: suffix)
     }
 }
 

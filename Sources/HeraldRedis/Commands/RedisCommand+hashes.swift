@@ -33,3 +33,17 @@ extension RedisCommand {
         return command
     }
 }
+
+extension RedisCommand {
+    /// `HSCAN key cursor [MATCH pattern] [COUNT n]`: a page of `[cursor, [field, value, ...]]`;
+    /// start with cursor 0, stop when it returns 0.
+    public static func hscan(
+        _ key: some RedisArgument, cursor: UInt64, match pattern: String? = nil, count: Int? = nil
+    ) -> RedisCommand {
+        var command = RedisCommand(name: "HSCAN", isReadOnly: true)
+        command.append(key)
+        command.append(cursor)
+        command.appendScanOptions(match: pattern, count: count)
+        return command
+    }
+}

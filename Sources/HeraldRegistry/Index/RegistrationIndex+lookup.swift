@@ -18,7 +18,7 @@ extension RegistrationIndex {
         let slot = layout.slot(of: id)
         let replies = try await pool.withConnection { connection in
             try await connection.pipeline([
-                .get(layout.viewKey(slot: slot, id: id)),
+                RedisCommand("HGET", layout.viewsKey(slot: slot), id),
                 .get(layout.documentKey(slot: slot, id: id)),
                 .sismember(layout.goneKey(slot: slot), id),
             ])

@@ -48,7 +48,7 @@ public enum RegistryScripts {
     end
     if live then
       redis.call('SET', docKey, doc)
-      redis.call('SET', p .. 'reg:' .. id, ARGV[4])
+      redis.call('HSET', p .. 'views', id, ARGV[4])
       redis.call('SADD', p .. 'all', id)
       for t in pairs(newTags) do
         if not oldTags[t] then redis.call('SADD', p .. 'tag:' .. t, id) end
@@ -61,7 +61,8 @@ public enum RegistryScripts {
       end
       redis.call('SREM', p .. 'gone', id)
     else
-      redis.call('DEL', docKey, p .. 'reg:' .. id)
+      redis.call('DEL', docKey)
+      redis.call('HDEL', p .. 'views', id)
       redis.call('SREM', p .. 'all', id)
       redis.call('ZREM', p .. 'exp', id)
       if doc == '' then
@@ -139,7 +140,8 @@ public enum RegistryScripts {
           if type(decoded.handle) == 'string' then redis.call('SREM', p .. 'handle:' .. decoded.handle, id) end
         end
       end
-      redis.call('DEL', docKey, p .. 'reg:' .. id)
+      redis.call('DEL', docKey)
+      redis.call('HDEL', p .. 'views', id)
       redis.call('SREM', p .. 'all', id)
       redis.call('ZREM', p .. 'exp', id)
     end
