@@ -13,10 +13,12 @@ final class RDKafkaDeliveryTracker: Sendable {
         var failuresSinceFlush = 0
         var firstFailureSinceFlush: KafkaError?
         var totalFailures = 0
-        var totalDelivered = 0
     }
 
     private let state = Mutex(State())
+    /// Kept outside the lock: the fan-out enqueues hundreds of thousands of fire-and-forget
+    /// records per second, and their successful reports need nothing else.
+    private let delivered = Atomic<Int>(0)
 
     func register(_ continuation: CheckedContinuation<KafkaDeliveryReport, any Error>) -> UInt {
         state.withLock { state in
@@ -36,6 +38,11 @@ final class RDKafkaDeliveryTracker: Sendable {
     /// Called from the delivery-report callback.
     func complete(_ message: UnsafePointer<rd_kafka_message_t>) {
         let ticket = UInt(bitPattern: message.pointee._private)
+        if ticket == 0 && message.pointee.err == RD_KAFKA_RESP_ERR_NO_ERROR {
+            // The hot path: a fire-and-forget record arrived. No topic name, no lock.
+            delivered.add(1, ordering: .relaxed)
+            return
+        }
         let topic = message.pointee.rkt.map { String(cString: rd_kafka_topic_name($0)) } ?? "?"
         let result: Result<KafkaDeliveryReport, KafkaError>
         if message.pointee.err == RD_KAFKA_RESP_ERR_NO_ERROR {
@@ -45,7 +52,7 @@ final class RDKafkaDeliveryTracker: Sendable {
         }
         let continuation: CheckedContinuation<KafkaDeliveryReport, any Error>? = state.withLock { state in
             switch result {
-            case .success: state.totalDelivered += 1
+            case .success: delivered.add(1, ordering: .relaxed)
             case .failure(let error):
                 state.totalFailures += 1
                 if ticket == 0 {
@@ -73,7 +80,7 @@ final class RDKafkaDeliveryTracker: Sendable {
     }
 
     var totalFailures: Int { state.withLock { $0.totalFailures } }
-    var totalDelivered: Int { state.withLock { $0.totalDelivered } }
+    var totalDelivered: Int { delivered.load(ordering: .relaxed) }
 
     /// Resumes every waiting sender with `error` (the handle is going away).
     func failAll(_ error: KafkaError) {
