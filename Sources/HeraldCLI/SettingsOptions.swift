@@ -21,6 +21,7 @@ struct SettingsOptions: ParsableArguments {
     @Option(help: ArgumentHelp(Setting.help(.tasksPerBroadcast), visibility: .hidden)) var tasksPerBroadcast: String?
     @Option(help: ArgumentHelp(Setting.help(.narrowEvents), visibility: .hidden)) var narrowEvents: String?
     @Option(help: ArgumentHelp(Setting.help(.deliveriesPerTask), visibility: .hidden)) var deliveriesPerTask: String?
+    @Option(help: ArgumentHelp(Setting.help(.taskFetchWaitMs), visibility: .hidden)) var taskFetchWaitMs: String?
     @Option(help: ArgumentHelp(Setting.help(.instanceId), visibility: .hidden)) var instanceId: String?
     @Option(help: ArgumentHelp(Setting.help(.sessionTimeoutMs), visibility: .hidden)) var sessionTimeoutMs: String?
     @Option(help: ArgumentHelp(Setting.help(.lingerMs), visibility: .hidden)) var lingerMs: String?
@@ -53,6 +54,7 @@ struct SettingsOptions: ParsableArguments {
             .tasksPerBroadcast: tasksPerBroadcast,
             .narrowEvents: narrowEvents,
             .deliveriesPerTask: deliveriesPerTask,
+            .taskFetchWaitMs: taskFetchWaitMs,
             .instanceId: instanceId,
             .sessionTimeoutMs: sessionTimeoutMs,
             .lingerMs: lingerMs,

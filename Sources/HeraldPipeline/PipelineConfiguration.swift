@@ -49,6 +49,14 @@ public struct PipelineConfiguration: Sendable {
     /// after about a quarter of it); each idle consumer at 5 ms cost the embedded broker about
     /// 9 % of a core, 7 % at 10 ms (measured), so only the planner waits less than the others.
     public var plannerFetchWaitMaxMs: Int = 5
+    /// Fan-out: the longest an idle fetch of a task topic waits (bulk lanes; express lanes
+    /// too while the planner delivers narrow events, since their topic is then idle). A
+    /// consumer keeps fetching while its application works, so on a broker that answers a
+    /// waiting fetch by polling its storage (Tansu) every idle consumer costs CPU in
+    /// proportion to its fetch rate: an idle worker cost the embedded broker 26 % of a core
+    /// with 10 ms (measured, docs/performance.md). The price is how soon a lane sees its
+    /// first task (Tansu: about a quarter of the wait); later tasks are already prefetched.
+    public var taskFetchWaitMaxMs: Int = 100
     public var planner: FanoutPlanner.Configuration = FanoutPlanner.Configuration()
     /// Planner de-duplication claim lifetime (`herald:event:<id>`), 7 days.
     public var eventClaimTTLSeconds: Int = 604_800

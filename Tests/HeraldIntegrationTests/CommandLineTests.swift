@@ -45,12 +45,19 @@ struct CommandLineTests {
         #expect(bad.stderr.contains("column"))
     }
 
-    @Test("a bad setting value stops the worker before it connects, naming the flag, the variable and what is allowed")
-    func badSettingValue() throws {
+    @Test(
+        "a bad setting value stops the worker before it connects, naming the flag, the variable and what is allowed",
+        arguments: [
+            ("--narrow-events", "sideways", "'sideways' for --narrow-events (HERALD_NARROW_EVENTS): expected planner or express-lane"),
+            ("--task-fetch-wait-ms", "soon", "'soon' for --task-fetch-wait-ms (HERALD_TASK_FETCH_WAIT_MS): expected a whole number"),
+            ("--task-fetch-wait-ms", "-5", "'-5' for --task-fetch-wait-ms (HERALD_TASK_FETCH_WAIT_MS): expected milliseconds from 0 to 300000"),
+        ]
+    )
+    func badSettingValue(flag: String, value: String, message: String) throws {
         let output = try HeraldBinary.run([
-            "worker", "--narrow-events", "sideways", "--kafka-brokers", "127.0.0.1:1", "--redis-url", "redis://127.0.0.1:1",
+            "worker", "\(flag)=\(value)", "--kafka-brokers", "127.0.0.1:1", "--redis-url", "redis://127.0.0.1:1",
         ])
         #expect(output.status != 0)
-        #expect(output.stderr.contains("'sideways' for --narrow-events (HERALD_NARROW_EVENTS): expected planner or express-lane"), "\(output.stderr)")
+        #expect(output.stderr.contains(message), "\(output.stderr)")
     }
 }

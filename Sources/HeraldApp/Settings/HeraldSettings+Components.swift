@@ -55,6 +55,10 @@ extension HeraldSettings {
         configuration.planner.slotCount = configuration.layout.slotCount
         configuration.planner.bulkTaskCount = try int(.tasksPerBroadcast)
         configuration.planner.deliveriesPerTask = try int(.deliveriesPerTask)
+        configuration.taskFetchWaitMaxMs = try int(.taskFetchWaitMs)
+        guard (0...300_000).contains(configuration.taskFetchWaitMaxMs) else {
+            throw SettingError(key: .taskFetchWaitMs, value: self[.taskFetchWaitMs], expected: "milliseconds from 0 to 300000")
+        }
         switch self[.narrowEvents].lowercased() {
         case "planner": configuration.plannerDeliversNarrowEvents = true
         case "express-lane": configuration.plannerDeliversNarrowEvents = false

@@ -27,6 +27,7 @@ public struct Setting: Sendable, Hashable {
         case tasksPerBroadcast = "tasks-per-broadcast"
         case deliveriesPerTask = "deliveries-per-task"
         case narrowEvents = "narrow-events"
+        case taskFetchWaitMs = "task-fetch-wait-ms"
         case instanceId = "instance-id"
         case sessionTimeoutMs = "session-timeout-ms"
         case lingerMs = "linger-ms"
@@ -58,6 +59,7 @@ public struct Setting: Sendable, Hashable {
         Setting(.tasksPerBroadcast, "16", "Tasks a broadcast (or any wide event) is split into, at least."),
         Setting(.deliveriesPerTask, "16000", "Registrations per task a wide event aims at: bigger audiences get more tasks (up to one per slot), so each transaction stays this size."),
         Setting(.narrowEvents, "planner", "Who delivers narrow events (one user, a few slots): planner (in its own transaction, fastest) or express-lane (via the express task topic)."),
+        Setting(.taskFetchWaitMs, "100", "Longest wait of an idle fetch of the task topics (bulk lanes; express lanes too when the planner delivers narrow events), in milliseconds."),
         Setting(.instanceId, "", "Stable instance name for transactional ids (default: host name and pid)."),
         Setting(.sessionTimeoutMs, "10000", "Kafka consumer group session timeout."),
         Setting(.lingerMs, "25", "Delivery producer linger (batching delay) of the bulk lanes, in milliseconds."),

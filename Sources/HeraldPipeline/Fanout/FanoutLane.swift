@@ -28,7 +28,10 @@ final class FanoutLane: Sendable {
             settings: TransactionalLoop.Settings(
                 name: name,
                 topics: [kind == .bulk ? configuration.topics.tasks : configuration.topics.expressTasks],
-                consumer: configuration.consumerConfiguration(group: kind == .bulk ? configuration.fanoutGroup : configuration.expressGroup),
+                consumer: configuration.consumerConfiguration(
+                    group: kind == .bulk ? configuration.fanoutGroup : configuration.expressGroup,
+                    fetchWaitMaxMs: kind == .bulk || configuration.plannerDeliversNarrowEvents ? configuration.taskFetchWaitMaxMs : 10
+                ),
                 producer: producer,
                 batchSize: kind == .bulk ? 1 : configuration.expressBatchSize,
                 lagSampleInterval: configuration.lagSampleInterval
