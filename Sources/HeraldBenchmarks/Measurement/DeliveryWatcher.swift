@@ -15,13 +15,21 @@ import Synchronization
 /// consumer of their own, so a one-user delivery is not queued behind a broadcast backlog in
 /// the same fetch queue. docs/topics.md recommends this to senders.
 final class DeliveryWatcher: Sendable {
-    struct EventStats: Sendable, Hashable {
+    struct EventStats: Sendable {
         var count = 0
         var firstSeen: Date?
         var lastSeen: Date?
         /// The first record seen of the event, kept whole: it carries the worker's
         /// `renderedAt`, which splits a latency into worker time and broker time.
         var firstRecord: [UInt8]?
+        /// The running count after each poll that brought records of the event: when the
+        /// reader fell behind the worker, and by how much.
+        var progress: [(seen: Date, count: Int)] = []
+
+        /// How many had been seen at `date`.
+        func count(at date: Date) -> Int {
+            progress.last { $0.seen <= date }?.count ?? 0
+        }
     }
 
     /// Fetch settings of the consumer reading the bulk partitions (and of the ceiling's
@@ -142,6 +150,7 @@ final class DeliveryWatcher: Sendable {
                     stats.firstRecord = firstRecords[id]
                 }
                 if stats.lastSeen.map({ now > $0 }) ?? true { stats.lastSeen = now }
+                stats.progress.append((now, stats.count))
                 events[id] = stats
             }
         }

@@ -224,6 +224,7 @@ struct PopulationPhase {
                 acceptedSeconds: status.map { $0.timings.acceptedAt.timeIntervalSince(published) },
                 renderedFirstSeconds: status?.timings.firstDeliveryAt.map { $0.timeIntervalSince(published) },
                 workerCompletedSeconds: status?.timings.completedAt.map { $0.timeIntervalSince(published) },
+                seenAtWorkerCompletion: status?.timings.completedAt.map { stats.count(at: $0) },
                 cpu: phase.meter.account(before, after)
             )
         }

@@ -79,6 +79,13 @@ extension BenchmarkReport {
                     [fanout.acceptedSeconds, fanout.renderedFirstSeconds, completed].map { $0.map { Console.fixed($0, 2) } ?? "?" }.joined(separator: " / ") + " s",
                     "status \(fanout.statusTargets.map(Console.count) ?? "?") targets in \(fanout.statusTasks.map(String.init) ?? "?") tasks"
                 ))
+                if let seen = fanout.seenAtWorkerCompletion, fanout.expected > 0 {
+                    rows.append((
+                        "  seen by the reader when the last task finished",
+                        "\(Console.count(seen)) (\(Console.fixed(100 * Double(seen) / Double(fanout.expected), 0)) %)",
+                        "the rest: last commit, broker visibility, reader catching up"
+                    ))
+                }
             }
             rows.append(cpuRow(fanout.cpu))
         }

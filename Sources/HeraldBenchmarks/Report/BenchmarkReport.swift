@@ -87,6 +87,9 @@ public struct BenchmarkReport: Sendable, Codable {
         public var acceptedSeconds: Double?
         public var renderedFirstSeconds: Double?
         public var workerCompletedSeconds: Double?
+        /// Deliveries the reader had seen when the worker's last task finished: far below
+        /// `expected` means the rest of `seconds` was the broker and the reader catching up.
+        public var seenAtWorkerCompletion: Int?
         public var cpu: CPUAccount
     }
 
