@@ -54,6 +54,50 @@ struct KafkaRoundTripTests {
         #expect(received[0].header("trace") == bytes("abc"))
     }
 
+    @Test("pollBorrowing hands over the same keys, values and offsets as pollBatch, without copies, and only without a group")
+    func borrowingPoll() async throws {
+        let topic = TestBroker.uniqueName("borrowing")
+        try await broker.createTopic(topic, partitions: 2)
+        let producer = try KafkaProducer(configuration: broker.producerConfiguration(), logger: testLogger)
+        for index in 0..<300 {
+            try producer.enqueue(KafkaOutgoingMessage(
+                topic: topic, partition: Int32(index % 2), key: index == 7 ? nil : bytes("k\(index)"),
+                value: index == 9 ? nil : bytes("value-\(index)")
+            ))
+        }
+        try await producer.flush()
+        await producer.shutdown()
+
+        let consumer = try KafkaConsumer(configuration: broker.consumerConfiguration(group: nil), logger: testLogger)
+        try consumer.assign((0..<2).map { KafkaTopicPartitionOffset(topic: topic, partition: $0, offset: KafkaTopicPartitionOffset.beginning) })
+        struct Seen: Sendable, Hashable { var partition: Int32; var offset: Int64; var key: [UInt8]?; var value: [UInt8]? }
+        var seen: [Seen] = []
+        let deadline = ContinuousClock.now + .seconds(30)
+        while seen.count < 300 && ContinuousClock.now < deadline {
+            seen += try await consumer.pollBorrowing(maxMessages: 64, timeout: .milliseconds(200)) { batch in
+                #expect(batch.count <= 64)
+                return batch.map { Seen(partition: $0.partition, offset: $0.offset, key: $0.key.map(Array.init), value: $0.value.map(Array.init)) }
+            }
+        }
+        try await consumer.close()
+        #expect(seen.count == 300)
+        for partition in Int32(0)..<2 {
+            let mine = seen.filter { $0.partition == partition }
+            #expect(mine.map(\.offset) == Array(0..<150), "partition \(partition) in order, each offset once")
+            for record in mine {
+                let index = Int(record.offset) * 2 + Int(partition)
+                #expect(record.key == (index == 7 ? nil : bytes("k\(index)")))
+                #expect(record.value == (index == 9 ? nil : bytes("value-\(index)")))
+            }
+        }
+
+        let member = try KafkaConsumer(configuration: broker.consumerConfiguration(group: TestBroker.uniqueName("group")), logger: testLogger)
+        await #expect(throws: KafkaError.self) {
+            _ = try await member.pollBorrowing(timeout: .milliseconds(10)) { $0.count }
+        }
+        try await member.close()
+    }
+
     @Test("send reports a failure for a partition that does not exist")
     func sendToMissingPartitionFails() async throws {
         let topic = TestBroker.uniqueName("missing-partition")

@@ -1,3 +1,4 @@
+import CRdKafka
 import Dispatch
 import Logging
 import Synchronization
@@ -96,6 +97,43 @@ public final class KafkaConsumer: Sendable {
                 batch.removeAll { !owned.contains($0.topicPartition) }
             }
             return batch
+        }
+    }
+
+    /// `pollBatch` without copying: up to `maxMessages` records are handed to `body` in place,
+    /// on the poll thread, and released when it returns; `body` returns what the caller keeps
+    /// (counts, say). For a reader that counts or forwards bytes at a high rate.
+    ///
+    /// Only for consumers that `assign` their partitions (no group): a group rebalance could
+    /// take back a partition whose records `body` has already seen, which `pollBatch` guards
+    /// against by dropping them.
+    public func pollBorrowing<Result: Sendable>(
+        maxMessages: Int? = nil, timeout: Duration = .seconds(1),
+        _ body: @escaping @Sendable (KafkaBorrowedBatch) throws -> Result
+    ) async throws -> Result {
+        try checkOpen("poll")
+        guard configuration.groupId == nil else {
+            throw KafkaError(code: .invalidArgument, message: "pollBorrowing is for consumers without a group", operation: "poll")
+        }
+        let limit = max(1, min(maxMessages ?? configuration.maxPollRecords, configuration.maxPollRecords))
+        let client = client
+        return try await runBlocking(on: pollQueue) { [self] in
+            try checkOpen("poll")
+            var messages: [UnsafeMutablePointer<rd_kafka_message_t>] = []
+            messages.reserveCapacity(min(limit, 4_096))
+            defer { for message in messages { rd_kafka_message_destroy(message) } }
+            let deadline = ContinuousClock.now.advanced(by: timeout)
+            while messages.isEmpty {
+                let remaining = ContinuousClock.now.duration(to: deadline)
+                if remaining <= .zero { break }
+                if let message = try client.consumerPollRecord(timeoutMs: max(1, remaining.rdKafkaMilliseconds)) {
+                    messages.append(message)
+                }
+            }
+            while !messages.isEmpty, messages.count < limit, let message = try client.consumerPollRecord(timeoutMs: 0) {
+                messages.append(message)
+            }
+            return try body(KafkaBorrowedBatch(messages: messages))
         }
     }
 

@@ -21,10 +21,18 @@ extension RDKafkaClient {
     /// One blocking poll. Returns nil on timeout and for events that are not records; throws
     /// only for fatal consumer errors (others are logged, librdkafka recovers by itself).
     func consumerPoll(timeoutMs: Int32) throws -> KafkaMessage? {
-        guard let message = rd_kafka_consumer_poll(handle, timeoutMs) else { return nil }
+        guard let message = try consumerPollRecord(timeoutMs: timeoutMs) else { return nil }
         defer { rd_kafka_message_destroy(message) }
+        return Self.copyMessage(message)
+    }
+
+    /// One blocking poll that keeps the record in librdkafka's memory: the caller must
+    /// `rd_kafka_message_destroy` it. Nil on timeout and for events that are not records.
+    func consumerPollRecord(timeoutMs: Int32) throws -> UnsafeMutablePointer<rd_kafka_message_t>? {
+        guard let message = rd_kafka_consumer_poll(handle, timeoutMs) else { return nil }
         let code = message.pointee.err
         guard code == RD_KAFKA_RESP_ERR_NO_ERROR else {
+            defer { rd_kafka_message_destroy(message) }
             if code == RD_KAFKA_RESP_ERR__PARTITION_EOF { return nil }
             let topic = message.pointee.rkt.map { String(cString: rd_kafka_topic_name($0)) }
             if code == RD_KAFKA_RESP_ERR__FATAL, let fatal = fatalError(operation: "consume") { throw fatal }
@@ -36,7 +44,7 @@ extension RDKafkaClient {
             callbacks.logger.warning("\(error)")
             return nil
         }
-        return Self.copyMessage(message)
+        return message
     }
 
     private static func copyMessage(_ message: UnsafePointer<rd_kafka_message_t>) -> KafkaMessage {
