@@ -36,12 +36,42 @@ struct BrokerCeiling: Sendable {
             return admin
         }(), logger: logger)
         try await admin.createTopics([KafkaTopicSpec(name: topic, partitions: partitions, replicationFactor: 1)], ignoreExisting: true)
-        defer { Task { [admin, topic] in try? await admin.deleteTopics([topic], ignoreMissing: true) } }
+        // The topic is deleted only once every client of it is destroyed: librdkafka 2.16 can
+        // crash on its own thread (rd_kafka_metadata_update_op with a NULL topic name) when a
+        // topic disappears under a live consumer. `measure` owns every client.
+        let result: Result
+        do {
+            result = try await measure()
+        } catch {
+            try? await admin.deleteTopics([topic], ignoreMissing: true)
+            throw error
+        }
+        do { try await admin.deleteTopics([topic], ignoreMissing: true) } catch {
+            logger.warning("deleting \(topic) failed: \(error)")
+        }
+        return result
+    }
 
+    private func measure() async throws -> Result {
         let sample = try DeliveryRecordSample(
             population: population, event: BenchmarkEvents.broadcast(id: Self.eventId), eventId: Self.eventId,
             count: min(records, min(population.count, 50_000))
         )
+        let (transactional, cpu) = try await observedTransactionalRun(sample)
+        let idempotent = try await idempotentRun(sample)
+        return Result(
+            records: records, averageRecordBytes: sample.averageBytes, producers: producers, transactions: transactions,
+            partitions: partitions, transactionalSeconds: transactional.committed,
+            transactionalPerSecond: Double(records) / transactional.committed,
+            observedSeconds: transactional.observed, observedPerSecond: Double(records) / transactional.observed,
+            idempotentSeconds: idempotent, idempotentPerSecond: Double(records) / idempotent, cpu: cpu
+        )
+    }
+
+    /// The transactional run, timed by a reader that is destroyed when this returns.
+    private func observedTransactionalRun(
+        _ sample: DeliveryRecordSample
+    ) async throws -> (times: (committed: Double, observed: Double), cpu: BenchmarkReport.CPUAccount) {
         let watcher = try DeliveryWatcher(
             bootstrapServers: configuration.bootstrapServers, topic: topic, partitions: partitions,
             extra: configuration.kafkaExtra, logger: logger
@@ -57,14 +87,7 @@ struct BrokerCeiling: Sendable {
         }
         let cpu = meter.account(before, meter.snapshot(workers: []))
         await watcher.stop()
-        let idempotent = try await idempotentRun(sample)
-        return Result(
-            records: records, averageRecordBytes: sample.averageBytes, producers: producers, transactions: transactions,
-            partitions: partitions, transactionalSeconds: transactional.committed,
-            transactionalPerSecond: Double(records) / transactional.committed,
-            observedSeconds: transactional.observed, observedPerSecond: Double(records) / transactional.observed,
-            idempotentSeconds: idempotent, idempotentPerSecond: Double(records) / idempotent, cpu: cpu
-        )
+        return (transactional, cpu)
     }
 
     /// The fan-out's delivery producer settings: a copy of what the internal

@@ -151,6 +151,13 @@ struct PopulationPhase {
         for worker in resources.workers { await worker.stop() }
         await resources.watcher?.stop()
         await resources.publisher?.shutdown()
+        // Destroy this process's own clients of the phase's topics before deleting them. A
+        // consumer that is closed but not yet destroyed still has librdkafka threads; a fetch
+        // response for a partition of a topic being deleted can carry a leader-change tag
+        // without a topic id, which librdkafka handles with a NULL topic name
+        // (rd_kafka_metadata_update_op -> strcmp(NULL)) and crashes on its own thread.
+        resources.watcher = nil
+        resources.publisher = nil
         guard !options.keepData else {
             Console.say("  keeping topics \(names.topicPrefix)* and Redis keys \(names.redisPrefix):* (--keep-data)")
             return
