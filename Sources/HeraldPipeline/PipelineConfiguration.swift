@@ -77,8 +77,13 @@ public struct PipelineConfiguration: Sendable {
     /// Ignored when the topic has no more partitions than this. Two, so that one is readable
     /// while a transaction is open on the other (see `TaskExecutor.rotatePartition`).
     public var expressDeliveryPartitions: Int = 2
-    /// Members per `SSCAN` page (and views per `MGET`).
+    /// Members per `SSCAN` page (and views per `HMGET`), and fields per `HSCAN` page.
     public var scanCount: Int = 1_000
+    /// A broadcast reads a slot of at most this many registrations with one `HGETALL` (a
+    /// snapshot, half the Redis CPU of `HSCAN`), a bigger one in `HSCAN` pages of `scanCount`.
+    /// Bounds one read's reply in the worker's memory (about 5 MB at 16,384 views) and the
+    /// time Redis spends on one command (a few milliseconds).
+    public var snapshotReadLimit: Int = 16_384
     /// Lifetime of the `herald:{s}:tmp:*` scratch sets in case a worker dies before `DEL`.
     public var temporaryTTLSeconds: Int = 300
 
@@ -123,24 +128,43 @@ public struct PipelineConfiguration: Sendable {
     }
 
     func transactionalProducerConfiguration(role: String, lane: Int?, forDeliveries: Bool) -> KafkaProducerConfiguration {
-        var configuration = KafkaProducerConfiguration(bootstrapServers: bootstrapServers)
-        configuration.clientId = "herald-\(role)"
         var id = "\(transactionalIdPrefix)-\(role)-\(instanceId)"
         if let lane { id += "-\(lane)" }
+        if forDeliveries {
+            return deliveryProducerConfiguration(clientId: "herald-\(role)", transactionalId: id)
+        }
+        var configuration = KafkaProducerConfiguration(bootstrapServers: bootstrapServers)
+        configuration.clientId = "herald-\(role)"
         configuration.transactionalId = id
         configuration.transactionTimeoutMs = transactionTimeoutMs
         // librdkafka requires it: a record may not outlive the transaction it belongs to.
         configuration.messageTimeoutMs = min(configuration.messageTimeoutMs, transactionTimeoutMs)
-        if forDeliveries {
-            configuration.lingerMs = deliveryLingerMs
-            configuration.compression = deliveryCompression
-            configuration.batchSize = deliveryBatchSize
-            configuration.queueBufferingMaxMessages = deliveryQueueMaxMessages
-            configuration.queueBufferingMaxKbytes = deliveryQueueMaxKbytes
-            configuration.batchNumMessages = 10_000
-        } else {
-            configuration.lingerMs = 1
+        // Transactional producers only `enqueue`: a failed record fails the commit, so only
+        // failures need a delivery report.
+        configuration.reportsSuccessfulDeliveries = false
+        configuration.lingerMs = 1
+        configuration.extra = kafkaExtra
+        return configuration
+    }
+
+    /// The bulk lanes' delivery producer: the hot path's throughput settings. Public so that
+    /// the benchmark's broker ceiling writes with exactly the same ones; `transactionalId` nil
+    /// gives the same producer without transactions.
+    public func deliveryProducerConfiguration(clientId: String, transactionalId: String?) -> KafkaProducerConfiguration {
+        var configuration = KafkaProducerConfiguration(bootstrapServers: bootstrapServers)
+        configuration.clientId = clientId
+        if let transactionalId {
+            configuration.transactionalId = transactionalId
+            configuration.transactionTimeoutMs = transactionTimeoutMs
+            configuration.messageTimeoutMs = min(configuration.messageTimeoutMs, transactionTimeoutMs)
         }
+        configuration.reportsSuccessfulDeliveries = false
+        configuration.lingerMs = deliveryLingerMs
+        configuration.compression = deliveryCompression
+        configuration.batchSize = deliveryBatchSize
+        configuration.queueBufferingMaxMessages = deliveryQueueMaxMessages
+        configuration.queueBufferingMaxKbytes = deliveryQueueMaxKbytes
+        configuration.batchNumMessages = 10_000
         configuration.extra = kafkaExtra
         return configuration
     }

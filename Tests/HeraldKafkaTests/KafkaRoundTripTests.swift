@@ -163,4 +163,52 @@ struct KafkaRoundTripTests {
         #expect(producer.deliveredCount == 1)
         await producer.shutdown()
     }
+
+    @Test("a producer that reports only failures: topic handles write the same records, failures still reach flush, send is refused")
+    func failureOnlyReportsAndTopicHandles() async throws {
+        let topic = TestBroker.uniqueName("failure-only")
+        try await broker.createTopic(topic, partitions: 1)
+        var configuration = broker.producerConfiguration()
+        configuration.messageTimeoutMs = 3_000
+        configuration.reportsSuccessfulDeliveries = false
+        let producer = try KafkaProducer(configuration: configuration, logger: testLogger)
+        let handle = try producer.topic(topic)
+        #expect(try producer.topic(topic) === handle)
+        let stamp: Int64 = 1_700_000_000_123
+        for number in 0..<2 {
+            try bytes("key\(number)").withUnsafeBytes { key in
+                try bytes("value\(number)").withUnsafeBytes { value in
+                    try producer.enqueue(to: handle, key: key, value: value, timestampMs: stamp + Int64(number))
+                }
+            }
+        }
+        for _ in 0..<3 {
+            try bytes("lost").withUnsafeBytes { try producer.enqueue(to: handle, partition: 9, key: nil, value: $0) }
+        }
+        let error = await #expect(throws: KafkaError.self) { try await producer.flush() }
+        #expect(error?.message.contains("3 enqueued record(s) failed") == true)
+        #expect(producer.deliveryFailureCount == 3)
+        #expect(producer.deliveredCount == 0, "successful records are not reported")
+        #expect(producer.outstandingCount == 0)
+
+        let refused = await #expect(throws: KafkaError.self) {
+            try await producer.send(KafkaOutgoingMessage(topic: topic, key: nil, value: bytes("x")))
+        }
+        #expect(refused?.code == .invalidArgument)
+        let other = try KafkaProducer(configuration: broker.producerConfiguration(), logger: testLogger)
+        let foreign = #expect(throws: KafkaError.self) {
+            try bytes("x").withUnsafeBytes { try other.enqueue(to: handle, key: nil, value: $0) }
+        }
+        #expect(foreign?.message.contains("another producer") == true)
+        await other.shutdown()
+        await producer.shutdown()
+
+        let consumer = try KafkaConsumer(configuration: broker.consumerConfiguration(group: nil), logger: testLogger)
+        try consumer.assign([KafkaTopicPartitionOffset(topic: topic, partition: 0, offset: 0)])
+        let received = try await consumer.collect(2)
+        #expect(received.map(\.key) == [bytes("key0"), bytes("key1")])
+        #expect(received.map(\.value) == [bytes("value0"), bytes("value1")])
+        #expect(received.map { $0.timestamp.map { Int64(($0.timeIntervalSince1970 * 1_000).rounded()) } } == [stamp, stamp + 1])
+        try await consumer.close()
+    }
 }

@@ -90,35 +90,13 @@ struct BrokerCeiling: Sendable {
         return (transactional, cpu)
     }
 
-    /// The fan-out's delivery producer settings: a copy of what the internal
-    /// `PipelineConfiguration.transactionalProducerConfiguration(forDeliveries: true)` derives,
-    /// kept field by field in step with it (that function is not public).
-    static func deliveryProducerConfiguration(_ configuration: PipelineConfiguration, transactionalId: String?) -> KafkaProducerConfiguration {
-        var producer = KafkaProducerConfiguration(bootstrapServers: configuration.bootstrapServers)
-        producer.clientId = "herald-bench-ceiling"
-        producer.transactionalId = transactionalId
-        producer.transactionTimeoutMs = configuration.transactionTimeoutMs
-        if transactionalId != nil {
-            producer.messageTimeoutMs = min(producer.messageTimeoutMs, configuration.transactionTimeoutMs)
-        }
-        producer.lingerMs = configuration.deliveryLingerMs
-        producer.compression = configuration.deliveryCompression
-        producer.batchSize = configuration.deliveryBatchSize
-        producer.queueBufferingMaxMessages = configuration.deliveryQueueMaxMessages
-        producer.queueBufferingMaxKbytes = configuration.deliveryQueueMaxKbytes
-        // Mirrors PipelineConfiguration.transactionalProducerConfiguration(forDeliveries: true).
-        producer.batchNumMessages = 10_000
-        producer.extra = configuration.kafkaExtra
-        return producer
-    }
-
     /// Returns the seconds until the last commit returned and until the watcher (a
     /// `read_committed` consumer, like the one the fan-out figures use) saw the last record.
     private func transactionalRun(_ sample: DeliveryRecordSample, watcher: DeliveryWatcher) async throws -> (committed: Double, observed: Double) {
         var clients: [KafkaProducer] = []
         for index in 0..<producers {
             let id = "\(topic)-ceiling-\(index)-\(UUID().uuidString.prefix(6))"
-            let producer = try KafkaProducer(configuration: Self.deliveryProducerConfiguration(configuration, transactionalId: id), logger: logger)
+            let producer = try KafkaProducer(configuration: configuration.deliveryProducerConfiguration(clientId: "herald-bench-ceiling", transactionalId: id), logger: logger)
             try await producer.initTransactions()
             // Warm-up transaction: metadata and producer id are fetched outside the timed part.
             try producer.beginTransaction()
@@ -163,7 +141,7 @@ struct BrokerCeiling: Sendable {
     private func idempotentRun(_ sample: DeliveryRecordSample) async throws -> Double {
         var clients: [KafkaProducer] = []
         for _ in 0..<producers {
-            let producer = try KafkaProducer(configuration: Self.deliveryProducerConfiguration(configuration, transactionalId: nil), logger: logger)
+            let producer = try KafkaProducer(configuration: configuration.deliveryProducerConfiguration(clientId: "herald-bench-ceiling", transactionalId: nil), logger: logger)
             try enqueue(sample, range: 0..<1, on: producer)
             try await producer.flush()
             clients.append(producer)
@@ -187,15 +165,21 @@ struct BrokerCeiling: Sendable {
     }
 
     /// Enqueues records `range` (cycling through the sample) without waiting for acks, to
-    /// `partition` or, when nil, partitioned by key.
+    /// `partition` or, when nil, partitioned by key: the same producer call the fan-out's
+    /// hot path makes (a topic handle, the timestamp given once per page of records).
     private func enqueue(_ sample: DeliveryRecordSample, range: Range<Int>, partition: Int32? = nil, on producer: KafkaProducer) throws {
-        let topic = topic
+        let topic = try producer.topic(topic)
+        var timestampMs: Int64 = 0
         try sample.bytes.withUnsafeBytes { all in
             for index in range {
+                if index % 1_000 == 0 { timestampMs = Int64(Date().timeIntervalSince1970 * 1_000) }
                 let record = index % sample.count
                 let bounds = sample.range(record)
                 try sample.keys[record].withUnsafeBytes { key in
-                    try producer.enqueue(topic: topic, partition: partition, key: key, value: UnsafeRawBufferPointer(rebasing: all[bounds]))
+                    try producer.enqueue(
+                        to: topic, partition: partition, key: key, value: UnsafeRawBufferPointer(rebasing: all[bounds]),
+                        timestampMs: timestampMs
+                    )
                 }
             }
         }

@@ -29,6 +29,12 @@ public struct KafkaProducerConfiguration: Sendable {
     /// How long `enqueue` keeps retrying while the local queue is full before it throws
     /// `queueFull`. Herald-side setting, not a librdkafka key.
     public var queueFullRetryTimeoutMs: Int = 30_000
+    /// False sets librdkafka's `delivery.report.only.error`: successful records are freed by
+    /// the broker thread without a report, which saves the poll thread a wake-up, a callback
+    /// and a free per record. Failures are still reported (and thrown by `flush`), but `send`,
+    /// which awaits a success report, is refused. For producers that only `enqueue`, such as
+    /// transactional ones, whose commit fails when any of their records failed.
+    public var reportsSuccessfulDeliveries: Bool = true
     /// Any further librdkafka property (for example `security.protocol`, `debug`); these
     /// override the typed settings above.
     public var extra: [String: String] = [:]
@@ -51,6 +57,7 @@ public struct KafkaProducerConfiguration: Sendable {
             "queue.buffering.max.messages": String(queueBufferingMaxMessages),
             "queue.buffering.max.kbytes": String(queueBufferingMaxKbytes),
             "message.timeout.ms": String(messageTimeoutMs),
+            "delivery.report.only.error": String(!reportsSuccessfulDeliveries),
         ]
         if let transactionalId {
             properties["transactional.id"] = transactionalId

@@ -1,4 +1,5 @@
 import Dispatch
+import Synchronization
 import Logging
 import struct Foundation.Date
 
@@ -14,6 +15,7 @@ public final class KafkaProducer: Sendable {
     let blockingQueue: DispatchQueue
     private let deliveries: RDKafkaDeliveryTracker
     private let pollThread: RDKafkaPollThread
+    private let topics = Mutex<[String: KafkaProducerTopic]>([:])
     private let logger: Logger
 
     public init(configuration: KafkaProducerConfiguration, logger: Logger = Logger(label: "herald.kafka.producer")) throws {
@@ -35,7 +37,14 @@ public final class KafkaProducer: Sendable {
     /// Produces one record and waits for the broker to acknowledge it.
     @discardableResult
     public func send(_ message: KafkaOutgoingMessage) async throws -> KafkaDeliveryReport {
-        try await withCheckedThrowingContinuation { continuation in
+        guard configuration.reportsSuccessfulDeliveries else {
+            throw KafkaError(
+                code: .invalidArgument,
+                message: "this producer does not report successful deliveries (reportsSuccessfulDeliveries is false); use enqueue and flush",
+                operation: "send", topic: message.topic
+            )
+        }
+        return try await withCheckedThrowingContinuation { continuation in
             let ticket = deliveries.register(continuation)
             do {
                 try enqueueRetryingWhileFull(message, ticket: ticket)
@@ -64,6 +73,37 @@ public final class KafkaProducer: Sendable {
     ) throws {
         try retryingWhileFull {
             client.produce(topic: topic, partition: partition, key: key, value: value, headers: headers, timestamp: timestamp, ticket: 0)
+        }
+    }
+
+    /// The handle of `name` for `enqueue(to:...)`, opened once per producer and reused.
+    public func topic(_ name: String) throws -> KafkaProducerTopic {
+        try topics.withLock { topics in
+            if let topic = topics[name] { return topic }
+            let topic = try KafkaProducerTopic(name: name, client: client)
+            topics[name] = topic
+            return topic
+        }
+    }
+
+    /// `enqueue` for the hot path: a topic handle from `topic(_:)` instead of a name, no
+    /// headers, and the record timestamp in milliseconds since 1970 (nil: now). The
+    /// pointers only need to be valid during the call, librdkafka copies them.
+    public func enqueue(
+        to topic: KafkaProducerTopic,
+        partition: Int32? = nil,
+        key: UnsafeRawBufferPointer?,
+        value: UnsafeRawBufferPointer?,
+        timestampMs: Int64? = nil
+    ) throws {
+        guard topic.client === client else {
+            throw KafkaError(
+                code: .invalidArgument, message: "the topic handle belongs to another producer", operation: "produce",
+                topic: topic.name
+            )
+        }
+        try retryingWhileFull {
+            client.produce(topic: topic, partition: partition, key: key, value: value, timestampMs: timestampMs)
         }
     }
 

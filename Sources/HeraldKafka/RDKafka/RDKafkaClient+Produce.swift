@@ -53,6 +53,46 @@ extension RDKafkaClient {
         }
     }
 
+    /// The hot path's `produce`: a resolved topic, no headers, and the field list on the
+    /// stack, so the only allocation per record is librdkafka's own copy of it.
+    func produce(
+        topic: KafkaProducerTopic,
+        partition: Int32?,
+        key: UnsafeRawBufferPointer?,
+        value: UnsafeRawBufferPointer?,
+        timestampMs: Int64?
+    ) -> KafkaError? {
+        withUnsafeTemporaryAllocation(of: rd_kafka_vu_t.self, capacity: 6) { fields in
+            var count = 0
+            func field(_ type: rd_kafka_vtype_t, _ fill: (inout rd_kafka_vu_t) -> Void) {
+                var entry = rd_kafka_vu_t()
+                entry.vtype = type
+                fill(&entry)
+                fields.initializeElement(at: count, to: entry)
+                count += 1
+            }
+            field(RD_KAFKA_VTYPE_RKT) { $0.u.rkt = topic.handle }
+            if let partition { field(RD_KAFKA_VTYPE_PARTITION) { $0.u.i32 = partition } }
+            if let key {
+                field(RD_KAFKA_VTYPE_KEY) {
+                    $0.u.mem.ptr = UnsafeMutableRawPointer(mutating: key.baseAddress) ?? emptyBytes
+                    $0.u.mem.size = key.count
+                }
+            }
+            if let value {
+                field(RD_KAFKA_VTYPE_VALUE) {
+                    $0.u.mem.ptr = UnsafeMutableRawPointer(mutating: value.baseAddress) ?? emptyBytes
+                    $0.u.mem.size = value.count
+                }
+            }
+            field(RD_KAFKA_VTYPE_MSGFLAGS) { $0.u.i = RD_KAFKA_MSG_F_COPY }
+            if let timestampMs { field(RD_KAFKA_VTYPE_TIMESTAMP) { $0.u.i64 = timestampMs } }
+            defer { fields.baseAddress!.deinitialize(count: count) }
+            guard let error = rd_kafka_produceva(handle, fields.baseAddress, count) else { return nil }
+            return KafkaError(consuming: error, operation: "produce", topic: topic.name)
+        }
+    }
+
     /// Adds one `RD_KAFKA_VTYPE_HEADER` field per header while keeping each header's name and
     /// bytes pinned until `body` returns (librdkafka copies them).
     private func withHeaderFields(

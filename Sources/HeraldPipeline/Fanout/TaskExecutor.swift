@@ -12,7 +12,8 @@ import Logging
 /// SUNIONSTORE / SINTERSTORE / SDIFFSTORE into scratch keys; a single tag or a broadcast
 /// needs none), streams the members with SSCAN and fetches their fan-out views with HMGET in
 /// the same round trip as the next SSCAN page, so memory holds one page whatever the audience.
-/// A broadcast reads the slot's views hash with HSCAN instead: ids and views in one reply.
+/// A broadcast reads the slot's views hash instead (HGETALL, or HSCAN pages for a big slot):
+/// ids and views in one reply.
 /// Each distinct (template, platform) is rendered once per task and every record is written
 /// into one reused buffer and queued without waiting for acknowledgements.
 ///
@@ -33,6 +34,8 @@ final class TaskExecutor: @unchecked Sendable {
     /// The partition every delivery of the current transaction goes to (`rotatePartition`).
     private var transactionPartition: Int32?
     private var rotation = Int.random(in: 0..<4_096)
+    /// The deliveries topic of the producer of the task being run (`run` sets it).
+    private var deliveriesTopic: KafkaProducerTopic?
 
     /// - Parameter gate: set for bulk lanes, which step aside for express work.
     init(
@@ -51,6 +54,8 @@ final class TaskExecutor: @unchecked Sendable {
     /// Delivers `task`, queueing records on `producer` (inside the caller's transaction).
     func run(_ task: FanoutTask, producer: KafkaProducer) throws -> TaskProgress {
         let startedAt = Date()
+        deliveriesTopic = try producer.topic(configuration.topics.deliveries)
+        defer { deliveriesTopic = nil }
         var run = TaskRun(task: task, configuration: configuration)
         let nonce = UInt32.random(in: 0...UInt32.max)
         // A unique scratch name per attempt: a zombie attempt of the same task (a member that
@@ -124,11 +129,32 @@ final class TaskExecutor: @unchecked Sendable {
         }
     }
 
-    /// A broadcast (or `!` of nothing): every registration of the slot. `HSCAN` of the slot's
-    /// views hash hands over ids and views together, one command per page instead of an
-    /// `SSCAN` page plus an `MGET` of its views.
+    /// A broadcast (or `!` of nothing): every registration of the slot, from the slot's views
+    /// hash, which holds ids and views together. A slot of at most `snapshotReadLimit`
+    /// registrations is read with one `HGETALL`: half the Redis CPU of `HSCAN` pages (which
+    /// copy every field into a list before replying), and a consistent snapshot, so a
+    /// registration moved by a rehash is never read twice. A bigger slot is read in `HSCAN`
+    /// pages, so memory stays bounded whatever the slot size.
     private func deliverEverything(slot: Int, run: inout TaskRun, producer: KafkaProducer) throws {
         let viewsKey = configuration.layout.viewsKey(slot: slot)
+        let length = try redis.withPipelineRepliesBlocking([.hlen(viewsKey)]) { replies in
+            if let error = redis.error(in: replies[0], of: .hlen(viewsKey)) { throw error }
+            return replies[0].integer ?? Int.max
+        }
+        guard length > 0 else { return }
+        if length <= configuration.snapshotReadLimit {
+            gate?.yieldIfBusy()
+            let command = RedisCommand.hgetall(viewsKey)
+            try redis.withPipelineRepliesBlocking([command]) { replies in
+                let reply = replies[0]
+                if let error = redis.error(in: reply, of: command) { throw error }
+                guard reply.isArray, reply.count % 2 == 0 else {
+                    throw RedisError(code: .unexpectedReply, message: "HGETALL \(viewsKey) did not reply with field-value pairs")
+                }
+                try write(pairs: reply, run: &run, producer: producer)
+            }
+            return
+        }
         let count = configuration.scanCount
         var cursor: UInt64 = 0
         repeat {
@@ -214,11 +240,14 @@ final class TaskExecutor: @unchecked Sendable {
     private struct PageClock {
         let now: Date
         let nowSeconds: Int64
+        /// The records' Kafka timestamp (milliseconds since 1970).
+        let nowMilliseconds: Int64
         var renderedAt: [UInt8] = []
 
         init() {
             now = Date()
             nowSeconds = Int64(now.timeIntervalSince1970)
+            nowMilliseconds = Int64((now.timeIntervalSince1970 * 1_000).rounded(.down))
             ISO8601Timestamp.append(now, precision: .milliseconds, to: &renderedAt)
         }
     }
@@ -239,7 +268,8 @@ final class TaskExecutor: @unchecked Sendable {
         finishPage(delivered: delivered, clock: clock, run: &run)
     }
 
-    /// Writes the records of one `HSCAN` page: `[id, view, id, view, ...]` read in place.
+    /// Writes the records of one `HGETALL` reply or `HSCAN` page: `[id, view, id, view, ...]`
+    /// read in place.
     private func write(pairs: RedisReplyReference, run: inout TaskRun, producer: KafkaProducer) throws {
         let clock = PageClock()
         var delivered = 0
@@ -287,8 +317,11 @@ final class TaskExecutor: @unchecked Sendable {
         let idBytes = id.assumingMemoryBound(to: UInt8.self)
         let handle = UnsafeRawBufferPointer(rebasing: view[fields.handle]).assumingMemoryBound(to: UInt8.self)
         rendition.write(registrationId: idBytes, handle: handle, renderedAt: clock.renderedAt, into: &buffer)
+        guard let topic = deliveriesTopic else { preconditionFailure("write outside run") }
         try buffer.withUnsafeBytes { value in
-            try producer.enqueue(topic: configuration.topics.deliveries, partition: transactionPartition, key: id, value: value)
+            try producer.enqueue(
+                to: topic, partition: transactionPartition, key: id, value: value, timestampMs: clock.nowMilliseconds
+            )
         }
         run.renditions[slot].delivered += 1
         return true

@@ -13,6 +13,13 @@ extension RedisCommand {
         return command
     }
 
+    /// `HLEN key`: the number of fields.
+    public static func hlen(_ key: some RedisArgument) -> RedisCommand {
+        var command = RedisCommand(name: "HLEN", isReadOnly: true)
+        command.append(key)
+        return command
+    }
+
     public static func hgetall(_ key: some RedisArgument) -> RedisCommand {
         var command = RedisCommand(name: "HGETALL", isReadOnly: true)
         command.append(key)
