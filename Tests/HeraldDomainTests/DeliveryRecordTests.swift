@@ -66,6 +66,45 @@ struct DeliveryRecordTests {
         #expect(String(decoding: bytes, as: UTF8.self) == expected)
     }
 
+    /// The escaper skips clean text eight bytes at a time: every ASCII byte at every position
+    /// of a 24-byte string, and a multi-byte character next to it, must come out exactly as a
+    /// byte-by-byte escaper writes it.
+    @Test("escaping eight bytes at a time matches byte-by-byte escaping for every byte at every position")
+    func wordAtATimeEscaping() {
+        func reference(_ input: [UInt8]) -> [UInt8] {
+            var out: [UInt8] = []
+            for byte in input {
+                switch byte {
+                case UInt8(ascii: "\""): out += Array(#"\""#.utf8)
+                case UInt8(ascii: "\\"): out += Array(#"\\"#.utf8)
+                case 0x0A: out += Array(#"\n"#.utf8)
+                case 0x0D: out += Array(#"\r"#.utf8)
+                case 0x09: out += Array(#"\t"#.utf8)
+                case 0x08: out += Array(#"\b"#.utf8)
+                case 0x0C: out += Array(#"\f"#.utf8)
+                case ..<0x20: out += Array(String(format: "\\u%04x", Int(byte)).utf8)
+                default: out.append(byte)
+                }
+            }
+            return out
+        }
+        var mismatches: [String] = []
+        for length in [8, 15, 16, 24] {
+            for position in 0..<length {
+                for value in UInt8(0)...UInt8(0x7F) {
+                    var input = [UInt8](repeating: UInt8(ascii: "a"), count: length)
+                    // "é" (bytes >= 0x80) in the last word of the longer strings.
+                    if length >= 16 { input.replaceSubrange((length - 2)..<length, with: Array("é".utf8)) }
+                    input[position] = value
+                    var bytes: [UInt8] = []
+                    input.withUnsafeBufferPointer { JSONEscaping.append($0, to: &bytes) }
+                    if bytes != reference(input) { mismatches.append("length \(length) byte \(value) at \(position)") }
+                }
+            }
+        }
+        #expect(mismatches.isEmpty, "\(mismatches.prefix(5))")
+    }
+
     @Test("fast encoding decodes back equal for arbitrary strings")
     func arbitraryRoundTrip() async {
         let strings = ModelGenerators.anyString

@@ -18,6 +18,16 @@ struct TaskRun {
         var templateKey: [UInt8]
         var outcome: Outcome
         var delivered = 0
+
+        func matches(platform: UnsafeRawBufferPointer, templateKey: UnsafeRawBufferPointer) -> Bool {
+            Self.equal(self.templateKey, templateKey) && Self.equal(self.platform, platform)
+        }
+
+        private static func equal(_ stored: [UInt8], _ bytes: UnsafeRawBufferPointer) -> Bool {
+            guard stored.count == bytes.count else { return false }
+            guard let base = bytes.baseAddress, !stored.isEmpty else { return true }
+            return stored.withUnsafeBytes { memcmp($0.baseAddress!, base, stored.count) == 0 }
+        }
     }
 
     let task: FanoutTask
@@ -25,6 +35,10 @@ struct TaskRun {
     let plan: TagSetPlan?
     let properties: TemplateProperties
     var renditions: [Entry] = []
+    /// The entry the previous device used, tried first: one comparison, and the scan is saved
+    /// whenever consecutive devices share a template and platform (most of an audience when
+    /// one language dominates it).
+    private var lastMatch = 0
     var skipped: [String: Int] = [:]
     var failed = 0
     var firstDeliveryAt: Date?
@@ -40,11 +54,15 @@ struct TaskRun {
     }
 
     /// The index in `renditions` for this view's (platform, template), rendering on first use.
+    /// Called once per device: byte comparisons only, the last match tried first.
     mutating func rendition(for view: UnsafeRawBufferPointer, fields: ViewFields, templates: TemplateCache, redis: RedisConnection, now: Date) throws -> Int {
         let platformBytes = UnsafeRawBufferPointer(rebasing: view[fields.platform])
         let keyBytes = UnsafeRawBufferPointer(rebasing: view[fields.templateKey])
-        for index in renditions.indices
-        where renditions[index].templateKey.elementsEqual(keyBytes) && renditions[index].platform.elementsEqual(platformBytes) {
+        if lastMatch < renditions.count, renditions[lastMatch].matches(platform: platformBytes, templateKey: keyBytes) {
+            return lastMatch
+        }
+        for index in renditions.indices where renditions[index].matches(platform: platformBytes, templateKey: keyBytes) {
+            lastMatch = index
             return index
         }
         let outcome = try makeRendition(
@@ -52,7 +70,8 @@ struct TaskRun {
             templates: templates, redis: redis, now: now
         )
         renditions.append(Entry(platform: Array(platformBytes), templateKey: Array(keyBytes), outcome: outcome))
-        return renditions.count - 1
+        lastMatch = renditions.count - 1
+        return lastMatch
     }
 
     private func makeRendition(platform name: String, templateKey: String, templates: TemplateCache, redis: RedisConnection, now: Date) throws -> Outcome {

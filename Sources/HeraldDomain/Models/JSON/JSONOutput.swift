@@ -25,7 +25,7 @@ enum JSONOutput {
 
     static func appendEscaped(utf8 source: UnsafeBufferPointer<UInt8>, to bytes: inout [UInt8]) {
         var runStart = 0
-        for position in 0..<source.count {
+        for position in cleanPrefixLength(source)..<source.count {
             let byte = source[position]
             guard byte < 0x20 || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") else { continue }
             if runStart < position {
@@ -50,6 +50,30 @@ enum JSONOutput {
         if runStart < source.count {
             bytes.append(contentsOf: UnsafeBufferPointer(rebasing: source[runStart..<source.count]))
         }
+    }
+
+    /// How many leading bytes need no escaping, found eight at a time and rounded down to a
+    /// multiple of eight (the caller checks the rest byte by byte). Ids, handles and most
+    /// payload text have nothing to escape, so this is usually all of them but the tail.
+    @inline(__always)
+    static func cleanPrefixLength(_ source: UnsafeBufferPointer<UInt8>) -> Int {
+        guard let base = source.baseAddress else { return 0 }
+        let ones: UInt64 = 0x0101_0101_0101_0101
+        let highs: UInt64 = 0x8080_8080_8080_8080
+        var position = 0
+        while position + 8 <= source.count {
+            let word = UnsafeRawPointer(base + position).loadUnaligned(as: UInt64.self)
+            // A byte below 0x20, a quote (0x22) or a backslash (0x5C) in the word: the
+            // classic "has a zero byte" test on the word itself (shifted) and on its
+            // differences from the two characters. Exact for "any", which is all we ask.
+            let control = (word &- ones &* 0x20) & ~word & highs
+            let quote = word ^ (ones &* 0x22)
+            let backslash = word ^ (ones &* 0x5C)
+            let special = control | ((quote &- ones) & ~quote & highs) | ((backslash &- ones) & ~backslash & highs)
+            if special != 0 { break }
+            position += 8
+        }
+        return position
     }
 
     @inline(__always)
