@@ -57,7 +57,7 @@ public struct Setting: Sendable, Hashable {
         Setting(.deliveryRetentionHours, "168", "retention.ms of deliveries and status topics, in hours."),
         Setting(.roles, "planner,fanout,indexer", "Worker roles this process runs."),
         Setting(.tasksPerBroadcast, "16", "Tasks a broadcast (or any wide event) is split into, at least."),
-        Setting(.deliveriesPerTask, "16000", "Registrations per task a wide event aims at: bigger audiences get more tasks (up to one per slot), so each transaction stays this size."),
+        Setting(.deliveriesPerTask, "32000", "Registrations per task a wide event aims at: bigger audiences get more tasks (up to one per slot), so each transaction stays this size."),
         Setting(.narrowEvents, "planner", "Who delivers narrow events (one user, a few slots): planner (in its own transaction, fastest) or express-lane (via the express task topic)."),
         Setting(.taskFetchWaitMs, "100", "Longest wait of an idle fetch of the task topics (bulk lanes; express lanes too when the planner delivers narrow events), in milliseconds."),
         Setting(.instanceId, "", "Stable instance name for transactional ids (default: host name and pid)."),
