@@ -371,29 +371,24 @@ struct ViewFields {
     }
 
     init?(_ view: UnsafeRawBufferPointer) {
-        var separators: (Int, Int, Int, Int, Int) = (0, 0, 0, 0, 0)
-        var found = 0
-        var index = 0
-        let count = view.count
-        while index < count && found < 5 {
-            if view[index] == UInt8(ascii: "|") {
-                switch found {
-                case 0: separators.0 = index
-                case 1: separators.1 = index
-                case 2: separators.2 = index
-                case 3: separators.3 = index
-                default: separators.4 = index
-                }
-                found += 1
-            }
-            index += 1
+        // "1|" then four more separators, found with memchr: the hot path parses one view
+        // per device, and the handle (the longest field, which may itself contain '|') is last.
+        guard view.count >= 2, view[0] == UInt8(ascii: "1"), view[1] == UInt8(ascii: "|"), let base = view.baseAddress else {
+            return nil
         }
-        guard found == 5, separators.0 == 1, view[0] == UInt8(ascii: "1") else { return nil }
-        platform = (separators.0 + 1)..<separators.1
-        expiry = (separators.1 + 1)..<separators.2
-        templateName = (separators.2 + 1)..<separators.3
-        templateKey = (separators.3 + 1)..<separators.4
-        handle = (separators.4 + 1)..<count
+        let count = view.count
+        func separator(after start: Int) -> Int? {
+            guard start < count, let found = memchr(base + start, Int32(UInt8(ascii: "|")), count - start) else { return nil }
+            return base.distance(to: UnsafeRawPointer(found))
+        }
+        guard let second = separator(after: 2), let third = separator(after: second + 1),
+              let fourth = separator(after: third + 1), let fifth = separator(after: fourth + 1)
+        else { return nil }
+        platform = 2..<second
+        expiry = (second + 1)..<third
+        templateName = (third + 1)..<fourth
+        templateKey = (fourth + 1)..<fifth
+        handle = (fifth + 1)..<count
     }
 
     func expiresAt(in view: [UInt8]) -> Int64? {
