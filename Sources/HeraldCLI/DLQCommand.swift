@@ -30,7 +30,8 @@ struct DLQCommand: AsyncParsableCommand {
     }
 
     static func entries(settings: HeraldSettings) async throws -> [Entry] {
-        let tail = RecordTail(topic: settings.topics.eventsDeadLetters, bootstrapServers: settings[.kafkaBrokers])
+        var tail = RecordTail(topic: settings.topics.eventsDeadLetters, bootstrapServers: settings[.kafkaBrokers])
+        tail.extra = try settings.kafkaProperties()
         var entries: [Entry] = []
         for try await message in tail.records() {
             guard let value = message.value,

@@ -50,7 +50,9 @@ struct PublishCommand: AsyncParsableCommand {
             throw CommandFailure("the event is not valid:\n" + error.issues.map { "  \($0.field): \($0.message)" }.joined(separator: "\n"))
         }
         let settings = options.settings()
-        let publisher = try EventPublisher(bootstrapServers: settings[.kafkaBrokers], topics: settings.topics)
+        let publisher = try EventPublisher(
+            bootstrapServers: settings[.kafkaBrokers], topics: settings.topics, extra: settings.kafkaProperties()
+        )
         let receipt = try await publisher.publish(event)
         print("published \(receipt.eventId) to \(settings.topics.events)[\(receipt.partition)] at offset \(receipt.offset)")
         if wait { try await waitForStatus(eventId: receipt.eventId, settings: settings) }

@@ -6,6 +6,7 @@ import HeraldApp
 /// hidden from each command's help to keep it short; `herald config` lists them all.
 struct SettingsOptions: ParsableArguments {
     @Option(help: ArgumentHelp(Setting.help(.kafkaBrokers), visibility: .hidden)) var kafkaBrokers: String?
+    @Option(help: ArgumentHelp(Setting.help(.kafkaConfigFile), visibility: .hidden)) var kafkaConfigFile: String?
     @Option(help: ArgumentHelp(Setting.help(.redisUrl), visibility: .hidden)) var redisUrl: String?
     @Option(help: ArgumentHelp(Setting.help(.redisPoolSize), visibility: .hidden)) var redisPoolSize: String?
     @Option(help: ArgumentHelp(Setting.help(.slots), visibility: .hidden)) var slots: String?
@@ -39,6 +40,7 @@ struct SettingsOptions: ParsableArguments {
     func settings(extra: [Setting.Key: String?] = [:]) -> HeraldSettings {
         let given: [Setting.Key: String?] = [
             .kafkaBrokers: kafkaBrokers,
+            .kafkaConfigFile: kafkaConfigFile,
             .redisUrl: redisUrl,
             .redisPoolSize: redisPoolSize,
             .slots: slots,

@@ -27,6 +27,7 @@ struct TailCommand: AsyncParsableCommand {
         let topics = settings.topics
         var tail = RecordTail(topic: stream == .deliveries ? topics.deliveries : topics.status,
                               bootstrapServers: settings[.kafkaBrokers])
+        tail.extra = try settings.kafkaProperties()
         tail.eventId = event
         tail.follow = follow
         tail.start = fromEnd ? .end : .beginning

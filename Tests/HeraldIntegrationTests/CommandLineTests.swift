@@ -1,4 +1,5 @@
 import Foundation
+@testable import HeraldApp
 import Testing
 
 @Suite("herald command line", .enabled(if: HeraldBinary.isBuilt, "build the herald executable first (swift build --build-tests)"))
@@ -51,6 +52,7 @@ struct CommandLineTests {
             ("--narrow-events", "sideways", "'sideways' for --narrow-events (HERALD_NARROW_EVENTS): expected planner or express-lane"),
             ("--task-fetch-wait-ms", "soon", "'soon' for --task-fetch-wait-ms (HERALD_TASK_FETCH_WAIT_MS): expected a whole number"),
             ("--task-fetch-wait-ms", "-5", "'-5' for --task-fetch-wait-ms (HERALD_TASK_FETCH_WAIT_MS): expected milliseconds from 0 to 300000"),
+            ("--kafka-config-file", "/nonexistent/kafka.properties", "'/nonexistent/kafka.properties' for --kafka-config-file (HERALD_KAFKA_CONFIG_FILE): expected a readable UTF-8 file of key=value lines"),
         ]
     )
     func badSettingValue(flag: String, value: String, message: String) throws {
@@ -59,5 +61,50 @@ struct CommandLineTests {
         ])
         #expect(output.status != 0)
         #expect(output.stderr.contains(message), "\(output.stderr)")
+    }
+
+    /// The properties file reaches every Kafka client: a line that is not `key=value` is
+    /// refused with its number, and a property librdkafka rejects stops the worker naming it.
+    @Test("a Kafka properties file is checked line by line, and its properties reach librdkafka")
+    func kafkaConfigFile() throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("herald-kafka-config-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let malformed = directory.appendingPathComponent("malformed.properties")
+        try "# SASL for the production cluster\n\nsecurity.protocol=SASL_SSL\nsasl.mechanism PLAIN\n".write(to: malformed, atomically: true, encoding: .utf8)
+        let bogus = directory.appendingPathComponent("bogus.properties")
+        try "  security.protocol = carrier-pigeon  \n".write(to: bogus, atomically: true, encoding: .utf8)
+        let common = ["--kafka-brokers", "127.0.0.1:1", "--redis-url", "redis://127.0.0.1:1", "--roles", "planner"]
+
+        let lineError = try HeraldBinary.run(["worker", "--kafka-config-file", malformed.path] + common)
+        #expect(lineError.status != 0)
+        #expect(lineError.stderr.contains("line 4 is 'sasl.mechanism PLAIN'"), "\(lineError.stderr)")
+
+        let rejected = try HeraldBinary.run(["worker", "--kafka-config-file", bogus.path] + common)
+        #expect(rejected.status != 0)
+        #expect(rejected.stderr.contains("security.protocol=carrier-pigeon rejected"), "\(rejected.stderr)")
+    }
+
+    @Test("the Kafka properties file: comments and blank lines skipped, whitespace trimmed, '=' allowed in values, credentials never echoed")
+    func kafkaPropertiesParsing() throws {
+        let text = """
+            # cluster
+              security.protocol = SASL_SSL
+
+            sasl.jaas.config=org.example.Login required user="a" token="b==";
+            empty.value=
+            """
+        let properties = try HeraldSettings.parseKafkaProperties(text, path: "k.properties")
+        #expect(properties == [
+            "security.protocol": "SASL_SSL",
+            "sasl.jaas.config": #"org.example.Login required user="a" token="b==";"#,
+            "empty.value": "",
+        ])
+        let error = #expect(throws: SettingError.self) {
+            try HeraldSettings.parseKafkaProperties("a=b\nsasl.password hunter2\n", path: "k.properties")
+        }
+        #expect(error?.description.contains("line 2") == true)
+        #expect(error?.description.contains("hunter2") == false)
+        #expect(throws: SettingError.self) { try HeraldSettings.parseKafkaProperties("=value\n", path: "k.properties") }
     }
 }

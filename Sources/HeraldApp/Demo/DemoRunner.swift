@@ -39,7 +39,8 @@ public struct DemoRunner: Sendable {
         let story = DemoStory(
             client: HeraldHTTPClient(baseURL: URL(string: hubURI)!),
             hubURI: hubURI, listen: listen, send: send, userTokenKey: userKey,
-            bootstrapServers: demoSettings[.kafkaBrokers], topics: demoSettings.topics,
+            bootstrapServers: demoSettings[.kafkaBrokers], kafkaProperties: try demoSettings.kafkaProperties(),
+            topics: demoSettings.topics,
             keepRunning: keepRunning, logger: logger
         )
         try await WorkerRunner(settings: demoSettings, registry: registry).run(extraServices: [api, story], pool: pool)

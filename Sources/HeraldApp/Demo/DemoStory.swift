@@ -20,6 +20,8 @@ struct DemoStory: Service {
     let send: (name: String, key: String)
     let userTokenKey: String
     let bootstrapServers: String
+    /// librdkafka properties of `HERALD_KAFKA_CONFIG_FILE`.
+    let kafkaProperties: [String: String]
     let topics: HeraldTopics
     let keepRunning: Bool
     let logger: Logger
@@ -80,7 +82,8 @@ struct DemoStory: Service {
         say("\n4. What each device received (herald.deliveries, read_committed)")
         let runEvents = Set(eventIds.map(\.1))
         var received: [String: [DeliveryRecord]] = [:]
-        let tail = RecordTail(topic: topics.deliveries, bootstrapServers: bootstrapServers)
+        var tail = RecordTail(topic: topics.deliveries, bootstrapServers: bootstrapServers)
+        tail.extra = kafkaProperties
         for try await message in tail.records(logger: logger) {
             guard let value = message.value, let record = try? DeliveryRecord.decode(value),
                   runEvents.contains(record.eventId) else { continue }

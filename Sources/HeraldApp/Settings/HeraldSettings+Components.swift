@@ -22,6 +22,39 @@ extension HeraldSettings {
         return topics
     }
 
+    /// The librdkafka properties of `HERALD_KAFKA_CONFIG_FILE` (none when unset): one
+    /// `key=value` per line, blank lines and `#` comments ignored, whitespace around key and
+    /// value trimmed. librdkafka itself judges keys and values when a client is created.
+    public func kafkaProperties() throws -> [String: String] {
+        let path = self[.kafkaConfigFile]
+        guard !path.isEmpty else { return [:] }
+        guard let text = try? String(contentsOfFile: path, encoding: .utf8) else {
+            throw SettingError(key: .kafkaConfigFile, value: path, expected: "a readable UTF-8 file of key=value lines")
+        }
+        return try Self.parseKafkaProperties(text, path: path)
+    }
+
+    static func parseKafkaProperties(_ text: String, path: String) throws -> [String: String] {
+        var properties: [String: String] = [:]
+        for (index, rawLine) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
+            let line = rawLine.trimmingCharacters(in: .whitespacesAndNewlines)
+            guard !line.isEmpty, !line.hasPrefix("#") else { continue }
+            guard let equals = line.firstIndex(of: "="),
+                  case let key = line[..<equals].trimmingCharacters(in: .whitespaces), !key.isEmpty
+            else {
+                // Never echo a line that may hold a credential.
+                let lowered = line.lowercased()
+                let shown = lowered.contains("password") || lowered.contains("secret") ? "(not shown: it may hold a credential)" : "'\(line.prefix(60))'"
+                throw SettingError(
+                    key: .kafkaConfigFile, value: path,
+                    expected: "key=value on every line that is not blank or a # comment; line \(index + 1) is \(shown)"
+                )
+            }
+            properties[key] = line[line.index(after: equals)...].trimmingCharacters(in: .whitespaces)
+        }
+        return properties
+    }
+
     public func redisConfiguration() throws -> RedisConfiguration {
         do {
             return try RedisConfiguration(url: self[.redisUrl])
@@ -73,6 +106,7 @@ extension HeraldSettings {
         configuration.sessionTimeoutMs = try int(.sessionTimeoutMs)
         configuration.deliveryLingerMs = try int(.lingerMs)
         configuration.deliveryCompression = try compression()
+        configuration.kafkaExtra = try kafkaProperties()
         return configuration
     }
 
@@ -103,6 +137,7 @@ extension HeraldSettings {
         configuration.acks = .all
         configuration.lingerMs = try int(.lingerMs)
         configuration.compression = try compression()
+        configuration.extra = try kafkaProperties()
         return configuration
     }
 
@@ -111,11 +146,14 @@ extension HeraldSettings {
         configuration.clientId = clientId
         configuration.sessionTimeoutMs = try int(.sessionTimeoutMs)
         configuration.isolationLevel = .readCommitted
+        configuration.extra = try kafkaProperties()
         return configuration
     }
 
-    public func adminConfiguration() -> KafkaAdminConfiguration {
-        KafkaAdminConfiguration(bootstrapServers: self[.kafkaBrokers])
+    public func adminConfiguration() throws -> KafkaAdminConfiguration {
+        var configuration = KafkaAdminConfiguration(bootstrapServers: self[.kafkaBrokers])
+        configuration.extra = try kafkaProperties()
+        return configuration
     }
 
     public var logLevel: Logger.Level {

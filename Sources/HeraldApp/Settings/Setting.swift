@@ -12,6 +12,7 @@ public struct Setting: Sendable, Hashable {
 
     public enum Key: String, Sendable, CaseIterable {
         case kafkaBrokers = "kafka-brokers"
+        case kafkaConfigFile = "kafka-config-file"
         case redisUrl = "redis-url"
         case redisPoolSize = "redis-pool-size"
         case slots
@@ -44,6 +45,7 @@ public struct Setting: Sendable, Hashable {
 
     public static let all: [Setting] = [
         Setting(.kafkaBrokers, "127.0.0.1:9092", "Kafka bootstrap servers, comma separated."),
+        Setting(.kafkaConfigFile, "", "File of librdkafka properties added to every Kafka client, one key=value per line (# comments): security.protocol, sasl.*, ssl.*, tuning. They override Herald's own values."),
         Setting(.redisUrl, "redis://127.0.0.1:6379", "Redis URL (redis://[:password@]host:port[/db])."),
         Setting(.redisPoolSize, "4", "Redis connections per process."),
         Setting(.slots, "256", "Registration slots; fixed for the life of a deployment (recorded in Redis)."),

@@ -163,7 +163,9 @@ struct PopulationPhase {
             return
         }
         Console.say("  cleaning up topics and Redis keys of \(label)")
-        if let admin = try? KafkaAdmin(configuration: KafkaAdminConfiguration(bootstrapServers: configuration.bootstrapServers), logger: logger) {
+        var adminConfiguration = KafkaAdminConfiguration(bootstrapServers: configuration.bootstrapServers)
+        adminConfiguration.extra = configuration.kafkaExtra
+        if let admin = try? KafkaAdmin(configuration: adminConfiguration, logger: logger) {
             let topics = configuration.topics.all.map(\.name) + resources.extraTopics
             do { try await admin.deleteTopics(topics, ignoreMissing: true) } catch { logger.warning("deleting topics failed: \(error)") }
         }

@@ -22,7 +22,9 @@ struct ReindexPhase {
         registry.slotCount = seededLayout.slotCount
         registry.redisPrefix = names.redisPrefix + "-reindex"
         resources(registry.registrationsTopic, registry.redisPrefix)
-        let admin = try KafkaAdmin(configuration: KafkaAdminConfiguration(bootstrapServers: configuration.bootstrapServers), logger: logger)
+        var adminConfiguration = KafkaAdminConfiguration(bootstrapServers: configuration.bootstrapServers)
+        adminConfiguration.extra = configuration.kafkaExtra
+        let admin = try KafkaAdmin(configuration: adminConfiguration, logger: logger)
         try await RegistrationLog.createTopic(admin: admin, configuration: registry)
 
         // Produce: idempotent and batched, as a bulk import would.
@@ -50,8 +52,10 @@ struct ReindexPhase {
         let pool = RedisConnectionPool(configuration: configuration.redis, size: 4, logger: logger)
         defer { pool.shutdown() }
         let index = RegistrationIndex(pool: pool, layout: registry.layout, logger: logger)
+        var consumerConfiguration = KafkaConsumerConfiguration(bootstrapServers: configuration.bootstrapServers)
+        consumerConfiguration.extra = configuration.kafkaExtra
         let reindexer = Reindexer(
-            configuration: registry, consumerConfiguration: KafkaConsumerConfiguration(bootstrapServers: configuration.bootstrapServers),
+            configuration: registry, consumerConfiguration: consumerConfiguration,
             index: index, logger: logger
         )
         Console.say("  reindex: rebuilding Redis prefix \(registry.redisPrefix)")
