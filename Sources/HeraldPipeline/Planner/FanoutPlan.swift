@@ -29,7 +29,7 @@ public struct FanoutPlanner: Sendable {
         /// one transaction, and its deliveries become readable only when it commits; measured
         /// on the embedded broker, a million-device broadcast in 16 transactions of 62,500
         /// deliveries was read back 7 s after its last commit, in 64 of 15,600 right away, and
-        /// in 32 of 32,000 1.0-1.3 s after it but 0.5-1.9 s sooner overall than in 64 (four
+        /// in 32 of 32,000 1.0-1.3 s after it but 0.5-1.9 s sooner overall than in 63 of 16,000 (four
         /// paired runs: every transaction costs the broker and the worker, docs/performance.md).
         public var deliveriesPerTask: Int = 32_000
         /// An event whose candidate slots number at most this is narrow: express lane, one
