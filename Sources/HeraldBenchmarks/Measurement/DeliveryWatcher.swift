@@ -39,6 +39,8 @@ final class DeliveryWatcher: Sendable {
     static let bulkFetchWaitMaxMs = 25
 
     private let consumers: [KafkaConsumer]
+    /// The consumer of the priority (express) partitions and its partitions, when there is one.
+    private let priority: (consumer: KafkaConsumer, partitions: [KafkaTopicPartition])?
     private let events = Mutex<[String: EventStats]>([:])
     private let total = Atomic<Int>(0)
     private let stopping = Atomic<Bool>(false)
@@ -59,7 +61,7 @@ final class DeliveryWatcher: Sendable {
         configuration.extra = extra
         let priority = min(max(0, priorityPartitions), partitions - 1)
         let groups = priority > 0 ? [0..<priority, priority..<partitions] : [0..<partitions]
-        consumers = try groups.map { range in
+        let consumers: [KafkaConsumer] = try groups.map { range in
             var configuration = configuration
             if priority == 0 || range.lowerBound >= priority {
                 // Bulk partitions are read for throughput, as docs/topics.md recommends to
@@ -73,7 +75,21 @@ final class DeliveryWatcher: Sendable {
             })
             return consumer
         }
+        self.consumers = consumers
+        self.priority = priority > 0
+            ? (consumers[0], (0..<priority).map { KafkaTopicPartition(topic: topic, partition: Int32($0)) })
+            : nil
         self.logger = logger
+    }
+
+    /// Pauses or resumes reading the priority partitions. A phase without one-user events
+    /// pauses them: nothing is written there during a plain broadcast, and on a broker that
+    /// answers a waiting fetch late the 5 ms idle fetches would cost the broker and this
+    /// process CPU that the measured broadcast needs (the ceiling's reader has no such
+    /// consumer either).
+    func readPriorityPartitions(_ enabled: Bool) throws {
+        guard let priority else { return }
+        if enabled { try priority.consumer.resume(priority.partitions) } else { try priority.consumer.pause(priority.partitions) }
     }
 
     func start() {

@@ -72,6 +72,8 @@ struct BrokerCeiling: Sendable {
     private func observedTransactionalRun(
         _ sample: DeliveryRecordSample
     ) async throws -> (times: (committed: Double, observed: Double), cpu: BenchmarkReport.CPUAccount) {
+        // The reader of the plain broadcast phases: one throughput consumer (their consumer
+        // of the express partitions is paused, see `DeliveryWatcher.readPriorityPartitions`).
         let watcher = try DeliveryWatcher(
             bootstrapServers: configuration.bootstrapServers, topic: topic, partitions: partitions,
             extra: configuration.kafkaExtra, logger: logger

@@ -108,7 +108,8 @@ struct PopulationPhase {
             report.latency.append(idle)
         }
 
-        // 4. The measured broadcast.
+        // 4. The measured broadcast (no one-user events: the express partitions are not read).
+        try watcher.readPriorityPartitions(false)
         let baseline = resources.workers.map { $0.rssBytes ?? 0 }
         let measured = try await context.fanout(label: "broadcast", event: broadcast, expected: expected[0])
         report.fanouts.append(measured)
@@ -119,6 +120,7 @@ struct PopulationPhase {
         if isMain {
             report.fanouts.append(try await context.fanout(label: "expression", event: narrower, expected: expected[1]))
             if options.runLatency {
+                try watcher.readPriorityPartitions(true)
                 let done = StopFlag()
                 async let stream = context.targetedStream(label: "during-broadcast", stop: done)
                 let loadedResult: BenchmarkReport.Fanout
