@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import HeraldApp
 import HeraldBenchmarks
+import HeraldPipeline
 import Logging
 
 /// `herald bench`: every performance figure of docs/performance.md in one run, printed as one
@@ -22,7 +23,7 @@ struct BenchCommand: AsyncParsableCommand {
 
     @Option(help: "Registrations of the main population.") var registrations: Int = 1_000_000
     @Option(help: "Worker processes to spawn.") var workers: Int = 1
-    @Option(help: "Partitions of the task and delivery topics.") var partitions: Int = 8
+    @Option(help: "Partitions of the task topic; the deliveries topic gets 2 more (the express ones).") var partitions: Int = 8
     @Option(help: "Populations whose worker peak RSS is measured, comma separated.") var memorySizes: String = "100000,1000000"
     @Option(help: "Records written by the broker-ceiling phase.") var ceilingRecords: Int = 400_000
     @Option(help: "How registrations are seeded: lua (the indexer's apply script) or bulk (checked identical first).")
@@ -81,13 +82,15 @@ struct BenchCommand: AsyncParsableCommand {
         let timeout = settings.sessionTimeoutMs ?? ProcessInfo.processInfo.environment["HERALD_SESSION_TIMEOUT_MS"] ?? "6000"
         let base = settings.settings(extra: [.sessionTimeoutMs: timeout])
         let partitionCount = String(partitions)
+        // The express partitions come on top, so each bulk lane has deliveries partitions of its own.
+        let deliveryPartitionCount = String(partitions + PipelineConfiguration().expressDeliveryPartitions)
         @Sendable func phaseSettings(_ names: BenchmarkNames) -> HeraldSettings {
             var flags: [Setting.Key: String] = [:]
             for setting in Setting.all { flags[setting.key] = base[setting.key] }
             flags[.topicPrefix] = names.topicPrefix
             flags[.redisPrefix] = names.redisPrefix
             flags[.taskPartitions] = partitionCount
-            flags[.deliveryPartitions] = partitionCount
+            flags[.deliveryPartitions] = deliveryPartitionCount
             return HeraldSettings(flags: flags, environment: [:], endpointsFile: nil)
         }
         let executable = workerExecutable ?? Self.ownExecutable()

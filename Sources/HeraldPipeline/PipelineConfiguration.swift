@@ -75,7 +75,9 @@ public struct PipelineConfiguration: Sendable {
     /// is still open on a partition, so without this a one-user delivery waits behind a
     /// broadcast's open transaction on its partition. 0 spreads every delivery by key.
     /// Ignored when the topic has no more partitions than this. Two, so that one is readable
-    /// while a transaction is open on the other (see `TaskExecutor.rotatePartition`).
+    /// while a transaction is open on the other (see `TaskExecutor.choosePartition`). Give the
+    /// topic at least this many partitions more than `herald.tasks`: each bulk lane then writes
+    /// the deliveries partitions of its own task partitions only.
     public var expressDeliveryPartitions: Int = 2
     /// Members per `SSCAN` page (and views per `HMGET`), and fields per `HSCAN` page.
     public var scanCount: Int = 1_000

@@ -190,6 +190,13 @@ struct KafkaRoundTripTests {
         #expect(producer.deliveryFailureCount == 3)
         #expect(producer.deliveredCount == 0, "successful records are not reported")
         #expect(producer.outstandingCount == 0)
+        // Without success reports, flush steps in 1 ms waits until every record is acknowledged.
+        for number in 0..<50 {
+            try bytes("more\(number)").withUnsafeBytes { try producer.enqueue(to: handle, key: nil, value: $0) }
+        }
+        try await producer.flush()
+        #expect(producer.outstandingCount == 0)
+        #expect(producer.deliveryFailureCount == 3)
 
         let refused = await #expect(throws: KafkaError.self) {
             try await producer.send(KafkaOutgoingMessage(topic: topic, key: nil, value: bytes("x")))
@@ -205,7 +212,9 @@ struct KafkaRoundTripTests {
 
         let consumer = try KafkaConsumer(configuration: broker.consumerConfiguration(group: nil), logger: testLogger)
         try consumer.assign([KafkaTopicPartitionOffset(topic: topic, partition: 0, offset: 0)])
-        let received = try await consumer.collect(2)
+        let all = try await consumer.collect(52)
+        #expect(all.dropFirst(2).map(\.value) == (0..<50).map { bytes("more\($0)") })
+        let received = Array(all.prefix(2))
         #expect(received.map(\.key) == [bytes("key0"), bytes("key1")])
         #expect(received.map(\.value) == [bytes("value0"), bytes("value1")])
         #expect(received.map { $0.timestamp.map { Int64(($0.timeIntervalSince1970 * 1_000).rounded()) } } == [stamp, stamp + 1])

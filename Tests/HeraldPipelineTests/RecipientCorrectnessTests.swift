@@ -100,6 +100,20 @@ struct RecipientCorrectnessTests {
             }
             #expect(partitionsBySlot.count == 16)
             #expect(partitionsBySlot.values.allSatisfy { $0.count == 1 }, "slots whose deliveries span partitions: \(partitionsBySlot.filter { $0.value.count > 1 }.keys.sorted())")
+            // And that partition is the one of the task's partition of `herald.tasks`, which
+            // the consumer group gives to one lane: lanes never share a deliveries partition.
+            let bulkPartitions = harness.configuration.topics.deliveriesPartitions - Int32(express.count)
+            var taskPartitionBySlot: [Int: Int32] = [:]
+            for message in try await harness.records(harness.configuration.topics.tasks) {
+                let task = try JSONDecoder().decode(FanoutTask.self, from: Data(message.value ?? []))
+                guard task.eventId == "rc-0" else { continue }
+                for slot in task.slots { taskPartitionBySlot[slot] = message.partition }
+            }
+            #expect(taskPartitionBySlot.count == 16)
+            for (slot, partitions) in partitionsBySlot {
+                let taskPartition = try #require(taskPartitionBySlot[slot], "slot \(slot) in no task")
+                #expect(partitions == [Int32(express.count) + taskPartition % bulkPartitions], "slot \(slot), task partition \(taskPartition)")
+            }
             let expressTasks = try await harness.records(harness.configuration.topics.expressTasks)
             #expect(expressTasks.isEmpty == plannerDeliversNarrowEvents, "\(expressTasks.count) records on the express task topic")
             for (position, source) in Self.expressions.enumerated() {

@@ -53,7 +53,7 @@ public struct Setting: Sendable, Hashable {
         Setting(.topicPrefix, "herald.", "Prefix of every Kafka topic name (herald.events, herald.tasks, ...)."),
         Setting(.eventPartitions, "4", "Partitions of the events topic (herald topics create)."),
         Setting(.taskPartitions, "8", "Partitions of the task topics; bounds fan-out parallelism."),
-        Setting(.deliveryPartitions, "8", "Partitions of the deliveries topic."),
+        Setting(.deliveryPartitions, "10", "Partitions of the deliveries topic: 2 for one-user deliveries, plus at least the task partitions (each bulk lane then writes partitions no other lane writes)."),
         Setting(.registrationPartitions, "8", "Partitions of the compacted registrations topic."),
         Setting(.replicationFactor, "1", "Replication factor for created topics (3 in production)."),
         Setting(.deliveryRetentionHours, "168", "retention.ms of deliveries and status topics, in hours."),

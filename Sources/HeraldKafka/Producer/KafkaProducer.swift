@@ -140,9 +140,12 @@ public final class KafkaProducer: Sendable {
 
     /// Waits until every queued record is acknowledged or failed, then throws if any record
     /// from `enqueue` failed since the previous flush.
+    /// A producer that reports failed deliveries only flushes in 1 ms steps (see
+    /// `RDKafkaClient.flush`).
     public func flush(timeout: Duration = .seconds(30)) async throws {
         let client = client
-        try await runBlocking(on: blockingQueue) { try client.flush(timeoutMs: timeout.rdKafkaMilliseconds) }
+        let step: Int32? = configuration.reportsSuccessfulDeliveries ? nil : 1
+        try await runBlocking(on: blockingQueue) { try client.flush(timeoutMs: timeout.rdKafkaMilliseconds, stepMs: step) }
         if let failure = deliveries.takeFailures() { throw failure }
     }
 

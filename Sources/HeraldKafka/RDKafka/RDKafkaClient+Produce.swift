@@ -116,10 +116,27 @@ extension RDKafkaClient {
     }
 
     /// Waits until every queued record is acknowledged or failed, or `timeoutMs` passes.
-    func flush(timeoutMs: Int32) throws {
-        let result = rd_kafka_flush(handle, timeoutMs)
-        guard result == RD_KAFKA_RESP_ERR_NO_ERROR else {
-            throw KafkaError(result, operation: "flush", detail: "\(outstandingCount) record(s) still outstanding")
+    ///
+    /// `rd_kafka_flush` sends what lingers at once, then serves the reply queue in waits of up
+    /// to 10 ms, ending one early only when an event arrives. A producer that reports failed
+    /// deliveries only gets no event for an acknowledgement, so each flush would last a whole
+    /// wait; with `stepMs` it flushes in steps that short and returns within a step of the last
+    /// acknowledgement.
+    func flush(timeoutMs: Int32, stepMs: Int32? = nil) throws {
+        guard let stepMs, stepMs > 0, timeoutMs > 0 else {
+            let result = rd_kafka_flush(handle, timeoutMs)
+            guard result == RD_KAFKA_RESP_ERR_NO_ERROR else {
+                throw KafkaError(result, operation: "flush", detail: "\(outstandingCount) record(s) still outstanding")
+            }
+            return
+        }
+        let deadline = ContinuousClock.now + .milliseconds(Int(timeoutMs))
+        while true {
+            let result = rd_kafka_flush(handle, stepMs)
+            if result == RD_KAFKA_RESP_ERR_NO_ERROR { return }
+            guard result == RD_KAFKA_RESP_ERR__TIMED_OUT, ContinuousClock.now < deadline else {
+                throw KafkaError(result, operation: "flush", detail: "\(outstandingCount) record(s) still outstanding")
+            }
         }
     }
 }

@@ -34,7 +34,8 @@ final class FanoutLane: Sendable {
                 ),
                 producer: producer,
                 batchSize: kind == .bulk ? 1 : configuration.expressBatchSize,
-                lagSampleInterval: configuration.lagSampleInterval
+                lagSampleInterval: configuration.lagSampleInterval,
+                gated: kind == .bulk ? .finishAndCommit : .wholeTransaction
             ),
             logger: logger, metrics: metrics
         )
@@ -46,7 +47,11 @@ final class FanoutLane: Sendable {
         defer { delivery.close() }
         await delivery.prepare()
         try await loop.run { [self] batch, producer in
-            try await delivery.deliver(batch.compactMap(decode), producer: producer)
+            // A bulk batch is one task; its partition of `herald.tasks` picks the deliveries
+            // partition, which no other lane then writes.
+            try await delivery.deliver(
+                batch.compactMap(decode), source: lane == .bulk ? batch.first?.partition : nil, producer: producer
+            )
         }
     }
 

@@ -43,15 +43,40 @@ final class TaskDelivery: Sendable {
 
     /// Delivers `tasks` with `producer`, whose transaction is open. Express work makes the
     /// bulk lanes of this process step aside while it runs (`ExpressGate`).
-    func deliver(_ tasks: [FanoutTask], producer: KafkaProducer) async throws -> TransactionalLoop.AfterCommit? {
-        guard !tasks.isEmpty else { return nil }
+    ///
+    /// The deliveries are queued here. The status records (the tasks' progress and the
+    /// event's `completed` status) go to the partition of `herald.status` that every lane of
+    /// the event writes: a bulk lane leaves them to the returned work's `finish`, which the
+    /// loop runs in the `TransactionGate` right before the commit, after the lane's deliveries
+    /// are acknowledged, so the gated part is only the status records and the commit. Express
+    /// work (whose whole transaction is gated) queues them at once.
+    ///
+    /// - Parameter source: the task topic partition the tasks came from (bulk lanes), which
+    ///   decides the deliveries partition (`TaskExecutor.choosePartition`).
+    func deliver(_ tasks: [FanoutTask], source: Int32? = nil, producer: KafkaProducer) async throws -> TransactionalLoop.BatchWork {
+        guard !tasks.isEmpty else { return TransactionalLoop.BatchWork() }
         if lane == .express { ExpressGate.shared.enter() }
         defer { if lane == .express { ExpressGate.shared.leave() } }
-        let statuses = try await onLaneThread { try self.process(tasks, producer: producer) }
-        guard !statuses.isEmpty else { return nil }
-        // After the commit, so `GET /v1/notifications/{id}` never reports deliveries a
-        // `read_committed` consumer cannot see yet.
-        return { await self.onLaneThreadIgnoringErrors { try self.writeStatuses(statuses) } }
+        let outcome = try await onLaneThread { try self.process(tasks, source: source, producer: producer) }
+        var work = TransactionalLoop.BatchWork()
+        let messages = outcome.messages
+        if lane == .bulk {
+            try await producer.flush()
+            work.finish = { producer in
+                for message in messages { try producer.enqueue(message) }
+                // The commit then finds nothing outstanding and ends the transaction at once.
+                try await producer.flush()
+            }
+        } else {
+            for message in messages { try producer.enqueue(message) }
+        }
+        let statuses = outcome.statuses
+        if !statuses.isEmpty {
+            // After the commit, so `GET /v1/notifications/{id}` never reports deliveries a
+            // `read_committed` consumer cannot see yet.
+            work.afterCommit = { await self.onLaneThreadIgnoringErrors { try self.writeStatuses(statuses) } }
+        }
+        return work
     }
 
     /// Express lanes write the first `expressDeliveryPartitions` partitions of the deliveries
@@ -66,15 +91,27 @@ final class TaskDelivery: Sendable {
             logger.notice("deliveries topic too small to reserve express partitions; partitioning by key")
             return nil
         }
+        if lane == .bulk, let tasks = topics[configuration.topics.tasks], tasks > count - reserved {
+            logger.notice("deliveries topic has fewer bulk partitions than the tasks topic: two lanes may write one deliveries partition at a time, and on brokers that resolve overlapping transactions late (Tansu) hide each other's deliveries until both are idle", metadata: [
+                "deliveriesPartitions": "\(count)", "expressPartitions": "\(reserved)", "taskPartitions": "\(tasks)",
+                "advice": "give \(configuration.topics.deliveries) at least \(Int32(tasks) + reserved) partitions",
+            ])
+        }
         return lane == .express ? 0..<reserved : reserved..<count
     }
 
-    /// Runs on the lane's thread: blocking Redis calls and producer enqueues, no awaits.
-    /// Returns the statuses to store in Redis once the transaction committed.
-    private func process(_ tasks: [FanoutTask], producer: KafkaProducer) throws -> [StatusRecord] {
-        let layout = configuration.layout
-        executor.rotatePartition()
+    /// What `process` leaves to do: the status records to queue in the gate, the statuses to
+    /// store in Redis once the transaction committed.
+    private struct Outcome: Sendable {
+        var messages: [KafkaOutgoingMessage] = []
         var statuses: [StatusRecord] = []
+    }
+
+    /// Runs on the lane's thread: blocking Redis calls and producer enqueues, no awaits.
+    private func process(_ tasks: [FanoutTask], source: Int32?, producer: KafkaProducer) throws -> Outcome {
+        let layout = configuration.layout
+        executor.choosePartition(source: source)
+        var outcome = Outcome()
         for task in tasks {
             var log = logger
             log[metadataKey: "eventId"] = "\(task.eventId)"
@@ -86,7 +123,7 @@ final class TaskDelivery: Sendable {
                 throw error
             }
             metrics.tasks.increment()
-            try producer.enqueue(KafkaOutgoingMessage(
+            outcome.messages.append(KafkaOutgoingMessage(
                 topic: configuration.topics.status, key: Array(task.eventId.utf8), value: StatusCoding.encode(progress),
                 headers: [KafkaHeader(key: StatusCoding.typeHeader, value: "progress")]
             ))
@@ -99,7 +136,7 @@ final class TaskDelivery: Sendable {
                 eventId: task.eventId, taskCount: task.taskCount, publishedAt: task.event.publishedAt, acceptedAt: task.plannedAt
             )
             if snapshot.completedBy == task.taskIndex {
-                try producer.enqueue(KafkaOutgoingMessage(
+                outcome.messages.append(KafkaOutgoingMessage(
                     topic: configuration.topics.status, key: Array(task.eventId.utf8), value: StatusCoding.encode(record),
                     headers: [KafkaHeader(key: StatusCoding.typeHeader, value: "status")]
                 ))
@@ -109,13 +146,13 @@ final class TaskDelivery: Sendable {
                 ])
             }
             if record.state == .processing || snapshot.completedBy == task.taskIndex {
-                statuses.append(record)
+                outcome.statuses.append(record)
             }
             log.debug("task done", metadata: [
                 "task": "\(task.taskIndex + 1)/\(task.taskCount)", "delivered": "\(progress.delivered.total)", "skipped": "\(progress.skipped)",
             ])
         }
-        return statuses
+        return outcome
     }
 
     /// Stores statuses at `herald:status:<id>` (never moving one backwards, see `StatusScripts`).

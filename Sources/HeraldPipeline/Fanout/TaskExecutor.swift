@@ -31,8 +31,8 @@ final class TaskExecutor: @unchecked Sendable {
     /// The deliveries partitions this lane writes to (set before the lane starts); nil lets
     /// the producer partition by key over the whole topic.
     var deliveryPartitions: Range<Int32>?
-    /// The partition every delivery of the current transaction goes to (`rotatePartition`).
-    private var transactionPartition: Int32?
+    /// The partition every delivery of the current transaction goes to (`choosePartition`).
+    private(set) var transactionPartition: Int32?
     private var rotation = Int.random(in: 0..<4_096)
     /// The deliveries topic of the producer of the task being run (`run` sets it).
     private var deliveriesTopic: KafkaProducerTopic?
@@ -335,19 +335,28 @@ final class TaskExecutor: @unchecked Sendable {
         }
     }
 
-    /// Moves to the next partition of the lane's range; call once per transaction, before
-    /// its first delivery.
+    /// Picks the partition every delivery of the next transaction goes to; call once per
+    /// transaction, before its first delivery.
     ///
-    /// All deliveries of one transaction go to one partition, and the next transaction of the
-    /// lane goes to the next one. A `read_committed` reader cannot read a partition past a
-    /// transaction that is open on it (Apache Kafka: past the open transaction's first offset;
-    /// Tansu: not at all while one is open), so a lane that spread every transaction over all
-    /// its partitions would keep each of them blocked almost all the time. Rotating leaves
-    /// every partition but the ones being written readable, and what a transaction committed
-    /// readable while the lane writes the next one.
-    func rotatePartition() {
+    /// All deliveries of one transaction go to one partition. A `read_committed` reader cannot
+    /// read a partition past a transaction that is open on it, so a lane that spread every
+    /// transaction over all its partitions would keep each of them blocked almost all the time.
+    ///
+    /// With `source`, the partition of `herald.tasks` the task came from, the lane writes the
+    /// deliveries partition that belongs to that task partition (`range.lowerBound + source %
+    /// range.count`). The consumer group gives each task partition to one lane, so as long as
+    /// the range has at least as many partitions as `herald.tasks`, no two lanes (in any
+    /// worker) ever write one deliveries partition at the same time: no lane's open
+    /// transaction holds back what another committed, on Apache Kafka or on Tansu, where
+    /// overlapping writers keep each other hidden (`TransactionGate`). Without `source` (the
+    /// express path) it moves to the next partition of the range.
+    func choosePartition(source: Int32? = nil) {
         guard let range = deliveryPartitions, !range.isEmpty else {
             transactionPartition = nil
+            return
+        }
+        if let source, source >= 0 {
+            transactionPartition = range.lowerBound + source % Int32(range.count)
             return
         }
         rotation &+= 1

@@ -6,7 +6,8 @@ import ServiceLifecycle
 
 /// The planner role: `herald.events` in, tasks, statuses and dead letters out, one
 /// transaction per batch of events; with `plannerDeliversNarrowEvents`, also the deliveries of
-/// narrow events. On graceful shutdown it finishes the batch in hand,
+/// narrow events. Each transaction passes whole through the `TransactionGate` (it writes the
+/// status topic, as the fan-out lanes do). On graceful shutdown it finishes the batch in hand,
 /// commits it and leaves the consumer group.
 public final class PlannerService: Service, Sendable {
     public let configuration: PipelineConfiguration
@@ -52,7 +53,7 @@ public final class PlannerService: Service, Sendable {
         try await withGracefulShutdownHandler {
             try await loop.run { batch, producer in
                 let narrow = try await planner.handle(batch, producer: producer)
-                guard let delivery, !narrow.isEmpty else { return nil }
+                guard let delivery, !narrow.isEmpty else { return TransactionalLoop.BatchWork() }
                 return try await delivery.deliver(narrow, producer: producer)
             }
         } onGracefulShutdown: {

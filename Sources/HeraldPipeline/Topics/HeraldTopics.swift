@@ -24,7 +24,9 @@ public struct HeraldTopics: Sendable, Hashable {
     public var tasksPartitions: Int32 = 12
     public var expressTasksPartitions: Int32 = 3
     /// Partitions of `deliveries`: consumer parallelism of the delivery senders downstream.
-    public var deliveriesPartitions: Int32 = 12
+    /// The express partitions (`PipelineConfiguration.expressDeliveryPartitions`, 2) plus at
+    /// least one per partition of `tasks`, so that no two bulk lanes share one.
+    public var deliveriesPartitions: Int32 = 14
     public var statusPartitions: Int32 = 3
     /// 1 for a single broker; 3 in production.
     public var replicationFactor: Int16 = 1

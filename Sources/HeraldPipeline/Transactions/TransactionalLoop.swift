@@ -23,14 +23,34 @@ final class TransactionalLoop: Sendable {
         var batchSize: Int
         var pollTimeout: Duration = .milliseconds(100)
         var lagSampleInterval: Duration = .seconds(15)
+        /// Where the loop passes through the `TransactionGate`: the whole transaction (short
+        /// ones: the planner, express lanes), or only `BatchWork.finish` and the commit (bulk
+        /// lanes, whose deliveries go to partitions no other lane writes).
+        var gated: GatedPart = .wholeTransaction
+        var gate: TransactionGate = .shared
     }
+
+    enum GatedPart: Sendable { case wholeTransaction, finishAndCommit }
 
     /// Work to do once the batch's transaction committed (best effort: it is not redone
     /// if the process dies first).
     typealias AfterCommit = @Sendable () async -> Void
 
+    /// What a handled batch leaves to the loop.
+    struct BatchWork: Sendable {
+        /// Queues the batch's last records, the ones on partitions other transactions of this
+        /// process write too; run in the gate, right before the commit.
+        var finish: (@Sendable (KafkaProducer) async throws -> Void)?
+        var afterCommit: AfterCommit?
+
+        init(finish: (@Sendable (KafkaProducer) async throws -> Void)? = nil, afterCommit: AfterCommit? = nil) {
+            self.finish = finish
+            self.afterCommit = afterCommit
+        }
+    }
+
     /// Handles one batch inside the open transaction; produce with `producer.enqueue`.
-    typealias Handler = @Sendable (_ batch: [KafkaMessage], _ producer: KafkaProducer) async throws -> AfterCommit?
+    typealias Handler = @Sendable (_ batch: [KafkaMessage], _ producer: KafkaProducer) async throws -> BatchWork
 
     let settings: Settings
     private let logger: Logger
@@ -101,23 +121,20 @@ final class TransactionalLoop: Sendable {
 
             do {
                 let started = ContinuousClock.now
-                try activeProducer.beginTransaction()
-                let afterCommit = try await handle(batch, activeProducer)
-                let handled = ContinuousClock.now
-                try await activeProducer.sendOffsetsToTransaction(
-                    Self.nextOffsets(batch), groupMetadata: try activeConsumer.groupMetadata()
-                )
-                let offsetsSent = ContinuousClock.now
-                try await activeProducer.commitTransaction()
-                let committed = ContinuousClock.now
+                let gate = settings.gate
+                var (timings, afterCommit) = try await settings.gated == .wholeTransaction
+                    ? gate.pass { try await transact(batch, activeProducer, activeConsumer, handle, gatedFrom: nil) }
+                    : transact(batch, activeProducer, activeConsumer, handle, gatedFrom: gate)
+                if settings.gated == .wholeTransaction { timings.gateWait = timings.began - started }
                 committedBatches.add(1, ordering: .relaxed)
                 await afterCommit?()
                 failures = 0
                 logger.debug("\(settings.name): batch committed", metadata: [
                     "records": "\(batch.count)",
-                    "handleMs": "\(Self.milliseconds(handled - started))",
-                    "offsetsMs": "\(Self.milliseconds(offsetsSent - handled))",
-                    "commitMs": "\(Self.milliseconds(committed - offsetsSent))",
+                    "gateWaitMs": "\(Self.milliseconds(timings.gateWait))",
+                    "handleMs": "\(Self.milliseconds(timings.handled - timings.began))",
+                    "offsetsMs": "\(Self.milliseconds(timings.offsetsSent - timings.handled))",
+                    "commitMs": "\(Self.milliseconds(timings.committed - timings.finishing))",
                 ])
             } catch {
                 metrics.countError(error)
@@ -148,6 +165,43 @@ final class TransactionalLoop: Sendable {
         }
         producer = nil
         logger.info("\(settings.name): stopped", metadata: ["batches": "\(batchesCommitted)"])
+    }
+
+    private struct Timings: Sendable {
+        var began: ContinuousClock.Instant
+        var handled: ContinuousClock.Instant
+        var offsetsSent: ContinuousClock.Instant
+        /// When `finish` started, in the gate.
+        var finishing: ContinuousClock.Instant
+        var committed: ContinuousClock.Instant
+        /// Time spent waiting for the gate.
+        var gateWait: Duration
+    }
+
+    /// One batch's transaction: begin, handle, offsets, finish, commit. With `gatedFrom`,
+    /// `finish` and the commit pass through that gate (otherwise the caller holds it).
+    private func transact(
+        _ batch: [KafkaMessage], _ producer: KafkaProducer, _ consumer: KafkaConsumer, _ handle: Handler,
+        gatedFrom gate: TransactionGate?
+    ) async throws -> (Timings, AfterCommit?) {
+        let began = ContinuousClock.now
+        try producer.beginTransaction()
+        let work = try await handle(batch, producer)
+        let handled = ContinuousClock.now
+        try await producer.sendOffsetsToTransaction(Self.nextOffsets(batch), groupMetadata: try consumer.groupMetadata())
+        let offsetsSent = ContinuousClock.now
+        let finishAndCommit = { @Sendable () async throws -> (ContinuousClock.Instant, ContinuousClock.Instant) in
+            let entered = ContinuousClock.now
+            try await work.finish?(producer)
+            try await producer.commitTransaction()
+            return (entered, ContinuousClock.now)
+        }
+        let (finishing, committed) = if let gate { try await gate.pass(finishAndCommit) } else { try await finishAndCommit() }
+        let timings = Timings(
+            began: began, handled: handled, offsetsSent: offsetsSent, finishing: finishing, committed: committed,
+            gateWait: finishing - offsetsSent
+        )
+        return (timings, work.afterCommit)
     }
 
     /// For each partition in the batch, the offset after its last record.
