@@ -118,10 +118,10 @@ extension RDKafkaClient {
     /// Waits until every queued record is acknowledged or failed, or `timeoutMs` passes.
     ///
     /// `rd_kafka_flush` sends what lingers at once, then serves the reply queue in waits of up
-    /// to 10 ms, ending one early only when an event arrives. A producer that reports failed
-    /// deliveries only gets no event for an acknowledgement, so each flush would last a whole
-    /// wait; with `stepMs` it flushes in steps that short and returns within a step of the last
-    /// acknowledgement.
+    /// to 10 ms, ending one early only when an event arrives there. A producer that reports
+    /// failed deliveries only gets no event for an acknowledgement, and one whose poll thread
+    /// serves the reports rarely sees one, so each flush would last a whole wait; with `stepMs`
+    /// it flushes in steps that short and returns within a step of the last acknowledgement.
     func flush(timeoutMs: Int32, stepMs: Int32? = nil) throws {
         guard let stepMs, stepMs > 0, timeoutMs > 0 else {
             let result = rd_kafka_flush(handle, timeoutMs)

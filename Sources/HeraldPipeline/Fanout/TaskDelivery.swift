@@ -64,8 +64,6 @@ final class TaskDelivery: Sendable {
             try await producer.flush()
             work.finish = { producer in
                 for message in messages { try producer.enqueue(message) }
-                // The commit then finds nothing outstanding and ends the transaction at once.
-                try await producer.flush()
             }
         } else {
             for message in messages { try producer.enqueue(message) }

@@ -193,6 +193,9 @@ final class TransactionalLoop: Sendable {
         let finishAndCommit = { @Sendable () async throws -> (ContinuousClock.Instant, ContinuousClock.Instant) in
             let entered = ContinuousClock.now
             try await work.finish?(producer)
+            // Wait for the acknowledgements here, in short steps: the commit's own flush would
+            // notice the last one up to 10 ms late. The commit then ends the transaction at once.
+            try await producer.flush()
             try await producer.commitTransaction()
             return (entered, ContinuousClock.now)
         }
