@@ -280,15 +280,28 @@ struct PopulationPhase {
             while published.contains(where: { watcher.stats($0.id).count == 0 }) && ContinuousClock.now < deadline {
                 try await Task.sleep(for: .milliseconds(20))
             }
-            let latencies = published.compactMap { entry in
+            // Per event, in publish order: publish to seen, to rendered (the worker's clock), to
+            // accepted (the planner's status).
+            let seenEach = published.map { entry in
                 watcher.stats(entry.id).firstSeen.map { $0.timeIntervalSince(entry.at) * 1_000 }
             }
-            let toRendered = published.compactMap { entry -> Double? in
+            let renderedEach = published.map { entry -> Double? in
                 guard let bytes = watcher.stats(entry.id).firstRecord,
                       let record = try? JSONDecoder().decode(DeliveryRecord.self, from: Data(bytes)) else { return nil }
                 return record.renderedAt.timeIntervalSince(entry.at) * 1_000
             }
-            let toAccepted = await acceptedMilliseconds(published)
+            let acceptedEach = await acceptedMilliseconds(published)
+            let latencies = seenEach.compactMap { $0 }
+            let toRendered = renderedEach.compactMap { $0 }
+            let toAccepted = acceptedEach.compactMap { $0 }
+            let firstPublish = published.first?.at ?? Date()
+            let samples = published.indices.map { index in
+                BenchmarkReport.LatencySample(
+                    publishedSeconds: published[index].at.timeIntervalSince(firstPublish),
+                    acceptedMilliseconds: acceptedEach[index], renderedMilliseconds: renderedEach[index],
+                    seenMilliseconds: seenEach[index]
+                )
+            }
             let percentiles = Percentiles(latencies)
             let rendered = Percentiles(toRendered)
             let accepted = Percentiles(toAccepted)
@@ -298,9 +311,15 @@ struct PopulationPhase {
                 renderedP50Milliseconds: toRendered.isEmpty ? nil : rendered.value(50),
                 renderedP99Milliseconds: toRendered.isEmpty ? nil : rendered.value(99),
                 acceptedP50Milliseconds: toAccepted.isEmpty ? nil : accepted.value(50),
-                acceptedP99Milliseconds: toAccepted.isEmpty ? nil : accepted.value(99)
+                acceptedP99Milliseconds: toAccepted.isEmpty ? nil : accepted.value(99),
+                samples: samples
             )
             Console.say("  latency (\(label)): \(latencies.count)/\(published.count) seen, p50 \(Console.fixed(result.p50Milliseconds)) ms, p99 \(Console.fixed(result.p99Milliseconds)) ms, max \(Console.fixed(result.maxMilliseconds)) ms; publish to accepted p50 \(Console.fixed(accepted.value(50))) / p99 \(Console.fixed(accepted.value(99))) ms, to rendered p50 \(Console.fixed(rendered.value(50))) / p99 \(Console.fixed(rendered.value(99))) ms")
+            // The slowest events, to tell a slow planner (accepted), a slow worker (rendered) and
+            // a late read (seen) apart, and where in the phase they were.
+            for sample in samples.sorted(by: { ($0.seenMilliseconds ?? .infinity) > ($1.seenMilliseconds ?? .infinity) }).prefix(3) {
+                Console.say("    slowest: published at +\(Console.fixed(sample.publishedSeconds, 2)) s, accepted \(sample.acceptedMilliseconds.map { Console.fixed($0) } ?? "-") / rendered \(sample.renderedMilliseconds.map { Console.fixed($0) } ?? "-") / seen \(sample.seenMilliseconds.map { Console.fixed($0) } ?? "never") ms")
+            }
             return result
         }
 
@@ -329,15 +348,15 @@ struct PopulationPhase {
         }
 
         /// Publish to the planner's `acceptedAt` of each event (from its status in Redis).
-        private func acceptedMilliseconds(_ published: [(id: String, at: Date)]) async -> [Double] {
+        /// Publish to the planner's `acceptedAt` of each event, nil where its status is missing.
+        private func acceptedMilliseconds(_ published: [(id: String, at: Date)]) async -> [Double?] {
             let pool = RedisConnectionPool(configuration: phase.configuration.redis, size: 1)
             defer { pool.shutdown() }
             let reader = StatusReader(pool: pool, layout: phase.configuration.layout)
-            var result: [Double] = []
+            var result: [Double?] = []
             for entry in published {
-                if let status = try? await reader.status(eventId: entry.id) {
-                    result.append(status.timings.acceptedAt.timeIntervalSince(entry.at) * 1_000)
-                }
+                let status = try? await reader.status(eventId: entry.id)
+                result.append(status.map { $0.timings.acceptedAt.timeIntervalSince(entry.at) * 1_000 })
             }
             return result
         }

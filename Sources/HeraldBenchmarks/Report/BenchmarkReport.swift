@@ -125,6 +125,19 @@ public struct BenchmarkReport: Sendable, Codable {
         /// Publish to the planner's `acceptedAt` (the event was polled and planned).
         public var acceptedP50Milliseconds: Double?
         public var acceptedP99Milliseconds: Double?
+        /// Every event in publish order. Absent in reports older than this field.
+        public var samples: [LatencySample]?
+    }
+
+    /// One one-recipient event of a latency run.
+    public struct LatencySample: Sendable, Codable, Hashable {
+        /// Seconds after the run's first publish.
+        public var publishedSeconds: Double
+        /// Publish to the planner's `acceptedAt`, to the delivery's `renderedAt`, to the
+        /// moment the reader saw it; nil when not known (never seen: `seenMilliseconds` nil).
+        public var acceptedMilliseconds: Double?
+        public var renderedMilliseconds: Double?
+        public var seenMilliseconds: Double?
     }
 
     public struct Memory: Sendable, Codable, Hashable {
