@@ -146,7 +146,7 @@ public final class KafkaProducer: Sendable {
     /// reports, so `rd_kafka_flush`'s own waits rarely see one and would each last 10 ms.
     public func flush(timeout: Duration = .seconds(30)) async throws {
         let client = client
-        try await runBlocking(on: blockingQueue) { try client.flush(timeoutMs: timeout.rdKafkaMilliseconds, stepMs: 1) }
+        try await runBlocking(on: blockingQueue) { try client.flush(timeoutMs: timeout.rdKafkaMilliseconds) }
         if let failure = deliveries.takeFailures() { throw failure }
     }
 

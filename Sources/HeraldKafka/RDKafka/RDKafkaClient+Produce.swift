@@ -120,19 +120,12 @@ extension RDKafkaClient {
     /// `rd_kafka_flush` sends what lingers at once, then serves the reply queue in waits of up
     /// to 10 ms, ending one early only when an event arrives there. A producer that reports
     /// failed deliveries only gets no event for an acknowledgement, and one whose poll thread
-    /// serves the reports rarely sees one, so each flush would last a whole wait; with `stepMs`
-    /// it flushes in steps that short and returns within a step of the last acknowledgement.
-    func flush(timeoutMs: Int32, stepMs: Int32? = nil) throws {
-        guard let stepMs, stepMs > 0, timeoutMs > 0 else {
-            let result = rd_kafka_flush(handle, timeoutMs)
-            guard result == RD_KAFKA_RESP_ERR_NO_ERROR else {
-                throw KafkaError(result, operation: "flush", detail: "\(outstandingCount) record(s) still outstanding")
-            }
-            return
-        }
-        let deadline = ContinuousClock.now + .milliseconds(Int(timeoutMs))
+    /// serves the reports rarely sees one, so each flush would last a whole wait; this flushes
+    /// in `stepMs` steps and returns within a step of the last acknowledgement.
+    func flush(timeoutMs: Int32, stepMs: Int32 = 1) throws {
+        let deadline = ContinuousClock.now + .milliseconds(Int(max(0, timeoutMs)))
         while true {
-            let result = rd_kafka_flush(handle, stepMs)
+            let result = rd_kafka_flush(handle, max(1, min(stepMs, timeoutMs)))
             if result == RD_KAFKA_RESP_ERR_NO_ERROR { return }
             guard result == RD_KAFKA_RESP_ERR__TIMED_OUT, ContinuousClock.now < deadline else {
                 throw KafkaError(result, operation: "flush", detail: "\(outstandingCount) record(s) still outstanding")
