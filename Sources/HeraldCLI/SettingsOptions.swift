@@ -23,6 +23,8 @@ struct SettingsOptions: ParsableArguments {
     @Option(help: ArgumentHelp(Setting.help(.narrowEvents), visibility: .hidden)) var narrowEvents: String?
     @Option(help: ArgumentHelp(Setting.help(.deliveriesPerTask), visibility: .hidden)) var deliveriesPerTask: String?
     @Option(help: ArgumentHelp(Setting.help(.taskFetchWaitMs), visibility: .hidden)) var taskFetchWaitMs: String?
+    @Option(help: ArgumentHelp(Setting.help(.plannerFetchWaitMs), visibility: .hidden)) var plannerFetchWaitMs: String?
+    @Option(help: ArgumentHelp(Setting.help(.bulkLanes), visibility: .hidden)) var bulkLanes: String?
     @Option(help: ArgumentHelp(Setting.help(.instanceId), visibility: .hidden)) var instanceId: String?
     @Option(help: ArgumentHelp(Setting.help(.sessionTimeoutMs), visibility: .hidden)) var sessionTimeoutMs: String?
     @Option(help: ArgumentHelp(Setting.help(.lingerMs), visibility: .hidden)) var lingerMs: String?
@@ -57,6 +59,8 @@ struct SettingsOptions: ParsableArguments {
             .narrowEvents: narrowEvents,
             .deliveriesPerTask: deliveriesPerTask,
             .taskFetchWaitMs: taskFetchWaitMs,
+            .plannerFetchWaitMs: plannerFetchWaitMs,
+            .bulkLanes: bulkLanes,
             .instanceId: instanceId,
             .sessionTimeoutMs: sessionTimeoutMs,
             .lingerMs: lingerMs,

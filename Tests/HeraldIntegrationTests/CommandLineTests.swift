@@ -52,6 +52,9 @@ struct CommandLineTests {
             ("--narrow-events", "sideways", "'sideways' for --narrow-events (HERALD_NARROW_EVENTS): expected planner or express-lane"),
             ("--task-fetch-wait-ms", "soon", "'soon' for --task-fetch-wait-ms (HERALD_TASK_FETCH_WAIT_MS): expected a whole number"),
             ("--task-fetch-wait-ms", "-5", "'-5' for --task-fetch-wait-ms (HERALD_TASK_FETCH_WAIT_MS): expected milliseconds from 0 to 300000"),
+            ("--planner-fetch-wait-ms", "400000", "'400000' for --planner-fetch-wait-ms (HERALD_PLANNER_FETCH_WAIT_MS): expected milliseconds from 0 to 300000"),
+            ("--bulk-lanes", "0", "'0' for --bulk-lanes (HERALD_BULK_LANES): expected a lane count from 1 to 64"),
+            ("--bulk-lanes", "two", "'two' for --bulk-lanes (HERALD_BULK_LANES): expected a whole number"),
             ("--kafka-config-file", "/nonexistent/kafka.properties", "'/nonexistent/kafka.properties' for --kafka-config-file (HERALD_KAFKA_CONFIG_FILE): expected a readable UTF-8 file of key=value lines"),
         ]
     )

@@ -92,6 +92,14 @@ extension HeraldSettings {
         guard (0...300_000).contains(configuration.taskFetchWaitMaxMs) else {
             throw SettingError(key: .taskFetchWaitMs, value: self[.taskFetchWaitMs], expected: "milliseconds from 0 to 300000")
         }
+        configuration.plannerFetchWaitMaxMs = try int(.plannerFetchWaitMs)
+        guard (0...300_000).contains(configuration.plannerFetchWaitMaxMs) else {
+            throw SettingError(key: .plannerFetchWaitMs, value: self[.plannerFetchWaitMs], expected: "milliseconds from 0 to 300000")
+        }
+        configuration.bulkLanes = try int(.bulkLanes)
+        guard (1...64).contains(configuration.bulkLanes) else {
+            throw SettingError(key: .bulkLanes, value: self[.bulkLanes], expected: "a lane count from 1 to 64")
+        }
         switch self[.narrowEvents].lowercased() {
         case "planner": configuration.plannerDeliversNarrowEvents = true
         case "express-lane": configuration.plannerDeliversNarrowEvents = false
