@@ -21,7 +21,6 @@ struct PopulationPhase {
     let configuration: PipelineConfiguration
     let options: BenchmarkOptions
     let environment: BenchmarkEnvironment
-    let ceilingPerSecond: Double?
     let redisPID: Int32?
     let brokerPID: Int32?
 
@@ -243,7 +242,7 @@ struct PopulationPhase {
                 label: label, population: phase.population.count, eventId: eventId,
                 audience: event.audience.expression.map { "\($0)" } ?? "broadcast",
                 expected: expected, observed: observed, firstDeliverySeconds: first, seconds: seconds,
-                deliveriesPerSecond: perSecond, ratioToCeiling: phase.ceilingPerSecond.map { perSecond / $0 },
+                deliveriesPerSecond: perSecond, ratioToCeiling: nil,
                 statusTargets: status?.targets.total, statusTasks: status?.tasks.planned,
                 acceptedSeconds: status.map { $0.timings.acceptedAt.timeIntervalSince(published) },
                 renderedFirstSeconds: status?.timings.firstDeliveryAt.map { $0.timeIntervalSince(published) },

@@ -10,6 +10,25 @@ extension BenchmarkReport {
         public static let peakRSSBytes = 300 * 1_048_576
     }
 
+    /// Rows of one ceiling measurement, each rate against the reference of every ratio.
+    private func ceilingRows(_ title: String, _ ceiling: Ceiling, reference: Double) -> [(String, String, String)] {
+        func relative(_ rate: Double) -> String {
+            rate == reference ? "reference = 1.00 (the better ceiling)" : "\(Console.fixed(rate / reference, 2)) x reference"
+        }
+        var rows: [(String, String, String)] = []
+        if let observed = ceiling.observedPerSecond {
+            rows.append((
+                "\(title), transactional, seen by consumer (\(ceiling.producers) producers, \(ceiling.transactions) txns)",
+                "\(Console.count(Int(observed))) rec/s (\(Console.fixed(ceiling.averageRecordBytes, 0)) B avg)",
+                relative(observed)
+            ))
+        }
+        rows.append(("\(title), transactional, until last commit", "\(Console.count(Int(ceiling.transactionalPerSecond))) rec/s", relative(ceiling.transactionalPerSecond)))
+        if let cpu = ceiling.cpu { rows.append(cpuRow(cpu)) }
+        rows.append(("\(title), idempotent, no transactions", "\(Console.count(Int(ceiling.idempotentPerSecond))) rec/s", relative(ceiling.idempotentPerSecond)))
+        return rows
+    }
+
     private func cpuRow(_ cpu: CPUAccount) -> (String, String, String) {
         let wall = Swift.max(cpu.wallSeconds, 1e-9)
         return (
@@ -25,26 +44,11 @@ extension BenchmarkReport {
         var rows: [(String, String, String)] = []
         func verdict(_ met: Bool) -> String { met ? "met" : "NOT met" }
 
-        if let ceiling {
-            let reference = ceiling.observedPerSecond ?? ceiling.transactionalPerSecond
-            if let observed = ceiling.observedPerSecond {
-                rows.append((
-                    "broker ceiling, transactional, seen by consumer (\(ceiling.producers) producers, \(ceiling.transactions) txns)",
-                    "\(Console.count(Int(observed))) rec/s (\(Console.fixed(ceiling.averageRecordBytes, 0)) B avg)",
-                    "reference = 1.00"
-                ))
+        if let reference = ceilingReference {
+            for (title, measured) in [("broker ceiling", ceiling), ("broker ceiling again, after the fan-outs", ceilingAfter)] {
+                guard let measured else { continue }
+                rows.append(contentsOf: ceilingRows(title, measured, reference: reference))
             }
-            rows.append((
-                "broker ceiling, transactional, until last commit",
-                "\(Console.count(Int(ceiling.transactionalPerSecond))) rec/s",
-                ceiling.observedPerSecond == nil ? "reference = 1.00" : "\(Console.fixed(ceiling.transactionalPerSecond / reference, 2)) x reference"
-            ))
-            if let cpu = ceiling.cpu { rows.append(cpuRow(cpu)) }
-            rows.append((
-                "broker ceiling, idempotent, no transactions",
-                "\(Console.count(Int(ceiling.idempotentPerSecond))) rec/s",
-                "\(Console.fixed(ceiling.idempotentPerSecond / reference, 2)) x reference"
-            ))
         }
         for seed in seeding {
             if let check = seed.identityCheck {

@@ -9,7 +9,11 @@ public struct BenchmarkReport: Sendable, Codable {
     public var machine: MachineDescription
     public var settings: Settings
     public var micro: [Micro] = []
+    /// The broker ceiling, measured first.
     public var ceiling: Ceiling?
+    /// The same measurement again, after the main population's fan-out phases (their workers
+    /// stopped). Absent in reports older than this field and in runs without fan-outs.
+    public var ceilingAfter: Ceiling?
     public var seeding: [Seeding] = []
     public var fanouts: [Fanout] = []
     public var latency: [Latency] = []
@@ -40,7 +44,23 @@ public struct BenchmarkReport: Sendable, Codable {
         public var runs: [Double]
     }
 
-    /// The broker ceiling; `observedPerSecond` is the reference of every ratio.
+    /// What every ratio divides by: the higher of the ceilings measured (each as seen by the
+    /// consumer when it was). Other work on a shared machine can only slow a measurement
+    /// down, so the better one is the closer estimate of what the broker can take, and the
+    /// ratio is never flattered by a ceiling measured at a bad moment.
+    public var ceilingReference: Double? {
+        [ceiling, ceilingAfter].compactMap { $0?.referencePerSecond }.max()
+    }
+
+    /// Sets every fan-out's `ratioToCeiling` against `ceilingReference` (nil without one).
+    public mutating func applyCeilingReference() {
+        let reference = ceilingReference
+        for index in fanouts.indices {
+            fanouts[index].ratioToCeiling = reference.map { fanouts[index].deliveriesPerSecond / $0 }
+        }
+    }
+
+    /// One broker-ceiling measurement; `referencePerSecond` is what ratios use.
     public struct Ceiling: Sendable, Codable, Hashable {
         public var records: Int
         public var averageRecordBytes: Double
@@ -56,6 +76,9 @@ public struct BenchmarkReport: Sendable, Codable {
         public var idempotentPerSecond: Double
         /// CPU during the transactional run (producers count as `benchmark`).
         public var cpu: CPUAccount?
+
+        /// The rate as the consumer saw it, or until the last commit when nothing watched.
+        public var referencePerSecond: Double { observedPerSecond ?? transactionalPerSecond }
     }
 
     public struct Seeding: Sendable, Codable, Hashable {
@@ -77,6 +100,7 @@ public struct BenchmarkReport: Sendable, Codable {
         public var firstDeliverySeconds: Double
         public var seconds: Double
         public var deliveriesPerSecond: Double
+        /// `deliveriesPerSecond` over `BenchmarkReport.ceilingReference`.
         public var ratioToCeiling: Double?
         /// From the final status record (`herald:status:<id>`), when it was read.
         public var statusTargets: Int?

@@ -10,7 +10,9 @@ final class WorkerProcess: @unchecked Sendable {
     init(launch: WorkerLaunch, spec: WorkerSpec, logDirectory: URL) throws {
         self.spec = spec
         logFile = logDirectory.appendingPathComponent("worker-\(spec.instanceId).log")
-        FileManager.default.createFile(atPath: logFile.path, contents: nil)
+        guard FileManager.default.createFile(atPath: logFile.path, contents: nil) else {
+            throw BenchmarkError("cannot create the worker log \(logFile.path)", code: "worker_log")
+        }
         let log = try FileHandle(forWritingTo: logFile)
         process = Process()
         process.executableURL = URL(fileURLWithPath: launch.executable)

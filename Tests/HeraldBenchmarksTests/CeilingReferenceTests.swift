@@ -1,0 +1,69 @@
+@testable import HeraldBenchmarks
+import Testing
+
+@Suite("Benchmark ratios and the ceiling they divide by")
+struct CeilingReferenceTests {
+    private func report(first: Double?, after: Double?, broadcastPerSecond: Double) -> BenchmarkReport {
+        func ceiling(_ seen: Double?) -> BenchmarkReport.Ceiling? {
+            seen.map {
+                BenchmarkReport.Ceiling(
+                    records: 400_000, averageRecordBytes: 722, producers: 2, transactions: 16, partitions: 10,
+                    transactionalSeconds: 1, transactionalPerSecond: $0 * 1.05, observedSeconds: 1, observedPerSecond: $0,
+                    idempotentSeconds: 1, idempotentPerSecond: $0 * 1.7, cpu: nil
+                )
+            }
+        }
+        var report = BenchmarkReport(
+            runId: "bench-test", startedAt: "2026-11-22T00:00:00Z",
+            machine: MachineDescription(
+                processors: 2, memoryBytes: 1, cpuModel: "test", kernel: "test", loadAverageAtStart: 0, librdkafka: "test",
+                broker: "test", brokerBootstrap: "127.0.0.1:1", redis: "test"
+            ),
+            settings: BenchmarkReport.Settings(
+                registrations: 1_000_000, memorySizes: [], workers: 1, bulkLanesPerWorker: 2, expressLanesPerWorker: 1,
+                partitions: 10, slots: 256, tasksPerBroadcast: 16, lingerMs: 25, compression: "lz4", seedPath: "bulk"
+            )
+        )
+        report.ceiling = ceiling(first)
+        report.ceilingAfter = ceiling(after)
+        report.fanouts = [BenchmarkReport.Fanout(
+            label: "broadcast", population: 1_000_000, eventId: "e", audience: "broadcast", expected: 1_000_000,
+            observed: 1_000_000, firstDeliverySeconds: 0.2, seconds: 1_000_000 / broadcastPerSecond,
+            deliveriesPerSecond: broadcastPerSecond, ratioToCeiling: nil,
+            cpu: BenchmarkReport.CPUAccount(wallSeconds: 1, workers: 1, broker: 1, redis: 1, benchmark: 1)
+        )]
+        report.applyCeilingReference()
+        return report
+    }
+
+    @Test("the better of the two ceilings is the reference, whichever came first")
+    func betterCeilingIsReference() {
+        let lowFirst = report(first: 200_000, after: 320_000, broadcastPerSecond: 280_000)
+        #expect(lowFirst.ceilingReference == 320_000)
+        #expect(lowFirst.fanouts[0].ratioToCeiling == 280_000.0 / 320_000)
+        let lowAfter = report(first: 360_000, after: 250_000, broadcastPerSecond: 210_000)
+        #expect(lowAfter.ceilingReference == 360_000)
+        #expect(lowAfter.fanouts[0].ratioToCeiling == 210_000.0 / 360_000)
+    }
+
+    @Test("one ceiling alone is the reference, and no ceiling means no ratio")
+    func singleOrNoCeiling() {
+        #expect(report(first: 300_000, after: nil, broadcastPerSecond: 240_000).fanouts[0].ratioToCeiling == 0.8)
+        let none = report(first: nil, after: nil, broadcastPerSecond: 240_000)
+        #expect(none.ceilingReference == nil)
+        #expect(none.fanouts[0].ratioToCeiling == nil)
+    }
+
+    @Test("the table shows both ceilings against the reference and judges the fan-out by it")
+    func tableNamesTheReference() {
+        let lines = report(first: 200_000, after: 320_000, broadcastPerSecond: 280_000).table.split(separator: "\n")
+        func line(_ start: String) -> Substring? { lines.first { $0.hasPrefix("| \(start)") } }
+        let first = line("broker ceiling, transactional, seen by consumer")
+        #expect(first?.contains("200,000 rec/s") == true)
+        #expect(first?.contains("0.62 x reference") == true)
+        let after = line("broker ceiling again, after the fan-outs, transactional, seen by consumer")
+        #expect(after?.contains("320,000 rec/s") == true)
+        #expect(after?.contains("reference = 1.00 (the better ceiling)") == true)
+        #expect(line("broadcast R=1,000,000")?.contains("0.88 x ceiling (>= 0.8: met)") == true)
+    }
+}
