@@ -72,10 +72,7 @@ extension HeraldSettings {
     }
 
     public func layout() throws -> SlotLayout {
-        let slots = try int(.slots)
-        guard (1...16_384).contains(slots) else {
-            throw SettingError(key: .slots, value: self[.slots], expected: "a slot count from 1 to 16384")
-        }
+        let slots = try int(.slots, in: 1...16_384, expected: "a slot count from 1 to 16384")
         return SlotLayout(slotCount: slots, prefix: self[.redisPrefix])
     }
 
@@ -88,18 +85,9 @@ extension HeraldSettings {
         configuration.planner.slotCount = configuration.layout.slotCount
         configuration.planner.bulkTaskCount = try int(.tasksPerBroadcast)
         configuration.planner.deliveriesPerTask = try int(.deliveriesPerTask)
-        configuration.taskFetchWaitMaxMs = try int(.taskFetchWaitMs)
-        guard (0...300_000).contains(configuration.taskFetchWaitMaxMs) else {
-            throw SettingError(key: .taskFetchWaitMs, value: self[.taskFetchWaitMs], expected: "milliseconds from 0 to 300000")
-        }
-        configuration.plannerFetchWaitMaxMs = try int(.plannerFetchWaitMs)
-        guard (0...300_000).contains(configuration.plannerFetchWaitMaxMs) else {
-            throw SettingError(key: .plannerFetchWaitMs, value: self[.plannerFetchWaitMs], expected: "milliseconds from 0 to 300000")
-        }
-        configuration.bulkLanes = try int(.bulkLanes)
-        guard (1...64).contains(configuration.bulkLanes) else {
-            throw SettingError(key: .bulkLanes, value: self[.bulkLanes], expected: "a lane count from 1 to 64")
-        }
+        configuration.taskFetchWaitMaxMs = try int(.taskFetchWaitMs, in: 0...300_000, expected: "milliseconds from 0 to 300000")
+        configuration.plannerFetchWaitMaxMs = try int(.plannerFetchWaitMs, in: 0...300_000, expected: "milliseconds from 0 to 300000")
+        configuration.bulkLanes = try int(.bulkLanes, in: 1...64, expected: "a lane count from 1 to 64")
         switch self[.narrowEvents].lowercased() {
         case "planner": configuration.plannerDeliversNarrowEvents = true
         case "express-lane": configuration.plannerDeliversNarrowEvents = false

@@ -36,6 +36,13 @@ public struct HeraldSettings: Sendable {
         return value
     }
 
+    /// `int(key)` that must lie in `range`; `expected` says what is allowed when it does not.
+    public func int(_ key: Setting.Key, in range: ClosedRange<Int>, expected: String) throws -> Int {
+        let value = try int(key)
+        guard range.contains(value) else { throw SettingError(key: key, value: self[key], expected: expected) }
+        return value
+    }
+
     public func list(_ key: Setting.Key) -> [String] {
         self[key].split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
     }
