@@ -15,10 +15,10 @@
 #   wait  20 ms: p50 3.9 p90 9.4 max 10.5 ms; broker 6.0 %
 #   wait  30 ms: p50 4.7 p90 13.5 max 15.5 ms; broker 4.8 %
 #   wait  50 ms: p50 8.7 p90 25.6 max 27.3 ms; broker 3.5 %
-# Tansu answers a waiting fetch by polling its storage until the wait is over, so the cost
-# falls with the wait and the delay grows with it. Apache Kafka answers as soon as a record
-# arrives: there the delay stays about the same at every wait and an idle consumer costs
-# almost nothing.
+# Tansu reads its storage for every fetch request and holds an empty answer for part of the
+# wait, so the cost falls with the wait and the delay grows with it. Apache Kafka answers as
+# soon as a record arrives: there the delay stays about the same at every wait and an idle
+# consumer costs almost nothing.
 import os, random, sys, time
 from confluent_kafka import Consumer, Producer, TopicPartition
 from confluent_kafka.admin import AdminClient, NewTopic
