@@ -9,8 +9,12 @@ public struct SlotLayout: Sendable, Hashable {
     public let prefix: String
 
     public static let defaultSlotCount = 256
-    /// 2: fan-out views in one hash per slot (`views`); 1 had a string key per registration.
-    public static let layoutVersion = 2
+    /// 3: fan-out views in packs of one hash per slot (`packs`); 2 had one hash field per
+    /// registration (`views`), 1 a string key per registration.
+    public static let layoutVersion = 3
+    /// Packs per slot: a registration's view lives in field `pack(of: id)` of the slot's
+    /// `packs` hash. Fixed by the layout version (the Lua scripts compute the same number).
+    public static let packsPerSlot = 256
 
     public init(slotCount: Int = SlotLayout.defaultSlotCount, prefix: String = "herald") {
         precondition(slotCount > 0 && slotCount <= 16_384, "slot count must be in 1...16384")
@@ -30,12 +34,28 @@ public struct SlotLayout: Sendable, Hashable {
         return Int(hash % UInt32(slotCount))
     }
 
+    /// The pack (field of the slot's `packs` hash) holding the view of `id`:
+    /// `h = (h * 33 + byte) mod (2^31 - 1)` over the id's UTF-8 bytes from `h = 5381`, then
+    /// `h mod packsPerSlot`. Every step is exact in Lua's doubles, so the scripts compute the same.
+    public static func pack<Bytes: Sequence>(of id: Bytes) -> Int where Bytes.Element == UInt8 {
+        var hash: UInt64 = 5_381
+        for byte in id { hash = (hash &* 33 &+ UInt64(byte)) % 2_147_483_647 }
+        return Int(hash % UInt64(packsPerSlot))
+    }
+
+    public static func pack(of id: String) -> Int { pack(of: id.utf8) }
+
+    /// The field name of pack `index` in a `packs` hash: the index in decimal.
+    public static func packField(_ index: Int) -> String { packFields[index] }
+    /// Every pack's field name, by index.
+    public static let packFields: [String] = (0..<packsPerSlot).map { String($0) }
+
     /// `herald:{17}:` — the prefix every key of slot 17 starts with.
     public func slotPrefix(_ slot: Int) -> String { "\(prefix):{\(slot)}:" }
 
     public func documentKey(slot: Int, id: String) -> String { slotPrefix(slot) + "doc:" + id }
-    /// The hash of the slot's fan-out views: registration id -> view line.
-    public func viewsKey(slot: Int) -> String { slotPrefix(slot) + "views" }
+    /// The hash of the slot's fan-out views in packs: pack index -> `ViewPack` bytes.
+    public func packsKey(slot: Int) -> String { slotPrefix(slot) + "packs" }
     public func tagKey(slot: Int, tag: String) -> String { slotPrefix(slot) + "tag:" + tag }
     public func allKey(slot: Int) -> String { slotPrefix(slot) + "all" }
     public func handleKey(slot: Int, handle: String) -> String { slotPrefix(slot) + "handle:" + handle }

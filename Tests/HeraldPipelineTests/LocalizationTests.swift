@@ -26,8 +26,12 @@ struct LocalizationTests {
             let layout = harness.configuration.layout
             let slot = layout.slot(of: "stale")
             let connection = try await RedisConnection.connect(configuration: harness.configuration.redis)
+            let field = SlotLayout.packField(SlotLayout.pack(of: "stale"))
+            var pack = try await connection.send(RedisCommand("HGET", layout.packsKey(slot: slot), field)).bytes ?? []
+            let staleView = RegistrationView(platform: "apns", expiresAtEpochSeconds: 1_000, templateName: "", templateKey: "", handle: "ff")
+            ViewPack.append(id: "stale".utf8, view: staleView.encoded.utf8, to: &pack)
             _ = try await connection.pipeline([
-                .hset(layout.viewsKey(slot: slot), [("stale", RegistrationView(platform: "apns", expiresAtEpochSeconds: 1_000, templateName: "", templateKey: "", handle: "ff").encoded)]),
+                RedisCommand("HSET", layout.packsKey(slot: slot), field, pack),
                 RedisCommand("SADD", layout.allKey(slot: slot), "stale"),
                 RedisCommand("SADD", layout.tagKey(slot: slot, tag: "World"), "stale"),
             ])

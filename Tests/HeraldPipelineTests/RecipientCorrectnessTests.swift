@@ -36,9 +36,10 @@ struct RecipientCorrectnessTests {
 
     /// Narrow events (the `$UserId` rows) are delivered by the planner itself, or written to
     /// `herald.tasks.express` for an express lane: the audience must be the same either way.
-    /// A broadcast reads each slot (about 190 registrations here) with one HGETALL under the
-    /// default `snapshotReadLimit`; with a limit of 0 and 50-field pages it reads every slot in
-    /// several HSCAN pages: the audience must be the same again.
+    /// A broadcast reads each slot (about 190 registrations here) with one HGETALL of its view
+    /// packs under the default `snapshotReadLimit`; with a limit of 0 it reads every slot one
+    /// pack at a time with HMGET (and expressions use 50-member pages): the audience must be
+    /// the same again.
     @Test(arguments: zip([true, false, true], [16_384, 16_384, 0]))
     func deliveredRegistrationsEqualBruteForceEvaluation(plannerDeliversNarrowEvents: Bool, snapshotReadLimit: Int) async throws {
         try await withPipelineHarness(slots: 16, configure: {

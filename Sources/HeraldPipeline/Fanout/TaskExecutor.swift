@@ -10,10 +10,10 @@ import Logging
 ///
 /// Per slot it resolves the tag expression inside Redis (the domain's `TagSetPlan` as
 /// SUNIONSTORE / SINTERSTORE / SDIFFSTORE into scratch keys; a single tag or a broadcast
-/// needs none), streams the members with SSCAN and fetches their fan-out views with HMGET in
-/// the same round trip as the next SSCAN page, so memory holds one page whatever the audience.
-/// A broadcast reads the slot's views hash instead (HGETALL, or HSCAN pages for a big slot):
-/// ids and views in one reply.
+/// needs none), streams the members with SSCAN and fetches the view packs holding them with
+/// HMGET in the same round trip as the next SSCAN page, so memory holds one page whatever the
+/// audience. A broadcast reads the slot's packs instead (HGETALL, or HMGET runs of packs for a
+/// big slot): ids and views together, a few hundred replies per slot instead of two per device.
 /// Each distinct (template, platform) is rendered once per task and every record is written
 /// into one reused buffer and queued without waiting for acknowledgements.
 ///
@@ -28,6 +28,10 @@ final class TaskExecutor: @unchecked Sendable {
     private var buffer: [UInt8] = []
     /// The current page's member ids (reused from page to page).
     private var members = FlatByteStrings()
+    /// The pack of each member of the current page.
+    private var memberPacks: [Int] = []
+    /// Pack index -> position of that pack in the current page's HMGET reply (-1: not asked).
+    private var packPositions = [Int](repeating: -1, count: SlotLayout.packsPerSlot)
     /// The deliveries partitions this lane writes to (set before the lane starts); nil lets
     /// the producer partition by key over the whole topic.
     var deliveryPartitions: Range<Int32>?
@@ -96,7 +100,7 @@ final class TaskExecutor: @unchecked Sendable {
         defer {
             if !temporaries.isEmpty { _ = try? redis.sendBlocking(.del(temporaries)) }
         }
-        let viewsKey = configuration.layout.viewsKey(slot: slot)
+        let packsKey = configuration.layout.packsKey(slot: slot)
         let count = configuration.scanCount
         // One page of member ids, flat: ids are copied once out of the reply (they are needed
         // after it is freed, to write the next round trip's records) and never one by one.
@@ -105,12 +109,7 @@ final class TaskExecutor: @unchecked Sendable {
         while !members.isEmpty || cursor != 0 {
             gate?.yieldIfBusy()
             var commands: [RedisCommand] = []
-            if !members.isEmpty {
-                var hmget = RedisCommand("HMGET", isReadOnly: true)
-                hmget.append(viewsKey)
-                for index in members.indices { hmget.append(members[index]) }
-                commands.append(hmget)
-            }
+            if !members.isEmpty { commands.append(packRequest(packsKey)) }
             if cursor != 0 { commands.append(.sscan(source, cursor: cursor, count: count)) }
             cursor = try redis.withPipelineRepliesBlocking(commands) { replies in
                 if !members.isEmpty {
@@ -129,49 +128,71 @@ final class TaskExecutor: @unchecked Sendable {
         }
     }
 
-    /// A broadcast (or `!` of nothing): every registration of the slot, from the slot's views
-    /// hash, which holds ids and views together. A slot of at most `snapshotReadLimit`
-    /// registrations is read with one `HGETALL`: half the Redis CPU of `HSCAN` pages (which
-    /// copy every field into a list before replying), and a consistent snapshot, so a
-    /// registration moved by a rehash is never read twice. A bigger slot is read in `HSCAN`
-    /// pages, so memory stays bounded whatever the slot size.
+    /// A broadcast (or `!` of nothing): every registration of the slot, from the slot's view
+    /// packs, which hold ids and views together. A slot of at most `snapshotReadLimit`
+    /// registrations (`SCARD all`; `all` and the packs always hold the same ids) is read with
+    /// one `HGETALL`, a consistent snapshot. A bigger slot is read in runs of packs with
+    /// `HMGET`, so memory stays bounded whatever the slot size; a registration never changes
+    /// pack, so each one is read once even while the slot changes.
     private func deliverEverything(slot: Int, run: inout TaskRun, producer: KafkaProducer) throws {
-        let viewsKey = configuration.layout.viewsKey(slot: slot)
-        let length = try redis.withPipelineRepliesBlocking([.hlen(viewsKey)]) { replies in
-            if let error = redis.error(in: replies[0], of: .hlen(viewsKey)) { throw error }
+        let layout = configuration.layout
+        let packsKey = layout.packsKey(slot: slot)
+        let size = RedisCommand.scard(layout.allKey(slot: slot))
+        let registrations = try redis.withPipelineRepliesBlocking([size]) { replies in
+            if let error = redis.error(in: replies[0], of: size) { throw error }
             return replies[0].integer ?? Int.max
         }
-        guard length > 0 else { return }
-        if length <= configuration.snapshotReadLimit {
+        guard registrations > 0 else { return }
+        if registrations <= configuration.snapshotReadLimit {
             gate?.yieldIfBusy()
-            let command = RedisCommand.hgetall(viewsKey)
+            let command = RedisCommand.hgetall(packsKey)
             try redis.withPipelineRepliesBlocking([command]) { replies in
                 let reply = replies[0]
                 if let error = redis.error(in: reply, of: command) { throw error }
                 guard reply.isArray, reply.count % 2 == 0 else {
-                    throw RedisError(code: .unexpectedReply, message: "HGETALL \(viewsKey) did not reply with field-value pairs")
+                    throw RedisError(code: .unexpectedReply, message: "HGETALL \(packsKey) did not reply with field-value pairs")
                 }
-                try write(pairs: reply, run: &run, producer: producer)
+                try write(packs: reply, first: 1, step: 2, key: packsKey, run: &run, producer: producer)
             }
             return
         }
-        let count = configuration.scanCount
-        var cursor: UInt64 = 0
-        repeat {
+        let packsPerRead = max(1, SlotLayout.packsPerSlot * configuration.snapshotReadLimit / registrations)
+        for start in stride(from: 0, to: SlotLayout.packsPerSlot, by: packsPerRead) {
             gate?.yieldIfBusy()
-            let command = RedisCommand.hscan(viewsKey, cursor: cursor, count: count)
-            cursor = try redis.withPipelineRepliesBlocking([command]) { replies in
+            var command = RedisCommand("HMGET", isReadOnly: true)
+            command.append(packsKey)
+            for index in start..<min(start + packsPerRead, SlotLayout.packsPerSlot) {
+                command.append(SlotLayout.packFields[index])
+            }
+            try redis.withPipelineRepliesBlocking([command]) { replies in
                 let reply = replies[0]
                 if let error = redis.error(in: reply, of: command) { throw error }
-                guard reply.count == 2, let cursorBytes = reply[0].bytes, let next = UInt64(decimal: cursorBytes),
-                      reply[1].isArray, reply[1].count % 2 == 0
-                else {
-                    throw RedisError(code: .unexpectedReply, message: "HSCAN \(viewsKey) did not reply with a page")
+                guard reply.isArray else {
+                    throw RedisError(code: .unexpectedReply, message: "HMGET \(packsKey) did not reply with an array")
                 }
-                try write(pairs: reply[1], run: &run, producer: producer)
-                return next
+                try write(packs: reply, first: 0, step: 1, key: packsKey, run: &run, producer: producer)
             }
-        } while cursor != 0
+        }
+    }
+
+    /// The `HMGET` of the packs holding the current page's members; records each member's
+    /// pack and where that pack is in the reply (`memberPacks`, `packPositions`).
+    private func packRequest(_ packsKey: String) -> RedisCommand {
+        var hmget = RedisCommand("HMGET", isReadOnly: true)
+        hmget.append(packsKey)
+        memberPacks.removeAll(keepingCapacity: true)
+        for position in packPositions.indices { packPositions[position] = -1 }
+        var asked = 0
+        for index in members.indices {
+            let pack = members.withBytes(at: index) { SlotLayout.pack(of: $0) }
+            memberPacks.append(pack)
+            if packPositions[pack] < 0 {
+                packPositions[pack] = asked
+                asked += 1
+                hmget.append(SlotLayout.packFields[pack])
+            }
+        }
+        return hmget
     }
 
     /// True when the audience is every registration: no expression, or one that plans to the
@@ -252,35 +273,47 @@ final class TaskExecutor: @unchecked Sendable {
         }
     }
 
-    /// Writes the records of one `SSCAN` page: `members` (this page's ids) against `views`,
-    /// the `HMGET` reply read in place (one view per member, in order; nil where the
-    /// registration is gone).
-    private func write(views: RedisReplyReference, run: inout TaskRun, producer: KafkaProducer) throws {
+    /// Writes the records of one `SSCAN` page: `members` (this page's ids) against `packs`,
+    /// the `HMGET` reply of their packs (`packRequest`) read in place; a member missing from
+    /// its pack has been removed since the `SSCAN`.
+    private func write(views packs: RedisReplyReference, run: inout TaskRun, producer: KafkaProducer) throws {
         let clock = PageClock()
         var delivered = 0
-        let viewCount = views.count
+        let packCount = packs.count
         for index in members.indices {
-            let view = index < viewCount ? views[index].bytes : nil
+            let position = packPositions[memberPacks[index]]
             try members.withBytes(at: index) { id in
+                let pack = position >= 0 && position < packCount ? packs[position].bytes : nil
+                let view = pack.flatMap { ViewPack.view(of: id, in: $0) }
                 if try write(id: id, view: view, clock: clock, run: &run, producer: producer) { delivered += 1 }
             }
         }
         finishPage(delivered: delivered, clock: clock, run: &run)
     }
 
-    /// Writes the records of one `HGETALL` reply or `HSCAN` page: `[id, view, id, view, ...]`
-    /// read in place.
-    private func write(pairs: RedisReplyReference, run: inout TaskRun, producer: KafkaProducer) throws {
+    /// Writes the records of every pack in `reply` (elements `first`, `first + step`, ...; nil
+    /// elements are packs with no registration), read in place.
+    private func write(
+        packs reply: RedisReplyReference, first: Int, step: Int, key: String, run: inout TaskRun, producer: KafkaProducer
+    ) throws {
         let clock = PageClock()
         var delivered = 0
-        var index = 0
-        let count = pairs.count
-        while index + 1 < count {
-            if let id = pairs[index].bytes,
-               try write(id: id, view: pairs[index + 1].bytes, clock: clock, run: &run, producer: producer) {
-                delivered += 1
+        var index = first
+        let count = reply.count
+        while index < count {
+            if let pack = reply[index].bytes {
+                let whole = try ViewPack.forEachEntry(in: pack) { id, view in
+                    if try write(id: id, view: view, clock: clock, run: &run, producer: producer) { delivered += 1 }
+                }
+                if !whole {
+                    run.skip("unreadable_view")
+                    logger.error(
+                        "malformed view pack: its registrations after the last whole entry were skipped",
+                        metadata: ["key": "\(key)"]
+                    )
+                }
             }
-            index += 2
+            index += step
         }
         finishPage(delivered: delivered, clock: clock, run: &run)
     }
@@ -292,7 +325,7 @@ final class TaskExecutor: @unchecked Sendable {
         producer: KafkaProducer
     ) throws -> Bool {
         guard let view else {
-            // Removed between SSCAN and HMGET.
+            // Removed between SSCAN and HMGET (or its pack is malformed).
             run.skip("registration_gone")
             return false
         }

@@ -34,7 +34,8 @@ extension RegistrationIndex {
                 var hasher = DigestHasher()
                 let type = try types[index].get().string ?? "none"
                 hasher.add(type)
-                for part in try Self.canonicalParts(type: type, reply: contents[index].get()) { hasher.add(part) }
+                let parts = try Self.canonicalParts(type: type, reply: contents[index].get(), packs: key.hasSuffix("}:packs"))
+                for part in parts { hasher.add(part) }
                 let fingerprint = hasher.hex
                 perKey[key] = fingerprint
                 total.add(key)
@@ -55,8 +56,10 @@ extension RegistrationIndex {
         }
     }
 
-    /// The key's content as a list of byte strings in a canonical order.
-    private static func canonicalParts(type: String, reply: RedisValue) throws -> [[UInt8]] {
+    /// The key's content as a list of byte strings in a canonical order. The entries of a view
+    /// pack are in the order of changes, so a `packs` hash is fingerprinted as its
+    /// (pack, id, view) entries sorted; a malformed pack as its bytes.
+    private static func canonicalParts(type: String, reply: RedisValue, packs: Bool) throws -> [[UInt8]] {
         switch type {
         case "string":
             return [reply.bytes ?? []]
@@ -67,7 +70,13 @@ extension RegistrationIndex {
             var pairs: [[UInt8]] = []
             var index = 0
             while index + 1 < flat.count {
-                pairs.append((flat[index].bytes ?? []) + [0] + (flat[index + 1].bytes ?? []))
+                let field = flat[index].bytes ?? []
+                let value = flat[index + 1].bytes ?? []
+                if packs, let entries = ViewPack.entries(value) {
+                    for entry in entries { pairs.append(field + [0] + Array(entry.id.utf8) + [0] + Array(entry.view.utf8)) }
+                } else {
+                    pairs.append(field + [0] + value)
+                }
                 index += 2
             }
             return pairs.sorted { $0.lexicographicallyPrecedes($1) }

@@ -18,13 +18,14 @@ extension RegistrationIndex {
         let slot = layout.slot(of: id)
         let replies = try await pool.withConnection { connection in
             try await connection.pipeline([
-                RedisCommand("HGET", layout.viewsKey(slot: slot), id),
+                RedisCommand("HGET", layout.packsKey(slot: slot), SlotLayout.packField(SlotLayout.pack(of: id))),
                 .get(layout.documentKey(slot: slot, id: id)),
                 .sismember(layout.goneKey(slot: slot), id),
             ])
         }
         if let document = try replies[1].get().bytes {
-            if let view = try replies[0].get().bytes.flatMap({ RegistrationView(bytes: $0) }),
+            if let pack = try replies[0].get().bytes,
+               let view = ViewPack.view(of: id, inPack: pack).flatMap({ RegistrationView(bytes: $0) }),
                let expiry = view.expiresAtEpochSeconds, Double(expiry) <= now.timeIntervalSince1970 {
                 return .absent
             }

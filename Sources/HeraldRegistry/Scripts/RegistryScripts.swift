@@ -8,10 +8,42 @@ import HeraldRedis
 /// microseconds since 1970 (about 2^51), exact in Lua's doubles. The stored `ver` field is
 /// the argument string itself, never a number re-formatted by Lua.
 public enum RegistryScripts {
+    /// Lua shared by the scripts that change views: `pack_of(id)` is `SlotLayout.pack(of:)`
+    /// as the field name; `pack_put(key, id, view)` replaces the entry of `id` in its pack of
+    /// the `packs` hash `key` (a `ViewPack`), or removes it when `view` is nil, and removes
+    /// the pack field when it becomes empty.
+    static let packFunctions = #"""
+    local function pack_of(id)
+      local h = 5381
+      for i = 1, #id do h = (h * 33 + string.byte(id, i)) % 2147483647 end
+      return string.format('%d', h % 256)
+    end
+    local function pack_put(key, id, view)
+      local field = pack_of(id)
+      local pack = redis.call('HGET', key, field) or ''
+      local pos, n, len = 1, #pack, #id
+      while pos <= n do
+        local il, vl = struct.unpack('>I4I4', pack, pos)
+        local stop = pos + 8 + il + vl
+        if il == len and string.sub(pack, pos + 8, pos + 7 + il) == id then
+          pack = string.sub(pack, 1, pos - 1) .. string.sub(pack, stop)
+          break
+        end
+        pos = stop
+      end
+      if view then pack = pack .. struct.pack('>I4I4', len, #view) .. id .. view end
+      if pack == '' then
+        redis.call('HDEL', key, field)
+      else
+        redis.call('HSET', key, field, pack)
+      end
+    end
+    """#
+
     /// `apply`: KEYS[1] slot prefix; ARGV: id, version, doc (empty = delete), view, handle,
     /// expiresAt (epoch seconds or empty), now (epoch seconds), tag count, tags...
     /// Returns 1 when applied, 0 when ignored (an older or replayed change).
-    public static let apply = RedisScript(#"""
+    public static let apply = RedisScript(packFunctions + "\n" + #"""
     local p = KEYS[1]
     local id = ARGV[1]
     local version = tonumber(ARGV[2])
@@ -48,7 +80,7 @@ public enum RegistryScripts {
     end
     if live then
       redis.call('SET', docKey, doc)
-      redis.call('HSET', p .. 'views', id, ARGV[4])
+      pack_put(p .. 'packs', id, ARGV[4])
       redis.call('SADD', p .. 'all', id)
       for t in pairs(newTags) do
         if not oldTags[t] then redis.call('SADD', p .. 'tag:' .. t, id) end
@@ -62,7 +94,7 @@ public enum RegistryScripts {
       redis.call('SREM', p .. 'gone', id)
     else
       redis.call('DEL', docKey)
-      redis.call('HDEL', p .. 'views', id)
+      pack_put(p .. 'packs', id, nil)
       redis.call('SREM', p .. 'all', id)
       redis.call('ZREM', p .. 'exp', id)
       if doc == '' then
@@ -125,7 +157,7 @@ public enum RegistryScripts {
     /// registrations whose `expiresAt` has passed from every set, keeping their `ver` entry
     /// (the record in Kafka is unchanged; a reindex drops it again because it has expired).
     /// Returns the number removed.
-    public static let expire = RedisScript(#"""
+    public static let expire = RedisScript(packFunctions + "\n" + #"""
     local p = KEYS[1]
     local ids = redis.call('ZRANGEBYSCORE', p .. 'exp', '-inf', ARGV[1], 'LIMIT', 0, tonumber(ARGV[2]))
     for _, id in ipairs(ids) do
@@ -141,7 +173,7 @@ public enum RegistryScripts {
         end
       end
       redis.call('DEL', docKey)
-      redis.call('HDEL', p .. 'views', id)
+      pack_put(p .. 'packs', id, nil)
       redis.call('SREM', p .. 'all', id)
       redis.call('ZREM', p .. 'exp', id)
     end
