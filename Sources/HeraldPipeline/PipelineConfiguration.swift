@@ -81,12 +81,12 @@ public struct PipelineConfiguration: Sendable {
     /// topic at least this many partitions more than `herald.tasks`: each bulk lane then writes
     /// the deliveries partitions of its own task partitions only.
     public var expressDeliveryPartitions: Int = 2
-    /// Members per `SSCAN` page (and views per `HMGET`), and fields per `HSCAN` page.
+    /// Members per `SSCAN` page of an expression's audience (their packs come with one `HMGET`).
     public var scanCount: Int = 1_000
-    /// A broadcast reads a slot of at most this many registrations with one `HGETALL` (a
-    /// snapshot, half the Redis CPU of `HSCAN`), a bigger one in `HSCAN` pages of `scanCount`.
-    /// Bounds one read's reply in the worker's memory (about 5 MB at 16,384 views) and the
-    /// time Redis spends on one command (a few milliseconds).
+    /// A broadcast reads a slot of at most this many registrations with one `HGETALL` of its
+    /// view packs (a snapshot), a bigger one in runs of packs holding about this many each.
+    /// Bounds one read's reply in the worker's memory (about 3 MB at 16,384 views) and the
+    /// time Redis spends on one command.
     public var snapshotReadLimit: Int = 16_384
     /// Lifetime of the `herald:{s}:tmp:*` scratch sets in case a worker dies before `DEL`.
     public var temporaryTTLSeconds: Int = 300

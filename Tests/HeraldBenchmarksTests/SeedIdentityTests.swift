@@ -1,4 +1,4 @@
-import HeraldBenchmarks
+@testable import HeraldBenchmarks
 import HeraldRedis
 import HeraldTestSupport
 import Testing
@@ -20,5 +20,28 @@ struct SeedIdentityTests {
         #expect(outcome.registrations == 1_000)
         #expect(outcome.keys > 1_000)
         #expect(outcome.identical, "differences: \(outcome.differences.prefix(5))")
+    }
+}
+
+@Suite("Redis background work")
+struct RedisBackgroundWorkTests {
+    @Test("only nonzero rewrite and save fields count as busy")
+    func busyFields() {
+        let idle = "# Persistence\r\naof_enabled:1\r\naof_rewrite_in_progress:0\r\naof_rewrite_scheduled:0\r\nrdb_bgsave_in_progress:0\r\n"
+        #expect(RedisBackgroundWork.busy(idle).isEmpty)
+        let rewriting = idle.replacingOccurrences(of: "aof_rewrite_in_progress:0", with: "aof_rewrite_in_progress:1")
+        #expect(RedisBackgroundWork.busy(rewriting) == ["aof_rewrite_in_progress"])
+        let saving = idle.replacingOccurrences(of: "rdb_bgsave_in_progress:0", with: "rdb_bgsave_in_progress:1")
+            .replacingOccurrences(of: "aof_rewrite_scheduled:0", with: "aof_rewrite_scheduled:1")
+        #expect(Set(RedisBackgroundWork.busy(saving)) == ["aof_rewrite_scheduled", "rdb_bgsave_in_progress"])
+    }
+
+    @Test("a Redis without background work is idle at once")
+    func idleRedis() async throws {
+        let redis = try TestRedis()
+        defer { redis.stop() }
+        let waited = try await RedisBackgroundWork.waitUntilIdle(RedisConfiguration(host: redis.host, port: redis.port), limit: .seconds(5))
+        #expect(waited != nil)
+        #expect((waited ?? 99) < 1)
     }
 }

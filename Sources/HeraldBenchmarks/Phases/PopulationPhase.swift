@@ -68,8 +68,15 @@ struct PopulationPhase {
             Console.say("  seeding (\(options.seedPath.rawValue)) \(Console.count(done)) / \(Console.count(total))")
         }
         Console.say("  seeded \(Console.count(total)) registrations in \(Console.fixed(seeding.seconds)) s (\(Console.count(Int(seeding.perSecond)))/s)")
+        let seedingCPU = meter.account(seedingStarted, meter.snapshot(workers: []))
+        let settled = try await RedisBackgroundWork.waitUntilIdle(configuration.redis)
+        if let settled, settled >= 0.5 {
+            Console.say("  waited \(Console.fixed(settled)) s for Redis's background rewrite of the seeded data to end")
+        } else if settled == nil {
+            Console.say("  Redis was still rewriting its data in the background after 180 s; the fan-outs share the cores with it")
+        }
         report.seeding.append(BenchmarkReport.Seeding(
-            population: total, summary: seeding, identityCheck: nil, cpu: meter.account(seedingStarted, meter.snapshot(workers: []))
+            population: total, summary: seeding, identityCheck: nil, cpu: seedingCPU, redisSettleSeconds: settled
         ))
 
         // 2. Expected audiences, by brute force over the generated population.

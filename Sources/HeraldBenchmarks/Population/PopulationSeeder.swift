@@ -64,6 +64,10 @@ public struct PopulationSeeder: Sendable {
         defer { reporter.cancel() }
         let configuration = redis
         let logger = logger
+        // The bulk path loads slot by slot, so each batch fills whole view packs at once
+        // instead of appending to every pack of every slot again (with 2,000 per batch and
+        // 256 slots, each pack would be rewritten about once per registration it holds).
+        let order = path == .bulk ? slotOrder() : nil
         try await BlockingThreads.run(count: threads, name: "herald.bench.seed") { [self] _ in
             let connection = RedisConnection(configuration: configuration, logger: logger)
             defer { connection.close() }
@@ -79,7 +83,9 @@ public struct PopulationSeeder: Sendable {
                     try applyWithScript(entries, index: index, connection: connection, now: now)
                 case .bulk:
                     var prototypes = Prototypes()
-                    let entries = range.map { prototypes.entry(for: population.registration(at: $0)) }
+                    let entries = range.map { position in
+                        prototypes.entry(for: population.registration(at: order.map { Int($0[position]) } ?? position))
+                    }
                     try applyInBulk(entries, connection: connection)
                 }
                 done.add(range.count)
@@ -88,6 +94,12 @@ public struct PopulationSeeder: Sendable {
         let seconds = (ContinuousClock.now - started).seconds
         progress(total)
         return Summary(registrations: total, path: path.rawValue, seconds: seconds, perSecond: Double(total) / max(seconds, 1e-9))
+    }
+
+    /// The population's indices ordered by slot (and by index within a slot).
+    private func slotOrder() -> [Int32] {
+        let slots = (0..<population.count).map { Int32(layout.slot(of: population.registrationId(at: $0))) }
+        return (0..<Int32(population.count)).sorted { slots[Int($0)] != slots[Int($1)] ? slots[Int($0)] < slots[Int($1)] : $0 < $1 }
     }
 
     private func applyWithScript(_ entries: [IndexedRegistration], index: RegistrationIndex, connection: RedisConnection, now: Date) throws {

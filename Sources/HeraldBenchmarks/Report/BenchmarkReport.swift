@@ -86,6 +86,9 @@ public struct BenchmarkReport: Sendable, Codable {
         public var summary: PopulationSeeder.Summary
         public var identityCheck: SeedIdentityCheck.Outcome?
         public var cpu: CPUAccount?
+        /// Seconds waited after seeding for Redis's background rewrite or save to end (nil:
+        /// still running after the limit, so the next phase shared the cores with it).
+        public var redisSettleSeconds: Double?
     }
 
     /// One wide event, publish to the last delivery a `read_committed` consumer saw.
