@@ -10,9 +10,9 @@ import Logging
 ///
 /// Per slot it resolves the tag expression inside Redis (the domain's `TagSetPlan` as
 /// SUNIONSTORE / SINTERSTORE / SDIFFSTORE into scratch keys; a single tag or a broadcast
-/// needs none), streams the members with SSCAN and fetches the view packs holding them with
-/// HMGET in the same round trip as the next SSCAN page, so memory holds one page whatever the
-/// audience. A broadcast reads the slot's packs instead (HGETALL, or HMGET runs of packs for a
+/// needs none), gathers the members with SSCAN pages (up to `snapshotReadLimit` at a time)
+/// and fetches the view packs holding them with HMGET, each pack once, so memory stays bounded
+/// whatever the audience. A broadcast reads the slot's packs instead (HGETALL, or HMGET runs of packs for a
 /// big slot): ids and views together, a few hundred replies per slot instead of two per device.
 /// Each distinct (template, platform) is rendered once per task and every record is written
 /// into one reused buffer and queued without waiting for acknowledgements.
@@ -28,10 +28,12 @@ final class TaskExecutor: @unchecked Sendable {
     private var buffer: [UInt8] = []
     /// The current page's member ids (reused from page to page).
     private var members = FlatByteStrings()
-    /// The pack of each member of the current page.
+    /// The pack of each member (`deliverMembers`).
     private var memberPacks: [Int] = []
-    /// Pack index -> position of that pack in the current page's HMGET reply (-1: not asked).
-    private var packPositions = [Int](repeating: -1, count: SlotLayout.packsPerSlot)
+    /// Where each pack's members start in `byPack` (one more entry than packs).
+    private var packStarts = [Int](repeating: 0, count: SlotLayout.packsPerSlot + 1)
+    /// Member indices ordered by pack.
+    private var byPack: [Int] = []
     /// The deliveries partitions this lane writes to (set before the lane starts); nil lets
     /// the producer partition by key over the whole topic.
     var deliveryPartitions: Range<Int32>?
@@ -100,32 +102,38 @@ final class TaskExecutor: @unchecked Sendable {
         defer {
             if !temporaries.isEmpty { _ = try? redis.sendBlocking(.del(temporaries)) }
         }
-        let packsKey = configuration.layout.packsKey(slot: slot)
-        let count = configuration.scanCount
-        // One page of member ids, flat: ids are copied once out of the reply (they are needed
-        // after it is freed, to write the next round trip's records) and never one by one.
-        members.removeAll(keepingCapacity: true)
-        var cursor = try scan(source, cursor: 0, count: count, into: &members)
-        while !members.isEmpty || cursor != 0 {
-            gate?.yieldIfBusy()
-            var commands: [RedisCommand] = []
-            if !members.isEmpty { commands.append(packRequest(packsKey)) }
-            if cursor != 0 { commands.append(.sscan(source, cursor: cursor, count: count)) }
-            cursor = try redis.withPipelineRepliesBlocking(commands) { replies in
-                if !members.isEmpty {
-                    if let error = redis.error(in: replies[0], of: commands[0]) { throw error }
-                    try write(views: replies[0], run: &run, producer: producer)
-                }
-                guard cursor != 0 else {
-                    members.removeAll(keepingCapacity: true)
-                    return 0
-                }
-                let scanReply = replies[replies.count - 1]
-                if let error = redis.error(in: scanReply, of: commands[commands.count - 1]) { throw error }
-                members.removeAll(keepingCapacity: true)
-                return try Self.readPage(scanReply, command: "SSCAN", source: source, into: &members)
-            }
+        let layout = configuration.layout
+        let packsKey = layout.packsKey(slot: slot)
+        let limit = max(1, configuration.snapshotReadLimit)
+        var packsPerRead: Int?
+        var cursor: UInt64 = 0
+        repeat {
+            // Up to `limit` members (whole SSCAN pages; ids copied once, flat), then the packs
+            // holding them, each pack once, so a slot's packs are read about once per `limit`
+            // members however the members spread over them.
+            members.removeAll(keepingCapacity: true)
+            repeat {
+                gate?.yieldIfBusy()
+                cursor = try scan(source, cursor: cursor, count: configuration.scanCount, into: &members)
+            } while cursor != 0 && members.count < limit
+            guard !members.isEmpty else { continue }
+            if packsPerRead == nil { packsPerRead = try Self.packsPerRead(registrations: slotSize(slot), limit: limit) }
+            try deliverMembers(packsKey: packsKey, packsPerRead: packsPerRead ?? 1, run: &run, producer: producer)
+        } while cursor != 0
+    }
+
+    /// Registrations in `slot` (`SCARD all`; `all` and the packs always hold the same ids).
+    private func slotSize(_ slot: Int) throws -> Int {
+        let command = RedisCommand.scard(configuration.layout.allKey(slot: slot))
+        return try redis.withPipelineRepliesBlocking([command]) { replies in
+            if let error = redis.error(in: replies[0], of: command) { throw error }
+            return replies[0].integer ?? Int.max
         }
+    }
+
+    /// Packs per `HMGET` so one reply holds about `limit` registrations.
+    static func packsPerRead(registrations: Int, limit: Int) -> Int {
+        max(1, SlotLayout.packsPerSlot * limit / max(registrations, 1))
     }
 
     /// A broadcast (or `!` of nothing): every registration of the slot, from the slot's view
@@ -135,13 +143,8 @@ final class TaskExecutor: @unchecked Sendable {
     /// `HMGET`, so memory stays bounded whatever the slot size; a registration never changes
     /// pack, so each one is read once even while the slot changes.
     private func deliverEverything(slot: Int, run: inout TaskRun, producer: KafkaProducer) throws {
-        let layout = configuration.layout
-        let packsKey = layout.packsKey(slot: slot)
-        let size = RedisCommand.scard(layout.allKey(slot: slot))
-        let registrations = try redis.withPipelineRepliesBlocking([size]) { replies in
-            if let error = redis.error(in: replies[0], of: size) { throw error }
-            return replies[0].integer ?? Int.max
-        }
+        let packsKey = configuration.layout.packsKey(slot: slot)
+        let registrations = try slotSize(slot)
         guard registrations > 0 else { return }
         if registrations <= configuration.snapshotReadLimit {
             gate?.yieldIfBusy()
@@ -156,7 +159,7 @@ final class TaskExecutor: @unchecked Sendable {
             }
             return
         }
-        let packsPerRead = max(1, SlotLayout.packsPerSlot * configuration.snapshotReadLimit / registrations)
+        let packsPerRead = Self.packsPerRead(registrations: registrations, limit: configuration.snapshotReadLimit)
         for start in stride(from: 0, to: SlotLayout.packsPerSlot, by: packsPerRead) {
             gate?.yieldIfBusy()
             var command = RedisCommand("HMGET", isReadOnly: true)
@@ -175,24 +178,55 @@ final class TaskExecutor: @unchecked Sendable {
         }
     }
 
-    /// The `HMGET` of the packs holding the current page's members; records each member's
-    /// pack and where that pack is in the reply (`memberPacks`, `packPositions`).
-    private func packRequest(_ packsKey: String) -> RedisCommand {
-        var hmget = RedisCommand("HMGET", isReadOnly: true)
-        hmget.append(packsKey)
+    /// Delivers to `members`: groups them by pack, reads the packs holding them in runs of
+    /// `packsPerRead` with `HMGET` (each pack once) and finds each member in its pack. A member
+    /// missing from its pack was removed after the `SSCAN` (`registration_gone`).
+    private func deliverMembers(packsKey: String, packsPerRead: Int, run: inout TaskRun, producer: KafkaProducer) throws {
+        // Counting sort of the members by pack: members of pack p are
+        // byPack[packStarts[p]..<packStarts[p + 1]].
         memberPacks.removeAll(keepingCapacity: true)
-        for position in packPositions.indices { packPositions[position] = -1 }
-        var asked = 0
+        for position in packStarts.indices { packStarts[position] = 0 }
         for index in members.indices {
             let pack = members.withBytes(at: index) { SlotLayout.pack(of: $0) }
             memberPacks.append(pack)
-            if packPositions[pack] < 0 {
-                packPositions[pack] = asked
-                asked += 1
-                hmget.append(SlotLayout.packFields[pack])
+            packStarts[pack + 1] += 1
+        }
+        for pack in 0..<SlotLayout.packsPerSlot { packStarts[pack + 1] += packStarts[pack] }
+        byPack.removeAll(keepingCapacity: true)
+        byPack.append(contentsOf: repeatElement(0, count: members.count))
+        var next = Array(packStarts.dropLast())
+        for (index, pack) in memberPacks.enumerated() {
+            byPack[next[pack]] = index
+            next[pack] += 1
+        }
+
+        for first in stride(from: 0, to: SlotLayout.packsPerSlot, by: packsPerRead) {
+            let needed = (first..<min(first + packsPerRead, SlotLayout.packsPerSlot)).filter { packStarts[$0 + 1] > packStarts[$0] }
+            guard !needed.isEmpty else { continue }
+            gate?.yieldIfBusy()
+            var command = RedisCommand("HMGET", isReadOnly: true)
+            command.append(packsKey)
+            for pack in needed { command.append(SlotLayout.packFields[pack]) }
+            try redis.withPipelineRepliesBlocking([command]) { replies in
+                let reply = replies[0]
+                if let error = redis.error(in: reply, of: command) { throw error }
+                guard reply.isArray, reply.count == needed.count else {
+                    throw RedisError(code: .unexpectedReply, message: "HMGET \(packsKey) did not reply with one value per pack")
+                }
+                let clock = PageClock()
+                var delivered = 0
+                for (position, pack) in needed.enumerated() {
+                    let packBytes = reply[position].bytes
+                    for entry in packStarts[pack]..<packStarts[pack + 1] {
+                        try members.withBytes(at: byPack[entry]) { id in
+                            let view = packBytes.flatMap { ViewPack.view(of: id, in: $0) }
+                            if try write(id: id, view: view, clock: clock, run: &run, producer: producer) { delivered += 1 }
+                        }
+                    }
+                }
+                finishPage(delivered: delivered, clock: clock, run: &run)
             }
         }
-        return hmget
     }
 
     /// True when the audience is every registration: no expression, or one that plans to the
@@ -271,24 +305,6 @@ final class TaskExecutor: @unchecked Sendable {
             nowMilliseconds = Int64((now.timeIntervalSince1970 * 1_000).rounded(.down))
             ISO8601Timestamp.append(now, precision: .milliseconds, to: &renderedAt)
         }
-    }
-
-    /// Writes the records of one `SSCAN` page: `members` (this page's ids) against `packs`,
-    /// the `HMGET` reply of their packs (`packRequest`) read in place; a member missing from
-    /// its pack has been removed since the `SSCAN`.
-    private func write(views packs: RedisReplyReference, run: inout TaskRun, producer: KafkaProducer) throws {
-        let clock = PageClock()
-        var delivered = 0
-        let packCount = packs.count
-        for index in members.indices {
-            let position = packPositions[memberPacks[index]]
-            try members.withBytes(at: index) { id in
-                let pack = position >= 0 && position < packCount ? packs[position].bytes : nil
-                let view = pack.flatMap { ViewPack.view(of: id, in: $0) }
-                if try write(id: id, view: view, clock: clock, run: &run, producer: producer) { delivered += 1 }
-            }
-        }
-        finishPage(delivered: delivered, clock: clock, run: &run)
     }
 
     /// Writes the records of every pack in `reply` (elements `first`, `first + step`, ...; nil
