@@ -62,8 +62,9 @@ enum HeraldBinary {
         env.merge(environment) { $1 }
         running.process.environment = env
         let out = directory.appendingPathComponent("stdout"), err = directory.appendingPathComponent("stderr")
-        FileManager.default.createFile(atPath: out.path, contents: nil)
-        FileManager.default.createFile(atPath: err.path, contents: nil)
+        for file in [out, err] where !FileManager.default.createFile(atPath: file.path, contents: nil) {
+            throw CocoaError(.fileWriteUnknown, userInfo: [NSFilePathErrorKey: file.path])
+        }
         running.process.standardOutput = try FileHandle(forWritingTo: out)
         running.process.standardError = try FileHandle(forWritingTo: err)
         try withTerminationSignalsUnblocked { try running.process.run() }

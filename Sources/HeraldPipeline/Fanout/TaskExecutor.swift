@@ -117,8 +117,12 @@ final class TaskExecutor: @unchecked Sendable {
                 cursor = try scan(source, cursor: cursor, count: configuration.scanCount, into: &members)
             } while cursor != 0 && members.count < limit
             guard !members.isEmpty else { continue }
-            if packsPerRead == nil { packsPerRead = try Self.packsPerRead(registrations: slotSize(slot), limit: limit) }
-            try deliverMembers(packsKey: packsKey, packsPerRead: packsPerRead ?? 1, run: &run, producer: producer)
+            try deliverMembers(packsKey: packsKey, run: &run, producer: producer) {
+                if let packsPerRead { return packsPerRead }
+                let computed = try Self.packsPerRead(registrations: slotSize(slot), limit: limit)
+                packsPerRead = computed
+                return computed
+            }
         } while cursor != 0
     }
 
@@ -130,6 +134,9 @@ final class TaskExecutor: @unchecked Sendable {
             return replies[0].integer ?? Int.max
         }
     }
+
+    /// At most this many packs are read at once without asking the slot's size (1/16 of a slot).
+    static let smallRead = 16
 
     /// Packs per `HMGET` so one reply holds about `limit` registrations.
     static func packsPerRead(registrations: Int, limit: Int) -> Int {
@@ -178,10 +185,14 @@ final class TaskExecutor: @unchecked Sendable {
         }
     }
 
-    /// Delivers to `members`: groups them by pack, reads the packs holding them in runs of
-    /// `packsPerRead` with `HMGET` (each pack once) and finds each member in its pack. A member
-    /// missing from its pack was removed after the `SSCAN` (`registration_gone`).
-    private func deliverMembers(packsKey: String, packsPerRead: Int, run: inout TaskRun, producer: KafkaProducer) throws {
+    /// Delivers to `members`: groups them by pack, reads the packs holding them with `HMGET`
+    /// (each pack once) and finds each member in its pack. Up to `smallRead` packs come in one
+    /// read (a one-user event needs one or two, and no slot size); more come in runs of
+    /// `packsPerRead()` packs. A member missing from its pack was removed after the `SSCAN`
+    /// (`registration_gone`).
+    private func deliverMembers(
+        packsKey: String, run: inout TaskRun, producer: KafkaProducer, packsPerRead: () throws -> Int
+    ) throws {
         // Counting sort of the members by pack: members of pack p are
         // byPack[packStarts[p]..<packStarts[p + 1]].
         memberPacks.removeAll(keepingCapacity: true)
@@ -200,8 +211,11 @@ final class TaskExecutor: @unchecked Sendable {
             next[pack] += 1
         }
 
-        for first in stride(from: 0, to: SlotLayout.packsPerSlot, by: packsPerRead) {
-            let needed = (first..<min(first + packsPerRead, SlotLayout.packsPerSlot)).filter { packStarts[$0 + 1] > packStarts[$0] }
+        var distinct = 0
+        for pack in 0..<SlotLayout.packsPerSlot where packStarts[pack + 1] > packStarts[pack] { distinct += 1 }
+        let perRead = distinct <= Self.smallRead ? SlotLayout.packsPerSlot : try packsPerRead()
+        for first in stride(from: 0, to: SlotLayout.packsPerSlot, by: perRead) {
+            let needed = (first..<min(first + perRead, SlotLayout.packsPerSlot)).filter { packStarts[$0 + 1] > packStarts[$0] }
             guard !needed.isEmpty else { continue }
             gate?.yieldIfBusy()
             var command = RedisCommand("HMGET", isReadOnly: true)
