@@ -13,13 +13,6 @@ extension RedisCommand {
         return command
     }
 
-    /// `HLEN key`: the number of fields.
-    public static func hlen(_ key: some RedisArgument) -> RedisCommand {
-        var command = RedisCommand(name: "HLEN", isReadOnly: true)
-        command.append(key)
-        return command
-    }
-
     public static func hgetall(_ key: some RedisArgument) -> RedisCommand {
         var command = RedisCommand(name: "HGETALL", isReadOnly: true)
         command.append(key)
@@ -37,20 +30,6 @@ extension RedisCommand {
         var command = RedisCommand(name: "HDEL", isReadOnly: false, argumentCount: 2 + fields.count)
         command.append(key)
         command.append(contentsOf: fields)
-        return command
-    }
-}
-
-extension RedisCommand {
-    /// `HSCAN key cursor [MATCH pattern] [COUNT n]`: a page of `[cursor, [field, value, ...]]`;
-    /// start with cursor 0, stop when it returns 0.
-    public static func hscan(
-        _ key: some RedisArgument, cursor: UInt64, match pattern: String? = nil, count: Int? = nil
-    ) -> RedisCommand {
-        var command = RedisCommand(name: "HSCAN", isReadOnly: true)
-        command.append(key)
-        command.append(cursor)
-        command.appendScanOptions(match: pattern, count: count)
         return command
     }
 }
