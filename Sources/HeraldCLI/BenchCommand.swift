@@ -95,7 +95,9 @@ struct BenchCommand: AsyncParsableCommand {
         }
         let executable = workerExecutable ?? Self.ownExecutable()
         var logger = Logger(label: "herald.bench")
-        logger.logLevel = .warning
+        // Quiet unless asked (progress has its own lines); HERALD_LOG_LEVEL=info also shows the
+        // bench's own clients' librdkafka statistics when `statistics.interval.ms` is set.
+        logger.logLevel = ProcessInfo.processInfo.environment["HERALD_LOG_LEVEL"].flatMap(Logger.Level.init(rawValue:)) ?? .warning
         let runId = BenchmarkRunner.newRunId()
         let workDirectory = FileManager.default.temporaryDirectory.appendingPathComponent("herald-\(runId)")
         try FileManager.default.createDirectory(at: workDirectory, withIntermediateDirectories: true)

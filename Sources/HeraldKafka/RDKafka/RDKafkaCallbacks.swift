@@ -35,6 +35,12 @@ final class RDKafkaCallbacks: Sendable {
             guard let handle, let callbacks = RDKafkaCallbacks.from(opaque) else { return }
             callbacks.reportError(handle: handle, code: rd_kafka_resp_err_t(rawValue: code), reason: reason)
         }
+        // Only emitted when `statistics.interval.ms` is set (e.g. in the Kafka config file).
+        rd_kafka_conf_set_stats_cb(configuration) { handle, json, length, opaque in
+            guard let json, let callbacks = RDKafkaCallbacks.from(opaque) else { return 0 }
+            callbacks.statistics(UnsafeRawBufferPointer(start: json, count: length))
+            return 0  // librdkafka frees the JSON
+        }
         switch kind {
         case .producer:
             rd_kafka_conf_set_dr_msg_cb(configuration) { _, message, opaque in
@@ -62,6 +68,13 @@ final class RDKafkaCallbacks: Sendable {
         let message = text.map { String(cString: $0) } ?? ""
         let facilityName = facility.map { String(cString: $0) } ?? "?"
         logger.log(level: swiftLevel, "\(message)", metadata: ["librdkafka.facility": "\(facilityName)"])
+    }
+
+    /// librdkafka's statistics document (per broker: requests, round trips, wake-ups, queue
+    /// latencies; per partition: batches and messages), logged whole on one line for
+    /// operators and `herald bench` diagnostics (docs/operations.md).
+    private func statistics(_ json: UnsafeRawBufferPointer) {
+        logger.info("librdkafka statistics", metadata: ["librdkafka.statistics": "\(String(decoding: json, as: UTF8.self))"])
     }
 
     private func reportError(handle: OpaquePointer, code: rd_kafka_resp_err_t, reason: UnsafePointer<CChar>?) {

@@ -155,14 +155,8 @@ final class TaskDelivery: Sendable {
 
     /// Stores statuses at `herald:status:<id>` (never moving one backwards, see `StatusScripts`).
     private func writeStatuses(_ statuses: [StatusRecord]) throws {
-        let commands = statuses.map { record in
-            RedisCommand.evalScript(
-                StatusScripts.writeStatus, keys: [configuration.layout.statusKey(eventId: record.eventId)],
-                arguments: [
-                    String(decoding: StatusCoding.encode(record), as: UTF8.self), record.state.rawValue,
-                    String(record.tasks.completed), String(configuration.statusTTLSeconds),
-                ]
-            )
+        let commands = statuses.map {
+            StatusScripts.write($0, layout: configuration.layout, ttlSeconds: configuration.statusTTLSeconds)
         }
         for reply in try redis.pipelineBlocking(commands) { _ = try reply.get() }
     }

@@ -52,9 +52,17 @@ public final class PlannerService: Service, Sendable {
         ])
         try await withGracefulShutdownHandler {
             try await loop.run { batch, producer in
-                let narrow = try await planner.handle(batch, producer: producer)
-                guard let delivery, !narrow.isEmpty else { return TransactionalLoop.BatchWork() }
-                return try await delivery.deliver(narrow, producer: producer)
+                let planned = try await planner.handle(batch, producer: producer)
+                // The statuses are stored while the narrow events are delivered (two Redis
+                // connections); both end before the transaction commits.
+                async let stored: Void = planner.store(planned.statuses)
+                let work = if let delivery, !planned.narrow.isEmpty {
+                    try await delivery.deliver(planned.narrow, producer: producer)
+                } else {
+                    TransactionalLoop.BatchWork()
+                }
+                try await stored
+                return work
             }
         } onGracefulShutdown: {
             self.loop.stop()

@@ -1,4 +1,6 @@
+import HeraldDomain
 import HeraldRedis
+import HeraldRegistry
 
 /// The Lua scripts behind per-event status in Redis (keys in docs/redis-layout.md).
 enum StatusScripts {
@@ -64,4 +66,15 @@ enum StatusScripts {
     redis.call('SET', KEYS[1], ARGV[1], 'EX', ARGV[4])
     return 1
     """#)
+
+    /// The `writeStatus` call that stores `record` for `ttlSeconds`.
+    static func write(_ record: StatusRecord, layout: SlotLayout, ttlSeconds: Int) -> RedisCommand {
+        .evalScript(
+            writeStatus, keys: [layout.statusKey(eventId: record.eventId)],
+            arguments: [
+                String(decoding: StatusCoding.encode(record), as: UTF8.self), record.state.rawValue,
+                String(record.tasks.completed), String(ttlSeconds),
+            ]
+        )
+    }
 }

@@ -6,9 +6,9 @@ import Synchronization
 /// Consume, transform, produce, exactly once: the loop both roles run.
 ///
 /// Each polled batch is handled inside one Kafka transaction together with the batch's
-/// consumer offsets (`sendOffsetsToTransaction` with the consumer's group metadata), so the
-/// records a batch produced and the fact that it was consumed become visible together or not
-/// at all. When anything fails the transaction is aborted and the consumer is recreated, which
+/// consumer offsets (`sendOffsetsToTransaction` with the consumer's group metadata, sent while
+/// the batch is handled), so the records a batch produced and the fact that it was consumed
+/// become visible together or not at all. When anything fails the transaction is aborted and the consumer is recreated, which
 /// rewinds it to the group's committed offsets: the batch is done again from the start.
 ///
 /// Transactions are only open between two polls, and librdkafka only serves rebalances inside
@@ -170,6 +170,7 @@ final class TransactionalLoop: Sendable {
     private struct Timings: Sendable {
         var began: ContinuousClock.Instant
         var handled: ContinuousClock.Instant
+        /// When the offsets, sent while the batch was handled, were in (at or after `handled`).
         var offsetsSent: ContinuousClock.Instant
         /// When `finish` started, in the gate.
         var finishing: ContinuousClock.Instant
@@ -186,9 +187,15 @@ final class TransactionalLoop: Sendable {
     ) async throws -> (Timings, AfterCommit?) {
         let began = ContinuousClock.now
         try producer.beginTransaction()
+        // The offsets' two round trips (AddOffsetsToTxn, TxnOffsetCommit) run while the batch
+        // is handled: a transaction may add its offsets before, between or after its records.
+        // Leaving this scope by a throw waits for them, so an abort never overlaps them.
+        let offsets = Self.nextOffsets(batch)
+        let groupMetadata = try consumer.groupMetadata()
+        async let offsetsAdded: Void = producer.sendOffsetsToTransaction(offsets, groupMetadata: groupMetadata)
         let work = try await handle(batch, producer)
         let handled = ContinuousClock.now
-        try await producer.sendOffsetsToTransaction(Self.nextOffsets(batch), groupMetadata: try consumer.groupMetadata())
+        try await offsetsAdded
         let offsetsSent = ContinuousClock.now
         let finishAndCommit = { @Sendable () async throws -> (ContinuousClock.Instant, ContinuousClock.Instant) in
             let entered = ContinuousClock.now
