@@ -99,8 +99,16 @@ public struct PipelineConfiguration: Sendable {
     public var deliveryCompression: KafkaCompression = .lz4
     public var deliveryBatchSize: Int = 1_000_000
     public var deliveryQueueMaxMessages: Int = 200_000
-    /// Caps librdkafka's local queue in KiB, which is most of a fan-out worker's memory.
-    public var deliveryQueueMaxKbytes: Int = 65_536
+    /// Caps librdkafka's local queue (queued and in flight) in KiB: about 1.9 batches of
+    /// `deliveryBatchSize`. An idempotent producer sends one produce request per partition at
+    /// a time (librdkafka counts that partition's in-flight *records* against its limit of 5
+    /// requests), and a lane writes one partition. While that request is out, a second full
+    /// batch waiting behind it makes librdkafka's broker thread poll without sleeping until
+    /// the answer comes: 0.7 wake-ups per delivery, a fifth of this machine's CPU in a
+    /// broadcast. Under two batches, the next one is still filling when the answer comes, the
+    /// thread sleeps meanwhile, and the lane waits for queue space instead (1 ms steps).
+    /// Raise it with `deliveryBatchSize`, and keep it under two batches (docs/performance.md).
+    public var deliveryQueueMaxKbytes: Int = 1_900
 
     /// How often lanes sample consumer lag for `herald_consumer_lag`.
     public var lagSampleInterval: Duration = .seconds(15)
