@@ -102,10 +102,10 @@ public struct PipelineConfiguration: Sendable {
     /// Caps librdkafka's local queue (queued and in flight) in KiB: about 1.9 batches of
     /// `deliveryBatchSize`. An idempotent producer sends one produce request per partition at
     /// a time (librdkafka counts that partition's in-flight *records* against its limit of 5
-    /// requests), and a lane writes one partition. While that request is out, a second full
-    /// batch waiting behind it makes librdkafka's broker thread poll without sleeping until
-    /// the answer comes: 0.7 wake-ups per delivery, a fifth of this machine's CPU in a
-    /// broadcast. Under two batches, the next one is still filling when the answer comes, the
+    /// requests), and a lane writes one partition. With more queued, librdkafka's broker
+    /// thread woke 0.7 times per delivery in the bench's broadcasts (our reading of its
+    /// source: a full batch waiting behind the request makes it poll without sleeping until
+    /// the answer comes), a fifth of that machine's CPU. Under two batches, the next one is still filling when the answer comes, the
     /// thread sleeps meanwhile, and the lane waits for queue space instead (1 ms steps).
     /// Raise it with `deliveryBatchSize`, and keep it under two batches (docs/performance.md).
     public var deliveryQueueMaxKbytes: Int = 1_900
