@@ -63,9 +63,18 @@ struct ExactlyOnceTests {
         let publisher = try EventPublisher(bootstrapServers: broker.bootstrapServers, topics: topics)
         _ = try await publisher.publish(event)
 
-        // Kill once a fifth of the deliveries are in the log (committed or not).
+        // Kill once a fifth of the deliveries are in the log (committed or not). The worker
+        // creates the topics; a subscription made before the deliveries topic exists may not
+        // see it until librdkafka's next metadata refresh, minutes later.
+        try await Self.waitForTopic(topics.deliveries, bootstrapServers: broker.bootstrapServers, timeout: .seconds(60))
         let watcher = try DeliveryWatcher(bootstrapServers: broker.bootstrapServers, topic: topics.deliveries)
-        let seenAtKill = try await watcher.wait(forAtLeast: Self.registrations / 5, timeout: .seconds(90))
+        let seenAtKill: Int
+        do {
+            seenAtKill = try await watcher.wait(forAtLeast: Self.registrations / 5, timeout: .seconds(90))
+        } catch {
+            Issue.record("the first worker's log ends with:\n\(String(first.stderr().suffix(4_000)))")
+            throw error
+        }
         first.signal(SIGKILL)
         #expect(first.waitForExit(timeout: 10))
         let committedAtKill = try await Self.committedOffsets(
@@ -127,6 +136,16 @@ struct ExactlyOnceTests {
         var slots: Range<Int>
         var partition: Int32
         var offset: Int64
+    }
+
+    /// Waits until `topic` exists on the broker.
+    static func waitForTopic(_ topic: String, bootstrapServers: String, timeout: Duration) async throws {
+        let admin = try KafkaAdmin(configuration: KafkaAdminConfiguration(bootstrapServers: bootstrapServers))
+        let deadline = ContinuousClock.now + timeout
+        while (try? await admin.listTopics())?[topic] == nil {
+            guard ContinuousClock.now < deadline else { throw TestServerError(message: "topic \(topic) was not created within \(timeout)") }
+            try await Task.sleep(for: .milliseconds(200))
+        }
     }
 
     /// The event's tasks with where they sit in herald.tasks.
