@@ -142,7 +142,10 @@ let package = Package(
         ),
         .testTarget(
             name: "HeraldBenchmarksTests",
-            dependencies: ["HeraldBenchmarks", "HeraldRedis", "HeraldTestSupport"]
+            dependencies: [
+                "HeraldBenchmarks", "HeraldDomain", "HeraldKafka", "HeraldRedis", "HeraldTestSupport",
+                .product(name: "Logging", package: "swift-log"),
+            ]
         ),
         .testTarget(
             name: "HeraldIntegrationTests",

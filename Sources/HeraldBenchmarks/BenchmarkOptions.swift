@@ -43,6 +43,10 @@ public struct BenchmarkOptions: Sendable {
     /// Upper bound for one fan-out to be fully observed before the run reports a timeout.
     public var eventTimeoutSeconds: Int = 300
 
+    /// What stops a fan-out's clock (and the ceiling's): the commit of its last delivery, or
+    /// the reader seeing it.
+    public var clock: Clock = .committed
+
     /// Keep topics and Redis keys afterwards (for inspection).
     public var keepData: Bool = false
     /// Seed of the population generator: the same seed gives the same registrations.
@@ -53,5 +57,16 @@ public struct BenchmarkOptions: Sendable {
     public enum SeedPath: String, Sendable, CaseIterable {
         case lua
         case bulk
+    }
+
+    /// How a fan-out (and the ceiling) is timed.
+    public enum Clock: String, Sendable, CaseIterable {
+        /// Until a `read_committed` reader of the status topic saw the progress record of
+        /// every task, each written in the same transaction as the task's deliveries
+        /// (`CommitWatcher`); the deliveries are read and counted after the clock stopped.
+        case committed
+        /// Until a `read_committed` reader of the deliveries topic saw the last delivery,
+        /// reading them all while the fan-out runs (the clock of sessions 1-8).
+        case seen
     }
 }

@@ -34,6 +34,8 @@ struct BenchCommand: AsyncParsableCommand {
     @Option(help: "Tag expression of the narrower wide event.") var expression: String = "(World || Politics) && !Sports"
     @Option(help: "Directory the JSON results are written to.") var results: String = "bench/results"
     @Option(help: "Executable spawned as `<it> worker` (default: this one).") var workerExecutable: String?
+    @Option(help: "What stops a fan-out's clock: committed (the status reader saw every task's commit; deliveries counted afterwards) or seen (the reader saw the last delivery).")
+    var clock: BenchmarkOptions.Clock = .committed
 
     @Flag(help: "Skip the pipeline phases (broadcast, latency, memory).") var skipBroadcast = false
     @Flag(help: "Skip the latency runs.") var skipLatency = false
@@ -71,6 +73,7 @@ struct BenchCommand: AsyncParsableCommand {
         options.latencySeconds = latencySeconds
         options.expression = expression
         options.keepData = keepData
+        options.clock = clock
         options.runReindex = reindex
         options.runMicro = !skipMicro
         options.runCeiling = !skipCeiling && !microOnly
@@ -133,3 +136,4 @@ struct BenchCommand: AsyncParsableCommand {
 }
 
 extension BenchmarkOptions.SeedPath: ExpressibleByArgument {}
+extension BenchmarkOptions.Clock: ExpressibleByArgument {}

@@ -66,4 +66,26 @@ struct CeilingReferenceTests {
         #expect(after?.contains("reference = 1.00 (the better ceiling)") == true)
         #expect(line("broadcast R=1,000,000")?.contains("0.88 x ceiling (>= 0.8: met)") == true)
     }
+
+    @Test("with the commit clock the table names it, and flags counts that differ from the expected one")
+    func commitClockRows() {
+        var report = report(first: 300_000, after: nil, broadcastPerSecond: 240_000)
+        report.ceiling?.clock = "committed"
+        report.fanouts[0].clock = "committed"
+        report.fanouts[0].committedDeliveries = 1_000_000
+        report.fanouts[0].countedSeconds = 6.5
+        var lines = report.table.split(separator: "\n")
+        func line(_ start: String) -> Substring? { lines.first { $0.hasPrefix("| \(start)") } }
+        #expect(line("broker ceiling, transactional, committed") != nil)
+        #expect(line("broadcast R=1,000,000 -> 1,000,000 devices, committed")?.contains("0.80 x ceiling (>= 0.8: met)") == true)
+        #expect(line("  deliveries read and counted after the clock stopped")?.contains("exactly the expected count") == true)
+
+        report.fanouts[0].observed = 999_999
+        report.fanouts[0].committedDeliveries = 999_000
+        lines = report.table.split(separator: "\n")
+        let broadcast = line("broadcast R=1,000,000")
+        #expect(broadcast?.contains("observed 999,999 of 1,000,000") == true)
+        #expect(broadcast?.contains("the tasks' commits report 999,000 of 1,000,000") == true)
+        #expect(line("  deliveries read and counted after the clock stopped")?.contains("NOT the expected count") == true)
+    }
 }

@@ -41,6 +41,8 @@ final class DeliveryWatcher: Sendable {
     private let consumers: [KafkaConsumer]
     /// The consumer of the priority (express) partitions and its partitions, when there is one.
     private let priority: (consumer: KafkaConsumer, partitions: [KafkaTopicPartition])?
+    /// The consumer of the bulk partitions (all of them without a priority consumer).
+    private let bulk: (consumer: KafkaConsumer, partitions: [KafkaTopicPartition])
     private let events = Mutex<[String: EventStats]>([:])
     private let total = Atomic<Int>(0)
     private let stopping = Atomic<Bool>(false)
@@ -79,6 +81,8 @@ final class DeliveryWatcher: Sendable {
         self.priority = priority > 0
             ? (consumers[0], (0..<priority).map { KafkaTopicPartition(topic: topic, partition: Int32($0)) })
             : nil
+        let bulkRange = groups[groups.count - 1]
+        bulk = (consumers[consumers.count - 1], bulkRange.map { KafkaTopicPartition(topic: topic, partition: Int32($0)) })
         self.logger = logger
     }
 
@@ -90,6 +94,13 @@ final class DeliveryWatcher: Sendable {
     func readPriorityPartitions(_ enabled: Bool) throws {
         guard let priority else { return }
         if enabled { try priority.consumer.resume(priority.partitions) } else { try priority.consumer.pause(priority.partitions) }
+    }
+
+    /// Pauses or resumes reading the bulk partitions. With the commit clock
+    /// (`CommitWatcher`) a measured fan-out is not read while it runs, so the reader takes no
+    /// CPU from it; its deliveries are read and counted once the clock stopped.
+    func readBulkPartitions(_ enabled: Bool) throws {
+        if enabled { try bulk.consumer.resume(bulk.partitions) } else { try bulk.consumer.pause(bulk.partitions) }
     }
 
     func start() {

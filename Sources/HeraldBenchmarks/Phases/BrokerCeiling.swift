@@ -12,9 +12,13 @@ import Synchronization
 /// Transactional, in as many transactions as a broadcast has tasks and with as many producers
 /// as the workers have bulk lanes, each transaction writing one partition of the bulk range and
 /// the next transaction the next partition (what the fan-out does), timed twice: until the last commit
-/// returned, and until a `read_committed` consumer (the same watcher the fan-out figures use)
-/// saw the last record; the second is the reference, because every fan-out figure includes
-/// that consumer too. Then the same records through idempotent producers without transactions.
+/// returned, and by the clock that times the fan-out (`BenchmarkOptions.Clock`); the second is
+/// the reference. With the `committed` clock every transaction also writes one progress record
+/// to a commits topic, as a fan-out task writes its `TaskProgress` to `herald.status`, and the
+/// same `CommitWatcher` stops the clock; each producer has a partition of that topic to itself,
+/// so no two transactions overlap on one partition (which the embedded broker resolves late).
+/// With `seen`, the clock stops when a `read_committed` consumer of the records saw the last
+/// one. Then the same records through idempotent producers without transactions.
 struct BrokerCeiling: Sendable {
     typealias Result = BenchmarkReport.Ceiling
     static let eventId = "ceiling"
@@ -27,7 +31,10 @@ struct BrokerCeiling: Sendable {
     let transactions: Int
     let population: SeedPopulation
     let meter: CPUMeter
+    let clock: BenchmarkOptions.Clock
     let logger: Logger
+
+    private var commitsTopic: String { "\(topic).commits" }
 
     func run() async throws -> Result {
         let admin = try KafkaAdmin(configuration: {
@@ -35,7 +42,10 @@ struct BrokerCeiling: Sendable {
             admin.extra = configuration.kafkaExtra
             return admin
         }(), logger: logger)
-        try await admin.createTopics([KafkaTopicSpec(name: topic, partitions: partitions, replicationFactor: 1)], ignoreExisting: true)
+        try await admin.createTopics([
+            KafkaTopicSpec(name: topic, partitions: partitions, replicationFactor: 1),
+            KafkaTopicSpec(name: commitsTopic, partitions: producers, replicationFactor: 1),
+        ], ignoreExisting: true)
         // The topic is deleted only once every client of it is destroyed: librdkafka 2.16 can
         // crash on its own thread (rd_kafka_metadata_update_op with a NULL topic name) when a
         // topic disappears under a live consumer. `measure` owns every client.
@@ -43,10 +53,10 @@ struct BrokerCeiling: Sendable {
         do {
             result = try await measure()
         } catch {
-            try? await admin.deleteTopics([topic], ignoreMissing: true)
+            try? await admin.deleteTopics([topic, commitsTopic], ignoreMissing: true)
             throw error
         }
-        do { try await admin.deleteTopics([topic], ignoreMissing: true) } catch {
+        do { try await admin.deleteTopics([topic, commitsTopic], ignoreMissing: true) } catch {
             logger.warning("deleting \(topic) failed: \(error)")
         }
         return result
@@ -64,37 +74,47 @@ struct BrokerCeiling: Sendable {
             partitions: partitions, transactionalSeconds: transactional.committed,
             transactionalPerSecond: Double(records) / transactional.committed,
             observedSeconds: transactional.observed, observedPerSecond: Double(records) / transactional.observed,
-            idempotentSeconds: idempotent, idempotentPerSecond: Double(records) / idempotent, cpu: cpu
+            idempotentSeconds: idempotent, idempotentPerSecond: Double(records) / idempotent, cpu: cpu,
+            clock: clock.rawValue
         )
     }
 
-    /// The transactional run, timed by a reader that is destroyed when this returns.
+    /// The transactional run, timed by readers that are destroyed when this returns.
     private func observedTransactionalRun(
         _ sample: DeliveryRecordSample
     ) async throws -> (times: (committed: Double, observed: Double), cpu: BenchmarkReport.CPUAccount) {
-        // The reader of the plain broadcast phases: one throughput consumer (their consumer
-        // of the express partitions is paused, see `DeliveryWatcher.readPriorityPartitions`).
+        // The readers of the plain broadcast phases: one throughput consumer of the records
+        // (their consumer of the express partitions is paused, see
+        // `DeliveryWatcher.readPriorityPartitions`) and the commit clock's status reader.
         let watcher = try DeliveryWatcher(
             bootstrapServers: configuration.bootstrapServers, topic: topic, partitions: partitions,
             extra: configuration.kafkaExtra, logger: logger
         )
+        let commits = try CommitWatcher(
+            bootstrapServers: configuration.bootstrapServers, topic: commitsTopic, partitions: producers,
+            extra: configuration.kafkaExtra, logger: logger
+        )
         watcher.start()
-        let before = meter.snapshot(workers: [])
-        let transactional: (committed: Double, observed: Double)
+        commits.start()
+        let transactional: (times: (committed: Double, observed: Double), cpu: BenchmarkReport.CPUAccount)
         do {
-            transactional = try await transactionalRun(sample, watcher: watcher)
+            transactional = try await transactionalRun(sample, watcher: watcher, commits: commits)
         } catch {
             await watcher.stop()
+            await commits.stop()
             throw error
         }
-        let cpu = meter.account(before, meter.snapshot(workers: []))
         await watcher.stop()
-        return (transactional, cpu)
+        await commits.stop()
+        return transactional
     }
 
-    /// Returns the seconds until the last commit returned and until the watcher (a
-    /// `read_committed` consumer, like the one the fan-out figures use) saw the last record.
-    private func transactionalRun(_ sample: DeliveryRecordSample, watcher: DeliveryWatcher) async throws -> (committed: Double, observed: Double) {
+    /// Returns the seconds until the last commit returned and until the clock stopped (every
+    /// transaction's progress record seen, or the last record seen), and the CPU until then;
+    /// with the `committed` clock the records are then read and counted.
+    private func transactionalRun(
+        _ sample: DeliveryRecordSample, watcher: DeliveryWatcher, commits: CommitWatcher
+    ) async throws -> (times: (committed: Double, observed: Double), cpu: BenchmarkReport.CPUAccount) {
         var clients: [KafkaProducer] = []
         for index in 0..<producers {
             let id = "\(topic)-ceiling-\(index)-\(UUID().uuidString.prefix(6))"
@@ -103,10 +123,12 @@ struct BrokerCeiling: Sendable {
             // Warm-up transaction: metadata and producer id are fetched outside the timed part.
             try producer.beginTransaction()
             try enqueue(sample, range: 0..<1, on: producer)
+            try enqueueProgress(eventId: "\(Self.eventId)-warmup", index: index, count: producers, records: 1, producer: producer, partition: Int32(index))
             try await producer.commitTransaction()
             clients.append(producer)
         }
         let chunk = (records + transactions - 1) / transactions
+        let timedTransactions = (records + chunk - 1) / chunk
         // The fan-out's bulk range: the partitions after the express ones, one per transaction.
         let reserved = partitions > configuration.expressDeliveryPartitions ? configuration.expressDeliveryPartitions : 0
         let bulkPartitions = Int32(reserved)..<Int32(partitions)
@@ -114,10 +136,13 @@ struct BrokerCeiling: Sendable {
         let records = records
         let warmups = clients.count
         _ = try await watcher.waitFor(eventId: Self.eventId, expected: warmups, timeout: .seconds(60))
+        let byCommits = clock == .committed
+        if byCommits { try watcher.readBulkPartitions(false) }
+        let before = meter.snapshot(workers: [])
         let startedAt = Date()
         let started = ContinuousClock.now
         try await withThrowingTaskGroup(of: Void.self) { group in
-            for producer in clients {
+            for (index, producer) in clients.enumerated() {
                 group.addTask {
                     while true {
                         let start = next.add(chunk)
@@ -126,7 +151,12 @@ struct BrokerCeiling: Sendable {
                         let partition = bulkPartitions.lowerBound + transaction % Int32(bulkPartitions.count)
                         try producer.beginTransaction()
                         try await BlockingThreads.run(name: "herald.bench.ceiling") {
-                            try enqueue(sample, range: start..<min(start + chunk, records), partition: partition, on: producer)
+                            let range = start..<min(start + chunk, records)
+                            try enqueue(sample, range: range, partition: partition, on: producer)
+                            try enqueueProgress(
+                                eventId: Self.eventId, index: Int(transaction), count: timedTransactions, records: range.count,
+                                producer: producer, partition: Int32(index)
+                            )
                         }
                         try await producer.commitTransaction()
                     }
@@ -135,9 +165,40 @@ struct BrokerCeiling: Sendable {
             try await group.waitForAll()
         }
         let seconds = (ContinuousClock.now - started).seconds
-        let seen = try await watcher.waitFor(eventId: Self.eventId, expected: warmups + records, timeout: .seconds(300))
+        let observed: Double
+        let cpu: BenchmarkReport.CPUAccount
+        if byCommits {
+            let deadline = ContinuousClock.now + .seconds(300)
+            while !commits.commits(Self.eventId).isComplete {
+                guard ContinuousClock.now < deadline else {
+                    throw BenchmarkError("the ceiling's transactions were committed but their progress records were not all seen within 300 s", code: "bench_timeout")
+                }
+                try await Task.sleep(for: .milliseconds(2))
+            }
+            cpu = meter.account(before, meter.snapshot(workers: []))
+            observed = (commits.commits(Self.eventId).lastCommitted ?? Date()).timeIntervalSince(startedAt)
+            try watcher.readBulkPartitions(true)
+            _ = try await watcher.waitFor(eventId: Self.eventId, expected: warmups + records, timeout: .seconds(300))
+        } else {
+            let seen = try await watcher.waitFor(eventId: Self.eventId, expected: warmups + records, timeout: .seconds(300))
+            cpu = meter.account(before, meter.snapshot(workers: []))
+            observed = (seen.lastSeen ?? Date()).timeIntervalSince(startedAt)
+        }
         for producer in clients { await producer.shutdown(flushTimeout: .seconds(5)) }
-        return (seconds, (seen.lastSeen ?? Date()).timeIntervalSince(startedAt))
+        return ((seconds, observed), cpu)
+    }
+
+    /// The transaction's progress record, as a fan-out task writes its `TaskProgress` to
+    /// `herald.status` in the transaction of its deliveries.
+    private func enqueueProgress(eventId: String, index: Int, count: Int, records: Int, producer: KafkaProducer, partition: Int32) throws {
+        let now = Date()
+        let progress = TaskProgress(
+            eventId: eventId, taskIndex: index, taskCount: count, delivered: DeliveryCounts(total: records),
+            startedAt: now, finishedAt: now
+        )
+        try producer.enqueue(KafkaOutgoingMessage(
+            topic: commitsTopic, partition: partition, key: Array(eventId.utf8), value: Array(try JSONEncoder().encode(progress))
+        ))
     }
 
     private func idempotentRun(_ sample: DeliveryRecordSample) async throws -> Double {

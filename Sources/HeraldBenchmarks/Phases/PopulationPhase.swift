@@ -8,8 +8,9 @@ import Logging
 import Synchronization
 
 /// One population in its own topics and Redis prefix, with its own worker processes:
-/// seed, start the workers, warm up, then publish the measured events and watch
-/// `herald.deliveries` until every expected delivery was seen.
+/// seed, start the workers, warm up, then publish the measured events, time each until its
+/// last delivery was committed (or seen, `BenchmarkOptions.Clock`), and count its deliveries
+/// in `herald.deliveries`.
 ///
 /// The main phase measures everything (latency idle, broadcast, expression event, broadcast
 /// under targeted load, memory); a memory-only phase seeds, broadcasts once and reads the
@@ -47,6 +48,7 @@ struct PopulationPhase {
     private final class Resources: @unchecked Sendable {
         var workers: [WorkerProcess] = []
         var watcher: DeliveryWatcher?
+        var commits: CommitWatcher?
         var publisher: EventPublisher?
         var extraTopics: [String] = []
         var extraPrefixes: [String] = []
@@ -96,6 +98,12 @@ struct PopulationPhase {
         )
         resources.watcher = watcher
         watcher.start()
+        let commits = try CommitWatcher(
+            bootstrapServers: configuration.bootstrapServers, topic: configuration.topics.status,
+            partitions: Int(configuration.topics.statusPartitions), extra: configuration.kafkaExtra, logger: logger
+        )
+        resources.commits = commits
+        commits.start()
         let publisher = try EventPublisher(
             bootstrapServers: configuration.bootstrapServers, topics: configuration.topics, extra: configuration.kafkaExtra, logger: logger
         )
@@ -105,7 +113,7 @@ struct PopulationPhase {
             resources.workers.append(try WorkerProcess(launch: environment.workerLaunch(spec), spec: spec, logDirectory: environment.workDirectory))
         }
         Console.say("  started \(options.workers) worker process(es): pids \(resources.workers.map { String($0.pid) }.joined(separator: ", "))")
-        let context = Context(phase: self, watcher: watcher, publisher: publisher, workers: resources.workers)
+        let context = Context(phase: self, watcher: watcher, commits: commits, publisher: publisher, workers: resources.workers)
 
         try await context.warmUp(expected: expected[2])
 
@@ -159,6 +167,7 @@ struct PopulationPhase {
     private func cleanUp(_ resources: Resources) async {
         for worker in resources.workers { await worker.stop() }
         await resources.watcher?.stop()
+        await resources.commits?.stop()
         await resources.publisher?.shutdown()
         // Destroy this process's own clients of the phase's topics before deleting them. A
         // consumer that is closed but not yet destroyed still has librdkafka threads; a fetch
@@ -166,6 +175,7 @@ struct PopulationPhase {
         // without a topic id, which librdkafka handles with a NULL topic name
         // (rd_kafka_metadata_update_op -> strcmp(NULL)) and crashes on its own thread.
         resources.watcher = nil
+        resources.commits = nil
         resources.publisher = nil
         guard !options.keepData else {
             Console.say("  keeping topics \(names.topicPrefix)* and Redis keys \(names.redisPrefix):* (--keep-data)")
@@ -191,6 +201,7 @@ struct PopulationPhase {
     struct Context: Sendable {
         let phase: PopulationPhase
         let watcher: DeliveryWatcher
+        let commits: CommitWatcher
         let publisher: EventPublisher
         let workers: [WorkerProcess]
 
@@ -228,23 +239,48 @@ struct PopulationPhase {
             Console.say("  priority reader resumed: probe seen after \(Console.fixed((ContinuousClock.now - started).milliseconds, 0)) ms")
         }
 
-        /// Publishes `event` and waits for all `expected` deliveries.
+        /// Publishes `event`, times it (`BenchmarkOptions.Clock`) and counts its deliveries.
+        ///
+        /// With the `committed` clock the deliveries topic is not read while the event fans
+        /// out: the clock stops when the status reader has seen every task's commit, and only
+        /// then are the deliveries read and counted (exactly `expected`, or the table says so).
         func fanout(label: String, event: NotificationEvent, expected: Int) async throws -> BenchmarkReport.Fanout {
             let eventId = event.id!
+            let timeout = Duration.seconds(options.eventTimeoutSeconds)
+            let byCommits = options.clock == .committed
             Console.say("  \(label): publishing \(eventId) to \(Console.count(expected)) devices")
+            if byCommits { try watcher.readBulkPartitions(false) }
             let before = phase.meter.snapshot(workers: workers)
             let published = Date()
             try await publisher.publish(event, now: published)
-            let stats = try await awaitDeliveries(eventId: eventId, expected: expected, timeout: .seconds(options.eventTimeoutSeconds))
-            let after = phase.meter.snapshot(workers: workers)
-            let seconds = (stats.lastSeen ?? Date()).timeIntervalSince(published)
-            let first = (stats.firstSeen ?? Date()).timeIntervalSince(published)
+            let seconds: Double
+            let first: Double
+            let after: CPUMeter.Snapshot
+            var committed: CommitWatcher.EventCommits?
+            var countedSeconds: Double?
+            let stats: DeliveryWatcher.EventStats
+            if byCommits {
+                let commits = try await awaitCommits(eventId: eventId, timeout: timeout)
+                after = phase.meter.snapshot(workers: workers)
+                committed = commits
+                seconds = (commits.lastCommitted ?? Date()).timeIntervalSince(published)
+                first = (commits.firstCommitted ?? Date()).timeIntervalSince(published)
+                try watcher.readBulkPartitions(true)
+                stats = try await awaitDeliveries(eventId: eventId, expected: expected, timeout: timeout)
+                countedSeconds = (stats.lastSeen ?? Date()).timeIntervalSince(published)
+            } else {
+                stats = try await awaitDeliveries(eventId: eventId, expected: expected, timeout: timeout)
+                after = phase.meter.snapshot(workers: workers)
+                seconds = (stats.lastSeen ?? Date()).timeIntervalSince(published)
+                first = (stats.firstSeen ?? Date()).timeIntervalSince(published)
+            }
             // Anything beyond the expected count (a duplicate) arrives right behind the rest.
             try await Task.sleep(for: .milliseconds(500))
             let observed = watcher.stats(eventId).count
             let status = await finalStatus(eventId)
             let perSecond = Double(expected) / max(seconds, 1e-9)
-            Console.say("  \(label): \(Console.count(observed)) deliveries in \(Console.fixed(seconds, 2)) s (\(Console.count(Int(perSecond)))/s)")
+            let how = byCommits ? "committed" : "seen"
+            Console.say("  \(label): \(Console.count(observed)) deliveries, \(how) in \(Console.fixed(seconds, 2)) s (\(Console.count(Int(perSecond)))/s)")
             return BenchmarkReport.Fanout(
                 label: label, population: phase.population.count, eventId: eventId,
                 audience: event.audience.expression.map { "\($0)" } ?? "broadcast",
@@ -254,8 +290,9 @@ struct PopulationPhase {
                 acceptedSeconds: status.map { $0.timings.acceptedAt.timeIntervalSince(published) },
                 renderedFirstSeconds: status?.timings.firstDeliveryAt.map { $0.timeIntervalSince(published) },
                 workerCompletedSeconds: status?.timings.completedAt.map { $0.timeIntervalSince(published) },
-                seenAtWorkerCompletion: status?.timings.completedAt.map { stats.count(at: $0) },
-                cpu: phase.meter.account(before, after)
+                seenAtWorkerCompletion: byCommits ? nil : status?.timings.completedAt.map { stats.count(at: $0) },
+                cpu: phase.meter.account(before, after),
+                clock: options.clock.rawValue, committedDeliveries: committed?.delivered, countedSeconds: countedSeconds
             )
         }
 
@@ -353,7 +390,26 @@ struct PopulationPhase {
             }
         }
 
-        /// Publish to the planner's `acceptedAt` of each event (from its status in Redis).
+        /// Waits until the status reader saw the commit of every task of `eventId`, failing early
+        /// (with the worker's log) if a worker died.
+        private func awaitCommits(eventId: String, timeout: Duration) async throws -> CommitWatcher.EventCommits {
+            let deadline = ContinuousClock.now + timeout
+            while true {
+                let current = commits.commits(eventId)
+                if current.isComplete { return current }
+                if let dead = workers.first(where: { !$0.isRunning }) {
+                    throw BenchmarkError("worker \(dead.spec.instanceId) exited while \(eventId) was in flight", code: "worker_exited")
+                }
+                if ContinuousClock.now >= deadline {
+                    throw BenchmarkError(
+                        "event \(eventId): saw the commit of \(current.tasks.count) of \(current.taskCount.map(String.init) ?? "?") tasks within \(timeout)",
+                        code: "bench_timeout"
+                    )
+                }
+                try await Task.sleep(for: .milliseconds(2))
+            }
+        }
+
         /// Publish to the planner's `acceptedAt` of each event, nil where its status is missing.
         private func acceptedMilliseconds(_ published: [(id: String, at: Date)]) async -> [Double?] {
             let pool = RedisConnectionPool(configuration: phase.configuration.redis, size: 1)

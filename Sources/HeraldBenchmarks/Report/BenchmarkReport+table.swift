@@ -17,8 +17,9 @@ extension BenchmarkReport {
         }
         var rows: [(String, String, String)] = []
         if let observed = ceiling.observedPerSecond {
+            let clock = ceiling.clock == BenchmarkOptions.Clock.committed.rawValue ? "committed" : "seen by consumer"
             rows.append((
-                "\(title), transactional, seen by consumer (\(ceiling.producers) producers, \(ceiling.transactions) txns)",
+                "\(title), transactional, \(clock) (\(ceiling.producers) producers, \(ceiling.transactions) txns)",
                 "\(Console.count(Int(observed))) rec/s (\(Console.fixed(ceiling.averageRecordBytes, 0)) B avg)",
                 relative(observed)
             ))
@@ -72,11 +73,22 @@ extension BenchmarkReport {
             if fanout.observed != fanout.expected {
                 judged.append("observed \(Console.count(fanout.observed)) of \(Console.count(fanout.expected))")
             }
+            if let committed = fanout.committedDeliveries, committed != fanout.expected {
+                judged.append("the tasks' commits report \(Console.count(committed)) of \(Console.count(fanout.expected))")
+            }
+            let byCommits = fanout.clock == BenchmarkOptions.Clock.committed.rawValue
             rows.append((
-                "\(fanout.label) R=\(Console.count(fanout.population)) -> \(Console.count(fanout.expected)) devices",
+                "\(fanout.label) R=\(Console.count(fanout.population)) -> \(Console.count(fanout.expected)) devices, \(byCommits ? "committed" : "seen")",
                 "\(Console.fixed(fanout.seconds, 2)) s, \(Console.count(Int(fanout.deliveriesPerSecond)))/s (first \(Console.fixed(fanout.firstDeliverySeconds * 1_000, 0)) ms)",
                 judged.joined(separator: "; ")
             ))
+            if let counted = fanout.countedSeconds {
+                rows.append((
+                    "  deliveries read and counted after the clock stopped",
+                    "\(Console.count(fanout.observed)) by \(Console.fixed(counted, 2)) s after publish",
+                    fanout.observed == fanout.expected ? "exactly the expected count" : "NOT the expected count"
+                ))
+            }
             if let completed = fanout.workerCompletedSeconds {
                 rows.append((
                     "  worker clock: accepted / first rendered / last task done",

@@ -34,6 +34,9 @@ public struct BenchmarkReport: Sendable, Codable {
         public var lingerMs: Int
         public var compression: String
         public var seedPath: String
+        /// `committed` or `seen` (`BenchmarkOptions.Clock`); absent in reports before session
+        /// 9, which were all `seen`.
+        public var clock: String?
     }
 
     public struct Micro: Sendable, Codable, Hashable {
@@ -69,13 +72,16 @@ public struct BenchmarkReport: Sendable, Codable {
         public var partitions: Int
         public var transactionalSeconds: Double
         public var transactionalPerSecond: Double
-        /// Until the measuring consumer saw the last record: the reference of every ratio.
+        /// Until the fan-out's clock stopped (`clock`): the reference of every ratio.
         public var observedSeconds: Double?
         public var observedPerSecond: Double?
         public var idempotentSeconds: Double
         public var idempotentPerSecond: Double
-        /// CPU during the transactional run (producers count as `benchmark`).
+        /// CPU during the transactional run until its clock stopped (producers count as `benchmark`).
         public var cpu: CPUAccount?
+        /// What stopped `observedSeconds`' clock: `committed` (every transaction's progress
+        /// record seen) or `seen` (the last record seen); nil in reports before session 9 (`seen`).
+        public var clock: String? = nil
 
         /// The rate as the consumer saw it, or until the last commit when nothing watched.
         public var referencePerSecond: Double { observedPerSecond ?? transactionalPerSecond }
@@ -91,7 +97,8 @@ public struct BenchmarkReport: Sendable, Codable {
         public var redisSettleSeconds: Double?
     }
 
-    /// One wide event, publish to the last delivery a `read_committed` consumer saw.
+    /// One wide event, publish to the last delivery committed (`clock` `committed`) or seen
+    /// by a `read_committed` consumer of the deliveries (`seen`).
     public struct Fanout: Sendable, Codable, Hashable {
         public var label: String
         public var population: Int
@@ -99,7 +106,8 @@ public struct BenchmarkReport: Sendable, Codable {
         public var audience: String
         public var expected: Int
         public var observed: Int
-        /// Publish to the first and to the last delivery seen.
+        /// Publish to the first and to the last delivery committed or seen (`clock`): with
+        /// `committed`, the first and the last task's commit.
         public var firstDeliverySeconds: Double
         public var seconds: Double
         public var deliveriesPerSecond: Double
@@ -118,6 +126,14 @@ public struct BenchmarkReport: Sendable, Codable {
         /// `expected` means the rest of `seconds` was the broker and the reader catching up.
         public var seenAtWorkerCompletion: Int?
         public var cpu: CPUAccount
+        /// `committed` or `seen` (`BenchmarkOptions.Clock`); nil in reports before session 9 (`seen`).
+        public var clock: String? = nil
+        /// With the `committed` clock: the deliveries the tasks' progress records add up to
+        /// (`observed` is what the reader counted afterwards).
+        public var committedDeliveries: Int? = nil
+        /// With the `committed` clock: publish to the reader having counted every delivery,
+        /// read after the clock stopped (not a throughput figure).
+        public var countedSeconds: Double? = nil
     }
 
     /// CPU seconds each party used during one measurement, against the wall time: on a

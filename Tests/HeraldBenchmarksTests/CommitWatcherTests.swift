@@ -1,0 +1,100 @@
+import Foundation
+import HeraldDomain
+import HeraldKafka
+import HeraldTestSupport
+import Logging
+import Testing
+
+@testable import HeraldBenchmarks
+
+/// The bench's commit clock (`--clock committed`) stops when the progress record of every
+/// task was seen; it is only honest if a task counts once, and only once its transaction
+/// committed.
+@Suite("Commit clock")
+struct CommitWatcherTests {
+    private func progress(_ event: String, task: Int, of count: Int, delivered: Int) -> TaskProgress {
+        let now = Date()
+        return TaskProgress(
+            eventId: event, taskIndex: task, taskCount: count, delivered: DeliveryCounts(total: delivered), startedAt: now, finishedAt: now
+        )
+    }
+
+    @Test("an event is complete once every task index was seen; a task seen again counts once")
+    func bookkeeping() {
+        let start = Date(timeIntervalSince1970: 1_000)
+        var commits = CommitWatcher.EventCommits()
+        #expect(!commits.isComplete)
+        commits.add(progress("e", task: 1, of: 3, delivered: 10), at: start)
+        commits.add(progress("e", task: 0, of: 3, delivered: 20), at: start + 1)
+        // Task 1 redone (its first transaction aborted on a broker that shows aborted records).
+        commits.add(progress("e", task: 1, of: 3, delivered: 10), at: start + 2)
+        #expect(!commits.isComplete)
+        #expect(commits.delivered == 30)
+        #expect(commits.lastCommitted == start + 1)
+        commits.add(progress("e", task: 2, of: 3, delivered: 5), at: start + 3)
+        #expect(commits.isComplete)
+        #expect(commits.tasks == [0, 1, 2])
+        #expect(commits.delivered == 35)
+        #expect(commits.firstCommitted == start)
+        #expect(commits.lastCommitted == start + 3)
+    }
+
+    @Test("a task's progress record is seen only once its transaction committed; other status records are ignored")
+    func onlyCommittedTasks() async throws {
+        let broker = try TestBroker(name: "commit-clock")
+        defer { broker.stop() }
+        let logger = Logger(label: "test.commit-clock")
+        let topic = TestBroker.uniqueName("commits")
+        let admin = try KafkaAdmin(configuration: KafkaAdminConfiguration(bootstrapServers: broker.bootstrapServers), logger: logger)
+        try await admin.createTopics([KafkaTopicSpec(name: topic, partitions: 1, replicationFactor: 1)], ignoreExisting: true)
+
+        var configuration = KafkaProducerConfiguration(bootstrapServers: broker.bootstrapServers)
+        configuration.lingerMs = 1
+        configuration.messageTimeoutMs = 30_000
+        configuration.transactionalId = TestBroker.uniqueName("commit-clock-producer")
+        let producer = try KafkaProducer(configuration: configuration, logger: logger)
+        try await producer.initTransactions()
+        func send(_ record: TaskProgress) throws {
+            try producer.enqueue(KafkaOutgoingMessage(
+                topic: topic, partition: 0, key: Array(record.eventId.utf8), value: Array(try JSONEncoder().encode(record))
+            ))
+        }
+
+        let watcher = try CommitWatcher(bootstrapServers: broker.bootstrapServers, topic: topic, partitions: 1, logger: logger)
+        watcher.start()
+
+        // Open transaction: the record is on the broker, but not committed.
+        try producer.beginTransaction()
+        try send(progress("e", task: 0, of: 2, delivered: 7))
+        try await producer.flush()
+        try await Task.sleep(for: .milliseconds(1_500))
+        #expect(watcher.commits("e").tasks.isEmpty, "a progress record was counted before its transaction committed")
+        try await producer.commitTransaction()
+        try await waitUntil { watcher.commits("e").tasks == [0] }
+
+        // A final status record shares the topic and is not a task; task 0 again counts once.
+        try producer.beginTransaction()
+        try producer.enqueue(KafkaOutgoingMessage(
+            topic: topic, partition: 0, key: Array("e".utf8), value: Array(#"{"eventId":"e","state":"completed"}"#.utf8)
+        ))
+        try send(progress("e", task: 0, of: 2, delivered: 7))
+        try send(progress("e", task: 1, of: 2, delivered: 5))
+        try await producer.commitTransaction()
+        try await waitUntil { watcher.commits("e").isComplete }
+        let commits = watcher.commits("e")
+        #expect(commits.tasks == [0, 1])
+        #expect(commits.delivered == 12)
+
+        await watcher.stop()
+        await producer.shutdown()
+        try? await admin.deleteTopics([topic], ignoreMissing: true)
+    }
+
+    private func waitUntil(_ condition: () -> Bool) async throws {
+        let deadline = ContinuousClock.now + .seconds(30)
+        while !condition() {
+            try #require(ContinuousClock.now < deadline, "not reached within 30 s")
+            try await Task.sleep(for: .milliseconds(20))
+        }
+    }
+}
