@@ -110,4 +110,13 @@ struct CommandLineTests {
         #expect(error?.description.contains("hunter2") == false)
         #expect(throws: SettingError.self) { try HeraldSettings.parseKafkaProperties("=value\n", path: "k.properties") }
     }
+
+    /// The API's producer sends records a caller waits for; the lanes' batching delay must
+    /// not reach it (it once added up to 25 ms to every registration write and publish).
+    @Test("--linger-ms sets the bulk lanes' linger and not the API's producer, which sends at once")
+    func lingerIsTheLanesOnly() throws {
+        let settings = HeraldSettings(flags: [.lingerMs: "1000"], environment: [:], endpointsFile: nil)
+        #expect(try settings.pipelineConfiguration().deliveryLingerMs == 1_000)
+        #expect(try settings.reliableProducerConfiguration(clientId: "herald-api").lingerMs == 0)
+    }
 }

@@ -126,12 +126,16 @@ extension HeraldSettings {
     }
 
     /// Idempotent, acks=all: what the registration log and the event publisher need.
+    ///
+    /// No linger: every record is one a caller waits for (a registration write, a published
+    /// event), so a linger would add its whole length to each request. `--linger-ms` is the
+    /// bulk lanes' batching delay, which their commits cut short; it is not used here.
     public func reliableProducerConfiguration(clientId: String) throws -> KafkaProducerConfiguration {
         var configuration = KafkaProducerConfiguration(bootstrapServers: self[.kafkaBrokers])
         configuration.clientId = clientId
         configuration.enableIdempotence = true
         configuration.acks = .all
-        configuration.lingerMs = try int(.lingerMs)
+        configuration.lingerMs = 0
         configuration.compression = try compression()
         configuration.extra = try kafkaProperties()
         return configuration
