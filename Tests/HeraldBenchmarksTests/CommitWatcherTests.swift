@@ -80,8 +80,7 @@ struct CommitWatcherTests {
         try send(progress("e", task: 0, of: 2, delivered: 7))
         try send(progress("e", task: 1, of: 2, delivered: 5))
         try await producer.commitTransaction()
-        try await waitUntil { watcher.commits("e").isComplete }
-        let commits = watcher.commits("e")
+        let commits = try await watcher.waitForAll(eventId: "e", timeout: .seconds(30))
         #expect(commits.tasks == [0, 1])
         #expect(commits.delivered == 12)
 

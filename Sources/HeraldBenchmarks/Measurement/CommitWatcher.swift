@@ -102,4 +102,23 @@ final class CommitWatcher: Sendable {
     func commits(_ eventId: String) -> EventCommits {
         events.withLock { $0[eventId] } ?? EventCommits()
     }
+
+    /// Waits until the commit of every task of `eventId` was seen. `check` runs between looks
+    /// and may throw to give up early (a worker died); after `timeout` this throws with what
+    /// was seen.
+    func waitForAll(eventId: String, timeout: Duration, check: () throws -> Void = {}) async throws -> EventCommits {
+        let deadline = ContinuousClock.now + timeout
+        while true {
+            let current = commits(eventId)
+            if current.isComplete { return current }
+            try check()
+            if ContinuousClock.now >= deadline {
+                throw BenchmarkError(
+                    "event \(eventId): saw the commit of \(current.tasks.count) of \(current.taskCount.map(String.init) ?? "?") tasks within \(timeout)",
+                    code: "bench_timeout"
+                )
+            }
+            try await Task.sleep(for: .milliseconds(2))
+        }
+    }
 }

@@ -168,15 +168,9 @@ struct BrokerCeiling: Sendable {
         let observed: Double
         let cpu: BenchmarkReport.CPUAccount
         if byCommits {
-            let deadline = ContinuousClock.now + .seconds(300)
-            while !commits.commits(Self.eventId).isComplete {
-                guard ContinuousClock.now < deadline else {
-                    throw BenchmarkError("the ceiling's transactions were committed but their progress records were not all seen within 300 s", code: "bench_timeout")
-                }
-                try await Task.sleep(for: .milliseconds(2))
-            }
+            let committed = try await commits.waitForAll(eventId: Self.eventId, timeout: .seconds(300))
             cpu = meter.account(before, meter.snapshot(workers: []))
-            observed = (commits.commits(Self.eventId).lastCommitted ?? Date()).timeIntervalSince(startedAt)
+            observed = (committed.lastCommitted ?? Date()).timeIntervalSince(startedAt)
             try watcher.readBulkPartitions(true)
             _ = try await watcher.waitFor(eventId: Self.eventId, expected: warmups + records, timeout: .seconds(300))
         } else {

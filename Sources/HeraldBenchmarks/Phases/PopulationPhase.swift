@@ -393,20 +393,10 @@ struct PopulationPhase {
         /// Waits until the status reader saw the commit of every task of `eventId`, failing early
         /// (with the worker's log) if a worker died.
         private func awaitCommits(eventId: String, timeout: Duration) async throws -> CommitWatcher.EventCommits {
-            let deadline = ContinuousClock.now + timeout
-            while true {
-                let current = commits.commits(eventId)
-                if current.isComplete { return current }
+            try await commits.waitForAll(eventId: eventId, timeout: timeout) {
                 if let dead = workers.first(where: { !$0.isRunning }) {
                     throw BenchmarkError("worker \(dead.spec.instanceId) exited while \(eventId) was in flight", code: "worker_exited")
                 }
-                if ContinuousClock.now >= deadline {
-                    throw BenchmarkError(
-                        "event \(eventId): saw the commit of \(current.tasks.count) of \(current.taskCount.map(String.init) ?? "?") tasks within \(timeout)",
-                        code: "bench_timeout"
-                    )
-                }
-                try await Task.sleep(for: .milliseconds(2))
             }
         }
 
