@@ -92,10 +92,21 @@ public struct PipelineConfiguration: Sendable {
     public var temporaryTTLSeconds: Int = 300
 
     /// Delivery producer tuning: the hot path's throughput knobs (bulk lanes; express lanes
-    /// send at once). A 25 ms linger fills batches to `deliveryBatchSize` during a broadcast:
-    /// against 5 ms the broker spent about a third less CPU per delivery (docs/performance.md);
-    /// a task's commit flushes whatever is still lingering, so it adds nothing at the end.
-    public var deliveryLingerMs: Int = 25
+    /// send at once).
+    ///
+    /// The linger of a bulk lane that writes each task to one partition (the normal case,
+    /// `deliveryLingerMs(onePartitionPerTask:)`). Every task ends with a flush, so the linger
+    /// never delays a delivery anyone waits for; it only has to outlast the broker's answer.
+    /// librdkafka's idempotent producer keeps one produce request per partition in flight,
+    /// and a batch whose linger runs out while one is in flight makes its broker thread poll
+    /// without sleeping until the answer comes: with 25 ms, a broker answering in 40-80 ms
+    /// more than doubled the worker's CPU per delivery (docs/performance.md, item 45).
+    public var deliveryLingerMs: Int = 1_000
+    /// The most a lane that partitions its deliveries by key lingers (a deliveries topic with
+    /// no express partitions reserved): its batches spread over every partition, so none fills
+    /// under `deliveryQueueMaxKbytes` and each is sent by its linger. 25 ms filled them during
+    /// a broadcast; against 5 ms the broker spent about a third less CPU per delivery.
+    public static let keyedDeliveryLingerMs = 25
     public var deliveryCompression: KafkaCompression = .lz4
     public var deliveryBatchSize: Int = 1_000_000
     public var deliveryQueueMaxMessages: Int = 200_000
@@ -109,6 +120,12 @@ public struct PipelineConfiguration: Sendable {
     /// thread sleeps meanwhile, and the lane waits for queue space instead (1 ms steps).
     /// Raise it with `deliveryBatchSize`, and keep it under two batches (docs/performance.md).
     public var deliveryQueueMaxKbytes: Int = 1_900
+
+    /// The bulk delivery producer's linger: `deliveryLingerMs` when each transaction writes
+    /// one partition, at most `keyedDeliveryLingerMs` when records are partitioned by key.
+    public func deliveryLingerMs(onePartitionPerTask: Bool) -> Int {
+        onePartitionPerTask ? deliveryLingerMs : min(deliveryLingerMs, Self.keyedDeliveryLingerMs)
+    }
 
     /// How often lanes sample consumer lag for `herald_consumer_lag`.
     public var lagSampleInterval: Duration = .seconds(15)
@@ -158,8 +175,9 @@ public struct PipelineConfiguration: Sendable {
 
     /// The bulk lanes' delivery producer: the hot path's throughput settings. Public so that
     /// the benchmark's broker ceiling writes with exactly the same ones; `transactionalId` nil
-    /// gives the same producer without transactions.
-    public func deliveryProducerConfiguration(clientId: String, transactionalId: String?) -> KafkaProducerConfiguration {
+    /// gives the same producer without transactions. For a producer that writes one partition
+    /// per transaction (`deliveryLingerMs(onePartitionPerTask:)`).
+    public func deliveryProducerConfiguration(clientId: String, transactionalId: String?, onePartitionPerTask: Bool = true) -> KafkaProducerConfiguration {
         var configuration = KafkaProducerConfiguration(bootstrapServers: bootstrapServers)
         configuration.clientId = clientId
         if let transactionalId {
@@ -172,7 +190,7 @@ public struct PipelineConfiguration: Sendable {
         // planner and express producers: a commit's flush waits for reports in 10 ms steps
         // unless a report wakes it, which would add up to 10 ms to a one-user delivery.
         configuration.reportsSuccessfulDeliveries = false
-        configuration.lingerMs = deliveryLingerMs
+        configuration.lingerMs = deliveryLingerMs(onePartitionPerTask: onePartitionPerTask)
         configuration.compression = deliveryCompression
         configuration.batchSize = deliveryBatchSize
         configuration.queueBufferingMaxMessages = deliveryQueueMaxMessages

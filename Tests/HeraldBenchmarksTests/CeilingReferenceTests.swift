@@ -88,4 +88,19 @@ struct CeilingReferenceTests {
         #expect(broadcast?.contains("the tasks' commits report 999,000 of 1,000,000") == true)
         #expect(line("  deliveries read and counted after the clock stopped")?.contains("NOT the expected count") == true)
     }
+
+    @Test("the CPU account splits off librdkafka's threads when they were measured")
+    func librdkafkaThreadRows() {
+        var report = report(first: 300_000, after: nil, broadcastPerSecond: 240_000)
+        func row() -> Substring? {
+            report.table.split(separator: "\n").first { $0.hasPrefix("|     of which librdkafka's threads") }
+        }
+        #expect(row() == nil)
+        report.fanouts[0].cpu.workers = 5.2
+        report.fanouts[0].cpu.benchmark = 0.6
+        report.fanouts[0].cpu.workersLibrdkafka = 3.1
+        report.fanouts[0].cpu.benchmarkLibrdkafka = 0.1
+        #expect(row()?.contains("3.1 / 0.1") == true)
+        #expect(row()?.contains("the callers' threads: 2.1 / 0.5") == true)
+    }
 }

@@ -117,6 +117,15 @@ struct CommandLineTests {
     func lingerIsTheLanesOnly() throws {
         let settings = HeraldSettings(flags: [.lingerMs: "1000"], environment: [:], endpointsFile: nil)
         #expect(try settings.pipelineConfiguration().deliveryLingerMs == 1_000)
+        // A lane that partitions by key lingers at most 25 ms: its batches only leave by linger.
+        let short = try HeraldSettings(flags: [.lingerMs: "10"], environment: [:], endpointsFile: nil).pipelineConfiguration()
+        #expect(short.deliveryLingerMs(onePartitionPerTask: true) == 10)
+        #expect(short.deliveryLingerMs(onePartitionPerTask: false) == 10)
+        let byDefault = try HeraldSettings(flags: [:], environment: [:], endpointsFile: nil).pipelineConfiguration()
+        #expect(byDefault.deliveryLingerMs(onePartitionPerTask: true) == 1_000)
+        #expect(byDefault.deliveryLingerMs(onePartitionPerTask: false) == 25)
+        #expect(byDefault.deliveryProducerConfiguration(clientId: "c", transactionalId: "t").lingerMs == 1_000)
+        #expect(byDefault.deliveryProducerConfiguration(clientId: "c", transactionalId: nil, onePartitionPerTask: false).lingerMs == 25)
         #expect(try settings.reliableProducerConfiguration(clientId: "herald-api").lingerMs == 0)
     }
 }

@@ -68,7 +68,7 @@ public struct Setting: Sendable, Hashable {
         Setting(.bulkLanes, "2", "Bulk fan-out lanes per worker process, each a consumer of the task topic with its own Redis connection and transactional producer."),
         Setting(.instanceId, "", "Stable instance name for transactional ids (default: host name and pid)."),
         Setting(.sessionTimeoutMs, "10000", "Kafka consumer group session timeout."),
-        Setting(.lingerMs, "25", "Delivery producer linger (batching delay) of the bulk lanes, in milliseconds."),
+        Setting(.lingerMs, "1000", "Delivery producer linger (batching delay) of the bulk lanes, in milliseconds. A lane writes each task to one partition and flushes when the task ends, so this only has to outlast the broker's answer; lanes that partition by key (no express partitions reserved) use at most 25."),
         Setting(.compression, "lz4", "Producer compression codec: none, gzip, snappy, lz4, zstd."),
         Setting(.apiHost, "0.0.0.0", "HTTP API bind address."),
         Setting(.apiPort, "8080", "HTTP API port."),

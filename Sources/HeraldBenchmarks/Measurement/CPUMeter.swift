@@ -14,6 +14,9 @@ struct CPUMeter: Sendable {
         var redis: Double?
         var benchmark: Double
         var machine: Double?
+        /// Of `workers` and `benchmark`: librdkafka's own threads (`rdk:*`).
+        var workersLibrdkafka: Double
+        var benchmarkLibrdkafka: Double?
     }
 
     func snapshot(workers: [WorkerProcess]) -> Snapshot {
@@ -22,9 +25,14 @@ struct CPUMeter: Sendable {
             broker: brokerPID.flatMap { ProcessProbe.cpuSeconds(pid: $0) },
             redis: redisPID.flatMap { ProcessProbe.cpuSeconds(pid: $0) },
             benchmark: ProcessProbe.cpuSeconds(pid: getpid()) ?? 0,
-            machine: ProcessProbe.machineBusySeconds()
+            machine: ProcessProbe.machineBusySeconds(),
+            workersLibrdkafka: workers.compactMap { ProcessProbe.threadCPUSeconds(pid: $0.pid, namePrefix: Self.librdkafkaThreads) }.reduce(0, +),
+            benchmarkLibrdkafka: ProcessProbe.threadCPUSeconds(pid: getpid(), namePrefix: Self.librdkafkaThreads)
         )
     }
+
+    /// The prefix of the names librdkafka gives its threads.
+    static let librdkafkaThreads = "rdk:"
 
     func account(_ before: Snapshot, _ after: Snapshot) -> BenchmarkReport.CPUAccount {
         func difference(_ a: Double?, _ b: Double?) -> Double? { a.flatMap { a in b.map { $0 - a } } }
@@ -32,7 +40,9 @@ struct CPUMeter: Sendable {
             wallSeconds: (after.at - before.at).seconds, workers: after.workers - before.workers,
             broker: difference(before.broker, after.broker), redis: difference(before.redis, after.redis),
             benchmark: after.benchmark - before.benchmark, machine: difference(before.machine, after.machine),
-            cpuPressure: ProcessProbe.cpuPressure()
+            cpuPressure: ProcessProbe.cpuPressure(),
+            workersLibrdkafka: after.workersLibrdkafka - before.workersLibrdkafka,
+            benchmarkLibrdkafka: difference(before.benchmarkLibrdkafka, after.benchmarkLibrdkafka)
         )
     }
 }

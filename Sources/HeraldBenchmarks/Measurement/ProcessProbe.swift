@@ -5,13 +5,36 @@ import Foundation
 enum ProcessProbe {
     /// User plus system CPU seconds consumed so far.
     static func cpuSeconds(pid: Int32) -> Double? {
-        guard let text = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
-              let close = text.lastIndex(of: ")")
-        else { return nil }
         // Fields after the command name start at field 3 (state); utime and stime are 14 and 15.
+        guard let text = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
+              let parsed = statTicks(text)
+        else { return nil }
+        return parsed.ticks / Double(sysconf(Int32(_SC_CLK_TCK)))
+    }
+
+    /// User plus system CPU seconds of the threads of `pid` whose name starts with `prefix`
+    /// (`/proc/<pid>/task/<tid>/stat`). librdkafka names its threads `rdk:main`, `rdk:broker<id>`
+    /// and so on, so `rdk:` separates its own work (batching, compression, the protocol) from the
+    /// application threads that call it. Threads that ended before the read are not counted.
+    static func threadCPUSeconds(pid: Int32, namePrefix prefix: String) -> Double? {
+        guard let threads = try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/task") else { return nil }
+        var ticks = 0.0
+        for thread in threads {
+            guard let text = try? String(contentsOfFile: "/proc/\(pid)/task/\(thread)/stat", encoding: .utf8),
+                  let parsed = statTicks(text), parsed.name.hasPrefix(prefix)
+            else { continue }
+            ticks += parsed.ticks
+        }
+        return ticks / Double(sysconf(Int32(_SC_CLK_TCK)))
+    }
+
+    /// The thread or process name and its user plus system ticks, from one `stat` line
+    /// (`pid (name) state ...`; the name may itself contain spaces and parentheses).
+    static func statTicks(_ text: String) -> (name: Substring, ticks: Double)? {
+        guard let open = text.firstIndex(of: "("), let close = text.lastIndex(of: ")"), open < close else { return nil }
         let fields = text[text.index(after: close)...].split(separator: " ")
         guard fields.count > 12, let user = Double(fields[11]), let system = Double(fields[12]) else { return nil }
-        return (user + system) / Double(sysconf(Int32(_SC_CLK_TCK)))
+        return (text[text.index(after: open)..<close], user + system)
     }
 
     /// CPU seconds the whole machine spent busy (every core: user, nice, system, irq, softirq,

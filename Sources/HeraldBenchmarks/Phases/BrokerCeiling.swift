@@ -129,9 +129,7 @@ struct BrokerCeiling: Sendable {
         }
         let chunk = (records + transactions - 1) / transactions
         let timedTransactions = (records + chunk - 1) / chunk
-        // The fan-out's bulk range: the partitions after the express ones, one per transaction.
-        let reserved = partitions > configuration.expressDeliveryPartitions ? configuration.expressDeliveryPartitions : 0
-        let bulkPartitions = Int32(reserved)..<Int32(partitions)
+        let bulkPartitions = bulkPartitions
         let next = SharedCounter()
         let records = records
         let warmups = clients.count
@@ -195,6 +193,15 @@ struct BrokerCeiling: Sendable {
         ))
     }
 
+    /// The fan-out's bulk range: the partitions after the express ones.
+    private var bulkPartitions: Range<Int32> {
+        let reserved = partitions > configuration.expressDeliveryPartitions ? configuration.expressDeliveryPartitions : 0
+        return Int32(reserved)..<Int32(partitions)
+    }
+
+    /// Each producer writes one partition of the bulk range, as a lane writes one per task (so
+    /// the same linger applies; spread by key, no batch would fill under the queue cap and each
+    /// would wait for its linger).
     private func idempotentRun(_ sample: DeliveryRecordSample) async throws -> Double {
         var clients: [KafkaProducer] = []
         for _ in 0..<producers {
@@ -205,12 +212,16 @@ struct BrokerCeiling: Sendable {
         }
         let share = (records + producers - 1) / producers
         let records = records
+        let bulkPartitions = bulkPartitions
         let started = ContinuousClock.now
         try await withThrowingTaskGroup(of: Void.self) { group in
             for (index, producer) in clients.enumerated() {
                 group.addTask {
                     let range = (index * share)..<min(records, (index + 1) * share)
-                    try await BlockingThreads.run(name: "herald.bench.ceiling") { try enqueue(sample, range: range, on: producer) }
+                    let partition = bulkPartitions.lowerBound + Int32(index) % Int32(bulkPartitions.count)
+                    try await BlockingThreads.run(name: "herald.bench.ceiling") {
+                        try enqueue(sample, range: range, partition: partition, on: producer)
+                    }
                     try await producer.flush(timeout: .seconds(120))
                 }
             }

@@ -25,19 +25,29 @@ extension BenchmarkReport {
             ))
         }
         rows.append(("\(title), transactional, until last commit", "\(Console.count(Int(ceiling.transactionalPerSecond))) rec/s", relative(ceiling.transactionalPerSecond)))
-        if let cpu = ceiling.cpu { rows.append(cpuRow(cpu)) }
+        if let cpu = ceiling.cpu { rows.append(contentsOf: cpuRows(cpu)) }
         rows.append(("\(title), idempotent, no transactions", "\(Console.count(Int(ceiling.idempotentPerSecond))) rec/s", relative(ceiling.idempotentPerSecond)))
         return rows
     }
 
-    private func cpuRow(_ cpu: CPUAccount) -> (String, String, String) {
+    /// The CPU account of a measurement, and when known the part of the workers' and the
+    /// bench's CPU that librdkafka's own threads used.
+    private func cpuRows(_ cpu: CPUAccount) -> [(String, String, String)] {
         let wall = Swift.max(cpu.wallSeconds, 1e-9)
-        return (
+        var rows = [(
             "  CPU s: workers / broker / redis / bench / other processes",
             [Console.fixed(cpu.workers, 1), cpu.broker.map { Console.fixed($0, 1) } ?? "?", cpu.redis.map { Console.fixed($0, 1) } ?? "?",
              Console.fixed(cpu.benchmark, 1), cpu.others.map { Console.fixed($0, 1) } ?? "?"].joined(separator: " / "),
             "run \(Console.fixed(cpu.total / wall, 2)) + others \(Console.fixed((cpu.others ?? 0) / wall, 2)) of \(machine.processors) cores; CPU pressure \(cpu.cpuPressure.map { Console.fixed($0, 0) } ?? "?")%"
-        )
+        )]
+        if let workers = cpu.workersLibrdkafka, let bench = cpu.benchmarkLibrdkafka {
+            rows.append((
+                "    of which librdkafka's threads (rdk:*): workers / bench",
+                "\(Console.fixed(workers, 1)) / \(Console.fixed(bench, 1))",
+                "the callers' threads: \(Console.fixed(cpu.workers - workers, 1)) / \(Console.fixed(cpu.benchmark - bench, 1))"
+            ))
+        }
+        return rows
     }
 
     /// The one table a run prints: measurement, value, and the ratio or target it is judged by.
@@ -59,7 +69,7 @@ extension BenchmarkReport {
                     "seed R=\(Console.count(seed.population)) (\(seed.summary.path))",
                     "\(Console.fixed(seed.summary.seconds, 1)) s (\(Console.count(Int(seed.summary.perSecond)))/s)", ""
                 ))
-                if let cpu = seed.cpu { rows.append(cpuRow(cpu)) }
+                if let cpu = seed.cpu { rows.append(contentsOf: cpuRows(cpu)) }
             }
         }
         for fanout in fanouts {
@@ -103,7 +113,7 @@ extension BenchmarkReport {
                     ))
                 }
             }
-            rows.append(cpuRow(fanout.cpu))
+            rows.append(contentsOf: cpuRows(fanout.cpu))
         }
         for entry in latency {
             let target = entry.label == "idle" ? Target.idleP99Milliseconds : Target.loadedP99Milliseconds

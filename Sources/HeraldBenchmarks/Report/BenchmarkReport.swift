@@ -148,6 +148,12 @@ public struct BenchmarkReport: Sendable, Codable {
         public var machine: Double?
         /// CPU pressure (`some avg10`, %) at the end: how long runnable tasks waited for a CPU.
         public var cpuPressure: Double?
+        /// Of `workers` and `benchmark`: librdkafka's own threads (`rdk:main`, `rdk:broker<id>`:
+        /// batching, compression, the protocol), the rest being the threads that call it.
+        /// Threads that ended during the measurement are not counted. Absent in reports older
+        /// than these fields.
+        public var workersLibrdkafka: Double? = nil
+        public var benchmarkLibrdkafka: Double? = nil
         public var total: Double { workers + (broker ?? 0) + (redis ?? 0) + benchmark }
         /// CPU seconds of processes that are not part of this run (other work on a shared machine).
         public var others: Double? { machine.map { Swift.max(0, $0 - total) } }

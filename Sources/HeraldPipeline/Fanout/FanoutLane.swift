@@ -14,12 +14,14 @@ final class FanoutLane: Sendable {
     let index: Int
     private let loop: TransactionalLoop
     private let delivery: TaskDelivery
+    private let configuration: PipelineConfiguration
     private let logger: Logger
 
     init(kind: TaskLane, index: Int, configuration: PipelineConfiguration, templates: TemplateCache, logger: Logger, metrics: PipelineMetrics = .shared) {
         self.lane = kind
         self.index = index
         self.logger = logger
+        self.configuration = configuration
         let name = "fanout-\(kind.rawValue)-\(index)"
         delivery = TaskDelivery(lane: kind, name: name, configuration: configuration, templates: templates, logger: logger, metrics: metrics)
         var producer = configuration.transactionalProducerConfiguration(role: "fanout-\(kind.rawValue)", lane: index, forDeliveries: kind == .bulk)
@@ -46,7 +48,12 @@ final class FanoutLane: Sendable {
     func run() async throws {
         defer { delivery.close() }
         await delivery.prepare()
-        try await loop.run { [self] batch, producer in
+        // The bulk producer's linger depends on how the lane partitions its deliveries.
+        var producer = loop.settings.producer
+        if lane == .bulk {
+            producer.lingerMs = configuration.deliveryLingerMs(onePartitionPerTask: delivery.writesOnePartitionPerTask)
+        }
+        try await loop.run(producer: producer) { [self] batch, producer in
             // A bulk batch is one task; its partition of `herald.tasks` picks the deliveries
             // partition, which no other lane then writes.
             try await delivery.deliver(

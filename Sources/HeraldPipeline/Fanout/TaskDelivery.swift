@@ -39,6 +39,11 @@ final class TaskDelivery: Sendable {
         executor.deliveryPartitions = await deliveryPartitions()
     }
 
+    /// True once `prepare` found the lane's deliveries partitions: each transaction then
+    /// writes one partition (`TaskExecutor.choosePartition`); otherwise records are
+    /// partitioned by key.
+    var writesOnePartitionPerTask: Bool { executor.deliveryPartitions != nil }
+
     func close() { redis.close() }
 
     /// Delivers `tasks` with `producer`, whose transaction is open. Express work makes the

@@ -73,7 +73,9 @@ final class TransactionalLoop: Sendable {
     var batchesCommitted: Int { committedBatches.load(ordering: .relaxed) }
 
     /// Runs until `stop()` or cancellation. Throws only when the clients cannot be created.
-    func run(_ handle: Handler) async throws {
+    /// - Parameter producerConfiguration: replaces `settings.producer` (a lane decides its
+    ///   producer's linger once it knows how it partitions).
+    func run(producer producerConfiguration: KafkaProducerConfiguration? = nil, _ handle: Handler) async throws {
         var producer: KafkaProducer?
         var consumer: KafkaConsumer?
         var failures = 0
@@ -82,7 +84,7 @@ final class TransactionalLoop: Sendable {
         while !isStopping && !Task.isCancelled {
             do {
                 if producer == nil {
-                    let fresh = try KafkaProducer(configuration: settings.producer, logger: logger)
+                    let fresh = try KafkaProducer(configuration: producerConfiguration ?? settings.producer, logger: logger)
                     try await fresh.initTransactions()
                     producer = fresh
                 }

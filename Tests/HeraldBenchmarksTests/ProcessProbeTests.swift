@@ -1,0 +1,47 @@
+import Foundation
+@testable import HeraldBenchmarks
+import Testing
+
+@Suite("Reading CPU time from /proc")
+struct ProcessProbeTests {
+    @Test("a stat line's name may hold spaces and parentheses; the ticks are utime plus stime")
+    func statLine() throws {
+        let line = "4242 (rdk:broker (1) x) S 1 2 3 4 5 6 7 8 9 10 250 50 0 0 20 0 1 0 100 0 0"
+        let parsed = try #require(ProcessProbe.statTicks(line))
+        #expect(parsed.name == "rdk:broker (1) x")
+        #expect(parsed.ticks == 300)
+        #expect(ProcessProbe.statTicks("4242 rdk S 1") == nil)
+        #expect(ProcessProbe.statTicks("4242 (short) S 1 2 3") == nil)
+    }
+
+    @Test("a thread's CPU counts under its name's prefix only, and all threads add up to the process")
+    func threadsByName() throws {
+        let pid = getpid()
+        // A thread with a known name (at most 15 bytes on Linux) burns CPU, then stays alive
+        // until the counts are read: threads that ended are no longer listed.
+        let name = "probe-test-\(Int.random(in: 1_000...9_999))"
+        let burned = DispatchSemaphore(value: 0)
+        let read = DispatchSemaphore(value: 0)
+        let thread = Thread {
+            // Named from inside, as librdkafka names its threads (Linux: the thread's comm).
+            try? name.write(toFile: "/proc/thread-self/comm", atomically: false, encoding: .utf8)
+            let end = Date().addingTimeInterval(0.2)
+            var x = 0.0
+            while Date() < end { x += sin(x) + 1 }
+            if x < 0 { print(x) }
+            burned.signal()
+            read.wait()
+        }
+        thread.start()
+        burned.wait()
+        defer { read.signal() }
+        let named = try #require(ProcessProbe.threadCPUSeconds(pid: pid, namePrefix: name))
+        let all = try #require(ProcessProbe.threadCPUSeconds(pid: pid, namePrefix: ""))
+        let process = try #require(ProcessProbe.cpuSeconds(pid: pid))
+        #expect(named >= 0.05)
+        #expect(ProcessProbe.threadCPUSeconds(pid: pid, namePrefix: "no-thread-is-named-so") == 0)
+        #expect(all >= named)
+        #expect(all <= process + 0.02)
+        #expect(ProcessProbe.threadCPUSeconds(pid: -1, namePrefix: "") == nil)
+    }
+}
