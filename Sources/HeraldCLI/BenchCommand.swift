@@ -84,6 +84,9 @@ struct BenchCommand: AsyncParsableCommand {
         // Tansu delays a group join by about half the session timeout: keep it short unless set.
         let timeout = settings.sessionTimeoutMs ?? ProcessInfo.processInfo.environment["HERALD_SESSION_TIMEOUT_MS"] ?? "6000"
         let base = settings.settings(extra: [.sessionTimeoutMs: timeout])
+        // The same malloc as the workers it spawns (they get HERALD_ALLOCATOR from `base`), so
+        // the ceiling's producers and the lanes' producers run on the same allocator settings.
+        try base.applyAllocator(environment: ProcessInfo.processInfo.environment)
         let partitionCount = String(partitions)
         // The express partitions come on top, so each bulk lane has deliveries partitions of its own.
         let deliveryPartitionCount = String(partitions + PipelineConfiguration().expressDeliveryPartitions)

@@ -16,6 +16,7 @@ struct ReindexCommand: AsyncParsableCommand {
 
     func run() async throws {
         let settings = options.settings()
+        try settings.applyAllocator(environment: ProcessInfo.processInfo.environment)
         let configuration = try settings.registryConfiguration()
         let pool = RedisConnectionPool(configuration: try settings.redisConfiguration(), size: max(2, try settings.int(.redisPoolSize)))
         defer { pool.shutdown() }

@@ -29,6 +29,7 @@ struct SettingsOptions: ParsableArguments {
     @Option(help: ArgumentHelp(Setting.help(.sessionTimeoutMs), visibility: .hidden)) var sessionTimeoutMs: String?
     @Option(help: ArgumentHelp(Setting.help(.lingerMs), visibility: .hidden)) var lingerMs: String?
     @Option(help: ArgumentHelp(Setting.help(.compression), visibility: .hidden)) var compression: String?
+    @Option(help: ArgumentHelp(Setting.help(.allocator), visibility: .hidden)) var allocator: String?
     @Option(help: ArgumentHelp(Setting.help(.apiHost), visibility: .hidden)) var apiHost: String?
     @Option(help: ArgumentHelp(Setting.help(.apiPort), visibility: .hidden)) var apiPort: String?
     @Option(help: ArgumentHelp(Setting.help(.metricsPort), visibility: .hidden)) var metricsPort: String?
@@ -65,6 +66,7 @@ struct SettingsOptions: ParsableArguments {
             .sessionTimeoutMs: sessionTimeoutMs,
             .lingerMs: lingerMs,
             .compression: compression,
+            .allocator: allocator,
             .apiHost: apiHost,
             .apiPort: apiPort,
             .metricsPort: metricsPort,

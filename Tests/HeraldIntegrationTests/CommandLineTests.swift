@@ -128,4 +128,16 @@ struct CommandLineTests {
         #expect(byDefault.deliveryProducerConfiguration(clientId: "c", transactionalId: nil, onePartitionPerTask: false).lingerMs == 25)
         #expect(try settings.reliableProducerConfiguration(clientId: "herald-api").lingerMs == 0)
     }
+
+    @Test("HERALD_ALLOCATOR: tuned by default, glibc on request, the operator's MALLOC_* variables win, anything else is an error")
+    func allocatorPlan() throws {
+        let byDefault = HeraldSettings(flags: [:], environment: [:], endpointsFile: nil)
+        #expect(try byDefault.allocatorPlan(environment: [:]) == .tune(.producer))
+        #expect(try byDefault.allocatorPlan(environment: ["MALLOC_TRIM_THRESHOLD_": "0"]) == .operatorTuning(variable: "MALLOC_TRIM_THRESHOLD_"))
+        let glibc = HeraldSettings(flags: [:], environment: ["HERALD_ALLOCATOR": "glibc"], endpointsFile: nil)
+        #expect(try glibc.allocatorPlan(environment: [:]) == .glibcDefaults)
+        let wrong = HeraldSettings(flags: [.allocator: "jemalloc"], environment: [:], endpointsFile: nil)
+        let error = #expect(throws: SettingError.self) { try wrong.allocatorPlan(environment: [:]) }
+        #expect(error?.description == "invalid value 'jemalloc' for --allocator (HERALD_ALLOCATOR): expected tuned or glibc")
+    }
 }

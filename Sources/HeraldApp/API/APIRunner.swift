@@ -1,3 +1,4 @@
+import Foundation
 import HeraldAPI
 import HeraldKafka
 import HeraldPipeline
@@ -60,6 +61,8 @@ public struct APIRunner: Sendable {
 
     public func run() async throws {
         let logger = Logger(label: "herald.api")
+        let allocator = try settings.applyAllocator(environment: ProcessInfo.processInfo.environment)
+        logger.debug("allocator", metadata: ["allocator": "\(allocator)"])
         let pool = RedisConnectionPool(configuration: try settings.redisConfiguration(), size: try settings.int(.redisPoolSize))
         defer { pool.shutdown() }
         let application = try await makeService(pool: pool, logger: logger)

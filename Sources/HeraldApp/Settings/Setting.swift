@@ -35,6 +35,7 @@ public struct Setting: Sendable, Hashable {
         case sessionTimeoutMs = "session-timeout-ms"
         case lingerMs = "linger-ms"
         case compression
+        case allocator
         case apiHost = "api-host"
         case apiPort = "api-port"
         case metricsPort = "metrics-port"
@@ -70,6 +71,7 @@ public struct Setting: Sendable, Hashable {
         Setting(.sessionTimeoutMs, "10000", "Kafka consumer group session timeout."),
         Setting(.lingerMs, "1000", "Delivery producer linger (batching delay) of the bulk lanes, in milliseconds. A lane writes each task to one partition and flushes when the task ends, so this only has to outlast the broker's answer; lanes that partition by key (no express partitions reserved) use at most 25."),
         Setting(.compression, "lz4", "Producer compression codec: none, gzip, snappy, lz4, zstd."),
+        Setting(.allocator, "tuned", "glibc malloc of the process: tuned (fixed thresholds that keep librdkafka's batch buffers in the heap instead of returning them to the kernel after every batch) or glibc (its adaptive defaults). MALLOC_*_ variables or glibc.malloc tunables set by the operator win over tuned."),
         Setting(.apiHost, "0.0.0.0", "HTTP API bind address."),
         Setting(.apiPort, "8080", "HTTP API port."),
         Setting(.metricsPort, "9090", "Worker port for /metrics and /health (0 disables)."),

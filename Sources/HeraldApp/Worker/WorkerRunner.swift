@@ -1,3 +1,4 @@
+import Foundation
 import HeraldKafka
 import HeraldPipeline
 import HeraldRedis
@@ -37,6 +38,7 @@ public struct WorkerRunner: Sendable {
     /// - Parameter extraServices: run in the same ServiceGroup (the demo adds the API and its story).
     public func run(extraServices: [any Service] = [], pool sharedPool: RedisConnectionPool? = nil) async throws {
         let logger = Logger(label: "herald.worker")
+        let allocator = try settings.applyAllocator(environment: ProcessInfo.processInfo.environment)
         let pipeline = try settings.pipelineConfiguration()
         let registryConfiguration = try settings.registryConfiguration()
         let pool = try sharedPool ?? RedisConnectionPool(configuration: pipeline.redis, size: settings.int(.redisPoolSize))
@@ -69,6 +71,7 @@ public struct WorkerRunner: Sendable {
             "roles": "\(roles.map(\.rawValue).sorted().joined(separator: ","))",
             "instance": "\(pipeline.instanceId)", "brokers": "\(pipeline.bootstrapServers)",
             "redis": "\(pipeline.redis.endpoint)", "slots": "\(pipeline.layout.slotCount)",
+            "allocator": "\(allocator)",
         ])
         try await runWorker(
             roles: pipelineRoles, configuration: pipeline,
