@@ -12,6 +12,8 @@ public struct BenchmarkRunner: Sendable {
     public let environment: BenchmarkEnvironment
     /// Unique per run: part of every topic, consumer, transactional id and Redis prefix.
     public let runId: String
+    /// Samples the host's speed while the population phases run.
+    let probe = HostSpeedProbe()
 
     public init(options: BenchmarkOptions, environment: BenchmarkEnvironment, runId: String = BenchmarkRunner.newRunId()) {
         self.options = options
@@ -57,6 +59,8 @@ public struct BenchmarkRunner: Sendable {
         }
 
         if options.runBroadcast || options.runMemory || options.runLatency || options.runCeiling {
+            probe.start()
+            defer { probe.stop() }
             try await populationPhases(base: base, redisPID: redisInfo.pid, report: &report)
         }
 
@@ -96,7 +100,7 @@ public struct BenchmarkRunner: Sendable {
                 let phase = PopulationPhase(
                     population: SeedPopulation(count: size, seed: options.populationSeed), isMain: false, names: names,
                     configuration: try environment.configuration(names), options: options, environment: environment,
-                    redisPID: redisPID, brokerPID: brokerPID
+                    redisPID: redisPID, brokerPID: brokerPID, probe: probe
                 )
                 try await phase.run(into: &report)
             }
@@ -105,7 +109,7 @@ public struct BenchmarkRunner: Sendable {
             let names = names("main")
             let phase = PopulationPhase(
                 population: mainPopulation, isMain: true, names: names, configuration: try environment.configuration(names),
-                options: options, environment: environment, redisPID: redisPID, brokerPID: brokerPID
+                options: options, environment: environment, redisPID: redisPID, brokerPID: brokerPID, probe: probe
             )
             try await phase.run(into: &report)
             if options.runCeiling && options.runBroadcast {
@@ -131,7 +135,7 @@ public struct BenchmarkRunner: Sendable {
             records: options.ceilingRecords, producers: producers,
             // As many transactions as the planner would cut a broadcast of that many devices into.
             transactions: FanoutPlanner(configuration: base.planner).bulkTaskCount(audienceEstimate: options.ceilingRecords),
-            population: population, meter: CPUMeter(brokerPID: MachineDescription.brokerPID(base.bootstrapServers), redisPID: redisPID),
+            population: population, meter: CPUMeter(brokerPID: MachineDescription.brokerPID(base.bootstrapServers), redisPID: redisPID, probe: probe),
             clock: options.clock, logger: environment.logger
         ).run()
         let clock = options.clock == .committed

@@ -6,6 +6,8 @@ import Foundation
 struct CPUMeter: Sendable {
     let brokerPID: Int32?
     let redisPID: Int32?
+    /// Samples the host's speed during the run (`CPUAccount.hostProbeMilliseconds`).
+    var probe: HostSpeedProbe? = nil
 
     struct Snapshot {
         var at: ContinuousClock.Instant
@@ -42,7 +44,8 @@ struct CPUMeter: Sendable {
             benchmark: after.benchmark - before.benchmark, machine: difference(before.machine, after.machine),
             cpuPressure: ProcessProbe.cpuPressure(),
             workersLibrdkafka: after.workersLibrdkafka - before.workersLibrdkafka,
-            benchmarkLibrdkafka: difference(before.benchmarkLibrdkafka, after.benchmarkLibrdkafka)
+            benchmarkLibrdkafka: difference(before.benchmarkLibrdkafka, after.benchmarkLibrdkafka),
+            hostProbeMilliseconds: probe?.median(from: before.at, to: after.at)
         )
     }
 }

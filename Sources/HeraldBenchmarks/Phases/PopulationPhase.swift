@@ -24,9 +24,10 @@ struct PopulationPhase {
     let environment: BenchmarkEnvironment
     let redisPID: Int32?
     let brokerPID: Int32?
+    var probe: HostSpeedProbe? = nil
 
     private var logger: Logger { environment.logger }
-    var meter: CPUMeter { CPUMeter(brokerPID: brokerPID, redisPID: redisPID) }
+    var meter: CPUMeter { CPUMeter(brokerPID: brokerPID, redisPID: redisPID, probe: probe) }
     private var label: String { "R=\(Console.count(population.count))" }
 
     func run(into report: inout BenchmarkReport) async throws {

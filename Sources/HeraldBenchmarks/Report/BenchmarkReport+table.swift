@@ -39,6 +39,7 @@ extension BenchmarkReport {
             [Console.fixed(cpu.workers, 1), cpu.broker.map { Console.fixed($0, 1) } ?? "?", cpu.redis.map { Console.fixed($0, 1) } ?? "?",
              Console.fixed(cpu.benchmark, 1), cpu.others.map { Console.fixed($0, 1) } ?? "?"].joined(separator: " / "),
             "run \(Console.fixed(cpu.total / wall, 2)) + others \(Console.fixed((cpu.others ?? 0) / wall, 2)) of \(machine.processors) cores; CPU pressure \(cpu.cpuPressure.map { Console.fixed($0, 0) } ?? "?")%"
+                + (cpu.hostProbeMilliseconds.map { "; host probe \(Console.fixed($0, 2)) ms" } ?? "")
         )]
         if let workers = cpu.workersLibrdkafka, let bench = cpu.benchmarkLibrdkafka {
             rows.append((
@@ -92,6 +93,14 @@ extension BenchmarkReport {
                 "\(Console.fixed(fanout.seconds, 2)) s, \(Console.count(Int(fanout.deliveriesPerSecond)))/s (first \(Console.fixed(fanout.firstDeliverySeconds * 1_000, 0)) ms)",
                 judged.joined(separator: "; ")
             ))
+            if let adjusted = ratioAtCeilingHostSpeed(fanout), let here = fanout.cpu.hostProbeMilliseconds,
+               let there = ceilingReferenceHostProbe {
+                rows.append((
+                    "  the ratio at the reference ceiling's host speed (estimate)",
+                    "\(Console.fixed(adjusted, 2)) x ceiling",
+                    "host probe \(Console.fixed(here, 2)) ms here, \(Console.fixed(there, 2)) ms in the reference ceiling"
+                ))
+            }
             if let counted = fanout.countedSeconds {
                 rows.append((
                     "  deliveries read and counted after the clock stopped",

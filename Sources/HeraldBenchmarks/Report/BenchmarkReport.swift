@@ -55,6 +55,21 @@ public struct BenchmarkReport: Sendable, Codable {
         [ceiling, ceilingAfter].compactMap { $0?.referencePerSecond }.max()
     }
 
+    /// The host's speed (`CPUAccount.hostProbeMilliseconds`) while the reference ceiling ran.
+    public var ceilingReferenceHostProbe: Double? {
+        guard let reference = ceilingReference else { return nil }
+        return [ceiling, ceilingAfter].compactMap { $0 }.first { $0.referencePerSecond == reference }?.cpu?.hostProbeMilliseconds
+    }
+
+    /// A fan-out's ratio as it would be had the host run as fast as during the reference
+    /// ceiling: the ratio times the fan-out's probe time over the ceiling's. An estimate (the
+    /// probe's work is not Herald's), shown next to the ratio and never judged.
+    public func ratioAtCeilingHostSpeed(_ fanout: Fanout) -> Double? {
+        guard let ratio = fanout.ratioToCeiling, let here = fanout.cpu.hostProbeMilliseconds,
+              let there = ceilingReferenceHostProbe, there > 0 else { return nil }
+        return ratio * here / there
+    }
+
     /// Sets every fan-out's `ratioToCeiling` against `ceilingReference` (nil without one).
     public mutating func applyCeilingReference() {
         let reference = ceilingReference
@@ -154,6 +169,9 @@ public struct BenchmarkReport: Sendable, Codable {
         /// than these fields.
         public var workersLibrdkafka: Double? = nil
         public var benchmarkLibrdkafka: Double? = nil
+        /// The median CPU milliseconds of `HostSpeedProbe`'s fixed work during the measurement:
+        /// how fast the host's cores ran then (lower is faster). Absent in older reports.
+        public var hostProbeMilliseconds: Double? = nil
         public var total: Double { workers + (broker ?? 0) + (redis ?? 0) + benchmark }
         /// CPU seconds of processes that are not part of this run (other work on a shared machine).
         public var others: Double? { machine.map { Swift.max(0, $0 - total) } }
