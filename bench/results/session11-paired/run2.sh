@@ -14,4 +14,4 @@ python3 "$here/sampler2.py" "$RUNS/$name.tsv" & sp=$!
 scripts/stack run -- "$bin" bench --registrations 1000000 --skip-memory --skip-micro --skip-latency --results "$RUNS/res-$name" "$@" 2>&1 \
   | while IFS= read -r l; do printf '%s %s\n' "$(date +%s.%N)" "$l"; done > "$RUNS/$name.log"
 kill $sp $cp
-grep -E '^\| broadcast R=1,000,000' "$RUNS/$name.log" | cut -d' ' -f2-
+grep -F '| broadcast R=1,000,000' "$RUNS/$name.log" | cut -d' ' -f2-
