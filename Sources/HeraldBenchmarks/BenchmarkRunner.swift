@@ -182,6 +182,7 @@ public struct BenchmarkRunner: Sendable {
             fanouts,
             "One-user latencies are measured from the publisher's clock at publish to the moment this process's read_committed consumer of the express partitions was handed the delivery.",
             "The broker ceiling uses the fan-out's delivery-producer settings (idempotent, acks=all, linger, compression, batch sizes) with as many producers as the workers have bulk lanes and as many transactions as a broadcast has tasks. It is measured first and again after the fan-outs; ratios divide by the better of the two rates, each timed by the clock that times the fan-outs (the host's speed drifts during a run, and other work can only slow a measurement down).",
+            "`hostProbeMilliseconds` is the median thread CPU time of a fixed piece of work (100,000 xorshift steps updating an 8 MiB table) that this process ran every 200 ms during the measurement: lower is a faster host. On a shared machine it moved by up to 1.5 x within minutes. The ratio estimated at the reference ceiling's host speed multiplies a fan-out's ratio by its probe time over the reference ceiling's; it is an estimate and is not judged.",
         ]
     }
 }
