@@ -3,6 +3,7 @@ import HeraldDomain
 import HeraldKafka
 import HeraldTestSupport
 import Logging
+import Synchronization
 import Testing
 
 @testable import HeraldBenchmarks
@@ -87,6 +88,54 @@ struct CommitWatcherTests {
         await watcher.stop()
         await producer.shutdown()
         try? await admin.deleteTopics([topic], ignoreMissing: true)
+    }
+
+    /// A watcher whose consumer is never started (nothing listens at its address): the tests
+    /// hand it progress records through `record`, as its poll loop would.
+    private func unstartedWatcher() throws -> CommitWatcher {
+        try CommitWatcher(bootstrapServers: "127.0.0.1:1", topic: "unused", partitions: 1, logger: Logger(label: "test.commit-wait") { _ in SwiftLogNoOpLogHandler() })
+    }
+
+    @Test("the record that completes an event wakes its waiter, not its timer; other events' records do not")
+    func wakesOnCompletion() async throws {
+        let watcher = try unstartedWatcher()
+        watcher.record([progress("e", task: 0, of: 2, delivered: 3)], at: Date())
+        // Woken by the timer, this would return false (after a minute).
+        async let completed = watcher.completion(of: "e", atMost: .seconds(60))
+        try await Task.sleep(for: .milliseconds(20))
+        watcher.record([progress("other", task: 0, of: 1, delivered: 1)], at: Date())
+        watcher.record([progress("e", task: 1, of: 2, delivered: 4)], at: Date())
+        #expect(await completed)
+        #expect(await watcher.completion(of: "e", atMost: .seconds(60)), "an event already complete returns at once")
+        #expect(await !watcher.completion(of: "never", atMost: .milliseconds(10)))
+
+        let checks = Mutex(0)
+        let commits = try await watcher.waitForAll(eventId: "e", timeout: .seconds(60)) { checks.withLock { $0 += 1 } }
+        #expect(commits.delivered == 7)
+        #expect(checks.withLock { $0 } == 0, "a complete event is returned before any check")
+        await watcher.stop()
+    }
+
+    @Test("while nothing completes, the check runs every checkEvery and its error ends the wait; with no check, the timeout says what was seen")
+    func checksAndTimesOut() async throws {
+        struct WorkerExited: Error {}
+        let watcher = try unstartedWatcher()
+        watcher.record([progress("e", task: 0, of: 3, delivered: 5)], at: Date())
+        let checks = Mutex(0)
+        await #expect(throws: WorkerExited.self) {
+            _ = try await watcher.waitForAll(eventId: "e", timeout: .seconds(120), checkEvery: .milliseconds(10)) {
+                let count = checks.withLock { $0 += 1; return $0 }
+                if count == 3 { throw WorkerExited() }
+            }
+        }
+        #expect(checks.withLock { $0 } == 3)
+
+        let error = await #expect(throws: BenchmarkError.self) {
+            _ = try await watcher.waitForAll(eventId: "e", timeout: .milliseconds(50))
+        }
+        #expect(error?.code == "bench_timeout")
+        #expect(error?.message.contains("1 of 3 tasks") == true)
+        await watcher.stop()
     }
 
     private func waitUntil(_ condition: () -> Bool) async throws {
