@@ -66,6 +66,12 @@ public struct BenchmarkRunner: Sendable {
 
         report.finishedAt = ISO8601DateFormatter().string(from: Date())
         report.notes.append(contentsOf: Self.standingNotes(options.clock))
+        let disturbed = report.disturbedMeasurements
+        if !disturbed.isEmpty {
+            let note = "Disturbed (other processes took \(Console.fixed(BenchmarkReport.CPUAccount.disturbedCores, 1)) cores or more, so these ran on fewer free cores than the run's own; rerun on a quiet machine before comparing them): " + disturbed.joined(separator: "; ") + "."
+            report.notes.append(note)
+            Console.say(note)
+        }
         let url = try write(report)
         return (report, url)
     }
@@ -116,6 +122,11 @@ public struct BenchmarkRunner: Sendable {
                 // The host's speed drifts over a run on a shared machine: a second measurement
                 // next to the fan-outs, and the better of the two as the reference.
                 Console.say("== broker ceiling, again after the fan-out phases")
+                // The cleanup just deleted the population's keys: Redis rewrites its log and
+                // the kernel frees the old one, which would share the cores with the ceiling.
+                if try await RedisBackgroundWork.waitUntilIdle(base.redis) == nil {
+                    Console.say("  Redis was still rewriting its log after 180 s; measuring anyway")
+                }
                 report.ceilingAfter = try await measureCeiling(
                     base: base, topic: "\(runId).ceiling-after.deliveries", population: mainPopulation, redisPID: redisPID
                 )
@@ -130,14 +141,16 @@ public struct BenchmarkRunner: Sendable {
         base: PipelineConfiguration, topic: String, population: SeedPopulation, redisPID: Int32?
     ) async throws -> BenchmarkReport.Ceiling {
         let producers = max(1, options.workers * base.bulkLanes)
-        let ceiling = try await BrokerCeiling(
+        let meter = CPUMeter(brokerPID: MachineDescription.brokerPID(base.bootstrapServers), redisPID: redisPID, probe: probe)
+        let waited = await meter.waitForQuiet(workers: [])
+        var ceiling = try await BrokerCeiling(
             configuration: base, topic: topic, partitions: Int(base.topics.deliveriesPartitions),
             records: options.ceilingRecords, producers: producers,
             // As many transactions as the planner would cut a broadcast of that many devices into.
             transactions: FanoutPlanner(configuration: base.planner).bulkTaskCount(audienceEstimate: options.ceilingRecords),
-            population: population, meter: CPUMeter(brokerPID: MachineDescription.brokerPID(base.bootstrapServers), redisPID: redisPID, probe: probe),
-            clock: options.clock, logger: environment.logger
+            population: population, meter: meter, clock: options.clock, logger: environment.logger
         ).run()
+        ceiling.cpu?.quietWaitSeconds = waited
         let clock = options.clock == .committed
             ? "committed as the status reader saw it" : "seen by a read_committed consumer"
         Console.say("  transactional: \(Console.count(Int(ceiling.transactionalPerSecond))) records/s until the last commit returned, \(Console.count(Int(ceiling.observedPerSecond ?? 0))) records/s \(clock); idempotent: \(Console.count(Int(ceiling.idempotentPerSecond))) records/s (\(Console.fixed(ceiling.averageRecordBytes, 0)) B/record, \(producers) producers)")

@@ -33,6 +33,32 @@ struct CPUMeter: Sendable {
         )
     }
 
+    /// Waits until processes that are not part of the run (`CPUAccount.others`) use less
+    /// than `threshold` cores over `window`, at most about `limit`, and returns the seconds
+    /// waited. A measurement that follows another job's burst (Redis rewriting its log after
+    /// a cleanup, the kernel freeing the old file) then starts on a quiet machine; one that
+    /// cannot wait it out is flagged by `CPUAccount.isDisturbed`.
+    func waitForQuiet(
+        workers: [WorkerProcess], threshold: Double = 0.05, window: Duration = .milliseconds(300), limit: Duration = .seconds(15)
+    ) async -> Double {
+        await Self.waitForQuiet(threshold: threshold, limit: limit) {
+            let before = snapshot(workers: workers)
+            try? await Task.sleep(for: window)
+            return account(before, snapshot(workers: workers)).othersCores
+        }
+    }
+
+    /// The loop of `waitForQuiet`: `sample` measures other processes' cores over one window
+    /// (nil when the machine's total is unknown, which ends the wait).
+    static func waitForQuiet(threshold: Double, limit: Duration, sample: () async -> Double?) async -> Double {
+        let started = ContinuousClock.now
+        while true {
+            guard let others = await sample() else { break }
+            if others < threshold || ContinuousClock.now - started >= limit { break }
+        }
+        return (ContinuousClock.now - started).seconds
+    }
+
     /// The prefix of the names librdkafka gives its threads.
     static let librdkafkaThreads = "rdk:"
 

@@ -251,6 +251,7 @@ struct PopulationPhase {
             let byCommits = options.clock == .committed
             Console.say("  \(label): publishing \(eventId) to \(Console.count(expected)) devices")
             if byCommits { try watcher.readBulkPartitions(false) }
+            let waited = await phase.meter.waitForQuiet(workers: workers)
             let before = phase.meter.snapshot(workers: workers)
             let published = Date()
             try await publisher.publish(event, now: published)
@@ -292,7 +293,11 @@ struct PopulationPhase {
                 renderedFirstSeconds: status?.timings.firstDeliveryAt.map { $0.timeIntervalSince(published) },
                 workerCompletedSeconds: status?.timings.completedAt.map { $0.timeIntervalSince(published) },
                 seenAtWorkerCompletion: byCommits ? nil : status?.timings.completedAt.map { stats.count(at: $0) },
-                cpu: phase.meter.account(before, after),
+                cpu: {
+                    var cpu = phase.meter.account(before, after)
+                    cpu.quietWaitSeconds = waited
+                    return cpu
+                }(),
                 clock: options.clock.rawValue, committedDeliveries: committed?.delivered, countedSeconds: countedSeconds
             )
         }

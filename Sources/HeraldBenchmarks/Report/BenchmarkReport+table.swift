@@ -38,8 +38,10 @@ extension BenchmarkReport {
             "  CPU s: workers / broker / redis / bench / other processes",
             [Console.fixed(cpu.workers, 1), cpu.broker.map { Console.fixed($0, 1) } ?? "?", cpu.redis.map { Console.fixed($0, 1) } ?? "?",
              Console.fixed(cpu.benchmark, 1), cpu.others.map { Console.fixed($0, 1) } ?? "?"].joined(separator: " / "),
-            "run \(Console.fixed(cpu.total / wall, 2)) + others \(Console.fixed((cpu.others ?? 0) / wall, 2)) of \(machine.processors) cores; CPU pressure \(cpu.cpuPressure.map { Console.fixed($0, 0) } ?? "?")%"
+            (cpu.isDisturbed ? "DISTURBED: " : "")
+                + "run \(Console.fixed(cpu.total / wall, 2)) + others \(Console.fixed((cpu.others ?? 0) / wall, 2)) of \(machine.processors) cores; CPU pressure \(cpu.cpuPressure.map { Console.fixed($0, 0) } ?? "?")%"
                 + (cpu.hostProbeMilliseconds.map { "; host probe \(Console.fixed($0, 2)) ms" } ?? "")
+                + (cpu.quietWaitSeconds.map { $0 >= 0.5 ? "; waited \(Console.fixed($0, 1)) s for quiet" : "" } ?? "")
         )]
         if let workers = cpu.workersLibrdkafka, let bench = cpu.benchmarkLibrdkafka {
             rows.append((
@@ -80,6 +82,9 @@ extension BenchmarkReport {
             }
             if fanout.label == "broadcast" && fanout.population >= 1_000_000 {
                 judged.append("<= \(Console.fixed(Target.millionBroadcastSeconds, 0)) s: \(verdict(fanout.seconds <= Target.millionBroadcastSeconds))")
+            }
+            if fanout.cpu.isDisturbed, let cores = fanout.cpu.othersCores {
+                judged.append("disturbed: other processes took \(Console.fixed(cores, 2)) cores")
             }
             if fanout.observed != fanout.expected {
                 judged.append("observed \(Console.count(fanout.observed)) of \(Console.count(fanout.expected))")

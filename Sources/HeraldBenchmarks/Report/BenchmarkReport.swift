@@ -70,6 +70,18 @@ public struct BenchmarkReport: Sendable, Codable {
         return ratio * here / there
     }
 
+    /// The measurements during which other processes took `CPUAccount.disturbedCores` or more,
+    /// each named with what they took: a ratio built on one of them was measured on a machine
+    /// that was not the run's alone.
+    public var disturbedMeasurements: [String] {
+        var named: [(String, CPUAccount?)] = [("broker ceiling", ceiling?.cpu), ("broker ceiling again", ceilingAfter?.cpu)]
+        named += fanouts.map { ("\($0.label) R=\($0.population)", $0.cpu) }
+        return named.compactMap { name, cpu in
+            guard let cpu, cpu.isDisturbed, let cores = cpu.othersCores else { return nil }
+            return "\(name): other processes \(Console.fixed(cores, 2)) cores"
+        }
+    }
+
     /// Sets every fan-out's `ratioToCeiling` against `ceilingReference` (nil without one).
     public mutating func applyCeilingReference() {
         let reference = ceilingReference
@@ -172,9 +184,21 @@ public struct BenchmarkReport: Sendable, Codable {
         /// The median CPU milliseconds of `HostSpeedProbe`'s fixed work during the measurement:
         /// how fast the host's cores ran then (lower is faster). Absent in older reports.
         public var hostProbeMilliseconds: Double? = nil
+        /// Seconds the bench waited, before this measurement, for processes that are not part
+        /// of the run to stop using the cores (`CPUMeter.waitForQuiet`). Absent in older reports.
+        public var quietWaitSeconds: Double? = nil
         public var total: Double { workers + (broker ?? 0) + (redis ?? 0) + benchmark }
         /// CPU seconds of processes that are not part of this run (other work on a shared machine).
         public var others: Double? { machine.map { Swift.max(0, $0 - total) } }
+        /// `others` as cores busy on average over the measurement.
+        public var othersCores: Double? { others.map { $0 / Swift.max(wallSeconds, 1e-9) } }
+        /// Other processes took at least `disturbedCores` of the machine during the measurement,
+        /// so its figures (and any ratio built on them) were measured on fewer free cores than
+        /// the run's own.
+        public var isDisturbed: Bool { (othersCores ?? 0) >= Self.disturbedCores }
+        /// A tenth of a core: the bench's own samplers and the kernel stay well under it on a
+        /// quiet machine (0.00-0.04); a leftover loop of another job is found above it.
+        public static let disturbedCores = 0.1
     }
 
     public struct Latency: Sendable, Codable, Hashable {
