@@ -44,4 +44,29 @@ struct ProcessProbeTests {
         #expect(all <= process + 0.02)
         #expect(ProcessProbe.threadCPUSeconds(pid: -1, namePrefix: "") == nil)
     }
+
+    @Test("a process's CPU with its children counts a running child, and a reaped one through cutime")
+    func childrenCount() throws {
+        let child = Process()
+        child.executableURL = URL(fileURLWithPath: "/bin/sh")
+        child.arguments = ["-c", "i=0; while [ $i -lt 200000 ]; do i=$((i+1)); done; exec sleep 30"]
+        try child.run()
+        let pid = getpid()
+        let deadline = Date().addingTimeInterval(60)
+        while ProcessProbe.statTicks((try? String(contentsOfFile: "/proc/\(child.processIdentifier)/stat", encoding: .utf8)) ?? "")?.name != "sleep",
+              Date() < deadline {
+            usleep(10_000)
+        }
+        let burned = try #require(ProcessProbe.cpuSeconds(pid: child.processIdentifier))
+        #expect(burned >= 0.05)
+        let running = try #require(ProcessProbe.cpuSecondsWithChildren(pid: pid))
+        let ownRunning = try #require(ProcessProbe.cpuSeconds(pid: pid))
+        #expect(running >= ownRunning + burned - 0.011)
+        kill(child.processIdentifier, SIGKILL)
+        child.waitUntilExit()
+        let reaped = try #require(ProcessProbe.cpuSecondsWithChildren(pid: pid))
+        let ownReaped = try #require(ProcessProbe.cpuSeconds(pid: pid))
+        #expect(reaped >= ownReaped + burned - 0.011)
+        #expect(ProcessProbe.cpuSecondsWithChildren(pid: -1) == nil)
+    }
 }

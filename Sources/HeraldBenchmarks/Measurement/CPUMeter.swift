@@ -25,7 +25,7 @@ struct CPUMeter: Sendable {
         Snapshot(
             at: .now, workers: workers.compactMap(\.cpuSeconds).reduce(0, +),
             broker: brokerPID.flatMap { ProcessProbe.cpuSeconds(pid: $0) },
-            redis: redisPID.flatMap { ProcessProbe.cpuSeconds(pid: $0) },
+            redis: redisPID.flatMap { ProcessProbe.cpuSecondsWithChildren(pid: $0) },
             benchmark: ProcessProbe.cpuSeconds(pid: getpid()) ?? 0,
             machine: ProcessProbe.machineBusySeconds(),
             workersLibrdkafka: workers.compactMap { ProcessProbe.threadCPUSeconds(pid: $0.pid, namePrefix: Self.librdkafkaThreads) }.reduce(0, +),

@@ -12,6 +12,29 @@ enum ProcessProbe {
         return parsed.ticks / Double(sysconf(Int32(_SC_CLK_TCK)))
     }
 
+    /// `cpuSeconds` plus the CPU of the process's children: those still running (their own
+    /// `stat`) and those already ended and reaped (`cutime` and `cstime`, fields 16 and 17), so
+    /// a child's time moves from one term to the other when it ends and the sum stays whole.
+    /// Redis rewrites its log and saves its snapshots in forked children; this counts that
+    /// work as Redis's rather than as other processes'.
+    static func cpuSecondsWithChildren(pid: Int32) -> Double? {
+        guard let text = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
+              let fields = statFields(text), fields.count > 14,
+              let user = Double(fields[11]), let system = Double(fields[12]),
+              let childrenUser = Double(fields[13]), let childrenSystem = Double(fields[14])
+        else { return nil }
+        var ticks = user + system + childrenUser + childrenSystem
+        let processes = (try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? []
+        for entry in processes where entry.first?.isNumber == true {
+            guard let child = try? String(contentsOfFile: "/proc/\(entry)/stat", encoding: .utf8),
+                  let childFields = statFields(child), childFields.count > 12, childFields[1] == Substring(String(pid)),
+                  let childUser = Double(childFields[11]), let childSystem = Double(childFields[12])
+            else { continue }
+            ticks += childUser + childSystem
+        }
+        return ticks / Double(sysconf(Int32(_SC_CLK_TCK)))
+    }
+
     /// User plus system CPU seconds of the threads of `pid` whose name starts with `prefix`
     /// (`/proc/<pid>/task/<tid>/stat`). librdkafka names its threads `rdk:main`, `rdk:broker<id>`
     /// and so on, so `rdk:` separates its own work (batching, compression, the protocol) from the
@@ -31,10 +54,17 @@ enum ProcessProbe {
     /// The thread or process name and its user plus system ticks, from one `stat` line
     /// (`pid (name) state ...`; the name may itself contain spaces and parentheses).
     static func statTicks(_ text: String) -> (name: Substring, ticks: Double)? {
-        guard let open = text.firstIndex(of: "("), let close = text.lastIndex(of: ")"), open < close else { return nil }
-        let fields = text[text.index(after: close)...].split(separator: " ")
-        guard fields.count > 12, let user = Double(fields[11]), let system = Double(fields[12]) else { return nil }
+        guard let open = text.firstIndex(of: "("), let close = text.lastIndex(of: ")"), open < close,
+              let fields = statFields(text), fields.count > 12, let user = Double(fields[11]), let system = Double(fields[12])
+        else { return nil }
         return (text[text.index(after: open)..<close], user + system)
+    }
+
+    /// The fields of a `stat` line after the name, from field 3 (state) on: ppid is `[1]`,
+    /// utime and stime `[11]` and `[12]`, cutime and cstime `[13]` and `[14]`.
+    static func statFields(_ text: String) -> [Substring]? {
+        guard let close = text.lastIndex(of: ")") else { return nil }
+        return text[text.index(after: close)...].split(separator: " ")
     }
 
     /// CPU seconds the whole machine spent busy (every core: user, nice, system, irq, softirq,
