@@ -59,8 +59,9 @@ struct DisturbedMeasurementTests {
             try? await Task.sleep(for: .milliseconds(10))
             return 0.5
         }
+        // Never quiet: only the limit ends it (however slowly a loaded machine runs the samples).
         #expect(waited >= 0.05)
-        #expect(calls.withLock { $0 } >= 2)
+        #expect(calls.withLock { $0 } >= 1)
 
         calls.withLock { $0 = 0 }
         _ = await CPUMeter.waitForQuiet(threshold: 0.05, limit: .seconds(60)) {
