@@ -144,7 +144,7 @@ public struct BenchmarkRunner: Sendable {
         let meter = CPUMeter(brokerPID: MachineDescription.brokerPID(base.bootstrapServers), redisPID: redisPID, probe: probe)
         let waited = await meter.waitForQuiet(workers: [])
         var ceiling = try await BrokerCeiling(
-            configuration: base, topic: topic, partitions: Int(base.topics.deliveriesPartitions),
+            eventId: names("main").broadcastEventId, configuration: base, topic: topic, partitions: Int(base.topics.deliveriesPartitions),
             records: options.ceilingRecords, producers: producers,
             // As many transactions as the planner would cut a broadcast of that many devices into.
             transactions: FanoutPlanner(configuration: base.planner).bulkTaskCount(audienceEstimate: options.ceilingRecords),

@@ -60,6 +60,19 @@ struct CeilingReferenceTests {
         #expect(line("  deliveries read and counted after the clock stopped")?.contains("NOT the expected count") == true)
     }
 
+    @Test("the counted deliveries' size is printed next to the ceiling's record size, when it was measured")
+    func recordSizesSideBySide() {
+        var report = report(first: 300_000, after: nil, broadcastPerSecond: 240_000)
+        report.fanouts[0].clock = "committed"
+        report.fanouts[0].countedSeconds = 6.5
+        func row() -> Substring? {
+            report.table.split(separator: "\n").first { $0.hasPrefix("|   deliveries read and counted after the clock stopped") }
+        }
+        #expect(row()?.contains("B avg") == false)
+        report.fanouts[0].averageRecordBytes = 790.4
+        #expect(row()?.contains("exactly the expected count; 790 B avg, the ceiling's 722 B") == true)
+    }
+
     @Test("the CPU account splits off librdkafka's threads when they were measured")
     func librdkafkaThreadRows() {
         var report = report(first: 300_000, after: nil, broadcastPerSecond: 240_000)

@@ -17,6 +17,9 @@ import Synchronization
 final class DeliveryWatcher: Sendable {
     struct EventStats: Sendable {
         var count = 0
+        /// The values' bytes of the records counted (what the ceiling's `averageRecordBytes`
+        /// is compared with).
+        var valueBytes = 0
         var firstSeen: Date?
         var lastSeen: Date?
         /// The first record seen of the event, kept whole: it carries the worker's
@@ -159,6 +162,7 @@ final class DeliveryWatcher: Sendable {
     struct BatchCounts: Sendable {
         var records = 0
         var counts: [String: Int] = [:]
+        var valueBytes: [String: Int] = [:]
         var firstRecords: [String: [UInt8]] = [:]
     }
 
@@ -178,6 +182,7 @@ final class DeliveryWatcher: Sendable {
                 if result.firstRecords[currentId] == nil { result.firstRecords[currentId] = Array(value) }
             }
             result.counts[currentId, default: 0] += 1
+            result.valueBytes[currentId, default: 0] += value.count
         }
         return result
     }
@@ -188,6 +193,7 @@ final class DeliveryWatcher: Sendable {
             for (id, count) in batch.counts {
                 var stats = events[id] ?? EventStats()
                 stats.count += count
+                stats.valueBytes += batch.valueBytes[id] ?? 0
                 if stats.firstSeen.map({ now < $0 }) ?? true {
                     stats.firstSeen = now
                     stats.firstRecord = batch.firstRecords[id]

@@ -21,8 +21,10 @@ import Synchronization
 /// one. Then the same records through idempotent producers without transactions.
 struct BrokerCeiling: Sendable {
     typealias Result = BenchmarkReport.Ceiling
-    static let eventId = "ceiling"
-
+    /// The event id in the records: the main population's broadcast event id
+    /// (`BenchmarkNames.broadcastEventId`). The ceiling's topics are its own, so nothing else
+    /// reads records with this id from them.
+    let eventId: String
     let configuration: PipelineConfiguration
     let topic: String
     let partitions: Int
@@ -64,7 +66,7 @@ struct BrokerCeiling: Sendable {
 
     private func measure() async throws -> Result {
         let sample = try DeliveryRecordSample(
-            population: population, event: BenchmarkEvents.broadcast(id: Self.eventId), eventId: Self.eventId,
+            population: population, event: BenchmarkEvents.broadcast(id: eventId), eventId: eventId,
             count: min(records, min(population.count, 50_000))
         )
         let (transactional, cpu) = try await observedTransactionalRun(sample)
@@ -123,7 +125,7 @@ struct BrokerCeiling: Sendable {
             // Warm-up transaction: metadata and producer id are fetched outside the timed part.
             try producer.beginTransaction()
             try enqueue(sample, range: 0..<1, on: producer)
-            try enqueueProgress(eventId: "\(Self.eventId)-warmup", index: index, count: producers, records: 1, producer: producer, partition: Int32(index))
+            try enqueueProgress(eventId: "\(eventId)-warmup", index: index, count: producers, records: 1, producer: producer, partition: Int32(index))
             try await producer.commitTransaction()
             clients.append(producer)
         }
@@ -133,7 +135,7 @@ struct BrokerCeiling: Sendable {
         let next = SharedCounter()
         let records = records
         let warmups = clients.count
-        _ = try await watcher.waitFor(eventId: Self.eventId, expected: warmups, timeout: .seconds(60))
+        _ = try await watcher.waitFor(eventId: eventId, expected: warmups, timeout: .seconds(60))
         let byCommits = clock == .committed
         if byCommits { try watcher.readBulkPartitions(false) }
         let before = meter.snapshot(workers: [])
@@ -152,7 +154,7 @@ struct BrokerCeiling: Sendable {
                             let range = start..<min(start + chunk, records)
                             try enqueue(sample, range: range, partition: partition, on: producer)
                             try enqueueProgress(
-                                eventId: Self.eventId, index: Int(transaction), count: timedTransactions, records: range.count,
+                                eventId: eventId, index: Int(transaction), count: timedTransactions, records: range.count,
                                 producer: producer, partition: Int32(index)
                             )
                         }
@@ -166,13 +168,13 @@ struct BrokerCeiling: Sendable {
         let observed: Double
         let cpu: BenchmarkReport.CPUAccount
         if byCommits {
-            let committed = try await commits.waitForAll(eventId: Self.eventId, timeout: .seconds(300))
+            let committed = try await commits.waitForAll(eventId: eventId, timeout: .seconds(300))
             cpu = meter.account(before, meter.snapshot(workers: []))
             observed = (committed.lastCommitted ?? Date()).timeIntervalSince(startedAt)
             try watcher.readBulkPartitions(true)
-            _ = try await watcher.waitFor(eventId: Self.eventId, expected: warmups + records, timeout: .seconds(300))
+            _ = try await watcher.waitFor(eventId: eventId, expected: warmups + records, timeout: .seconds(300))
         } else {
-            let seen = try await watcher.waitFor(eventId: Self.eventId, expected: warmups + records, timeout: .seconds(300))
+            let seen = try await watcher.waitFor(eventId: eventId, expected: warmups + records, timeout: .seconds(300))
             cpu = meter.account(before, meter.snapshot(workers: []))
             observed = (seen.lastSeen ?? Date()).timeIntervalSince(startedAt)
         }

@@ -84,7 +84,7 @@ struct PopulationPhase {
 
         // 2. Expected audiences, by brute force over the generated population.
         let prefix = names.redisPrefix
-        let broadcast = BenchmarkEvents.broadcast(id: "\(prefix)-broadcast")
+        let broadcast = BenchmarkEvents.broadcast(id: names.broadcastEventId)
         let narrower = try BenchmarkEvents.expression(id: "\(prefix)-expression", source: options.expression)
         let loaded = BenchmarkEvents.broadcast(id: "\(prefix)-broadcast-loaded")
         let warmupTemplate = BenchmarkEvents.warmup(id: "warmup")
@@ -278,7 +278,8 @@ struct PopulationPhase {
             }
             // Anything beyond the expected count (a duplicate) arrives right behind the rest.
             try await Task.sleep(for: .milliseconds(500))
-            let observed = watcher.stats(eventId).count
+            let final = watcher.stats(eventId)
+            let observed = final.count
             let status = await finalStatus(eventId)
             let perSecond = Double(expected) / max(seconds, 1e-9)
             let how = byCommits ? "committed" : "seen"
@@ -298,7 +299,8 @@ struct PopulationPhase {
                     cpu.quietWaitSeconds = waited
                     return cpu
                 }(),
-                clock: options.clock.rawValue, committedDeliveries: committed?.delivered, countedSeconds: countedSeconds
+                clock: options.clock.rawValue, committedDeliveries: committed?.delivered, countedSeconds: countedSeconds,
+                averageRecordBytes: observed > 0 ? Double(final.valueBytes) / Double(observed) : nil
             )
         }
 

@@ -107,10 +107,12 @@ extension BenchmarkReport {
                 ))
             }
             if let counted = fanout.countedSeconds {
+                var judged = fanout.observed == fanout.expected ? "exactly the expected count" : "NOT the expected count"
+                if let sizes = recordSizes(fanout) { judged += "; \(sizes)" }
                 rows.append((
                     "  deliveries read and counted after the clock stopped",
                     "\(Console.count(fanout.observed)) by \(Console.fixed(counted, 2)) s after publish",
-                    fanout.observed == fanout.expected ? "exactly the expected count" : "NOT the expected count"
+                    judged
                 ))
             }
             if let completed = fanout.workerCompletedSeconds {

@@ -82,6 +82,14 @@ public struct BenchmarkReport: Sendable, Codable {
         }
     }
 
+    /// The fan-out's average delivery size next to the ceiling's record size: the ratio
+    /// compares like with like only when the two are about the same.
+    public func recordSizes(_ fanout: Fanout) -> String? {
+        guard let delivered = fanout.averageRecordBytes,
+              let ceiling = [ceiling, ceilingAfter].compactMap({ $0 }).first else { return nil }
+        return "\(Console.fixed(delivered, 0)) B avg, the ceiling's \(Console.fixed(ceiling.averageRecordBytes, 0)) B"
+    }
+
     /// Sets every fan-out's `ratioToCeiling` against `ceilingReference` (nil without one).
     public mutating func applyCeilingReference() {
         let reference = ceilingReference
@@ -161,6 +169,9 @@ public struct BenchmarkReport: Sendable, Codable {
         /// With the `committed` clock: publish to the reader having counted every delivery,
         /// read after the clock stopped (not a throughput figure).
         public var countedSeconds: Double? = nil
+        /// The average value size of the deliveries the reader counted, to compare with the
+        /// ceiling's `averageRecordBytes`; nil in reports before session 14.
+        public var averageRecordBytes: Double? = nil
     }
 
     /// CPU seconds each party used during one measurement, against the wall time: on a

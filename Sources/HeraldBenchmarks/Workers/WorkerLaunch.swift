@@ -35,4 +35,9 @@ public struct BenchmarkNames: Sendable, Hashable {
         self.topicPrefix = topicPrefix
         self.redisPrefix = redisPrefix
     }
+
+    /// The id of the phase's broadcast event. Every delivery record carries it twice (in
+    /// `deliveryId` and `eventId`), so the broker ceiling writes its records with this id too:
+    /// the same bytes per record as the broadcast it is the reference for.
+    public var broadcastEventId: String { "\(redisPrefix)-broadcast" }
 }
