@@ -58,6 +58,7 @@ struct TransactionGateTests {
         let configuration = PipelineConfiguration()
         let executor = TaskExecutor(
             configuration: configuration, redis: RedisConnection(configuration: configuration.redis),
+            packReader: RedisConnection(configuration: configuration.redis),
             templates: TemplateCache(layout: configuration.layout), gate: nil, logger: .init(label: "test")
         )
         executor.deliveryPartitions = 2..<10

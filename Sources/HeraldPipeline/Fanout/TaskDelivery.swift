@@ -17,6 +17,8 @@ final class TaskDelivery: Sendable {
     private let configuration: PipelineConfiguration
     private let executor: TaskExecutor
     private let redis: RedisConnection
+    /// The connection the executor streams the slots' packs on (`TaskExecutor`).
+    private let packReader: RedisConnection
     private let queue: DispatchQueue
     private let logger: Logger
     private let metrics: PipelineMetrics
@@ -27,9 +29,10 @@ final class TaskDelivery: Sendable {
         self.logger = logger
         self.metrics = metrics
         redis = RedisConnection(configuration: configuration.redis, logger: logger)
+        packReader = RedisConnection(configuration: configuration.redis, logger: logger)
         queue = DispatchQueue(label: "herald.\(name)")
         executor = TaskExecutor(
-            configuration: configuration, redis: redis, templates: templates,
+            configuration: configuration, redis: redis, packReader: packReader, templates: templates,
             gate: lane == .bulk ? ExpressGate.shared : nil, logger: logger, metrics: metrics
         )
     }
@@ -44,7 +47,10 @@ final class TaskDelivery: Sendable {
     /// partitioned by key.
     var writesOnePartitionPerTask: Bool { executor.deliveryPartitions != nil }
 
-    func close() { redis.close() }
+    func close() {
+        redis.close()
+        packReader.close()
+    }
 
     /// Delivers `tasks` with `producer`, whose transaction is open. Express work makes the
     /// bulk lanes of this process step aside while it runs (`ExpressGate`).

@@ -21,6 +21,10 @@ import Logging
 final class TaskExecutor: @unchecked Sendable {
     private let configuration: PipelineConfiguration
     private let redis: RedisConnection
+    /// Streams a broadcast's packs (`deliverEverything`). A connection of its own: while a
+    /// read-ahead reply is outstanding on it, writing the records of the current reply may
+    /// need Redis for something else (a template not cached yet), which goes to `redis`.
+    private let packReader: RedisConnection
     private let templates: TemplateCache
     private let metrics: PipelineMetrics
     private let gate: ExpressGate?
@@ -45,11 +49,12 @@ final class TaskExecutor: @unchecked Sendable {
 
     /// - Parameter gate: set for bulk lanes, which step aside for express work.
     init(
-        configuration: PipelineConfiguration, redis: RedisConnection, templates: TemplateCache,
+        configuration: PipelineConfiguration, redis: RedisConnection, packReader: RedisConnection, templates: TemplateCache,
         gate: ExpressGate?, logger: Logger, metrics: PipelineMetrics = .shared
     ) {
         self.configuration = configuration
         self.redis = redis
+        self.packReader = packReader
         self.templates = templates
         self.gate = gate
         self.logger = logger
@@ -67,8 +72,12 @@ final class TaskExecutor: @unchecked Sendable {
         // A unique scratch name per attempt: a zombie attempt of the same task (a member that
         // lost its partitions) must never delete sets this attempt is still scanning.
         let scratch = "\(task.eventId):\(task.taskIndex):\(String(nonce, radix: 36))"
-        for slot in task.slots {
-            try deliver(slot: slot, scratch: scratch, run: &run, producer: producer)
+        if Self.selectsEverything(run.plan) {
+            try deliverEverything(slots: task.slots, run: &run, producer: producer)
+        } else {
+            for slot in task.slots {
+                try deliver(slot: slot, scratch: scratch, run: &run, producer: producer)
+            }
         }
         let finishedAt = Date()
         var delivered = DeliveryCounts()
@@ -94,10 +103,6 @@ final class TaskExecutor: @unchecked Sendable {
     // MARK: One slot
 
     private func deliver(slot: Int, scratch: String, run: inout TaskRun, producer: KafkaProducer) throws {
-        if Self.selectsEverything(run.plan) {
-            try deliverEverything(slot: slot, run: &run, producer: producer)
-            return
-        }
         let (source, temporaries) = try resolve(slot: slot, scratch: scratch, plan: run.plan)
         defer {
             if !temporaries.isEmpty { _ = try? redis.sendBlocking(.del(temporaries)) }
@@ -143,44 +148,62 @@ final class TaskExecutor: @unchecked Sendable {
         max(1, SlotLayout.packsPerSlot * limit / max(registrations, 1))
     }
 
-    /// A broadcast (or `!` of nothing): every registration of the slot, from the slot's view
-    /// packs, which hold ids and views together. A slot of at most `snapshotReadLimit`
-    /// registrations (`SCARD all`; `all` and the packs always hold the same ids) is read with
-    /// one `HGETALL`, a consistent snapshot. A bigger slot is read in runs of packs with
-    /// `HMGET`, so memory stays bounded whatever the slot size; a registration never changes
-    /// pack, so each one is read once even while the slot changes.
-    private func deliverEverything(slot: Int, run: inout TaskRun, producer: KafkaProducer) throws {
-        let packsKey = configuration.layout.packsKey(slot: slot)
-        let registrations = try slotSize(slot)
-        guard registrations > 0 else { return }
-        if registrations <= configuration.snapshotReadLimit {
-            gate?.yieldIfBusy()
-            let command = RedisCommand.hgetall(packsKey)
-            try redis.withPipelineRepliesBlocking([command]) { replies in
-                let reply = replies[0]
-                if let error = redis.error(in: reply, of: command) { throw error }
-                guard reply.isArray, reply.count % 2 == 0 else {
-                    throw RedisError(code: .unexpectedReply, message: "HGETALL \(packsKey) did not reply with field-value pairs")
-                }
-                try write(packs: reply, first: 1, step: 2, key: packsKey, run: &run, producer: producer)
+    /// A broadcast (or `!` of nothing): every registration of the task's slots, from the
+    /// slots' view packs, which hold ids and views together.
+    ///
+    /// One round trip asks every slot's size (`SCARD all`; `all` and the packs always hold the
+    /// same ids). A slot of at most `snapshotReadLimit` registrations is then read with one
+    /// `HGETALL`, a consistent snapshot; a bigger one in runs of packs with `HMGET`, so memory
+    /// stays bounded whatever the slot size (a registration never changes pack, so each one is
+    /// read once even while the slot changes). The reads are streamed
+    /// (`RedisConnection.streamRepliesBlocking`): Redis prepares the next reply while this
+    /// lane writes the records of the current one, so the lane does not stand still waiting
+    /// for Redis at every slot while the producer's next batch waits to be filled.
+    private func deliverEverything(slots: Range<Int>, run: inout TaskRun, producer: KafkaProducer) throws {
+        let layout = configuration.layout
+        let sizes = try slotSizes(slots)
+        var reads: [(command: RedisCommand, key: String, isWholeSlot: Bool)] = []
+        for (slot, registrations) in zip(slots, sizes) where registrations > 0 {
+            let packsKey = layout.packsKey(slot: slot)
+            if registrations <= configuration.snapshotReadLimit {
+                reads.append((.hgetall(packsKey), packsKey, true))
+                continue
             }
-            return
+            let packsPerRead = Self.packsPerRead(registrations: registrations, limit: configuration.snapshotReadLimit)
+            for start in stride(from: 0, to: SlotLayout.packsPerSlot, by: packsPerRead) {
+                var command = RedisCommand("HMGET", isReadOnly: true)
+                command.append(packsKey)
+                for index in start..<min(start + packsPerRead, SlotLayout.packsPerSlot) {
+                    command.append(SlotLayout.packFields[index])
+                }
+                reads.append((command, packsKey, false))
+            }
         }
-        let packsPerRead = Self.packsPerRead(registrations: registrations, limit: configuration.snapshotReadLimit)
-        for start in stride(from: 0, to: SlotLayout.packsPerSlot, by: packsPerRead) {
+        try packReader.streamRepliesBlocking(reads.map(\.command)) { index, reply in
             gate?.yieldIfBusy()
-            var command = RedisCommand("HMGET", isReadOnly: true)
-            command.append(packsKey)
-            for index in start..<min(start + packsPerRead, SlotLayout.packsPerSlot) {
-                command.append(SlotLayout.packFields[index])
-            }
-            try redis.withPipelineRepliesBlocking([command]) { replies in
-                let reply = replies[0]
-                if let error = redis.error(in: reply, of: command) { throw error }
-                guard reply.isArray else {
-                    throw RedisError(code: .unexpectedReply, message: "HMGET \(packsKey) did not reply with an array")
+            let read = reads[index]
+            if let error = packReader.error(in: reply, of: read.command) { throw error }
+            if read.isWholeSlot {
+                guard reply.isArray, reply.count % 2 == 0 else {
+                    throw RedisError(code: .unexpectedReply, message: "HGETALL \(read.key) did not reply with field-value pairs")
                 }
-                try write(packs: reply, first: 0, step: 1, key: packsKey, run: &run, producer: producer)
+                try write(packs: reply, first: 1, step: 2, key: read.key, run: &run, producer: producer)
+            } else {
+                guard reply.isArray else {
+                    throw RedisError(code: .unexpectedReply, message: "HMGET \(read.key) did not reply with an array")
+                }
+                try write(packs: reply, first: 0, step: 1, key: read.key, run: &run, producer: producer)
+            }
+        }
+    }
+
+    /// Registrations in each of `slots` (`SCARD all`), in one round trip.
+    private func slotSizes(_ slots: Range<Int>) throws -> [Int] {
+        let commands = slots.map { RedisCommand.scard(configuration.layout.allKey(slot: $0)) }
+        return try redis.withPipelineRepliesBlocking(commands) { replies in
+            try zip(commands, replies).map { command, reply in
+                if let error = redis.error(in: reply, of: command) { throw error }
+                return reply.integer ?? Int.max
             }
         }
     }

@@ -192,6 +192,73 @@ public final class RedisConnection: @unchecked Sendable {
         return try body(replies)
     }
 
+    /// Sends read-only `commands` in order and hands each reply to `body` in place, with the
+    /// next command already on the wire while `body` works through the current reply: Redis
+    /// prepares one reply while the caller handles the one before. At most two replies are
+    /// outstanding, so memory stays at about two replies however many commands there are.
+    ///
+    /// After a connection failure the commands whose replies `body` has not handled are sent
+    /// again, once (a handled reply is never handed over twice). An error thrown by `body`
+    /// ends the stream and discards the connection, which still owes the read-ahead reply;
+    /// the next use reconnects. Server error replies reach `body` as references with
+    /// `isError` (`error(in:of:)`). Scripts are not supported.
+    ///
+    /// `body` must not use this connection: it runs with the connection held, and the
+    /// read-ahead reply is still owed on it. Use another connection for anything else.
+    public func streamRepliesBlocking(
+        _ commands: [RedisCommand], _ body: (_ index: Int, _ reply: RedisReplyReference) throws -> Void
+    ) throws {
+        precondition(
+            commands.allSatisfy { $0.script == nil && $0.isReadOnly },
+            "streamRepliesBlocking takes read-only commands without scripts"
+        )
+        guard !commands.isEmpty else { return }
+        let label = "stream of \(commands.count) commands"
+        lock.lock()
+        defer { lock.unlock() }
+        guard !isClosed else { throw closedError(label) }
+        var handled = 0
+        var retried = false
+        while handled < commands.count {
+            let live = try liveContext()
+            var sent = handled
+            do {
+                while handled < commands.count {
+                    while sent < min(commands.count, handled + 2) {
+                        try live.append(commands[sent])
+                        sent += 1
+                    }
+                    try live.flush(for: commands[handled].label)
+                    let reply = try live.readReplyReference(for: commands[handled].label)
+                    defer { HiredisContext.free(reply) }
+                    do {
+                        try body(handled, reply)
+                    } catch {
+                        context = nil
+                        throw BodyFailure(error: error)
+                    }
+                    handled += 1
+                }
+            } catch let failure as BodyFailure {
+                throw failure.error
+            } catch let error as RedisError where error.breaksConnection {
+                context = nil
+                if error.code == .io && !retried {
+                    retried = true
+                    counters.retries += 1
+                    logger.warning("retrying read-only \(label) from command \(handled) after connection failure", metadata: ["error": "\(error)"])
+                    continue
+                }
+                throw error
+            }
+        }
+    }
+
+    /// Carries an error thrown by a caller's body past the connection-failure handling.
+    private struct BodyFailure: Error {
+        let error: any Error
+    }
+
     /// The `RedisError` for an error reply of `command` read with `withPipelineRepliesBlocking`.
     public func error(in reply: RedisReplyReference, of command: RedisCommand) -> RedisError? {
         reply.error(command: command.label, endpoint: configuration.endpoint)

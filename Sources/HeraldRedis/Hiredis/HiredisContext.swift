@@ -21,8 +21,19 @@ final class HiredisContext {
 
     deinit { redisFree(context) }
 
+    /// hiredis writes with `write(2)`, and a write to a socket Redis has already closed (a
+    /// restart, `CLIENT KILL`, its idle `timeout`) raises SIGPIPE, whose default action ends
+    /// the process. Ignored once, process-wide, before the first connection: the write then
+    /// fails with EPIPE, which `RedisConnection` handles as a connection failure (reconnect,
+    /// and a retry for read-only commands). A test that kills a connection mid-stream died
+    /// with signal 13 before this.
+    private static let sigpipeIgnored: Void = {
+        _ = signal(SIGPIPE, SIG_IGN)
+    }()
+
     /// Opens a TCP connection; blocks up to `timeout` seconds.
     static func connect(host: String, port: Int, timeout: Double, endpoint: String) throws(RedisError) -> HiredisContext {
+        Self.sigpipeIgnored
         guard let raw = redisConnectWithTimeout(host, Int32(port), timeval(seconds: timeout)) else {
             throw RedisError(code: .connection, message: "could not allocate a hiredis context for \(endpoint)")
         }
@@ -116,6 +127,19 @@ final class HiredisContext {
             throw RedisError(code: .protocol, message: "no reply to \(label()) from \(endpoint)")
         }
         return RedisReplyReference(raw.assumingMemoryBound(to: redisReply.self))
+    }
+
+    /// Writes everything queued by `append` now, without reading. `redisGetReply` writes the
+    /// queue only when no reply is buffered yet, so a read-ahead command appended while the
+    /// previous reply already sits in hiredis's reader would otherwise wait for a later read.
+    func flush(for label: @autoclosure () -> String) throws(RedisError) {
+        var done: Int32 = 0
+        while done == 0 {
+            if redisBufferWrite(context, &done) != REDIS_OK {
+                let savedErrno = errno
+                throw failure(label(), errno: savedErrno)
+            }
+        }
     }
 
     static func free(_ reply: RedisReplyReference) {
