@@ -133,11 +133,7 @@ final class TaskExecutor: @unchecked Sendable {
 
     /// Registrations in `slot` (`SCARD all`; `all` and the packs always hold the same ids).
     private func slotSize(_ slot: Int) throws -> Int {
-        let command = RedisCommand.scard(configuration.layout.allKey(slot: slot))
-        return try redis.withPipelineRepliesBlocking([command]) { replies in
-            if let error = redis.error(in: replies[0], of: command) { throw error }
-            return replies[0].integer ?? Int.max
-        }
+        try slotSizes(slot..<(slot + 1))[0]
     }
 
     /// At most this many packs are read at once without asking the slot's size (1/16 of a slot).
