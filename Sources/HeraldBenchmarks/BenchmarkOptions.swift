@@ -11,6 +11,10 @@ public struct BenchmarkOptions: Sendable {
     public var partitions: Int = 8
     /// Records the broker-ceiling phase writes.
     public var ceilingRecords: Int = 400_000
+    /// Broadcasts of the main population measured after the expression event, each between
+    /// two ceilings of its own (`BenchmarkReport.Rounds`); 0 skips them. Needs the ceiling and
+    /// the broadcast phases.
+    public var rounds: Int = 3
 
     public var runMicro: Bool = true
     public var runCeiling: Bool = true

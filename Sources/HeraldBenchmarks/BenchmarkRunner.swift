@@ -113,10 +113,18 @@ public struct BenchmarkRunner: Sendable {
         }
         if options.runBroadcast || options.runLatency {
             let names = names("main")
-            let phase = PopulationPhase(
+            var phase = PopulationPhase(
                 population: mainPopulation, isMain: true, names: names, configuration: try environment.configuration(names),
                 options: options, environment: environment, redisPID: redisPID, brokerPID: brokerPID, probe: probe
             )
+            if options.runCeiling && options.runBroadcast && options.rounds > 0 {
+                phase.roundCeiling = { round, eventId, workers, aroundTimed in
+                    try await measureCeiling(
+                        base: base, topic: "\(runId).round-\(round).ceiling.deliveries", population: mainPopulation,
+                        redisPID: redisPID, eventId: eventId, workers: workers, idempotent: false, aroundTimed: aroundTimed
+                    )
+                }
+            }
             try await phase.run(into: &report)
             if options.runCeiling && options.runBroadcast {
                 // The host's speed drifts over a run on a shared machine: a second measurement
@@ -137,23 +145,30 @@ public struct BenchmarkRunner: Sendable {
 
     /// Herald's own producers alone, with the fan-out's settings, writing real delivery records
     /// to a topic of their own.
+    ///
+    /// `eventId` is the id the records carry (the broadcast it is compared with, so the records
+    /// are as long as its deliveries); `workers` are alive but idle around it (the rounds'),
+    /// and `aroundTimed` is told when its timed part starts and ends (`BrokerCeiling`).
     private func measureCeiling(
-        base: PipelineConfiguration, topic: String, population: SeedPopulation, redisPID: Int32?
+        base: PipelineConfiguration, topic: String, population: SeedPopulation, redisPID: Int32?,
+        eventId: String? = nil, workers: [WorkerProcess] = [], idempotent: Bool = true,
+        aroundTimed: (@Sendable (Bool) -> Void)? = nil
     ) async throws -> BenchmarkReport.Ceiling {
         let producers = max(1, options.workers * base.bulkLanes)
         let meter = CPUMeter(brokerPID: MachineDescription.brokerPID(base.bootstrapServers), redisPID: redisPID, probe: probe)
-        let waited = await meter.waitForQuiet(workers: [])
+        let waited = await meter.waitForQuiet(workers: workers)
         var ceiling = try await BrokerCeiling(
-            eventId: names("main").broadcastEventId, configuration: base, topic: topic, partitions: Int(base.topics.deliveriesPartitions),
-            records: options.ceilingRecords, producers: producers,
+            eventId: eventId ?? names("main").broadcastEventId, configuration: base, topic: topic,
+            partitions: Int(base.topics.deliveriesPartitions), records: options.ceilingRecords, producers: producers,
             // As many transactions as the planner would cut a broadcast of that many devices into.
             transactions: FanoutPlanner(configuration: base.planner).bulkTaskCount(audienceEstimate: options.ceilingRecords),
-            population: population, meter: meter, clock: options.clock, logger: environment.logger
+            population: population, meter: meter, clock: options.clock, logger: environment.logger,
+            idempotent: idempotent, workers: workers, aroundTimed: aroundTimed
         ).run()
         ceiling.cpu?.quietWaitSeconds = waited
         let clock = options.clock == .committed
             ? "committed as the status reader saw it" : "seen by a read_committed consumer"
-        Console.say("  transactional: \(Console.count(Int(ceiling.transactionalPerSecond))) records/s until the last commit returned, \(Console.count(Int(ceiling.observedPerSecond ?? 0))) records/s \(clock); idempotent: \(Console.count(Int(ceiling.idempotentPerSecond))) records/s (\(Console.fixed(ceiling.averageRecordBytes, 0)) B/record, \(producers) producers)")
+        Console.say("  transactional: \(Console.count(Int(ceiling.transactionalPerSecond))) records/s until the last commit returned, \(Console.count(Int(ceiling.observedPerSecond ?? 0))) records/s \(clock)\(ceiling.idempotentPerSecond.map { "; idempotent: \(Console.count(Int($0))) records/s" } ?? "") (\(Console.fixed(ceiling.averageRecordBytes, 0)) B/record, \(producers) producers)")
         return ceiling
     }
 

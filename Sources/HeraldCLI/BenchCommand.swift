@@ -26,6 +26,7 @@ struct BenchCommand: AsyncParsableCommand {
     @Option(help: "Partitions of the task topic; the deliveries topic gets 2 more (the express ones).") var partitions: Int = 8
     @Option(help: "Populations whose worker peak RSS is measured, comma separated.") var memorySizes: String = "100000,1000000"
     @Option(help: "Records written by the broker-ceiling phase.") var ceilingRecords: Int = 400_000
+    @Option(help: "Extra broadcasts of the main population, each between two ceilings of its own (0: none).") var rounds: Int = 3
     @Option(help: "How registrations are seeded: lua (the indexer's apply script) or bulk (checked identical first).")
     var seedPath: BenchmarkOptions.SeedPath = .bulk
     @Option(help: "Threads seeding Redis in parallel.") var seedThreads: Int = 2
@@ -50,6 +51,7 @@ struct BenchCommand: AsyncParsableCommand {
         guard registrations >= 1_000 else { throw ValidationError("--registrations must be at least 1000") }
         guard workers >= 1, workers <= 16 else { throw ValidationError("--workers must be 1 to 16") }
         guard partitions >= 1 else { throw ValidationError("--partitions must be at least 1") }
+        guard (0...20).contains(rounds) else { throw ValidationError("--rounds must be 0 to 20") }
         guard latencyRate >= 1, latencySeconds >= 1 else { throw ValidationError("--latency-rate and --latency-seconds must be positive") }
         guard parsedMemorySizes != nil else { throw ValidationError("--memory-sizes must be comma-separated counts of at least 1000") }
     }
@@ -67,6 +69,7 @@ struct BenchCommand: AsyncParsableCommand {
         options.partitions = partitions
         options.memorySizes = parsedMemorySizes ?? []
         options.ceilingRecords = ceilingRecords
+        options.rounds = rounds
         options.seedPath = seedPath
         options.seedThreads = seedThreads
         options.latencyRate = latencyRate

@@ -35,6 +35,16 @@ struct BrokerCeiling: Sendable {
     let meter: CPUMeter
     let clock: BenchmarkOptions.Clock
     let logger: Logger
+    /// Also time the records through idempotent producers without transactions (the rounds'
+    /// ceilings skip it: only the transactional run is a reference).
+    var idempotent = true
+    /// Worker processes alive but idle during the measurement (the rounds'): their CPU is
+    /// theirs in the account, not other processes'.
+    var workers: [WorkerProcess] = []
+    /// Called with true right before the timed part and with false right after its clock
+    /// stopped (or it failed): the rounds stop the idle workers and the phase's own readers
+    /// for just that long, so a round's ceiling runs as alone as the run's first one.
+    var aroundTimed: (@Sendable (_ starting: Bool) -> Void)? = nil
 
     private var commitsTopic: String { "\(topic).commits" }
 
@@ -70,13 +80,13 @@ struct BrokerCeiling: Sendable {
             count: min(records, min(population.count, 50_000))
         )
         let (transactional, cpu) = try await observedTransactionalRun(sample)
-        let idempotent = try await idempotentRun(sample)
+        let idempotent = self.idempotent ? try await idempotentRun(sample) : nil
         return Result(
             records: records, averageRecordBytes: sample.averageBytes, producers: producers, transactions: transactions,
             partitions: partitions, transactionalSeconds: transactional.committed,
             transactionalPerSecond: Double(records) / transactional.committed,
             observedSeconds: transactional.observed, observedPerSecond: Double(records) / transactional.observed,
-            idempotentSeconds: idempotent, idempotentPerSecond: Double(records) / idempotent, cpu: cpu,
+            idempotentSeconds: idempotent, idempotentPerSecond: idempotent.map { Double(records) / $0 }, cpu: cpu,
             clock: clock.rawValue
         )
     }
@@ -138,7 +148,10 @@ struct BrokerCeiling: Sendable {
         _ = try await watcher.waitFor(eventId: eventId, expected: warmups, timeout: .seconds(60))
         let byCommits = clock == .committed
         if byCommits { try watcher.readBulkPartitions(false) }
-        let before = meter.snapshot(workers: [])
+        aroundTimed?(true)
+        var timing = true
+        defer { if timing { aroundTimed?(false) } }
+        let before = meter.snapshot(workers: workers)
         let startedAt = Date()
         let started = ContinuousClock.now
         try await withThrowingTaskGroup(of: Void.self) { group in
@@ -169,13 +182,17 @@ struct BrokerCeiling: Sendable {
         let cpu: BenchmarkReport.CPUAccount
         if byCommits {
             let committed = try await commits.waitForAll(eventId: eventId, timeout: .seconds(300))
-            cpu = meter.account(before, meter.snapshot(workers: []))
+            cpu = meter.account(before, meter.snapshot(workers: workers))
+            timing = false
+            aroundTimed?(false)
             observed = (committed.lastCommitted ?? Date()).timeIntervalSince(startedAt)
             try watcher.readBulkPartitions(true)
             _ = try await watcher.waitFor(eventId: eventId, expected: warmups + records, timeout: .seconds(300))
         } else {
             let seen = try await watcher.waitFor(eventId: eventId, expected: warmups + records, timeout: .seconds(300))
-            cpu = meter.account(before, meter.snapshot(workers: []))
+            cpu = meter.account(before, meter.snapshot(workers: workers))
+            timing = false
+            aroundTimed?(false)
             observed = (seen.lastSeen ?? Date()).timeIntervalSince(startedAt)
         }
         for producer in clients { await producer.shutdown(flushTimeout: .seconds(5)) }

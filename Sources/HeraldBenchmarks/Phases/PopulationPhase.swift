@@ -25,6 +25,14 @@ struct PopulationPhase {
     let redisPID: Int32?
     let brokerPID: Int32?
     var probe: HostSpeedProbe? = nil
+    /// Measures one ceiling of the rounds (`BenchmarkOptions.rounds`): its number (0...n), the
+    /// event id its records carry, the workers alive meanwhile, and what to do when its timed
+    /// part starts and ends (`BrokerCeiling.aroundTimed`). Nil: no rounds.
+    var roundCeiling: RoundCeiling? = nil
+
+    typealias RoundCeiling = @Sendable (
+        _ round: Int, _ eventId: String, _ workers: [WorkerProcess], _ aroundTimed: @escaping @Sendable (Bool) -> Void
+    ) async throws -> BenchmarkReport.Ceiling
 
     private var logger: Logger { environment.logger }
     var meter: CPUMeter { CPUMeter(brokerPID: brokerPID, redisPID: redisPID, probe: probe) }
@@ -134,6 +142,9 @@ struct PopulationPhase {
 
         if isMain {
             report.fanouts.append(try await context.fanout(label: "expression", event: narrower, expected: expected[1]))
+            if let roundCeiling, options.rounds > 0 {
+                report.rounds = try await context.rounds(options.rounds, expected: expected[0], ceiling: roundCeiling)
+            }
             if options.runLatency {
                 try watcher.readPriorityPartitions(true)
                 try await context.primePriorityReader()
@@ -302,6 +313,44 @@ struct PopulationPhase {
                 clock: options.clock.rawValue, committedDeliveries: committed?.delivered, countedSeconds: countedSeconds,
                 averageRecordBytes: observed > 0 ? Double(final.valueBytes) / Double(observed) : nil
             )
+        }
+
+        /// `count` broadcasts, each between two ceilings of its own: ceiling, broadcast,
+        /// ceiling, broadcast, ..., ceiling (`BenchmarkReport.Rounds`).
+        ///
+        /// While a ceiling is timed (about a second) the workers are stopped (`SIGSTOP`) and this
+        /// phase's readers paused, so it runs as alone as the run's first ceiling, which runs
+        /// before any worker exists: an idle worker's and an idle reader's 5 ms fetches cost
+        /// the broker up to a tenth of a core each (docs/performance.md, item 53).
+        func rounds(_ count: Int, expected: Int, ceiling: RoundCeiling) async throws -> BenchmarkReport.Rounds {
+            let events = (1...count).map { BenchmarkEvents.broadcast(id: "\(prefix)-round-\($0)") }
+            var rounds = BenchmarkReport.Rounds()
+            Console.say("  rounds: \(count) broadcasts, each between two ceilings of its own")
+            let workers = workers
+            let watcher = watcher
+            let commits = commits
+            let aroundTimed: @Sendable (Bool) -> Void = { starting in
+                if starting {
+                    try? watcher.readBulkPartitions(false)
+                    try? commits.read(false)
+                    for worker in workers { worker.suspend() }
+                } else {
+                    for worker in workers { worker.resume() }
+                    try? commits.read(true)
+                }
+            }
+            for index in 0...count {
+                // The records carry the id of the broadcast next to them: as long as its deliveries.
+                let measured = try await ceiling(index, events[min(index, count - 1)].id!, workers, aroundTimed)
+                Console.say("  round ceiling \(index + 1): \(Console.count(Int(measured.referencePerSecond))) records/s")
+                rounds.ceilings.append(measured)
+                if index < count {
+                    rounds.fanouts.append(try await fanout(label: "round \(index + 1) broadcast", event: events[index], expected: expected))
+                }
+            }
+            rounds.applyNeighbours()
+            Console.say("  rounds: ratios \(rounds.ratios.map { Console.fixed($0, 2) }.joined(separator: ", ")), median \(rounds.medianRatio.map { Console.fixed($0, 2) } ?? "-")")
+            return rounds
         }
 
         /// One-recipient events at `options.latencyRate` per second, for `latencySeconds` or

@@ -26,7 +26,51 @@ extension BenchmarkReport {
         }
         rows.append(("\(title), transactional, until last commit", "\(Console.count(Int(ceiling.transactionalPerSecond))) rec/s", relative(ceiling.transactionalPerSecond)))
         if let cpu = ceiling.cpu { rows.append(contentsOf: cpuRows(cpu)) }
-        rows.append(("\(title), idempotent, no transactions", "\(Console.count(Int(ceiling.idempotentPerSecond))) rec/s", relative(ceiling.idempotentPerSecond)))
+        if let idempotent = ceiling.idempotentPerSecond {
+            rows.append(("\(title), idempotent, no transactions", "\(Console.count(Int(idempotent))) rec/s", relative(idempotent)))
+        }
+        return rows
+    }
+
+    /// The rounds: the median ratio judged against the target, then one row per round with
+    /// its two ceilings, its broadcast and anything that makes the round suspect.
+    private func roundRows(_ rounds: Rounds) -> [(String, String, String)] {
+        let ratios = rounds.ratios
+        var rows: [(String, String, String)] = []
+        if let median = rounds.medianRatio {
+            rows.append((
+                "broadcast rounds, each between two ceilings of its own (\(rounds.fanouts.count))",
+                "median \(Console.fixed(median, 2)) x (\(ratios.map { Console.fixed($0, 2) }.joined(separator: ", ")))",
+                "median >= \(Target.ratioToCeiling): \(median >= Target.ratioToCeiling ? "met" : "NOT met")"
+            ))
+        }
+        for (index, fanout) in rounds.fanouts.enumerated() {
+            let before = index < rounds.ceilings.count ? rounds.ceilings[index] : nil
+            let after = index + 1 < rounds.ceilings.count ? rounds.ceilings[index + 1] : nil
+            func rate(_ ceiling: Ceiling?) -> String { ceiling.map { "\(Console.count(Int($0.referencePerSecond))) rec/s" } ?? "-" }
+            var judged: [String] = []
+            if let ratio = fanout.ratioToCeiling { judged.append("\(Console.fixed(ratio, 2)) x the better neighbour") }
+            let probes = [before?.cpu?.hostProbeMilliseconds, fanout.cpu.hostProbeMilliseconds, after?.cpu?.hostProbeMilliseconds]
+            if probes.contains(where: { $0 != nil }) {
+                judged.append("host probe " + probes.map { $0.map { Console.fixed($0, 2) } ?? "?" }.joined(separator: " / ") + " ms")
+            }
+            for (name, cpu) in [("ceiling before", before?.cpu), ("broadcast", Optional(fanout.cpu)), ("ceiling after", after?.cpu)] {
+                if let cpu, cpu.isDisturbed, let cores = cpu.othersCores {
+                    judged.append("\(name) disturbed: other processes took \(Console.fixed(cores, 2)) cores")
+                }
+            }
+            if fanout.observed != fanout.expected {
+                judged.append("observed \(Console.count(fanout.observed)) of \(Console.count(fanout.expected))")
+            }
+            if let committed = fanout.committedDeliveries, committed != fanout.expected {
+                judged.append("the tasks' commits report \(Console.count(committed)) of \(Console.count(fanout.expected))")
+            }
+            rows.append((
+                "  round \(index + 1): ceiling before / broadcast / ceiling after",
+                "\(rate(before)) / \(Console.fixed(fanout.seconds, 2)) s, \(Console.count(Int(fanout.deliveriesPerSecond)))/s / \(rate(after))",
+                judged.joined(separator: "; ")
+            ))
+        }
         return rows
     }
 
@@ -130,6 +174,9 @@ extension BenchmarkReport {
                 }
             }
             rows.append(contentsOf: cpuRows(fanout.cpu))
+        }
+        if let rounds, !rounds.fanouts.isEmpty {
+            rows.append(contentsOf: roundRows(rounds))
         }
         for entry in latency {
             let target = entry.label == "idle" ? Target.idleP99Milliseconds : Target.loadedP99Milliseconds

@@ -16,6 +16,8 @@ public struct BenchmarkReport: Sendable, Codable {
     public var ceilingAfter: Ceiling?
     public var seeding: [Seeding] = []
     public var fanouts: [Fanout] = []
+    /// Broadcasts each measured between two ceilings of their own (`BenchmarkOptions.rounds`).
+    public var rounds: Rounds? = nil
     public var latency: [Latency] = []
     public var memory: [Memory] = []
     public var reindex: Reindex?
@@ -76,6 +78,10 @@ public struct BenchmarkReport: Sendable, Codable {
     public var disturbedMeasurements: [String] {
         var named: [(String, CPUAccount?)] = [("broker ceiling", ceiling?.cpu), ("broker ceiling again", ceilingAfter?.cpu)]
         named += fanouts.map { ("\($0.label) R=\($0.population)", $0.cpu) }
+        if let rounds {
+            named += rounds.ceilings.enumerated().map { ("ceiling \($0.offset + 1) of the rounds", $0.element.cpu) }
+            named += rounds.fanouts.map { ("\($0.label) R=\($0.population)", $0.cpu) }
+        }
         return named.compactMap { name, cpu in
             guard let cpu, cpu.isDisturbed, let cores = cpu.othersCores else { return nil }
             return "\(name): other processes \(Console.fixed(cores, 2)) cores"
@@ -110,8 +116,10 @@ public struct BenchmarkReport: Sendable, Codable {
         /// Until the fan-out's clock stopped (`clock`): the reference of every ratio.
         public var observedSeconds: Double?
         public var observedPerSecond: Double?
-        public var idempotentSeconds: Double
-        public var idempotentPerSecond: Double
+        /// The same records through idempotent producers without transactions; nil where only
+        /// the transactional run was measured (the ceilings of `Rounds`).
+        public var idempotentSeconds: Double?
+        public var idempotentPerSecond: Double?
         /// CPU during the transactional run until its clock stopped (producers count as `benchmark`).
         public var cpu: CPUAccount?
         /// What stopped `observedSeconds`' clock: `committed` (every transaction's progress

@@ -40,6 +40,18 @@ final class WorkerProcess: @unchecked Sendable {
     var rssBytes: Int? { ProcessProbe.statusBytes(pid: pid, field: "VmRSS") }
     var cpuSeconds: Double? { ProcessProbe.cpuSeconds(pid: pid) }
 
+    /// SIGSTOP: the process and all its threads stand still (no CPU, no fetches, no
+    /// heartbeats) until `resume()`. Keep it short: the worker's groups evict a member that
+    /// sends no heartbeat for a session timeout.
+    func suspend() {
+        if isRunning { kill(pid, SIGSTOP) }
+    }
+
+    /// SIGCONT after `suspend()`.
+    func resume() {
+        kill(pid, SIGCONT)
+    }
+
     /// SIGTERM (graceful: the worker commits and leaves its groups), then SIGKILL after `grace`.
     func stop(grace: Duration = .seconds(15)) async {
         guard isRunning else { return }
