@@ -11,7 +11,7 @@ public struct BenchmarkOptions: Sendable {
     public var partitions: Int = 8
     /// Records the broker-ceiling phase writes.
     public var ceilingRecords: Int = 400_000
-    /// Broadcasts of the main population measured after the expression event, each between
+    /// Broadcasts of the main population measured after the other fan-outs, each between
     /// two ceilings of its own (`BenchmarkReport.Rounds`); 0 skips them. Needs the ceiling and
     /// the broadcast phases.
     public var rounds: Int = 3
