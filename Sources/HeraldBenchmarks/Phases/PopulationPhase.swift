@@ -339,6 +339,9 @@ struct PopulationPhase {
                 } else {
                     for worker in workers { worker.resume() }
                     try? commits.read(true)
+                    // The `seen` clock reads the deliveries while a broadcast runs; the
+                    // `committed` one pauses them again when its broadcast starts.
+                    try? watcher.readBulkPartitions(true)
                 }
             }
             for index in 0...count {
