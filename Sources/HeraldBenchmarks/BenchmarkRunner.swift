@@ -147,7 +147,7 @@ public struct BenchmarkRunner: Sendable {
     /// to a topic of their own.
     ///
     /// `eventId` is the id the records carry (the broadcast it is compared with, so the records
-    /// are as long as its deliveries); `workers` are alive but idle around it (the rounds'),
+    /// are as long as its deliveries); `workers` are alive around it (the rounds'),
     /// and `aroundTimed` is told when its timed part starts and ends (`BrokerCeiling`).
     private func measureCeiling(
         base: PipelineConfiguration, topic: String, population: SeedPopulation, redisPID: Int32?,

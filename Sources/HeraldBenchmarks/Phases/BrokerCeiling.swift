@@ -38,8 +38,8 @@ struct BrokerCeiling: Sendable {
     /// Also time the records through idempotent producers without transactions (the rounds'
     /// ceilings skip it: only the transactional run is a reference).
     var idempotent = true
-    /// Worker processes alive but idle during the measurement (the rounds'): their CPU is
-    /// theirs in the account, not other processes'.
+    /// Worker processes alive around the measurement (the rounds', stopped while it is timed):
+    /// their CPU is theirs in the account and the quiet wait, not other processes'.
     var workers: [WorkerProcess] = []
     /// Called with true right before the timed part and with false right after its clock
     /// stopped (or it failed): the rounds stop the idle workers and the phase's own readers

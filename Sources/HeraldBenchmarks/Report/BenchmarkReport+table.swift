@@ -32,6 +32,19 @@ extension BenchmarkReport {
         return rows
     }
 
+    /// What is wrong with a fan-out's counts: fewer or more deliveries read than expected, or
+    /// tasks whose commits add up to another number.
+    private func countWarnings(_ fanout: Fanout) -> [String] {
+        var warnings: [String] = []
+        if fanout.observed != fanout.expected {
+            warnings.append("observed \(Console.count(fanout.observed)) of \(Console.count(fanout.expected))")
+        }
+        if let committed = fanout.committedDeliveries, committed != fanout.expected {
+            warnings.append("the tasks' commits report \(Console.count(committed)) of \(Console.count(fanout.expected))")
+        }
+        return warnings
+    }
+
     /// The rounds: the median ratio judged against the target, then one row per round with
     /// its two ceilings, its broadcast and anything that makes the round suspect.
     private func roundRows(_ rounds: Rounds) -> [(String, String, String)] {
@@ -59,12 +72,7 @@ extension BenchmarkReport {
                     judged.append("\(name) disturbed: other processes took \(Console.fixed(cores, 2)) cores")
                 }
             }
-            if fanout.observed != fanout.expected {
-                judged.append("observed \(Console.count(fanout.observed)) of \(Console.count(fanout.expected))")
-            }
-            if let committed = fanout.committedDeliveries, committed != fanout.expected {
-                judged.append("the tasks' commits report \(Console.count(committed)) of \(Console.count(fanout.expected))")
-            }
+            judged += countWarnings(fanout)
             rows.append((
                 "  round \(index + 1): ceiling before / broadcast / ceiling after",
                 "\(rate(before)) / \(Console.fixed(fanout.seconds, 2)) s, \(Console.count(Int(fanout.deliveriesPerSecond)))/s / \(rate(after))",
@@ -130,12 +138,7 @@ extension BenchmarkReport {
             if fanout.cpu.isDisturbed, let cores = fanout.cpu.othersCores {
                 judged.append("disturbed: other processes took \(Console.fixed(cores, 2)) cores")
             }
-            if fanout.observed != fanout.expected {
-                judged.append("observed \(Console.count(fanout.observed)) of \(Console.count(fanout.expected))")
-            }
-            if let committed = fanout.committedDeliveries, committed != fanout.expected {
-                judged.append("the tasks' commits report \(Console.count(committed)) of \(Console.count(fanout.expected))")
-            }
+            judged += countWarnings(fanout)
             let byCommits = fanout.clock == BenchmarkOptions.Clock.committed.rawValue
             rows.append((
                 "\(fanout.label) R=\(Console.count(fanout.population)) -> \(Console.count(fanout.expected)) devices, \(byCommits ? "committed" : "seen")",
