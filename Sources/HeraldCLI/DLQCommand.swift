@@ -23,6 +23,9 @@ struct DLQCommand: AsyncParsableCommand {
         var original: [UInt8]? {
             (envelope["originalBase64"] as? String).flatMap { Data(base64Encoded: $0) }.map(Array.init)
         }
+        /// True when the envelope holds only the first bytes of an oversize original.
+        var isTruncated: Bool { envelope["originalTruncated"] as? Bool ?? false }
+        var sourceTopic: String? { (envelope["source"] as? [String: Any])?["topic"] as? String }
         var source: String {
             let source = envelope["source"] as? [String: Any] ?? [:]
             return "\(source["topic"] ?? "?")[\(source["partition"] ?? "?")]@\(source["offset"] ?? "?")"
@@ -75,9 +78,16 @@ struct DLQCommand: AsyncParsableCommand {
                 .first(where: { $0.partition == partition && $0.offset == offset }) else {
                 throw CommandFailure("no dead letter at \(settings.topics.eventsDeadLetters)[\(partition)]@\(offset)")
             }
+            if let topic = entry.sourceTopic, topic != settings.topics.events, file == nil {
+                throw CommandFailure("the dead letter came from \(topic), not \(settings.topics.events); give the event to publish with --file")
+            }
             let bytes: [UInt8]
             if let file {
                 bytes = Array(try InputArgument.resolve(file).utf8)
+            } else if entry.isTruncated {
+                throw CommandFailure(
+                    "the original was \(entry.envelope["originalBytes"] ?? "?") bytes and only its first \(DeadLetter.maxInlineOriginalBytes) were kept; give a corrected event with --file"
+                )
             } else if let original = entry.original {
                 bytes = original
             } else {

@@ -10,6 +10,12 @@ struct RenderCommand: ParsableCommand {
     @Option(help: "The template body, or @file.") var template: String
     @Option(help: "A JSON object of properties, or @file.") var properties: String = "{}"
     @Option(help: "json, xml or text (default: detected from the body).") var format: TemplateFormat?
+    @Option(help: "Refuse a rendition over this many bytes, as the fan-out does (the APNs and FCM payload limit).")
+    var maxBytes: Int = PayloadLimits.default.apns
+
+    func validate() throws {
+        guard maxBytes > 0 else { throw ValidationError("--max-bytes must be positive") }
+    }
 
     func run() throws {
         let body = try InputArgument.resolve(template)
@@ -21,7 +27,10 @@ struct RenderCommand: ParsableCommand {
             throw CommandFailure("error[\(error.code)]: \(error.description)")
         }
         let values = try Self.properties(from: InputArgument.resolve(properties))
-        print(compiled.render(TemplateProperties(values)))
+        guard let rendition = compiled.render(TemplateProperties(values), limit: maxBytes) else {
+            throw CommandFailure("error[payload_too_large]: the rendition passes \(maxBytes) bytes (--max-bytes); the fan-out skips such a device")
+        }
+        print(rendition)
     }
 
     /// Strings stay strings; numbers and booleans keep their JSON text so `#()` can emit them.

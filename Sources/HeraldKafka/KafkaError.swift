@@ -43,6 +43,11 @@ public struct KafkaError: Error, Sendable, CustomStringConvertible {
         self.txnRequiresAbort = txnRequiresAbort
     }
 
+    /// A record no retry can deliver: over the producer's or the topic's size limit.
+    public var isRecordTooLarge: Bool {
+        code == .messageSizeTooLarge || code == .recordListTooLarge
+    }
+
     public var description: String {
         var text = "Kafka: \(operation) failed"
         if let topic { text += " for topic '\(topic)'" }

@@ -37,6 +37,9 @@ public struct PipelineConfiguration: Sendable {
 
     /// Limits the planner validates events with (size, properties, tag expression).
     public var eventLimits: EventLimits = .default
+    /// Fan-out: the largest rendered payload per platform; larger renditions are skipped with
+    /// reason `payload_too_large` (`HERALD_PAYLOAD_LIMITS`).
+    public var payloadLimits: PayloadLimits = .default
     /// Planner: events per transaction.
     public var plannerBatchSize: Int = 200
     /// Planner: deliver the tasks of narrow events (one user, one installation, a few slots)

@@ -4,7 +4,8 @@ import HeraldDomain
 /// template size) come from the domain's ``RegistrationLimits`` so the API and the topic
 /// consumers agree on what is valid.
 public struct APILimits: Sendable, Hashable {
-    /// Largest request body accepted, in bytes (default 1 MiB). Bigger bodies get 413.
+    /// Largest request body accepted, in bytes (default 512 KiB, the largest registration
+    /// document; notification bodies are also held to the event limit). Bigger bodies get 413.
     public var maxRequestBytes: Int
     /// Page size when `limit` is absent.
     public var defaultPageSize: Int
@@ -17,7 +18,7 @@ public struct APILimits: Sendable, Hashable {
     public var maxPatchOperations: Int
 
     public init(
-        maxRequestBytes: Int = 1_048_576, defaultPageSize: Int = 100, maxPageSize: Int = 1_000,
+        maxRequestBytes: Int = RecordSizes.maxDocumentBytes, defaultPageSize: Int = 100, maxPageSize: Int = 1_000,
         registration: RegistrationLimits = .default, maxPatchOperations: Int = 256
     ) {
         self.maxRequestBytes = maxRequestBytes

@@ -71,6 +71,20 @@ public struct CompiledTemplate: Sendable, Hashable {
     /// Lower-cased names of every property the template reads.
     public var referencedProperties: Set<String> { program.referencedProperties }
 
+    /// Bytes the template renders whatever the properties: its literal text, already escaped.
+    public var fixedBytes: Int { program.literals.count }
+
+    /// Expressions whose output grows with the property value (not clipped to a length): each
+    /// copies a whole value, so N of them multiply a value's size by N.
+    public var unboundedSubstitutions: Int {
+        program.substitutions.count { substitution in
+            switch substitution.expression.operation {
+            case .value, .percentEncode, .number: true
+            case .clip, .ellipsis: false
+            }
+        }
+    }
+
     /// True when the template has no expressions and always renders to its source.
     public var isConstant: Bool { program.isConstant }
 

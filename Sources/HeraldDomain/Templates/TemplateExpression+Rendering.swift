@@ -36,6 +36,17 @@ extension TemplateExpression {
         }
     }
 
+    /// A lower bound of what `render` appends: the raw UTF-8 size of an unclipped value (its
+    /// escaped or percent-encoded form is never shorter), 0 for clipped ones.
+    func minimumOutputBytes(_ properties: TemplateProperties) -> Int {
+        switch operation {
+        case .value, .percentEncode, .number:
+            (properties.value(forFoldedName: property) ?? fallback)?.utf8.count ?? 0
+        case .clip, .ellipsis:
+            0
+        }
+    }
+
     /// The first `length` Characters. A value with no more UTF-8 bytes than `length` cannot
     /// have more Characters, which spares the grapheme walk for most values.
     static func clip(_ value: String, to length: Int) -> Substring {

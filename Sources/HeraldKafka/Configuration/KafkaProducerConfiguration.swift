@@ -12,6 +12,9 @@ public struct KafkaProducerConfiguration: Sendable {
     public var lingerMs: Int = 5
     /// Maximum bytes in one batch (librdkafka default 1 MB).
     public var batchSize: Int = 1_000_000
+    /// Largest record accepted (`message.max.bytes`); `enqueue` refuses a larger one at once
+    /// with a `KafkaError` whose `isRecordTooLarge` is true. Herald keeps every record below this (RecordSizes in the domain).
+    public var messageMaxBytes: Int = 1_000_000
     /// Maximum records in one batch.
     public var batchNumMessages: Int = 10_000
     public var compression: KafkaCompression = .none
@@ -53,6 +56,7 @@ public struct KafkaProducerConfiguration: Sendable {
             "linger.ms": String(lingerMs),
             "batch.size": String(batchSize),
             "batch.num.messages": String(batchNumMessages),
+            "message.max.bytes": String(messageMaxBytes),
             "compression.type": compression.rawValue,
             "queue.buffering.max.messages": String(queueBufferingMaxMessages),
             "queue.buffering.max.kbytes": String(queueBufferingMaxKbytes),

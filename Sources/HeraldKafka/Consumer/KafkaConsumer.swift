@@ -143,7 +143,8 @@ public final class KafkaConsumer: Sendable {
         guard !closed.exchange(true, ordering: .acquiringAndReleasing) else { return }
         let client = client
         defer { rebalanceContinuation.finish() }
-        try await runBlocking(on: pollQueue) { try client.closeConsumer() }
+        // Leaving the group waits for the broker; a stalled one must not hold a shutdown.
+        try await runBlocking(on: pollQueue, deadline: .seconds(30), operation: "close consumer") { try client.closeConsumer() }
     }
 
     public var isClosed: Bool { closed.load(ordering: .acquiring) }

@@ -6,7 +6,9 @@ extension KafkaProducer {
     /// same id and aborting their open transaction. Call once before the first transaction.
     public func initTransactions(timeout: Duration = .seconds(30)) async throws {
         let client = try transactionalClient("init transactions")
-        try await runBlocking(on: blockingQueue) { try client.initTransactions(timeoutMs: timeout.rdKafkaMilliseconds) }
+        try await runBlocking(on: blockingQueue, deadline: timeout + blockingCallGrace, operation: "init transactions", onExpiry: abandon) {
+            try client.initTransactions(timeoutMs: timeout.rdKafkaMilliseconds)
+        }
     }
 
     /// Starts a transaction locally (no round trip).
@@ -22,7 +24,7 @@ extension KafkaProducer {
         timeout: Duration = .seconds(30)
     ) async throws {
         let client = try transactionalClient("send offsets to transaction")
-        try await runBlocking(on: blockingQueue) {
+        try await runBlocking(on: blockingQueue, deadline: timeout + blockingCallGrace, operation: "send offsets to transaction", onExpiry: abandon) {
             try client.sendOffsetsToTransaction(offsets, groupMetadata: groupMetadata, timeoutMs: timeout.rdKafkaMilliseconds)
         }
     }
@@ -30,13 +32,17 @@ extension KafkaProducer {
     /// Flushes the transaction's records and commits it.
     public func commitTransaction(timeout: Duration = .seconds(30)) async throws {
         let client = try transactionalClient("commit transaction")
-        try await runBlocking(on: blockingQueue) { try client.commitTransaction(timeoutMs: timeout.rdKafkaMilliseconds) }
+        try await runBlocking(on: blockingQueue, deadline: timeout + blockingCallGrace, operation: "commit transaction", onExpiry: abandon) {
+            try client.commitTransaction(timeoutMs: timeout.rdKafkaMilliseconds)
+        }
     }
 
     /// Aborts the transaction: its records are marked aborted and its offsets not committed.
     public func abortTransaction(timeout: Duration = .seconds(30)) async throws {
         let client = try transactionalClient("abort transaction")
-        try await runBlocking(on: blockingQueue) { try client.abortTransaction(timeoutMs: timeout.rdKafkaMilliseconds) }
+        try await runBlocking(on: blockingQueue, deadline: timeout + blockingCallGrace, operation: "abort transaction", onExpiry: abandon) {
+            try client.abortTransaction(timeoutMs: timeout.rdKafkaMilliseconds)
+        }
     }
 
     private func transactionalClient(_ operation: String) throws -> RDKafkaClient {

@@ -16,6 +16,7 @@ public final class KafkaProducer: Sendable {
     private let deliveries: RDKafkaDeliveryTracker
     private let pollThread: RDKafkaPollThread
     private let topics = Mutex<[String: KafkaProducerTopic]>([:])
+    private let abandoned = Atomic<Bool>(false)
     private let logger: Logger
 
     public init(configuration: KafkaProducerConfiguration, logger: Logger = Logger(label: "herald.kafka.producer")) throws {
@@ -147,18 +148,33 @@ public final class KafkaProducer: Sendable {
     /// reports, so `rd_kafka_flush`'s own waits rarely see one and would each last 10 ms.
     public func flush(timeout: Duration = .seconds(30)) async throws {
         let client = client
-        try await runBlocking(on: blockingQueue) { try client.flush(timeoutMs: timeout.rdKafkaMilliseconds) }
+        try await runBlocking(on: blockingQueue, deadline: timeout + blockingCallGrace, operation: "flush", onExpiry: abandon) {
+            try client.flush(timeoutMs: timeout.rdKafkaMilliseconds)
+        }
         if let failure = deliveries.takeFailures() { throw failure }
     }
 
     /// Flushes (best effort, logging failures) and stops the poll thread. Call once when done.
+    /// An abandoned producer (a blocking call passed its deadline) is not flushed: its blocking
+    /// queue is stuck behind that call, so the flush would wait for it.
     public func shutdown(flushTimeout: Duration = .seconds(30)) async {
-        do {
-            try await flush(timeout: flushTimeout)
-        } catch {
-            logger.error("producer shutdown: \(error)")
+        if !isAbandoned {
+            do {
+                try await flush(timeout: flushTimeout)
+            } catch {
+                logger.error("producer shutdown: \(error)")
+            }
         }
         pollThread.stop()
+    }
+
+    /// True once a blocking call passed Herald's deadline: the client is left to itself (its
+    /// memory is kept, not freed under a thread still inside librdkafka) and must be replaced.
+    public var isAbandoned: Bool { abandoned.load(ordering: .acquiring) }
+
+    @Sendable func abandon() {
+        abandoned.store(true, ordering: .releasing)
+        logger.error("a blocking librdkafka call passed its deadline; this producer is abandoned and will be replaced")
     }
 
     /// Records queued locally or in flight (not yet acknowledged).

@@ -35,6 +35,10 @@ extension KafkaError.Code {
     public static let notCoordinator = Self(RD_KAFKA_RESP_ERR_NOT_COORDINATOR)
     public static let coordinatorLoadInProgress = Self(RD_KAFKA_RESP_ERR_COORDINATOR_LOAD_IN_PROGRESS)
     public static let coordinatorNotAvailable = Self(RD_KAFKA_RESP_ERR_COORDINATOR_NOT_AVAILABLE)
+    /// A record over the producer's `message.max.bytes` (refused locally) or the topic's
+    /// `max.message.bytes` (refused by the broker).
+    public static let messageSizeTooLarge = Self(RD_KAFKA_RESP_ERR_MSG_SIZE_TOO_LARGE)
+    public static let recordListTooLarge = Self(RD_KAFKA_RESP_ERR_RECORD_LIST_TOO_LARGE)
     public static let purgedInQueue = Self(RD_KAFKA_RESP_ERR__PURGE_QUEUE)
     public static let purgedInFlight = Self(RD_KAFKA_RESP_ERR__PURGE_INFLIGHT)
 

@@ -1,4 +1,5 @@
 import Dispatch
+import Synchronization
 
 /// The queue a client runs its blocking librdkafka calls on (commits, flushes, admin requests).
 ///
@@ -27,6 +28,42 @@ func runBlocking<Result: Sendable>(
         }
     }
 }
+
+/// Like `runBlocking(on:_:)`, but the caller is resumed with a fatal `timedOut` error when
+/// `body` has not returned `deadline` after it was queued. librdkafka's own timeouts are not
+/// enough: some of its calls wait on a condition without one when the broker stops answering
+/// (a paused broker held `rd_kafka_send_offsets_to_transaction` for minutes past its 30 s).
+/// The thread stays blocked in the call, and so does every later call on the same serial
+/// `queue`: the client must be abandoned, which the error's `isFatal` tells the caller.
+func runBlocking<Result: Sendable>(
+    on queue: DispatchQueue,
+    deadline: Duration,
+    operation: String,
+    onExpiry: @escaping @Sendable () -> Void = {},
+    _ body: @escaping @Sendable () throws -> Result
+) async throws -> Result {
+    try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Result, any Error>) in
+        let pending = Mutex<CheckedContinuation<Result, any Error>?>(continuation)
+        queue.async {
+            let result = Swift.Result { try body() }
+            pending.withLock { $0.take() }?.resume(with: result)
+        }
+        let (seconds, attoseconds) = deadline.components
+        let nanoseconds = Int(clamping: seconds) &* 1_000_000_000 &+ Int(attoseconds / 1_000_000_000)
+        DispatchQueue.global().asyncAfter(deadline: .now() + .nanoseconds(nanoseconds)) {
+            guard let waiting = pending.withLock({ $0.take() }) else { return }
+            onExpiry()
+            waiting.resume(throwing: KafkaError(
+                code: .timedOut,
+                message: "no answer within \(deadline) (Herald's deadline over librdkafka's own); the client is abandoned",
+                operation: operation, isFatal: true
+            ))
+        }
+    }
+}
+
+/// How much longer than the timeout it passes to librdkafka Herald waits for a blocking call.
+let blockingCallGrace: Duration = .seconds(10)
 
 extension Duration {
     /// Whole milliseconds, clamped to what librdkafka's `int` timeouts accept.

@@ -37,7 +37,8 @@ final class FanoutLane: Sendable {
                 producer: producer,
                 batchSize: kind == .bulk ? 1 : configuration.expressBatchSize,
                 lagSampleInterval: configuration.lagSampleInterval,
-                gated: kind == .bulk ? .finishAndCommit : .wholeTransaction
+                gated: kind == .bulk ? .finishAndCommit : .wholeTransaction,
+                deadLetterTopic: configuration.topics.eventsDeadLetters
             ),
             logger: logger, metrics: metrics
         )
@@ -57,20 +58,20 @@ final class FanoutLane: Sendable {
             // A bulk batch is one task; its partition of `herald.tasks` picks the deliveries
             // partition, which no other lane then writes.
             try await delivery.deliver(
-                batch.compactMap(decode), source: lane == .bulk ? batch.first?.partition : nil, producer: producer
+                try batch.compactMap(decode), source: lane == .bulk ? batch.first?.partition : nil, producer: producer
             )
         }
     }
 
-    private func decode(_ message: KafkaMessage) -> FanoutTask? {
+    /// Tasks are written by the planner only; an unreadable one is a bug or a foreign producer.
+    /// It is dead-lettered (the loop writes it to the dead-letter topic with this reason and
+    /// delivers the rest of the batch).
+    private func decode(_ message: KafkaMessage) throws -> FanoutTask? {
         guard let value = message.value else { return nil }
         do {
             return try JSONDecoder().decode(FanoutTask.self, from: Data(value))
         } catch {
-            // Tasks are written by the planner only; an unreadable one is a bug or a foreign
-            // producer. Skipping it (its offset is committed with the batch) keeps the lane going.
-            logger.error("unreadable task skipped: \(error)", metadata: ["source": "\(message.topic)/\(message.partition)/\(message.offset)"])
-            return nil
+            throw PermanentRecordFailure(reason: "unreadable_task", message: "the task does not decode: \(error)", source: message)
         }
     }
 

@@ -43,8 +43,12 @@ struct TaskRun {
     var failed = 0
     var firstDeliveryAt: Date?
 
+    /// The rendered body's bound per platform; a rendition past it is skipped, not emitted.
+    let payloadLimits: PayloadLimits
+
     init(task: FanoutTask, configuration: PipelineConfiguration) {
         self.task = task
+        self.payloadLimits = configuration.payloadLimits
         self.plan = task.event.audience.expression?.setPlan()
         self.properties = TemplateProperties(task.event.properties)
     }
@@ -79,6 +83,7 @@ struct TaskRun {
         guard let platform = Platform(rawValue: name) else { return .fail("unknown platform \(name)") }
         if templateKey.isEmpty {
             guard let native = event.native[platform] else { return .skip("no_native_payload") }
+            guard native.utf8.count <= payloadLimits[platform] else { return .skip(Self.payloadTooLarge) }
             let format: TemplateFormat = native.utf8.first == UInt8(ascii: "<") ? .xml : .json
             let headers = DeliveryHeaders.forDelivery(platform: platform, event: event, templateHeaders: [:], bodyFormat: format, now: now)
             return .deliver(DeliveryRendition(
@@ -92,9 +97,16 @@ struct TaskRun {
         case .template(let template):
             guard event.includesTemplate(named: template.name) else { return .skip("template_not_selected") }
             var payload: [UInt8] = []
-            template.body.render(properties, into: &payload)
+            guard template.body.render(properties, into: &payload, limit: payloadLimits[platform]) else {
+                return .skip(Self.payloadTooLarge)
+            }
             var headerValues: [String: String] = [:]
-            for header in template.headers { headerValues[header.name] = header.value.render(properties) }
+            for header in template.headers {
+                guard let value = header.value.render(properties, limit: Self.maxHeaderValueBytes) else {
+                    return .skip(Self.headerTooLarge)
+                }
+                headerValues[header.name] = value
+            }
             let headers = DeliveryHeaders.forDelivery(
                 platform: platform, event: event, templateHeaders: headerValues, bodyFormat: template.body.format, now: now
             )
@@ -104,4 +116,10 @@ struct TaskRun {
             ))
         }
     }
+
+    /// Skip reasons of renditions refused for their size.
+    static let payloadTooLarge = "payload_too_large"
+    static let headerTooLarge = "header_too_large"
+    /// A rendered header value's bound (the size a registration's header template may have).
+    static let maxHeaderValueBytes = RegistrationLimits.default.maxHeaderValueBytes
 }

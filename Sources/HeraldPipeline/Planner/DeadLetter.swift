@@ -1,13 +1,20 @@
+import Crypto
 import Foundation
 import HeraldDomain
 import HeraldKafka
 
-/// A `herald.events` record the planner could not accept, as written to `herald.events.dlq`.
+/// A record a worker could not accept, as written to `herald.events.dlq`: a bad event, or
+/// any record that failed for a reason that retrying cannot fix (`source.topic` says which
+/// topic it came from).
 ///
 /// The value is a JSON envelope (see docs/topics.md and schemas/dead-letter.schema.json);
 /// the original bytes travel base64-encoded inside it, so the envelope is valid JSON
 /// whatever the publisher sent (truncated UTF-8, binary). The reason code is repeated in a
 /// header so tools can filter without parsing.
+///
+/// A dead letter must always be writable, so the envelope is bounded whatever the original:
+/// an original over `maxInlineOriginalBytes` keeps only its first bytes, with its size and
+/// SHA-256 so it can be found and matched at its source offset.
 public struct DeadLetter: Sendable, Hashable {
     /// Stable code: the first validation issue's code (`malformed_json`, `invalid_tag_expression`,
     /// `empty_tags`, `invalid_type`, `too_large`, ...) or `empty_record` for a null value.
@@ -26,9 +33,17 @@ public struct DeadLetter: Sendable, Hashable {
     public var deadLetteredAt: Date
 
     public init(failure: ValidationFailure, message source: KafkaMessage, now: Date) {
-        self.reason = failure.issues.first?.code ?? "invalid_event"
-        self.message = failure.description
-        self.issues = failure.issues
+        self.init(
+            reason: failure.issues.first?.code ?? "invalid_event", message: failure.description, issues: failure.issues,
+            source: source, now: now
+        )
+    }
+
+    /// A dead letter for `source` with a reason code and its explanation.
+    public init(reason: String, message: String, issues: [ValidationIssue] = [], source: KafkaMessage, now: Date) {
+        self.reason = reason
+        self.message = message
+        self.issues = issues
         self.eventId = Self.readableId(source.value)
         self.sourceTopic = source.topic
         self.sourcePartition = source.partition
@@ -38,6 +53,13 @@ public struct DeadLetter: Sendable, Hashable {
         self.originalValue = source.value
         self.deadLetteredAt = now
     }
+
+    /// Original bytes kept whole in the envelope; above this, the first bytes, size and hash.
+    public static let maxInlineOriginalBytes = 65_536
+    /// Issues listed in the envelope (the message says how many there were).
+    static let maxIssues = 20
+    /// Characters of the message kept.
+    static let maxMessageCharacters = 4_096
 
     public static let reasonHeader = "herald-dlq-reason"
     public static let sourceHeader = "herald-dlq-source"
@@ -57,12 +79,12 @@ public struct DeadLetter: Sendable, Hashable {
     public func envelope() -> [UInt8] {
         var members: [JSONMember] = [
             JSONMember(key: "reason", value: .string(reason)),
-            JSONMember(key: "message", value: .string(message)),
-            JSONMember(key: "issues", value: .array(issues.map { issue in
+            JSONMember(key: "message", value: .string(Self.clipped(message))),
+            JSONMember(key: "issues", value: .array(issues.prefix(Self.maxIssues).map { issue in
                 .object([
-                    JSONMember(key: "field", value: .string(issue.field)),
+                    JSONMember(key: "field", value: .string(Self.clipped(issue.field))),
                     JSONMember(key: "code", value: .string(issue.code)),
-                    JSONMember(key: "message", value: .string(issue.message)),
+                    JSONMember(key: "message", value: .string(Self.clipped(issue.message))),
                 ])
             })),
             JSONMember(key: "eventId", value: eventId.map(JSONValue.string) ?? .null),
@@ -73,13 +95,23 @@ public struct DeadLetter: Sendable, Hashable {
             JSONMember(key: "offset", value: .number(String(sourceOffset))),
             JSONMember(key: "timestamp", value: sourceTimestamp.map { .string(ISO8601Timestamp.format($0)) } ?? .null),
         ]
-        source.append(JSONMember(key: "key", value: originalKey.map { .string(Data($0).base64EncodedString()) } ?? .null))
+        source.append(JSONMember(key: "key", value: originalKey.map { .string(Data($0.prefix(Self.maxInlineOriginalBytes)).base64EncodedString()) } ?? .null))
         members.append(JSONMember(key: "source", value: .object(source)))
-        members.append(JSONMember(key: "originalBase64", value: originalValue.map { .string(Data($0).base64EncodedString()) } ?? .null))
+        members.append(JSONMember(key: "originalBase64", value: originalValue.map { .string(Data($0.prefix(Self.maxInlineOriginalBytes)).base64EncodedString()) } ?? .null))
+        if let originalValue {
+            members.append(JSONMember(key: "originalBytes", value: .number(String(originalValue.count))))
+            members.append(JSONMember(key: "originalTruncated", value: .bool(originalValue.count > Self.maxInlineOriginalBytes)))
+            let digest = SHA256.hash(data: originalValue).map { String($0, radix: 16).leftPadded(to: 2) }.joined()
+            members.append(JSONMember(key: "originalSha256", value: .string(digest)))
+        }
         members.append(JSONMember(key: "deadLetteredAt", value: .string(ISO8601Timestamp.format(deadLetteredAt))))
         var bytes: [UInt8] = []
         JSONValue.object(members).write(into: &bytes)
         return bytes
+    }
+
+    private static func clipped(_ text: String) -> String {
+        text.count <= maxMessageCharacters ? text : String(text.prefix(maxMessageCharacters)) + "..."
     }
 
     /// The `id` of a JSON object that failed validation, if it is itself a valid id: lets
@@ -90,5 +122,11 @@ public struct DeadLetter: Sendable, Hashable {
               IdentifierRules.eventIdProblem(id) == nil
         else { return nil }
         return id
+    }
+}
+
+extension String {
+    fileprivate func leftPadded(to width: Int) -> String {
+        count >= width ? self : String(repeating: "0", count: width - count) + self
     }
 }

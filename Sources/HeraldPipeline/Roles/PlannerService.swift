@@ -24,7 +24,8 @@ public final class PlannerService: Service, Sendable {
                 consumer: configuration.consumerConfiguration(group: configuration.plannerGroup, fetchWaitMaxMs: configuration.plannerFetchWaitMaxMs),
                 producer: configuration.transactionalProducerConfiguration(role: "planner", lane: nil, forDeliveries: false),
                 batchSize: configuration.plannerBatchSize,
-                lagSampleInterval: configuration.lagSampleInterval
+                lagSampleInterval: configuration.lagSampleInterval,
+                deadLetterTopic: configuration.topics.eventsDeadLetters
             ),
             logger: logger
         )

@@ -1,3 +1,4 @@
+import HeraldDomain
 import HeraldKafka
 import Logging
 
@@ -23,6 +24,7 @@ public struct TopicProvisioner: Sendable {
     public var specifications: [KafkaTopicSpec] {
         topics.all.map { topic in
             var configs: [String: String] = [:]
+            configs["max.message.bytes"] = String(RecordSizes.topicMaxMessageBytes)
             // Dead letters are kept long enough for someone to look at them after a weekend.
             if topic.name == topics.eventsDeadLetters { configs["retention.ms"] = String(14 * 24 * 3_600_000) }
             return KafkaTopicSpec(

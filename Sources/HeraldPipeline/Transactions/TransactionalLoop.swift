@@ -11,6 +11,15 @@ import Synchronization
 /// become visible together or not at all. When anything fails the transaction is aborted and the consumer is recreated, which
 /// rewinds it to the group's committed offsets: the batch is done again from the start.
 ///
+/// A failure is classified (`FailureKind`). A transient one (broker, Redis, timeouts) rewinds
+/// and retries with backoff for as long as it lasts. A permanent one is the input's fault: the
+/// record at fault is dead-lettered, with its reason, in a transaction that also commits its
+/// offset and delivers the rest of its batch; when the error does not name the record, the
+/// batch is handled one record per transaction to find it. No record is retried forever.
+///
+/// After every abort the transactional producer is replaced: a new instance fences the old one,
+/// so the aborted transaction's offsets can never be committed by a later one.
+///
 /// Transactions are only open between two polls, and librdkafka only serves rebalances inside
 /// a poll, so a revocation never meets an open transaction of this loop. A member that lost its
 /// partitions while working (a session timeout) is fenced at commit time and aborts.
@@ -28,6 +37,10 @@ final class TransactionalLoop: Sendable {
         /// lanes, whose deliveries go to partitions no other lane writes).
         var gated: GatedPart = .wholeTransaction
         var gate: TransactionGate = .shared
+        /// Where records that fail permanently go; nil retries them like transient failures.
+        var deadLetterTopic: String? = nil
+        /// Where the loop reports whether it keeps up (health checks).
+        var progress: ProgressBoard = .shared
     }
 
     enum GatedPart: Sendable { case wholeTransaction, finishAndCommit }
@@ -57,6 +70,7 @@ final class TransactionalLoop: Sendable {
     private let metrics: PipelineMetrics
     private let stopping = Atomic<Bool>(false)
     private let committedBatches = Atomic<Int>(0)
+    private let deadLettered = Atomic<Int>(0)
 
     init(settings: Settings, logger: Logger, metrics: PipelineMetrics = .shared) {
         self.settings = settings
@@ -72,14 +86,31 @@ final class TransactionalLoop: Sendable {
     /// Batches committed so far (for tests and logs).
     var batchesCommitted: Int { committedBatches.load(ordering: .relaxed) }
 
+    /// Records dead-lettered by the loop itself (permanent failures) so far.
+    var recordsDeadLettered: Int { deadLettered.load(ordering: .relaxed) }
+
+    /// A record's place in its partition, to remember it across attempts.
+    private struct Position: Hashable {
+        var partition: KafkaTopicPartition
+        var offset: Int64
+        init(_ message: KafkaMessage) {
+            partition = message.topicPartition
+            offset = message.offset
+        }
+    }
+
     /// Runs until `stop()` or cancellation. Throws only when the clients cannot be created.
     /// - Parameter producerConfiguration: replaces `settings.producer` (a lane decides its
     ///   producer's linger once it knows how it partitions).
-    func run(producer producerConfiguration: KafkaProducerConfiguration? = nil, _ handle: Handler) async throws {
+    func run(producer producerConfiguration: KafkaProducerConfiguration? = nil, _ handle: @escaping Handler) async throws {
         var producer: KafkaProducer?
         var consumer: KafkaConsumer?
         var failures = 0
         var lastLagSample = ContinuousClock.now
+        // Records found to fail permanently, with their dead letters, until committed.
+        var poisoned: [Position: DeadLetter] = [:]
+        let progress = settings.progress.register(settings.name)
+        defer { settings.progress.unregister(progress) }
 
         while !isStopping && !Task.isCancelled {
             do {
@@ -104,7 +135,7 @@ final class TransactionalLoop: Sendable {
                 try? await Task.sleep(for: backoff(failures))
                 continue
             }
-            guard let activeProducer = producer, let activeConsumer = consumer else { continue }
+            guard producer != nil, let activeConsumer = consumer else { continue }
 
             let batch: [KafkaMessage]
             do {
@@ -119,45 +150,66 @@ final class TransactionalLoop: Sendable {
                 lastLagSample = .now
                 sampleLag(activeConsumer)
             }
-            guard !batch.isEmpty else { continue }
-
-            do {
-                let started = ContinuousClock.now
-                let gate = settings.gate
-                var (timings, afterCommit) = try await settings.gated == .wholeTransaction
-                    ? gate.pass { try await transact(batch, activeProducer, activeConsumer, handle, gatedFrom: nil) }
-                    : transact(batch, activeProducer, activeConsumer, handle, gatedFrom: gate)
-                if settings.gated == .wholeTransaction { timings.gateWait = timings.began - started }
-                committedBatches.add(1, ordering: .relaxed)
-                await afterCommit?()
-                failures = 0
-                logger.debug("\(settings.name): batch committed", metadata: [
-                    "records": "\(batch.count)",
-                    "gateWaitMs": "\(Self.milliseconds(timings.gateWait))",
-                    "handleMs": "\(Self.milliseconds(timings.handled - timings.began))",
-                    "offsetsMs": "\(Self.milliseconds(timings.offsetsSent - timings.handled))",
-                    "commitMs": "\(Self.milliseconds(timings.committed - timings.finishing))",
-                ])
-            } catch {
-                metrics.countError(error)
-                failures += 1
-                logger.error("\(settings.name): batch of \(batch.count) failed, aborting and rewinding: \(error)")
-                do {
-                    try await activeProducer.abortTransaction()
-                } catch {
-                    logger.warning("\(settings.name): abort failed, recreating the producer: \(error)")
-                    await activeProducer.shutdown(flushTimeout: .seconds(1))
-                    producer = nil
-                }
-                if let kafkaError = error as? KafkaError, kafkaError.isFatal, producer != nil {
-                    await activeProducer.shutdown(flushTimeout: .seconds(1))
-                    producer = nil
-                }
-                // A new consumer starts again from the group's committed offsets.
-                try? await activeConsumer.close()
-                consumer = nil
-                try? await Task.sleep(for: backoff(failures))
+            guard !batch.isEmpty else {
+                progress.caughtUp()
+                continue
             }
+            progress.holding()
+
+            // Parts of the batch still to commit: the whole batch, or one record each while a
+            // permanent failure is being looked for.
+            var parts: [[KafkaMessage]] = [batch]
+            while let part = parts.first {
+                guard let activeProducer = producer else { break }
+                let letters = part.compactMap { poisoned[Position($0)] }
+                let work = part.filter { poisoned[Position($0)] == nil }
+                do {
+                    try await commit(work, deadLetters: letters, offsetsOf: part, activeProducer, activeConsumer, handle)
+                    parts.removeFirst()
+                    for message in part { poisoned.removeValue(forKey: Position(message)) }
+                    if !letters.isEmpty {
+                        deadLettered.add(letters.count, ordering: .relaxed)
+                        for letter in letters {
+                            metrics.deadLetters(letter.reason).increment()
+                            logger.error("\(settings.name): record dead-lettered", metadata: [
+                                "reason": "\(letter.reason)", "source": "\(letter.sourceTopic)/\(letter.sourcePartition)/\(letter.sourceOffset)",
+                                "error": "\(letter.message)",
+                            ])
+                        }
+                    }
+                    failures = 0
+                } catch {
+                    metrics.countError(error)
+                    failures += 1
+                    await abortAndReplace(&producer, configuration: producerConfiguration ?? settings.producer, after: error, records: part.count)
+                    let kind = FailureKind.of(error)
+                    guard case .permanent(let reason) = kind, settings.deadLetterTopic != nil, producer != nil else {
+                        // Transient (or nowhere to dead-letter): a new consumer starts again from
+                        // the group's committed offsets, after a backoff.
+                        try? await activeConsumer.close()
+                        consumer = nil
+                        try? await Task.sleep(for: backoff(failures))
+                        break
+                    }
+                    if let failure = error as? PermanentRecordFailure, part.contains(where: { Position($0) == Position(failure.source) }) {
+                        poisoned[Position(failure.source)] = DeadLetter(reason: failure.reason, message: failure.message, source: failure.source, now: Date())
+                    } else if work.count > 1 {
+                        logger.warning("\(settings.name): a batch of \(part.count) failed permanently; handling its records one by one", metadata: ["error": "\(error)"])
+                        parts.removeFirst()
+                        parts.insert(contentsOf: part.map { [$0] }, at: 0)
+                    } else if let only = work.first {
+                        poisoned[Position(only)] = DeadLetter(reason: reason, message: "\(error)", source: only, now: Date())
+                    } else {
+                        // Only dead letters were left, and writing them failed: retry later.
+                        try? await activeConsumer.close()
+                        consumer = nil
+                        try? await Task.sleep(for: backoff(failures))
+                        break
+                    }
+                    if poisoned.count > 10_000 { poisoned.removeAll() }
+                }
+            }
+            if parts.isEmpty { progress.caughtUp() }
         }
         if let consumer {
             do { try await consumer.close() } catch { logger.warning("\(settings.name): leaving the group failed: \(error)") }
@@ -167,6 +219,62 @@ final class TransactionalLoop: Sendable {
         }
         producer = nil
         logger.info("\(settings.name): stopped", metadata: ["batches": "\(batchesCommitted)"])
+    }
+
+    /// Handles `work` and writes `deadLetters` in one transaction with the offsets of every
+    /// record of `part` (`work` and the dead-lettered ones); logs the timings.
+    private func commit(
+        _ work: [KafkaMessage], deadLetters: [DeadLetter], offsetsOf part: [KafkaMessage],
+        _ producer: KafkaProducer, _ consumer: KafkaConsumer, _ handle: @escaping Handler
+    ) async throws {
+        let started = ContinuousClock.now
+        let topic = settings.deadLetterTopic
+        let handleWithLetters: Handler = { batch, producer in
+            if let topic {
+                for letter in deadLetters { try producer.enqueue(letter.outgoing(topic: topic)) }
+            }
+            return batch.isEmpty ? BatchWork() : try await handle(batch, producer)
+        }
+        let gate = settings.gate
+        var (timings, afterCommit) = try await settings.gated == .wholeTransaction
+            ? gate.pass { try await transact(work, offsetsOf: part, producer, consumer, handleWithLetters, gatedFrom: nil) }
+            : transact(work, offsetsOf: part, producer, consumer, handleWithLetters, gatedFrom: gate)
+        if settings.gated == .wholeTransaction { timings.gateWait = timings.began - started }
+        committedBatches.add(1, ordering: .relaxed)
+        await afterCommit?()
+        logger.debug("\(settings.name): batch committed", metadata: [
+            "records": "\(part.count)",
+            "gateWaitMs": "\(Self.milliseconds(timings.gateWait))",
+            "handleMs": "\(Self.milliseconds(timings.handled - timings.began))",
+            "offsetsMs": "\(Self.milliseconds(timings.offsetsSent - timings.handled))",
+            "commitMs": "\(Self.milliseconds(timings.committed - timings.finishing))",
+        ])
+    }
+
+    /// Aborts the failed transaction and replaces the producer, so nothing of the aborted
+    /// transaction (its offsets above all) can ride on a later commit of the same instance.
+    private func abortAndReplace(
+        _ producer: inout KafkaProducer?, configuration: KafkaProducerConfiguration, after error: any Error, records: Int
+    ) async {
+        guard let failed = producer else { return }
+        logger.error("\(settings.name): batch of \(records) failed, aborting: \(error)")
+        if !failed.isAbandoned {
+            do {
+                try await failed.abortTransaction()
+            } catch {
+                logger.warning("\(settings.name): abort failed: \(error)")
+            }
+        }
+        await failed.shutdown(flushTimeout: .seconds(1))
+        producer = nil
+        do {
+            let fresh = try KafkaProducer(configuration: configuration, logger: logger)
+            try await fresh.initTransactions()
+            producer = fresh
+        } catch {
+            metrics.countError(error)
+            logger.warning("\(settings.name): cannot replace the producer yet: \(error)")
+        }
     }
 
     private struct Timings: Sendable {
@@ -184,7 +292,7 @@ final class TransactionalLoop: Sendable {
     /// One batch's transaction: begin, handle, offsets, finish, commit. With `gatedFrom`,
     /// `finish` and the commit pass through that gate (otherwise the caller holds it).
     private func transact(
-        _ batch: [KafkaMessage], _ producer: KafkaProducer, _ consumer: KafkaConsumer, _ handle: Handler,
+        _ batch: [KafkaMessage], offsetsOf part: [KafkaMessage], _ producer: KafkaProducer, _ consumer: KafkaConsumer, _ handle: Handler,
         gatedFrom gate: TransactionGate?
     ) async throws -> (Timings, AfterCommit?) {
         let began = ContinuousClock.now
@@ -192,7 +300,7 @@ final class TransactionalLoop: Sendable {
         // The offsets' two round trips (AddOffsetsToTxn, TxnOffsetCommit) run while the batch
         // is handled: a transaction may add its offsets before, between or after its records.
         // Leaving this scope by a throw waits for them, so an abort never overlaps them.
-        let offsets = Self.nextOffsets(batch)
+        let offsets = Self.nextOffsets(part)
         let groupMetadata = try consumer.groupMetadata()
         async let offsetsAdded: Void = producer.sendOffsetsToTransaction(offsets, groupMetadata: groupMetadata)
         let work = try await handle(batch, producer)

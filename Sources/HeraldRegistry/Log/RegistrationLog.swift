@@ -1,3 +1,4 @@
+import HeraldDomain
 import HeraldKafka
 import Logging
 
@@ -55,7 +56,7 @@ public final class RegistrationLog: Sendable {
             name: configuration.registrationsTopic,
             partitions: configuration.topicPartitions,
             replicationFactor: configuration.topicReplicationFactor,
-            configs: ["cleanup.policy": "compact"]
+            configs: ["cleanup.policy": "compact", "max.message.bytes": String(RecordSizes.topicMaxMessageBytes)]
         )
     }
 

@@ -1,6 +1,7 @@
 /// Limits applied when an event is decoded.
 public struct EventLimits: Sendable, Hashable {
-    /// Size of the whole event in bytes (Kafka's default message limit is 1 MiB).
+    /// Size of the whole event in bytes; its task record is about twice that, which keeps it
+    /// under every producer's and topic's record limit (``RecordSizes``).
     public var maxBytes: Int
     /// Number of properties.
     public var maxProperties: Int
@@ -9,7 +10,7 @@ public struct EventLimits: Sendable, Hashable {
     /// Limits for parsing the `tags` expression.
     public var tagExpression: TagExpressionLimits
 
-    public init(maxBytes: Int = 1_048_576, maxProperties: Int = 1_000, maxCollapseIdBytes: Int = 64, tagExpression: TagExpressionLimits = .default) {
+    public init(maxBytes: Int = RecordSizes.maxEventBytes, maxProperties: Int = 1_000, maxCollapseIdBytes: Int = 64, tagExpression: TagExpressionLimits = .default) {
         self.maxBytes = maxBytes
         self.maxProperties = maxProperties
         self.maxCollapseIdBytes = maxCollapseIdBytes

@@ -59,7 +59,10 @@ extension RegistrationTemplate {
                 message: "template body is \(bodyBytes) bytes; the limit is \(limits.maxTemplateBodyBytes)"
             ))
         } else {
-            Self.compile(body, format: platform.templateFormat, field: "\(field).body", what: "template body", limits: limits, into: &issues)
+            let compiled = Self.compile(body, format: platform.templateFormat, field: "\(field).body", what: "template body", limits: limits, into: &issues)
+            if let compiled {
+                Self.checkExpansion(compiled, platform: platform, field: "\(field).body", limits: limits, into: &issues)
+            }
         }
         if headers.count > limits.maxHeaders {
             issues.append(ValidationIssue(
@@ -93,13 +96,33 @@ extension RegistrationTemplate {
         }
     }
 
-    static func compile(_ text: String, format: TemplateFormat, field: String, what: String, limits: RegistrationLimits, into issues: inout [ValidationIssue]) {
+    @discardableResult
+    static func compile(_ text: String, format: TemplateFormat, field: String, what: String, limits: RegistrationLimits, into issues: inout [ValidationIssue]) -> CompiledTemplate? {
         do {
-            _ = try CompiledTemplate.compile(text, format: format, limits: limits.templateLimits)
+            return try CompiledTemplate.compile(text, format: format, limits: limits.templateLimits)
         } catch {
             issues.append(ValidationIssue(
                 field: field, code: ValidationIssue.Code.invalidTemplate,
                 message: "\(what) is invalid at line \(error.line), column \(error.column): \(error.message)"
+            ))
+            return nil
+        }
+    }
+
+    /// Refuses bodies that cannot fit the platform's payload limit: fixed text over it, or
+    /// more unclipped copies of property values than `maxUnboundedSubstitutions`.
+    static func checkExpansion(_ body: CompiledTemplate, platform: Platform, field: String, limits: RegistrationLimits, into issues: inout [ValidationIssue]) {
+        let payloadLimit = limits.payloadLimits[platform]
+        if body.fixedBytes > payloadLimit {
+            issues.append(ValidationIssue(
+                field: field, code: ValidationIssue.Code.templateAmplification,
+                message: "the template's fixed text renders \(body.fixedBytes) bytes before any property; the \(platform) payload limit is \(payloadLimit)"
+            ))
+        }
+        if body.unboundedSubstitutions > limits.maxUnboundedSubstitutions {
+            issues.append(ValidationIssue(
+                field: field, code: ValidationIssue.Code.templateAmplification,
+                message: "the template copies whole property values \(body.unboundedSubstitutions) times; the limit is \(limits.maxUnboundedSubstitutions) (clip values with $(name, n) to use more)"
             ))
         }
     }

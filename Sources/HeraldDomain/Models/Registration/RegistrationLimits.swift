@@ -15,12 +15,22 @@ public struct RegistrationLimits: Sendable, Hashable {
     public var maxDocumentBytes: Int
     /// Limits for compiling template bodies, headers and expiries.
     public var templateLimits: TemplateLimits
+    /// Each platform's payload limit: a template body whose fixed text alone passes it can
+    /// never render and is refused.
+    public var payloadLimits: PayloadLimits
+    /// Unclipped expressions (`$(p)`, `%(p)`, `#(p)`) in one body. Each copies a whole property
+    /// value, so this bounds how much one value is multiplied; the fan-out refuses any
+    /// rendition over the payload limit anyway, this refuses the templates built to pass it.
+    public var maxUnboundedSubstitutions: Int
 
     public init(
         maxTags: Int = 1_000, maxTemplateBodyBytes: Int = 65_536, maxHeaders: Int = 32,
         maxHeaderValueBytes: Int = 4_096, maxInstallationTemplates: Int = 64,
-        maxDocumentBytes: Int = 4 * 1_048_576, templateLimits: TemplateLimits = .default
+        maxDocumentBytes: Int = RecordSizes.maxDocumentBytes, templateLimits: TemplateLimits = .default,
+        payloadLimits: PayloadLimits = .default, maxUnboundedSubstitutions: Int = 32
     ) {
+        self.payloadLimits = payloadLimits
+        self.maxUnboundedSubstitutions = maxUnboundedSubstitutions
         self.maxTags = maxTags
         self.maxTemplateBodyBytes = maxTemplateBodyBytes
         self.maxHeaders = maxHeaders

@@ -36,6 +36,11 @@ extension ValidationIssue {
         public static let invalidTagExpression = "invalid_tag_expression"
         public static let invalidTemplate = "invalid_template"
         public static let templateTooLarge = "template_too_large"
+        /// A template whose rendition would pass its platform's payload limit for ordinary
+        /// property values (too much fixed text, or one value copied too many times).
+        public static let templateAmplification = "template_amplification"
+        /// A native payload over its platform's payload limit.
+        public static let payloadTooLarge = "payload_too_large"
         public static let invalidHeader = "invalid_header"
         public static let invalidTimestamp = "invalid_timestamp"
         public static let duplicateProperty = "duplicate_property"
