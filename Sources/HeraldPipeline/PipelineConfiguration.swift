@@ -103,7 +103,7 @@ public struct PipelineConfiguration: Sendable {
     /// librdkafka's idempotent producer keeps one produce request per partition in flight,
     /// and a batch whose linger runs out while one is in flight makes its broker thread poll
     /// without sleeping until the answer comes: with 25 ms, a broker answering in 40-80 ms
-    /// more than doubled the worker's CPU per delivery (docs/performance.md, item 45).
+    /// more than doubled the worker's CPU per delivery (docs/performance.md, "What we tried").
     public var deliveryLingerMs: Int = 1_000
     /// The most a lane that partitions its deliveries by key lingers (a deliveries topic with
     /// no express partitions reserved): its batches spread over every partition, so none fills

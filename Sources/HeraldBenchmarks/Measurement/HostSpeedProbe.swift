@@ -11,7 +11,7 @@ import Synchronization
 /// core took once it ran the work. On the project's 2-core machine quick runs of one binary fell
 /// into a fast and a slow group, and this work took about 1.2 ms of CPU during the fast 1M
 /// broadcasts against 1.6-1.7 ms during the slow ones, while the workers' CPU for the same
-/// deliveries differed by 1.5 x (docs/performance.md, item 47). The host's co-tenants, not the
+/// deliveries differed by 1.5 x (docs/performance.md, "Why single runs differ"). The host's co-tenants, not the
 /// code, set that speed. A measurement's median sample (`CPUAccount.hostProbeMilliseconds`)
 /// says at which speed it ran.
 final class HostSpeedProbe: Sendable {

@@ -163,7 +163,7 @@ struct PopulationPhase {
                 }
             }
             // Last of the fan-outs: each round leaves another million deliveries on the broker,
-            // and the embedded broker keeps them in memory and slows as they pile up (item 61).
+            // and the embedded broker keeps them in memory and slows as they pile up (docs/performance.md).
             if let roundCeiling, options.rounds > 0 {
                 report.rounds = try await context.rounds(options.rounds, expected: expected[0], ceiling: roundCeiling)
             }
@@ -323,7 +323,7 @@ struct PopulationPhase {
         /// While a ceiling is timed (about a second) the workers are stopped (`SIGSTOP`) and this
         /// phase's readers paused, so it runs as alone as the run's first ceiling, which runs
         /// before any worker exists: an idle worker's and an idle reader's 5 ms fetches cost
-        /// the broker up to a tenth of a core each (docs/performance.md, item 53).
+        /// the broker up to a tenth of a core each (docs/performance.md, "The embedded broker").
         func rounds(_ count: Int, expected: Int, ceiling: RoundCeiling) async throws -> BenchmarkReport.Rounds {
             let events = (1...count).map { BenchmarkEvents.broadcast(id: "\(prefix)-round-\($0)") }
             var rounds = BenchmarkReport.Rounds()

@@ -4,7 +4,7 @@ extension BenchmarkReport {
     ///
     /// The two ceilings of the run's first and last phase (`ceiling`, `ceilingAfter`) lie
     /// minutes apart from the broadcast they judge, and on a shared host one ceiling moves by up
-    /// to 1.6 x within a run (docs/performance.md, items 47 and 59). A ceiling seconds away from
+    /// to 1.8 x within a run (docs/performance.md, "Why single runs differ"). A ceiling seconds away from
     /// its broadcast ran at nearly the same host speed, and several such pairs show the spread
     /// instead of one draw from it. Each broadcast is divided by the better of its two
     /// neighbours, as the main broadcast is by the better of the run's two ceilings.

@@ -123,7 +123,7 @@ public struct BenchmarkReport: Sendable, Codable {
         /// CPU during the transactional run until its clock stopped (producers count as `benchmark`).
         public var cpu: CPUAccount?
         /// What stopped `observedSeconds`' clock: `committed` (every transaction's progress
-        /// record seen) or `seen` (the last record seen); nil in reports before session 9 (`seen`).
+        /// record seen) or `seen` (the last record seen); nil in reports older than the commit clock (`seen`).
         public var clock: String? = nil
 
         /// The rate as the consumer saw it, or until the last commit when nothing watched.
@@ -169,7 +169,7 @@ public struct BenchmarkReport: Sendable, Codable {
         /// `expected` means the rest of `seconds` was the broker and the reader catching up.
         public var seenAtWorkerCompletion: Int?
         public var cpu: CPUAccount
-        /// `committed` or `seen` (`BenchmarkOptions.Clock`); nil in reports before session 9 (`seen`).
+        /// `committed` or `seen` (`BenchmarkOptions.Clock`); nil in reports older than the commit clock (`seen`).
         public var clock: String? = nil
         /// With the `committed` clock: the deliveries the tasks' progress records add up to
         /// (`observed` is what the reader counted afterwards).
@@ -178,7 +178,7 @@ public struct BenchmarkReport: Sendable, Codable {
         /// read after the clock stopped (not a throughput figure).
         public var countedSeconds: Double? = nil
         /// The average value size of the deliveries the reader counted, to compare with the
-        /// ceiling's `averageRecordBytes`; nil in reports before session 14.
+        /// ceiling's `averageRecordBytes`; nil in reports written before the bench measured it.
         public var averageRecordBytes: Double? = nil
     }
 
