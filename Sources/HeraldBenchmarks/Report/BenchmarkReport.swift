@@ -36,8 +36,8 @@ public struct BenchmarkReport: Sendable, Codable {
         public var lingerMs: Int
         public var compression: String
         public var seedPath: String
-        /// `committed` or `seen` (`BenchmarkOptions.Clock`); absent in reports before session
-        /// 9, which were all `seen`.
+        /// `committed` or `seen` (`BenchmarkOptions.Clock`); absent in reports older than the
+        /// commit clock, which were all `seen`.
         public var clock: String?
     }
 
