@@ -70,7 +70,7 @@ public struct BenchmarkOptions: Sendable {
         /// (`CommitWatcher`); the deliveries are read and counted after the clock stopped.
         case committed
         /// Until a `read_committed` reader of the deliveries topic saw the last delivery,
-        /// reading them all while the fan-out runs (the clock of sessions 1-8).
+        /// reading them all while the fan-out runs (the clock used before the commit clock).
         case seen
     }
 }

@@ -131,11 +131,11 @@ final class PipelineHarness: @unchecked Sendable {
         return try await publisher.publish(event).eventId
     }
 
-    /// Produces raw bytes to the events topic, as a newsroom system might.
+    /// Produces raw bytes to the events topic (or `topic`), as a newsroom system might.
     @discardableResult
-    func publishRaw(_ bytes: [UInt8]?, key: String? = nil, partition: Int32? = nil) async throws -> KafkaDeliveryReport {
+    func publishRaw(_ bytes: [UInt8]?, key: String? = nil, partition: Int32? = nil, topic: String? = nil) async throws -> KafkaDeliveryReport {
         try await producer().send(KafkaOutgoingMessage(
-            topic: configuration.topics.events, partition: partition, key: key.map { Array($0.utf8) }, value: bytes
+            topic: topic ?? configuration.topics.events, partition: partition, key: key.map { Array($0.utf8) }, value: bytes
         ))
     }
 

@@ -1,7 +1,9 @@
 import Foundation
 import HeraldDomain
+import HeraldKafka
 import HeraldPipeline
 import HeraldRegistry
+import HeraldTestSupport
 import Testing
 
 /// Inputs that once stopped delivery for everyone: each must cost only itself.
@@ -50,5 +52,97 @@ struct PoisonInputTests {
             #expect(laterStatus.skipped == 1)
             #expect(try await harness.deliveries(eventId: "amp-2").map(\.registrationId) == ["plain"])
         }
+    }
+
+    @Test("an 800,000-byte malformed event is dead-lettered with its size and hash; events after it deliver")
+    func oversizeMalformedEventIsDeadLettered() async throws {
+        try await withPipelineHarness(slots: 4) { harness in
+            try await harness.seed([testRegistration("r1", tags: ["World"])])
+            harness.startRoles()
+            let original = Array("{\"id\":\"big-1\",\"tags\":\"World &&\",\"x\":\"".utf8) + Array(repeating: UInt8(ascii: "x"), count: 800_000)
+            for partition: Int32 in [0, 1] {
+                _ = try await harness.publish(NotificationEvent(
+                    id: "before-\(partition)", audience: .expression(.tag("World"), source: "World"), properties: ["News_English": "a"]
+                ))
+                try await harness.publishRaw(original, key: "big", partition: partition)
+            }
+            _ = try await harness.publish(NotificationEvent(id: "after-1", audience: .expression(.tag("World"), source: "World"), properties: ["News_English": "b"]))
+            for id in ["before-0", "before-1", "after-1"] {
+                let status = try await harness.finalStatus(id)
+                #expect(status.state == .completed, "\(id)")
+                #expect(status.targets.total == 1, "\(id)")
+            }
+            let letters = try await harness.records(harness.configuration.topics.eventsDeadLetters)
+            #expect(letters.count == 2)
+            for letter in letters {
+                #expect((letter.value?.count ?? .max) < 100_000)
+                let envelope = try JSONValue.parse(letter.value ?? [])
+                #expect(envelope["reason"] == .string("too_large"))
+                #expect(envelope["originalBytes"] == .number(String(original.count)))
+                #expect(envelope["originalTruncated"] == .bool(true))
+                guard case .string(let base64)? = envelope["originalBase64"], let kept = Data(base64Encoded: base64) else {
+                    Issue.record("no original prefix in \(envelope)")
+                    continue
+                }
+                #expect(Array(kept) == Array(original.prefix(DeadLetter.maxInlineOriginalBytes)))
+                guard case .string(let digest)? = envelope["originalSha256"] else {
+                    Issue.record("no hash")
+                    continue
+                }
+                #expect(digest.count == 64)
+            }
+            try await harness.stopRoles()
+        }
+    }
+
+    @Test("an unreadable task between good ones is dead-lettered; the good ones deliver and the offsets move past it")
+    func unreadableTaskIsDeadLettered() async throws {
+        try await withPipelineHarness(slots: 4) { configuration in
+            // Narrow events go through the express topic, where the poison is put.
+            configuration.plannerDeliversNarrowEvents = false
+        } body: { harness in
+            try await harness.seed([testRegistration("r1", tags: ["World", "$UserId:{alice}"])])
+            harness.startRoles()
+            let expressTopic = harness.configuration.topics.expressTasks
+            func notifyAlice(_ id: String) async throws {
+                _ = try await harness.publish(NotificationEvent(
+                    id: id, audience: .expression(.tag("$UserId:{alice}"), source: "$UserId:{alice}"), properties: ["News_English": id]
+                ))
+            }
+            try await notifyAlice("one-1")
+            _ = try await harness.finalStatus("one-1")
+            var poisonOffsets: [Int64] = []
+            for partition: Int32 in [0, 1] {
+                let report = try await harness.publishRaw(Array(#"{"eventId":"broken","taskIndex":"#.utf8), key: "poison", partition: partition, topic: expressTopic)
+                poisonOffsets.append(report.offset)
+            }
+            try await notifyAlice("one-2")
+            try await notifyAlice("one-3")
+            for id in ["one-1", "one-2", "one-3"] {
+                let status = try await harness.finalStatus(id)
+                #expect(status.state == .completed, "\(id)")
+                #expect(try await harness.deliveries(eventId: id).count == 1, "\(id)")
+            }
+            let letters = try await harness.records(harness.configuration.topics.eventsDeadLetters)
+            #expect(letters.count == 2)
+            for letter in letters {
+                let envelope = try JSONValue.parse(letter.value ?? [])
+                #expect(envelope["reason"] == .string("unreadable_task"))
+                #expect(envelope["source"]?["topic"] == .string(expressTopic))
+            }
+            try await harness.stopRoles()
+            // The express group committed past every record of its topic, the poison included.
+            let committed = try await Self.committed(harness, group: harness.configuration.expressGroup, topic: expressTopic, partitions: 2)
+            #expect(zip(committed, poisonOffsets).allSatisfy { $0 > $1 }, "committed \(committed), poison at \(poisonOffsets)")
+        }
+    }
+
+    static func committed(_ harness: PipelineHarness, group: String, topic: String, partitions: Int) async throws -> [Int64] {
+        var configuration = KafkaConsumerConfiguration(bootstrapServers: harness.broker.bootstrapServers, groupId: group)
+        configuration.enableAutoCommit = false
+        let reader = try KafkaConsumer(configuration: configuration, logger: PipelineHarness.logger)
+        let offsets = try await reader.committed((0..<Int32(partitions)).map { KafkaTopicPartition(topic: topic, partition: $0) })
+        try await reader.close()
+        return offsets.sorted { $0.partition < $1.partition }.map { max(0, $0.offset) }
     }
 }

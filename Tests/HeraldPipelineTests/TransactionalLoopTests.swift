@@ -1,6 +1,8 @@
 import Foundation
+import HeraldDomain
 import HeraldKafka
 @testable import HeraldPipeline
+import HeraldRedis
 import HeraldTestSupport
 import Logging
 import Synchronization
@@ -98,6 +100,117 @@ struct TransactionalLoopTests {
 
         let committed = try await Self.committedOffset(broker: broker, group: group, topic: input)
         #expect(committed == Int64(count))
+    }
+
+    @Test("a record whose output is over the size limit is dead-lettered; the rest of its batch is delivered and the offsets advance")
+    func oversizeOutputIsDeadLettered() async throws {
+        let broker = try TestBroker(name: "transactional-loop-poison")
+        defer { broker.stop() }
+        let admin = try KafkaAdmin(configuration: KafkaAdminConfiguration(bootstrapServers: broker.bootstrapServers), logger: Self.logger)
+        let input = TestBroker.uniqueName("poison-input")
+        let output = TestBroker.uniqueName("poison-output")
+        let deadLetters = TestBroker.uniqueName("poison-dlq")
+        try await admin.createTopics([input, output, deadLetters].map { KafkaTopicSpec(name: $0, partitions: 1) })
+
+        var plain = KafkaProducerConfiguration(bootstrapServers: broker.bootstrapServers)
+        plain.lingerMs = 1
+        let publisher = try KafkaProducer(configuration: plain, logger: Self.logger)
+        let count = 7
+        for number in 0..<count {
+            try publisher.enqueue(KafkaOutgoingMessage(topic: input, key: nil, value: Array("in-\(number)".utf8)))
+        }
+        try await publisher.flush()
+        await publisher.shutdown()
+
+        let group = TestBroker.uniqueName("poison-group")
+        var consumer = KafkaConsumerConfiguration(bootstrapServers: broker.bootstrapServers, groupId: group)
+        consumer.sessionTimeoutMs = 6_000
+        consumer.heartbeatIntervalMs = 500
+        consumer.autoOffsetReset = .earliest
+        consumer.enableAutoCommit = false
+        consumer.enableAutoOffsetStore = false
+        consumer.isolationLevel = .readCommitted
+        var producer = plain
+        producer.transactionalId = TestBroker.uniqueName("poison-producer")
+        producer.transactionTimeoutMs = 30_000
+        producer.messageTimeoutMs = 30_000
+        let loop = TransactionalLoop(
+            settings: TransactionalLoop.Settings(
+                name: "poison-loop", topics: [input], consumer: consumer, producer: producer, batchSize: 100,
+                gate: TransactionGate(), deadLetterTopic: deadLetters
+            ),
+            logger: Self.logger
+        )
+        let handledOnce = Mutex<Set<String>>([])
+        let running = Task {
+            try await loop.run { batch, producer in
+                let seen = handledOnce.withLock { seen in
+                    for message in batch where message.value != Array("in-3".utf8) {
+                        seen.insert(String(decoding: message.value ?? [], as: UTF8.self))
+                    }
+                    return seen
+                }
+                for message in batch {
+                    let value = String(decoding: message.value ?? [], as: UTF8.self)
+                    // The poison: its output is over the producer's message.max.bytes.
+                    let size = value == "in-3" ? 1_200_000 : 10
+                    try producer.enqueue(KafkaOutgoingMessage(topic: output, key: nil, value: Array(value.utf8) + Array(repeating: 0x2E, count: size)))
+                }
+                return TransactionalLoop.BatchWork(afterCommit: {
+                    // Every record but the poison (whose handling always throws) was handled.
+                    if seen.count >= count - 1, loop.recordsDeadLettered >= 1 { loop.stop() }
+                })
+            }
+        }
+        defer {
+            loop.stop()
+            running.cancel()
+        }
+        let deadline = ContinuousClock.now.advanced(by: .seconds(60))
+        while !loop.isStopping, ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(50)) }
+        try #require(loop.isStopping, "the loop did not get past the poison record within 60 s")
+        try await running.value
+
+        #expect(loop.recordsDeadLettered == 1)
+        let committed = try await Self.committedOffset(broker: broker, group: group, topic: input)
+        #expect(committed == Int64(count))
+        let outputs = try await Self.values(broker: broker, topic: output)
+        #expect(Set(outputs.map { String($0.prefix(4)) }) == Set((0..<count).filter { $0 != 3 }.map { "in-\($0)" }))
+        let letters = try await Self.values(broker: broker, topic: deadLetters)
+        #expect(letters.count == 1)
+        let envelope = try JSONValue.parse(Array((letters.first ?? "").utf8))
+        #expect(envelope["reason"] == .string("record_too_large"))
+        #expect(envelope["source"]?["offset"] == .number("3"))
+    }
+
+    @Test("failures are classified: the input's fault is permanent, the infrastructure's transient", arguments: [
+        (KafkaError(code: .messageSizeTooLarge, message: "", operation: "produce") as any Error, true),
+        (KafkaError(code: .transport, message: "", operation: "commit") as any Error, false),
+        (KafkaError(code: .timedOut, message: "", operation: "send offsets", isFatal: true) as any Error, false),
+        (RedisError(code: .io, message: "") as any Error, false),
+        (HandlerFailure() as any Error, true),
+    ])
+    func classification(error: any Error, permanent: Bool) {
+        if case .permanent = FailureKind.of(error) { #expect(permanent) } else { #expect(!permanent) }
+    }
+
+    /// Every value of partition 0 of `topic`, read committed.
+    static func values(broker: TestBroker, topic: String) async throws -> [String] {
+        var configuration = KafkaConsumerConfiguration(bootstrapServers: broker.bootstrapServers, groupId: TestBroker.uniqueName("reader"))
+        configuration.isolationLevel = .readCommitted
+        configuration.enableAutoCommit = false
+        let reader = try KafkaConsumer(configuration: configuration, logger: logger)
+        try reader.assign([KafkaTopicPartitionOffset(topic: topic, partition: 0, offset: 0)])
+        var values: [String] = []
+        // Read until two seconds pass without a record (the topics are small and complete).
+        var quietPolls = 0
+        while quietPolls < 10 {
+            let batch = try await reader.pollBatch(maxMessages: 1_000, timeout: .milliseconds(200))
+            quietPolls = batch.isEmpty ? quietPolls + 1 : 0
+            values += batch.map { String(decoding: $0.value ?? [], as: UTF8.self) }
+        }
+        try await reader.close()
+        return values
     }
 
     /// The group's committed offset of partition 0 of `topic`, read without joining the group.

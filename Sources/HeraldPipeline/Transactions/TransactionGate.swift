@@ -8,7 +8,7 @@ import Synchronization
 /// offset; Apache Kafka hides only what follows the oldest open transaction's first offset,
 /// but Tansu 0.6 leaves a committed transaction invisible while any transaction that wrote
 /// the same partition before it is still open, and the producer's next transaction inherits
-/// it (`bench/tansu-entangled-transactions.py`). Two lanes whose commits keep overlapping on
+/// it (`bench/probes/tansu-entangled-transactions.py`). Two lanes whose commits keep overlapping on
 /// the status partition of a broadcast then hide each other's deliveries, and the planner's,
 /// until the broadcast ends. Passing the shared writes and the commit through this gate
 /// keeps them from overlapping inside a worker; on Apache Kafka it is a few milliseconds of
