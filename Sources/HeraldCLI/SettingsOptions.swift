@@ -38,6 +38,11 @@ struct SettingsOptions: ParsableArguments {
     @Option(help: ArgumentHelp(Setting.help(.userTokenKey), visibility: .hidden)) var userTokenKey: String?
     @Option(help: ArgumentHelp(Setting.help(.idSecret), visibility: .hidden)) var idSecret: String?
     @Option(help: ArgumentHelp(Setting.help(.logLevel), visibility: .hidden)) var logLevel: String?
+    @Option(help: ArgumentHelp(Setting.help(.payloadLimits), visibility: .hidden)) var payloadLimits: String?
+    @Option(help: ArgumentHelp(Setting.help(.stallReadySeconds), visibility: .hidden)) var stallReadySeconds: String?
+    @Option(help: ArgumentHelp(Setting.help(.stallLiveSeconds), visibility: .hidden)) var stallLiveSeconds: String?
+    @Option(help: ArgumentHelp(Setting.help(.drainSeconds), visibility: .hidden)) var drainSeconds: String?
+    @Option(help: ArgumentHelp(Setting.help(.allowDemoKeys), visibility: .hidden)) var allowDemoKeys: String?
 
     /// `extra` values win over the flags (commands with their own option for a setting).
     func settings(extra: [Setting.Key: String?] = [:]) -> HeraldSettings {
@@ -75,6 +80,11 @@ struct SettingsOptions: ParsableArguments {
             .userTokenKey: userTokenKey,
             .idSecret: idSecret,
             .logLevel: logLevel,
+            .payloadLimits: payloadLimits,
+            .stallReadySeconds: stallReadySeconds,
+            .stallLiveSeconds: stallLiveSeconds,
+            .drainSeconds: drainSeconds,
+            .allowDemoKeys: allowDemoKeys,
         ]
         return HeraldSettings(flags: given.merging(extra) { $1 ?? $0 }.compactMapValues { $0 })
     }

@@ -40,6 +40,9 @@ public struct PipelineConfiguration: Sendable {
     /// Fan-out: the largest rendered payload per platform; larger renditions are skipped with
     /// reason `payload_too_large` (`HERALD_PAYLOAD_LIMITS`).
     public var payloadLimits: PayloadLimits = .default
+    /// Longest graceful shutdown of a worker (`HERALD_DRAIN_SECONDS`): past it the roles are
+    /// cancelled, and shortly after the process exits whatever is still running.
+    public var drainTimeout: Duration = .seconds(30)
     /// Planner: events per transaction.
     public var plannerBatchSize: Int = 200
     /// Planner: deliver the tasks of narrow events (one user, one installation, a few slots)

@@ -62,6 +62,12 @@ public final class TestBroker: @unchecked Sendable {
         if let scratch { try? FileManager.default.removeItem(at: scratch) }
     }
 
+    /// Sends `signal` to the broker process this object started (SIGSTOP pauses it, SIGCONT
+    /// resumes it, as a stalled broker would); nothing for an external broker.
+    public func signal(_ signal: Int32) {
+        if let process, process.isRunning { kill(process.processIdentifier, signal) }
+    }
+
     /// A name no other test (or earlier run against an external broker) has used.
     public static func uniqueName(_ prefix: String) -> String {
         "\(prefix)-\(UUID().uuidString.prefix(12).lowercased())"

@@ -20,12 +20,15 @@ public struct APIRunner: Sendable {
     }
 
     public func apiConfiguration() throws -> APIConfiguration {
-        APIConfiguration(
+        var limits = APILimits.default
+        limits.registration.payloadLimits = try settings.payloadLimits()
+        return APIConfiguration(
             host: settings[.apiHost],
             port: try settings.int(.apiPort),
             hubResource: settings[.hubUri],
             policies: try SharedAccessPolicy.parseList(settings[.policies]),
-            userTokenKey: settings[.userTokenKey].isEmpty ? nil : settings[.userTokenKey]
+            userTokenKey: settings[.userTokenKey].isEmpty ? nil : settings[.userTokenKey],
+            limits: limits
         )
     }
 

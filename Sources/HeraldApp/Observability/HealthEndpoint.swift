@@ -1,13 +1,20 @@
+import HeraldPipeline
 import Hummingbird
 import Logging
 import Prometheus
 
 /// The worker's small HTTP server: `/metrics`, `/health/live` and `/health/ready`.
+///
+/// Ready means Kafka and Redis answer and no loop of this process has held input longer than
+/// `stallLimits.ready`; live means no loop has been stalled longer than `stallLimits.live`.
+/// A 503 names the stalled loops, so whoever looks sees what is stuck.
 public enum HealthEndpoint {
     /// - Parameter isReady: asked on every `/health/ready`; true when Kafka and Redis answer.
     public static func application(
         host: String, port: Int, registry: PrometheusCollectorRegistry,
-        isReady: @escaping @Sendable () async -> Bool, logger: Logger
+        isReady: @escaping @Sendable () async -> Bool,
+        stallLimits: (ready: Duration, live: Duration), progress: ProgressBoard = .shared,
+        logger: Logger
     ) -> some ApplicationProtocol {
         let router = Router()
         router.get("/metrics") { _, _ -> Response in
@@ -19,14 +26,31 @@ public enum HealthEndpoint {
                 body: .init(byteBuffer: ByteBuffer(bytes: buffer))
             )
         }
-        router.get("/health/live") { _, _ in HTTPResponse.Status.ok }
-        router.get("/health/ready") { _, _ -> HTTPResponse.Status in
-            await isReady() ? .ok : .serviceUnavailable
+        router.get("/health/live") { _, _ -> Response in
+            let stalled = progress.stalled(longerThan: stallLimits.live)
+            guard stalled.isEmpty else { return text(.serviceUnavailable, stalledReport(stalled, limit: stallLimits.live)) }
+            return text(.ok, "live\n")
+        }
+        router.get("/health/ready") { _, _ -> Response in
+            let stalled = progress.stalled(longerThan: stallLimits.ready)
+            guard stalled.isEmpty else { return text(.serviceUnavailable, stalledReport(stalled, limit: stallLimits.ready)) }
+            return await isReady() ? text(.ok, "ready\n") : text(.serviceUnavailable, "Kafka or Redis does not answer\n")
         }
         return Application(
             router: router,
             configuration: .init(address: .hostname(host, port: port), serverName: "herald-worker"),
             logger: logger
+        )
+    }
+
+    static func stalledReport(_ stalled: [(name: String, stall: Duration)], limit: Duration) -> String {
+        stalled.map { "\($0.name) has held uncommitted input for \($0.stall.components.seconds) s (limit \(limit.components.seconds) s)\n" }.joined()
+    }
+
+    private static func text(_ status: HTTPResponse.Status, _ body: String) -> Response {
+        Response(
+            status: status, headers: [.contentType: "text/plain; charset=utf-8"],
+            body: .init(byteBuffer: ByteBuffer(string: body))
         )
     }
 }

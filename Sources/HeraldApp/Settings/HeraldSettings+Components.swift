@@ -1,3 +1,4 @@
+import HeraldDomain
 import HeraldKafka
 import HeraldPipeline
 import HeraldRedis
@@ -103,7 +104,39 @@ extension HeraldSettings {
         configuration.deliveryLingerMs = try int(.lingerMs)
         configuration.deliveryCompression = try compression()
         configuration.kafkaExtra = try kafkaProperties()
+        configuration.payloadLimits = try payloadLimits()
+        configuration.drainTimeout = .seconds(try int(.drainSeconds, in: 1...3_600, expected: "seconds from 1 to 3600"))
         return configuration
+    }
+
+    /// `HERALD_PAYLOAD_LIMITS`: `platform=bytes` pairs; platforms not named keep their default.
+    public func payloadLimits() throws -> PayloadLimits {
+        var limits = PayloadLimits.default
+        for entry in list(.payloadLimits) {
+            let parts = entry.split(separator: "=", maxSplits: 1).map { $0.trimmingCharacters(in: .whitespaces) }
+            guard parts.count == 2, let platform = Platform(rawValue: parts[0].lowercased()),
+                  let bytes = Int(parts[1]), (256...65_536).contains(bytes)
+            else {
+                throw SettingError(key: .payloadLimits, value: self[.payloadLimits], expected: "platform=bytes pairs (apns, fcm, wns, webpush; 256 to 65536), comma separated")
+            }
+            switch platform {
+            case .apns: limits.apns = bytes
+            case .fcm: limits.fcm = bytes
+            case .wns: limits.wns = bytes
+            case .webpush: limits.webpush = bytes
+            }
+        }
+        return limits
+    }
+
+    /// How long a loop may hold input before the worker is not ready, and not live.
+    public func stallLimits() throws -> (ready: Duration, live: Duration) {
+        let ready = try int(.stallReadySeconds, in: 1...86_400, expected: "seconds from 1 to 86400")
+        let live = try int(.stallLiveSeconds, in: 1...86_400, expected: "seconds from 1 to 86400")
+        guard live >= ready else {
+            throw SettingError(key: .stallLiveSeconds, value: self[.stallLiveSeconds], expected: "at least \(Setting.Key.stallReadySeconds.rawValue) (\(ready))")
+        }
+        return (.seconds(ready), .seconds(live))
     }
 
     /// `<topic prefix with dots as dashes><role>`: `herald-planner` for the default prefix.

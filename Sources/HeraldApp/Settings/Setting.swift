@@ -44,6 +44,11 @@ public struct Setting: Sendable, Hashable {
         case userTokenKey = "user-token-key"
         case idSecret = "id-secret"
         case logLevel = "log-level"
+        case payloadLimits = "payload-limits"
+        case stallReadySeconds = "stall-ready-seconds"
+        case stallLiveSeconds = "stall-live-seconds"
+        case drainSeconds = "drain-seconds"
+        case allowDemoKeys = "allow-demo-keys"
     }
 
     public static let all: [Setting] = [
@@ -80,6 +85,11 @@ public struct Setting: Sendable, Hashable {
         Setting(.userTokenKey, "", "HS256 key for user tokens (notify-users); empty disables user tokens."),
         Setting(.idSecret, "", "Secret that signs issued registration ids (required in production)."),
         Setting(.logLevel, "info", "trace, debug, info, notice, warning, error, critical."),
+        Setting(.payloadLimits, "apns=4096,fcm=4096,wns=5120,webpush=4096", "Largest rendered payload per platform, in bytes (each from 256 to 65536); a larger rendition is skipped with reason payload_too_large, and registration refuses templates whose fixed text passes it."),
+        Setting(.stallReadySeconds, "60", "A worker reports not ready (/health/ready 503) once one of its loops has held input this long without committing it."),
+        Setting(.stallLiveSeconds, "300", "A worker reports not live (/health/live 503, so the orchestrator restarts it) once a loop has been stalled this long."),
+        Setting(.drainSeconds, "30", "Longest graceful shutdown: past it the roles are cancelled, and 10 s later the process exits with status 2 whatever is still running."),
+        Setting(.allowDemoKeys, "false", "true lets herald api and herald worker start with the demo keys of docker-compose.yml or without an id secret (never in production; the embedded stack always allows them)."),
     ]
 
     /// The help text of `key` (for command-line flags).

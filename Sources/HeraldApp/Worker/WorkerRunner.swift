@@ -60,7 +60,7 @@ public struct WorkerRunner: Sendable {
             let readiness = Readiness(admin: admin, redis: pool)
             services.append(HealthEndpoint.application(
                 host: settings[.apiHost], port: metricsPort, registry: registry,
-                isReady: { await readiness.check() }, logger: logger
+                isReady: { await readiness.check() }, stallLimits: try settings.stallLimits(), logger: logger
             ))
         }
         MetricFamilies.declare()

@@ -3,6 +3,8 @@ import ServiceLifecycle
 
 /// Runs the given pipeline roles until SIGTERM or SIGINT, then shuts them down gracefully
 /// (each finishes or aborts its open transaction, commits, and leaves its consumer group).
+/// A shutdown that passes `configuration.drainTimeout` is escalated to cancellation, and the
+/// process exits 10 s later if something is still stuck.
 ///
 /// The one-call entry for `herald worker` and for tests that start a worker process. Topics
 /// are created first when `provisionTopics` is set. `extraServices` run in the same group
@@ -23,12 +25,12 @@ public func runWorker(
     var services: [any Service] = extraServices
     if roles.contains(.planner) { services.append(PlannerService(configuration: configuration, logger: logger)) }
     if roles.contains(.fanout) { services.append(FanoutService(configuration: configuration, logger: logger)) }
-    let group = ServiceGroup(
-        configuration: ServiceGroupConfiguration(
-            services: services.map { ServiceGroupConfiguration.ServiceConfiguration(service: $0) },
-            gracefulShutdownSignals: [.sigterm, .sigint],
-            logger: logger
-        )
+    var groupConfiguration = ServiceGroupConfiguration(
+        services: services.map { ServiceGroupConfiguration.ServiceConfiguration(service: $0) }
+            + [.init(service: ShutdownDeadline(drain: configuration.drainTimeout, grace: .seconds(10), logger: logger), successTerminationBehavior: .ignore)],
+        gracefulShutdownSignals: [.sigterm, .sigint],
+        logger: logger
     )
-    try await group.run()
+    groupConfiguration.maximumGracefulShutdownDuration = configuration.drainTimeout
+    try await ServiceGroup(configuration: groupConfiguration).run()
 }

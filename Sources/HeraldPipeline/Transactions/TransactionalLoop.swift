@@ -257,7 +257,7 @@ final class TransactionalLoop: Sendable {
         _ producer: inout KafkaProducer?, configuration: KafkaProducerConfiguration, after error: any Error, records: Int
     ) async {
         guard let failed = producer else { return }
-        logger.error("\(settings.name): batch of \(records) failed, aborting: \(error)")
+        logger.error("\(settings.name): batch of \(records) failed, aborting and rewinding: \(error)")
         if !failed.isAbandoned {
             do {
                 try await failed.abortTransaction()

@@ -1,0 +1,114 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+import HeraldDomain
+import HeraldKafka
+import HeraldPipeline
+import HeraldRedis
+import HeraldRegistry
+import HeraldTestSupport
+import Testing
+
+/// The broker's process paused (SIGSTOP) in the middle of a broadcast, then resumed: the
+/// worker's health says so while it lasts, the worker recovers by itself, nothing is lost, and
+/// SIGTERM still ends it within its drain time.
+@Suite("broker stall", .enabled(if: HeraldBinary.isBuilt, "build the herald executable first"))
+struct BrokerStallTests {
+    static let registrations = 60_000
+
+    @Test("SIGSTOP of the broker mid-broadcast: not ready, then not live; after SIGCONT every delivery arrives and SIGTERM ends the worker")
+    func pausedBroker() async throws {
+        let redis = try TestRedis()
+        let broker = try TestBroker()
+        defer { broker.signal(SIGCONT); broker.stop(); redis.stop() }
+        guard !broker.isExternal else { return }  // an external broker's process is not ours to pause
+        let prefix = TestBroker.uniqueName("stall")
+        let layout = SlotLayout(slotCount: 64, prefix: prefix)
+        let topics = HeraldTopics.prefixed(prefix)
+        let pool = RedisConnectionPool(configuration: RedisConfiguration(host: redis.host, port: redis.port), size: 2)
+        defer { pool.shutdown() }
+        let index = RegistrationIndex(pool: pool, layout: layout)
+        try await index.checkMeta()
+        let template = RegistrationTemplate(name: "news", body: #"{"aps":{"alert":"$(News_English)"}}"#)
+        for chunk in stride(from: 0, to: Self.registrations, by: 2_000) {
+            let batch = (chunk..<min(chunk + 2_000, Self.registrations)).map {
+                Registration(registrationId: "st\($0)", platform: .apns, handle: String(repeating: "ab", count: 32), tags: ["World"], template: template, version: 1)
+            }
+            _ = try await index.apply(batch.map { .registration(IndexedRegistration($0)) })
+        }
+
+        let metricsPort = freeLocalPort()
+        let worker = try HeraldBinary.start(["worker"], environment: [
+            "HERALD_KAFKA_BROKERS": broker.bootstrapServers, "HERALD_REDIS_URL": redis.url,
+            "HERALD_TOPIC_PREFIX": prefix + ".herald.", "HERALD_REDIS_PREFIX": prefix, "HERALD_SLOTS": "64",
+            "HERALD_TASKS_PER_BROADCAST": "32", "HERALD_INSTANCE_ID": prefix, "HERALD_SESSION_TIMEOUT_MS": "6000",
+            "HERALD_ROLES": "planner,fanout", "HERALD_LOG_LEVEL": "notice", "HERALD_API_HOST": "127.0.0.1",
+            "HERALD_METRICS_PORT": String(metricsPort), "HERALD_STALL_READY_SECONDS": "3",
+            "HERALD_STALL_LIVE_SECONDS": "10", "HERALD_DRAIN_SECONDS": "5",
+        ])
+        let health = "http://127.0.0.1:\(metricsPort)/health"
+        try await Self.waitFor(status: 200, at: health + "/ready", within: .seconds(60), worker: worker)
+
+        let eventId = prefix + "-broadcast"
+        let publisher = try EventPublisher(bootstrapServers: broker.bootstrapServers, topics: topics)
+        _ = try await publisher.publish(try NotificationEvent.decode(Array(#"{"id":"\#(eventId)","properties":{"News_English":"Summit ends"}}"#.utf8)))
+        try await ExactlyOnceTests.waitForTopic(topics.deliveries, bootstrapServers: broker.bootstrapServers, timeout: .seconds(60))
+        let watcher = try DeliveryWatcher(bootstrapServers: broker.bootstrapServers, topic: topics.deliveries)
+        _ = try await watcher.wait(forAtLeast: Self.registrations / 10, timeout: .seconds(90))
+
+        broker.signal(SIGSTOP)
+        let statusReader = StatusReader(pool: pool, layout: layout)
+        let atPause = try await statusReader.status(eventId: eventId)
+        try #require(atPause?.state != .completed, "the broadcast finished before the pause; make it larger")
+        try await Self.waitFor(status: 503, at: health + "/ready", within: .seconds(20), worker: worker)
+        try await Self.waitFor(status: 503, at: health + "/live", within: .seconds(30), worker: worker)
+        broker.signal(SIGCONT)
+
+        var final: StatusRecord?
+        for _ in 0..<1_800 {
+            if let status = try await statusReader.status(eventId: eventId), status.state == .completed { final = status; break }
+            try await Task.sleep(for: .milliseconds(100))
+        }
+        let status = try #require(final, "no completed status after the broker resumed:\n\(worker.stderr().suffix(3_000))")
+        #expect(status.targets.total == Self.registrations)
+        try await Self.waitFor(status: 200, at: health + "/live", within: .seconds(30), worker: worker)
+        try await Self.waitFor(status: 200, at: health + "/ready", within: .seconds(30), worker: worker)
+
+        var delivered = Set<String>()
+        var tail = RecordTail(topic: topics.deliveries, bootstrapServers: broker.bootstrapServers)
+        tail.eventId = eventId
+        for try await message in tail.records() {
+            if let value = message.value { delivered.insert(try DeliveryRecord.decode(value).registrationId) }
+        }
+        #expect(delivered.count == Self.registrations, "lost \(Self.registrations - delivered.count) deliveries")
+
+        // SIGTERM while the broker is paused again: leaving the groups cannot finish, and the
+        // worker still ends within its drain time (5 s) plus the 10 s grace.
+        broker.signal(SIGSTOP)
+        let stopping = ContinuousClock.now
+        worker.signal(SIGTERM)
+        #expect(worker.waitForExit(timeout: 25), "SIGTERM did not end the worker within its drain time plus grace")
+        broker.signal(SIGCONT)
+        print("broker stall: resumed and completed \(status.targets.total) deliveries; SIGTERM took \(ContinuousClock.now - stopping)")
+    }
+
+    /// Polls `url` until it answers `status`.
+    static func waitFor(status expected: Int, at url: String, within timeout: Duration, worker: HeraldBinary.Running) async throws {
+        let deadline = ContinuousClock.now + timeout
+        var last = 0
+        while ContinuousClock.now < deadline {
+            last = await httpStatus(url)
+            if last == expected { return }
+            try await Task.sleep(for: .milliseconds(250))
+        }
+        throw TestServerError(message: "\(url) answered \(last), not \(expected), within \(timeout); worker log:\n\(worker.stderr().suffix(3_000))")
+    }
+
+    static func httpStatus(_ url: String) async -> Int {
+        var request = URLRequest(url: URL(string: url)!)
+        request.timeoutInterval = 5
+        guard let (_, response) = try? await URLSession.shared.data(for: request) else { return 0 }
+        return (response as? HTTPURLResponse)?.statusCode ?? 0
+    }
+}
