@@ -12,6 +12,7 @@ struct APICommand: AsyncParsableCommand {
 
     func run() async throws {
         let settings = options.settings()
+        try settings.checkSecrets(for: .api)
         let registry = Observability.bootstrap(level: settings.logLevel)
         try await APIRunner(settings: settings, registry: registry).run()
     }

@@ -22,9 +22,7 @@ struct ConfigCommand: ParsableCommand {
             return
         }
         for setting in Setting.all {
-            let secret = [.policies, .userTokenKey, .idSecret].contains(setting.key)
-            let value = secret && !settings[setting.key].isEmpty ? "(set)" : settings[setting.key]
-            print("\(setting.environment)=\(value)")
+            print("\(setting.environment)=\(Setting.shown(setting.key, settings[setting.key]))")
         }
     }
 }

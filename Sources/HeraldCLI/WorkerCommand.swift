@@ -12,6 +12,7 @@ struct WorkerCommand: AsyncParsableCommand {
 
     func run() async throws {
         let settings = options.settings()
+        try settings.checkSecrets(for: .worker)
         let registry = Observability.bootstrap(level: settings.logLevel)
         try await WorkerRunner(settings: settings, registry: registry).run()
     }

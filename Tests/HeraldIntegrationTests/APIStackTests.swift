@@ -14,9 +14,10 @@ final class APIStackTests {
     let broker: TestBroker
     let api: HeraldBinary.Running
     let base: URL
-    let full = (name: "Full", key: "full-key-for-tests")
-    let listen = (name: "Listen", key: "listen-key-for-tests")
-    let send = (name: "Send", key: "send-key-for-tests")
+    // Production-grade lengths (32 bytes or more): the API refuses shorter keys at start-up.
+    let full = (name: "Full", key: "full-key-for-the-api-stack-tests-0001")
+    let listen = (name: "Listen", key: "listen-key-for-the-api-stack-tests-01")
+    let send = (name: "Send", key: "send-key-for-the-api-stack-tests-0001")
     let userKey = "user-token-key-for-the-api-stack-tests"
 
     init() async throws {
@@ -28,7 +29,8 @@ final class APIStackTests {
             "HERALD_KAFKA_BROKERS": broker.bootstrapServers, "HERALD_REDIS_URL": redis.url,
             "HERALD_API_HOST": "127.0.0.1", "HERALD_API_PORT": String(port), "HERALD_HUB_URI": base.absoluteString,
             "HERALD_POLICIES": "\(full.name):listen+send+manage:\(full.key);\(listen.name):listen:\(listen.key);\(send.name):send:\(send.key)",
-            "HERALD_USER_TOKEN_KEY": userKey, "HERALD_LOG_LEVEL": "warning",
+            "HERALD_USER_TOKEN_KEY": userKey, "HERALD_ID_SECRET": "id-secret-for-the-api-stack-tests-000001",
+            "HERALD_LOG_LEVEL": "warning",
         ])
         let probe = HeraldHTTPClient(baseURL: base)
         for _ in 0..<300 {

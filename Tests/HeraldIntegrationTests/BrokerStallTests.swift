@@ -50,11 +50,11 @@ struct BrokerStallTests {
         let health = "http://127.0.0.1:\(metricsPort)/health"
         try await Self.waitFor(status: 200, at: health + "/ready", within: .seconds(60), worker: worker)
 
+        // The worker created the topics before it was ready; the watcher reads from the start.
+        let watcher = try await DeliveryWatcher(bootstrapServers: broker.bootstrapServers, topic: topics.deliveries)
         let eventId = prefix + "-broadcast"
         let publisher = try EventPublisher(bootstrapServers: broker.bootstrapServers, topics: topics)
         _ = try await publisher.publish(try NotificationEvent.decode(Array(#"{"id":"\#(eventId)","properties":{"News_English":"Summit ends"}}"#.utf8)))
-        try await ExactlyOnceTests.waitForTopic(topics.deliveries, bootstrapServers: broker.bootstrapServers, timeout: .seconds(60))
-        let watcher = try DeliveryWatcher(bootstrapServers: broker.bootstrapServers, topic: topics.deliveries)
         _ = try await watcher.wait(forAtLeast: Self.registrations / 10, timeout: .seconds(90))
 
         broker.signal(SIGSTOP)

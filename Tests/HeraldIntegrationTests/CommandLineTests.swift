@@ -15,6 +15,55 @@ struct CommandLineTests {
         #expect(output.stdout.contains("hiredis: "))
     }
 
+    @Test(
+        "outside the embedded stack, herald api and herald worker refuse demo keys, a missing id secret and short keys, naming the setting and never the value",
+        arguments: [
+            (["api"], ["HERALD_POLICIES": "Full:listen+send+manage:ZnVsbC1rZXktY2hhbmdlLW1l", "HERALD_ID_SECRET": String(repeating: "s", count: 40)],
+             "HERALD_POLICIES holds the key of policy Full published in Herald's demo files"),
+            (["api"], ["HERALD_POLICIES": "Full:listen+send+manage:" + String(repeating: "k", count: 40)],
+             "HERALD_ID_SECRET is not set"),
+            (["api"], ["HERALD_POLICIES": "Full:send:short-key", "HERALD_ID_SECRET": String(repeating: "s", count: 40)],
+             "HERALD_POLICIES holds the key of policy Full of 9 bytes; at least 32 are required"),
+            (["worker"], ["HERALD_USER_TOKEN_KEY": "user-token-key-change-me-at-least-32-bytes"],
+             "HERALD_USER_TOKEN_KEY holds the user-token key published in Herald's demo files"),
+            (["worker"], ["HERALD_ID_SECRET": "id-secret-change-me"],
+             "HERALD_ID_SECRET holds the registration-id secret published in Herald's demo files"),
+        ] as [([String], [String: String], String)]
+    )
+    func unsafeSecretsStopStartUp(command: [String], environment: [String: String], message: String) throws {
+        let output = try HeraldBinary.run(
+            command + ["--kafka-brokers", "127.0.0.1:1", "--redis-url", "redis://127.0.0.1:1"], environment: environment, timeout: 30
+        )
+        #expect(output.status != 0)
+        #expect(output.stderr.contains(message), "\(output.stderr)")
+        for value in environment.values where value.count > 8 {
+            #expect(!output.stderr.contains(value.split(separator: ":").last.map(String.init) ?? value), "a secret was printed")
+        }
+        // The same settings are accepted on the embedded stack.
+        let allowed = try HeraldBinary.run(
+            command + ["--kafka-brokers", "127.0.0.1:1", "--redis-url", "redis://:hunter2-password@127.0.0.1:1", "--redis-pool-size", "x"],
+            environment: environment.merging(["HERALD_ALLOW_DEMO_KEYS": "true"]) { $1 }, timeout: 30
+        )
+        #expect(!allowed.stderr.contains(message), "\(allowed.stderr)")
+    }
+
+    @Test("herald config and setting errors never print a Redis password; rediss:// is refused with the reason")
+    func redisPasswordsAreRedacted() throws {
+        let config = try HeraldBinary.run(["config", "--redis-url", "redis://:s3cret-pass@10.1.2.3:6380/2"])
+        #expect(config.stdout.contains("HERALD_REDIS_URL=redis://:***@10.1.2.3:6380/2"), "\(config.stdout)")
+        #expect(!config.stdout.contains("s3cret-pass"))
+        let badPort = try HeraldBinary.run(
+            ["worker", "--kafka-brokers", "127.0.0.1:1", "--redis-url", "redis://user:s3cret-pass@host:notaport"], timeout: 30
+        )
+        #expect(badPort.status != 0)
+        #expect(badPort.stderr.contains("redis://user:***@host:notaport"), "\(badPort.stderr)")
+        #expect(!badPort.stderr.contains("s3cret-pass"))
+        let tls = try HeraldBinary.run(["worker", "--kafka-brokers", "127.0.0.1:1", "--redis-url", "rediss://:s3cret-pass@host:6380"], timeout: 30)
+        #expect(tls.status != 0)
+        #expect(tls.stderr.contains("rediss:// (Redis over TLS) is not supported"), "\(tls.stderr)")
+        #expect(!tls.stderr.contains("s3cret-pass"))
+    }
+
     @Test("expr check prints the canonical form, or the error with a caret and a non-zero exit")
     func exprCheck() throws {
         let good = try HeraldBinary.run(["expr", "check", "( World||Politics )&&!Sports"])

@@ -67,7 +67,7 @@ struct ExactlyOnceTests {
         // creates the topics; a subscription made before the deliveries topic exists may not
         // see it until librdkafka's next metadata refresh, minutes later.
         try await Self.waitForTopic(topics.deliveries, bootstrapServers: broker.bootstrapServers, timeout: .seconds(60))
-        let watcher = try DeliveryWatcher(bootstrapServers: broker.bootstrapServers, topic: topics.deliveries)
+        let watcher = try await DeliveryWatcher(bootstrapServers: broker.bootstrapServers, topic: topics.deliveries)
         let seenAtKill: Int
         do {
             seenAtKill = try await watcher.wait(forAtLeast: Self.registrations / 5, timeout: .seconds(90))
@@ -176,17 +176,21 @@ struct ExactlyOnceTests {
         return result
     }
 }
-/// Counts delivery records as they land, including those of open transactions.
+/// Counts delivery records as they land, including those of open transactions. It assigns
+/// itself every partition from offset 0 (no group join, which takes seconds and would let a
+/// fast broadcast finish before the watcher reads anything).
 struct DeliveryWatcher {
     let consumer: KafkaConsumer
 
-    init(bootstrapServers: String, topic: String) throws {
+    init(bootstrapServers: String, topic: String) async throws {
         var configuration = KafkaConsumerConfiguration(bootstrapServers: bootstrapServers, groupId: TestBroker.uniqueName("watch"))
         configuration.isolationLevel = .readUncommitted
         configuration.autoOffsetReset = .earliest
         configuration.sessionTimeoutMs = 6_000
         consumer = try KafkaConsumer(configuration: configuration)
-        try consumer.subscribe(topics: [topic])
+        let partitions = try await KafkaAdmin(configuration: KafkaAdminConfiguration(bootstrapServers: bootstrapServers))
+            .describeTopic(topic).partitions
+        try consumer.assign(partitions.map { KafkaTopicPartitionOffset(topic: topic, partition: $0.id, offset: 0) })
     }
 
     func wait(forAtLeast count: Int, timeout: Duration) async throws -> Int {

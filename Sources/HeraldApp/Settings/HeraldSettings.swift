@@ -1,4 +1,5 @@
 import Foundation
+import HeraldRedis
 
 /// Herald's resolved configuration: for each setting, the command-line flag wins, then the
 /// `HERALD_*` environment variable, then `.herald/run/endpoints.env` written by the embedded
@@ -80,6 +81,8 @@ public struct SettingError: Error, CustomStringConvertible {
     public var expected: String
     public var description: String {
         let setting = Setting.all.first { $0.key == key }
-        return "invalid value '\(value)' for \(setting?.flag ?? key.rawValue) (\(setting?.environment ?? "")): expected \(expected)"
+        // Callers describe credentials without their values; a Redis URL may carry a password.
+        let shown = key == .redisUrl ? RedisConfiguration.redacting(value) : value
+        return "invalid value '\(shown)' for \(setting?.flag ?? key.rawValue) (\(setting?.environment ?? "")): expected \(expected)"
     }
 }

@@ -1,3 +1,5 @@
+import HeraldRedis
+
 /// One configurable value of Herald: its environment variable, its command-line flag, its
 /// default and what it does. Every setting is declared once, in `Setting.all`, which is also
 /// what `herald config` prints and what docs/configuration.md is generated from.
@@ -91,6 +93,16 @@ public struct Setting: Sendable, Hashable {
         Setting(.drainSeconds, "30", "Longest graceful shutdown: past it the roles are cancelled, and 10 s later the process exits with status 2 whatever is still running."),
         Setting(.allowDemoKeys, "false", "true lets herald api and herald worker start with the demo keys of docker-compose.yml or without an id secret (never in production; the embedded stack always allows them)."),
     ]
+
+    /// Settings whose values are credentials: never printed.
+    public static let secrets: Set<Key> = [.policies, .userTokenKey, .idSecret]
+
+    /// `value` as it may be printed: credentials as `(set)`, a Redis URL without its password.
+    public static func shown(_ key: Key, _ value: String) -> String {
+        if secrets.contains(key) { return value.isEmpty ? "" : "(set)" }
+        if key == .redisUrl { return RedisConfiguration.redacting(value) }
+        return value
+    }
 
     /// The help text of `key` (for command-line flags).
     public static func help(_ key: Key) -> String {

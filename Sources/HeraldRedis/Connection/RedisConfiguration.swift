@@ -53,8 +53,11 @@ public struct RedisConfiguration: Sendable, Hashable {
     public init(url: String) throws {
         self.init()
         let scheme = "redis://"
+        if url.lowercased().hasPrefix("rediss://") {
+            throw RedisError(code: .connection, message: Self.noTLSMessage)
+        }
         guard url.hasPrefix(scheme) else {
-            throw RedisError(code: .connection, message: "expected a redis:// URL, got \"\(url)\"")
+            throw RedisError(code: .connection, message: "expected a redis:// URL, got \"\(Self.redacting(url))\"")
         }
         var rest = Substring(url.dropFirst(scheme.count))
         if let at = rest.lastIndex(of: "@") {
@@ -74,7 +77,7 @@ public struct RedisConfiguration: Sendable, Hashable {
             let path = rest[rest.index(after: slash)...]
             if !path.isEmpty {
                 guard let db = Int(path), db >= 0 else {
-                    throw RedisError(code: .connection, message: "database \"\(path)\" in \(url) is not a number")
+                    throw RedisError(code: .connection, message: "database \"\(path)\" in \(Self.redacting(url)) is not a number")
                 }
                 database = db
             }
@@ -95,9 +98,22 @@ public struct RedisConfiguration: Sendable, Hashable {
 
     private mutating func setPort(_ text: Substring, _ url: String) throws {
         guard let value = Int(text), (1...65535).contains(value) else {
-            throw RedisError(code: .connection, message: "port \"\(text)\" in \(url) is not a TCP port")
+            throw RedisError(code: .connection, message: "port \"\(text)\" in \(Self.redacting(url)) is not a TCP port")
         }
         port = value
+    }
+
+    /// Why `rediss://` is refused: the hiredis Herald links (0.14, Debian 12) has no TLS.
+    public static let noTLSMessage =
+        "rediss:// (Redis over TLS) is not supported: Herald's Redis client (hiredis 0.14) has no TLS; reach Redis over a private network, or through a TLS tunnel such as stunnel on the worker's host (docs/operations.md, \"Redis security\")"
+
+    /// `url` with the password of its user info replaced by `***`, for messages and listings.
+    public static func redacting(_ url: String) -> String {
+        guard let schemeEnd = url.range(of: "://"), let at = url[schemeEnd.upperBound...].lastIndex(of: "@") else { return url }
+        let userInfo = url[schemeEnd.upperBound..<at]
+        guard !userInfo.isEmpty else { return url }
+        let user = userInfo.firstIndex(of: ":").map { userInfo[..<$0] + ":" } ?? ""
+        return url[..<schemeEnd.upperBound] + user + "***" + url[at...]
     }
 
     /// `host:port` for messages.
