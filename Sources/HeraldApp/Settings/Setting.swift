@@ -79,7 +79,7 @@ public struct Setting: Sendable, Hashable {
         Setting(.lingerMs, "1000", "Delivery producer linger (batching delay) of the bulk lanes, in milliseconds. A lane writes each task to one partition and flushes when the task ends, so this only has to outlast the broker's answer; lanes that partition by key (no express partitions reserved) use at most 25."),
         Setting(.compression, "lz4", "Producer compression codec: none, gzip, snappy, lz4, zstd."),
         Setting(.allocator, "tuned", "glibc malloc of the process: tuned (fixed thresholds that keep librdkafka's batch buffers in the heap instead of returning them to the kernel after every batch) or glibc (its adaptive defaults). MALLOC_*_ variables or glibc.malloc tunables set by the operator win over tuned."),
-        Setting(.apiHost, "0.0.0.0", "HTTP API bind address."),
+        Setting(.apiHost, "127.0.0.1", "Bind address of the HTTP API and of the worker's /metrics and /health (containers set 0.0.0.0)."),
         Setting(.apiPort, "8080", "HTTP API port."),
         Setting(.metricsPort, "9090", "Worker port for /metrics and /health (0 disables)."),
         Setting(.hubUri, "http://localhost:8080/", "Resource URI that shared-access signatures are issued for."),
