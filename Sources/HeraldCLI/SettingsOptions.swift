@@ -43,6 +43,8 @@ struct SettingsOptions: ParsableArguments {
     @Option(help: ArgumentHelp(Setting.help(.stallLiveSeconds), visibility: .hidden)) var stallLiveSeconds: String?
     @Option(help: ArgumentHelp(Setting.help(.drainSeconds), visibility: .hidden)) var drainSeconds: String?
     @Option(help: ArgumentHelp(Setting.help(.allowDemoKeys), visibility: .hidden)) var allowDemoKeys: String?
+    @Option(help: ArgumentHelp(Setting.help(.userTokenAudience), visibility: .hidden)) var userTokenAudience: String?
+    @Option(help: ArgumentHelp(Setting.help(.userTokenIssuer), visibility: .hidden)) var userTokenIssuer: String?
 
     /// `extra` values win over the flags (commands with their own option for a setting).
     func settings(extra: [Setting.Key: String?] = [:]) -> HeraldSettings {
@@ -85,6 +87,8 @@ struct SettingsOptions: ParsableArguments {
             .stallLiveSeconds: stallLiveSeconds,
             .drainSeconds: drainSeconds,
             .allowDemoKeys: allowDemoKeys,
+            .userTokenAudience: userTokenAudience,
+            .userTokenIssuer: userTokenIssuer,
         ]
         return HeraldSettings(flags: given.merging(extra) { $1 ?? $0 }.compactMapValues { $0 })
     }

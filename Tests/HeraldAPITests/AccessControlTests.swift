@@ -22,9 +22,11 @@ struct AccessControlTests {
     }
 
     @Test(arguments: [
-        ("forged", TestHub.sas("manage", key: "not-the-key"), "invalid_signature"),
+        ("forged", TestHub.sas("manage", key: "not-the-key"), "invalid_token"),
         ("expired", TestHub.sas("manage", expiresIn: -60), "token_expired"),
-        ("unknown policy", TestHub.sas("nobody", key: "x"), "unknown_policy"),
+        // The same answer as a forged signature: policy names do not leak.
+        ("unknown policy", TestHub.sas("nobody", key: "x"), "invalid_token"),
+        ("no host in sr", TestHub.sas("manage", resource: "/v1/notifications"), "invalid_token"),
         ("other hub", TestHub.sas("manage", resource: "http://elsewhere:8080"), "wrong_resource"),
         ("other scheme", [HTTPField.Name.authorization: "Basic YWxpY2U6cHc="], "unsupported_scheme"),
         ("garbage", [HTTPField.Name.authorization: "SharedAccessSignature nonsense"], "malformed_token"),
@@ -186,6 +188,38 @@ struct AccessControlTests {
             let expiredResponse = try await client.call(.post, "/v1/registrationIDs", expired)
             #expect(expiredResponse.status == .unauthorized)
             #expect(expiredResponse.errorCode == "token_expired")
+        }
+    }
+
+    @Test("a user token must use HS256, and carry the configured audience and issuer")
+    func userTokenHeaderAudienceAndIssuer() async throws {
+        // alg none: the signature part is empty, the payload would be alice's.
+        let header = Data(#"{"alg":"none","typ":"JWT"}"#.utf8).base64EncodedString().replacingOccurrences(of: "=", with: "")
+        let payload = Data(#"{"sub":"alice","exp":4102444800}"#.utf8).base64EncodedString().replacingOccurrences(of: "=", with: "")
+        let unsigned: HTTPFields = [.authorization: "Bearer \(header).\(payload)."]
+        let plain = try await TestHub.user("alice")
+        let scoped: HTTPFields = [.authorization: "Bearer " + (try await UserToken.make(
+            user: "alice", key: TestHub.userTokenKey, expiry: Date().addingTimeInterval(600), audience: "news-hub", issuer: "https://login.example"
+        ))]
+        try await TestHub().run { client async throws in
+            let response = try await client.call(.post, "/v1/registrationIDs", unsigned)
+            #expect(response.status == .unauthorized)
+            #expect(response.errorCode == "invalid_user_token")
+            #expect(try await client.call(.post, "/v1/registrationIDs", plain).status == .created)
+        }
+        var strict = TestHub()
+        strict.userTokenAudience = "news-hub"
+        strict.userTokenIssuer = "https://login.example"
+        try await strict.run { client async throws in
+            let withoutClaims = try await client.call(.post, "/v1/registrationIDs", plain)
+            #expect(withoutClaims.status == .unauthorized)
+            #expect(withoutClaims.errorCode == "invalid_user_token")
+            #expect(try await client.call(.post, "/v1/registrationIDs", scoped).status == .created)
+        }
+        var otherIssuer = TestHub()
+        otherIssuer.userTokenIssuer = "https://elsewhere.example"
+        try await otherIssuer.run { client async throws in
+            #expect(try await client.call(.post, "/v1/registrationIDs", scoped).status == .unauthorized)
         }
     }
 

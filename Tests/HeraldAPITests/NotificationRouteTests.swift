@@ -36,6 +36,19 @@ struct NotificationRouteTests {
         #expect(hub.publisher.last?.event.native[.apns]?.contains("INVITE_CATEGORY") == true)
     }
 
+    @Test("a status read while the store is down is a 503 to retry, not a 500")
+    func statusWhileTheStoreIsDown() async throws {
+        struct StoreDown: Error {}
+        var hub = TestHub()
+        hub.statusReader.failure = StoreDown()
+        try await hub.run { client async throws in
+            let response = try await client.call(.get, "/v1/notifications/bn-1", TestHub.send)
+            #expect(response.status == .serviceUnavailable)
+            #expect(response.errorCode == "unavailable")
+            #expect(response.headers[.retryAfter] == "1")
+        }
+    }
+
     @Test func statusIsReadBackOrNotFound() async throws {
         var hub = TestHub()
         hub.statusReader.records["bn-1"] = .accepted(eventId: "bn-1", taskCount: 4, publishedAt: nil, acceptedAt: Date(timeIntervalSince1970: 1_800_000_000))

@@ -4,14 +4,20 @@ import Foundation
 extension SharedAccessSignature {
     /// The rights this token grants for a request on `requestResource` (the hub URI
     /// followed by the request path), or the 401 that says why it grants none.
+    ///
+    /// An unknown policy and a wrong signature get the same answer (`invalid_token`), after
+    /// the same work, so a caller cannot learn which policy names exist.
     func verify(policies: [String: SharedAccessPolicy], requestResource: String, now: Date) throws(APIError) -> SharedAccessPolicy {
-        guard let policy = policies[policyName] else {
-            throw .unauthenticated("unknown_policy", "no shared-access policy is named \"\(policyName)\"")
+        guard Self.hasHost(resource) else {
+            throw .unauthenticated("invalid_token", "sr= must be an absolute URI with a host, for example https://hub.example.com/")
         }
+        let policy = policies[policyName]
         let message = Data("\(encodedResource)\n\(expiry)".utf8)
+        let key = SymmetricKey(data: Data((policy?.key ?? Self.unknownPolicyKey).utf8))
         // isValidAuthenticationCode compares in constant time.
-        guard HMAC<SHA256>.isValidAuthenticationCode(signature, authenticating: message, using: SymmetricKey(data: Data(policy.key.utf8))) else {
-            throw .unauthenticated("invalid_signature", "the SharedAccessSignature was not made with the key of policy \"\(policyName)\"")
+        let signed = HMAC<SHA256>.isValidAuthenticationCode(signature, authenticating: message, using: key)
+        guard let policy, signed else {
+            throw .unauthenticated("invalid_token", "the SharedAccessSignature is not valid for this hub")
         }
         guard Int64(now.timeIntervalSince1970) < expiry else {
             throw .unauthenticated("token_expired", "the SharedAccessSignature expired at \(expiry) (seconds since 1970)")
@@ -20,6 +26,17 @@ extension SharedAccessSignature {
             throw .unauthenticated("wrong_resource", "the SharedAccessSignature is for \"\(resource)\", which does not cover \"\(requestResource)\"")
         }
         return policy
+    }
+
+    /// Stands in for the key of a policy that does not exist, so both failures cost one HMAC.
+    private static let unknownPolicyKey = "herald-no-such-policy-" + UUID().uuidString
+
+    /// `scheme://host...` with a non-empty host.
+    static func hasHost(_ uri: String) -> Bool {
+        guard let schemeEnd = uri.range(of: "://"), uri.startIndex < schemeEnd.lowerBound else { return false }
+        let authority = uri[schemeEnd.upperBound...].prefix { $0 != "/" && $0 != "?" && $0 != "#" }
+        let host = authority.split(separator: "@").last.map { $0.split(separator: ":").first ?? "" } ?? ""
+        return !host.isEmpty
     }
 
     /// Whether a token for `scope` may be used on `target`: `scope` is a prefix of

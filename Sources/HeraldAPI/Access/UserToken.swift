@@ -7,12 +7,13 @@ import JWTKit
 public enum UserToken {
     /// A token for `user`, signed with the operator's user-token key, valid until `expiry`.
     /// - Throws: ``APIConfigurationError`` when `key` is shorter than 32 bytes.
-    public static func make(user: String, key: String, expiry: Date) async throws -> String {
+    public static func make(user: String, key: String, expiry: Date, audience: String? = nil, issuer: String? = nil) async throws -> String {
         try APIConfiguration.checkUserTokenKey(key)
         let keys = JWTKeyCollection()
         await keys.add(hmac: HMACKey(from: key), digestAlgorithm: .sha256)
         let payload = UserTokenClaims(
-            sub: SubjectClaim(value: user), exp: ExpirationClaim(value: expiry), iat: IssuedAtClaim(value: Date())
+            sub: SubjectClaim(value: user), exp: ExpirationClaim(value: expiry), iat: IssuedAtClaim(value: Date()),
+            aud: audience.map { AudienceClaim(value: [$0]) }, iss: issuer.map { IssuerClaim(value: $0) }
         )
         return try await keys.sign(payload)
     }
@@ -24,6 +25,8 @@ struct UserTokenClaims: JWTPayload {
     var sub: SubjectClaim
     var exp: ExpirationClaim
     var iat: IssuedAtClaim?
+    var aud: AudienceClaim?
+    var iss: IssuerClaim?
 
     func verify(using algorithm: some JWTAlgorithm) async throws {}
 }

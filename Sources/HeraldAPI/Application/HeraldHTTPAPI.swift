@@ -33,7 +33,10 @@ public func buildRouter(
 
     var userTokens: UserTokenVerifier?
     if let key = configuration.userTokenKey {
-        userTokens = await UserTokenVerifier.make(key: key, leeway: configuration.userTokenLeeway)
+        userTokens = await UserTokenVerifier.make(
+            key: key, leeway: configuration.userTokenLeeway,
+            audience: configuration.userTokenAudience, issuer: configuration.userTokenIssuer
+        )
     }
     let authenticator = RequestAuthenticator(configuration: configuration, userTokens: userTokens, now: now)
     let v1 = router.group("v1").add(middleware: AuthenticationMiddleware(authenticator: authenticator))

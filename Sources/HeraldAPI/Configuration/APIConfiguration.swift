@@ -18,6 +18,10 @@ public struct APIConfiguration: Sendable {
     /// Seconds of clock skew tolerated when checking a user token's `exp`.
     public var userTokenLeeway: Int
     public var limits: APILimits
+    /// When set, a user token's `aud` must contain it.
+    public var userTokenAudience: String?
+    /// When set, a user token's `iss` must equal it.
+    public var userTokenIssuer: String?
 
     public init(
         host: String = "127.0.0.1",
@@ -26,8 +30,12 @@ public struct APIConfiguration: Sendable {
         policies: [SharedAccessPolicy] = [],
         userTokenKey: String? = nil,
         userTokenLeeway: Int = 30,
-        limits: APILimits = .default
+        limits: APILimits = .default,
+        userTokenAudience: String? = nil,
+        userTokenIssuer: String? = nil
     ) {
+        self.userTokenAudience = userTokenAudience
+        self.userTokenIssuer = userTokenIssuer
         self.host = host
         self.port = port
         self.hubResource = hubResource

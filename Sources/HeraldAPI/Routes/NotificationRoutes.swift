@@ -38,7 +38,17 @@ struct NotificationRoutes: Sendable {
         try context.requireCaller().authorize(.readNotificationStatus)
         let id = try RequestReading.parameter("id", of: context)
         if let problem = IdentifierRules.eventIdProblem(id) { throw APIError.invalidParameter("id", problem) }
-        guard let record = try await statusReader.status(eventId: id) else {
+        let stored: StatusRecord?
+        do {
+            stored = try await statusReader.status(eventId: id)
+        } catch {
+            // The status store (Redis) is down or unreadable: a 503 the client may retry.
+            throw APIError(
+                status: .serviceUnavailable, code: "unavailable",
+                message: "the status store does not answer; retry later", headers: [.retryAfter: "1"]
+            )
+        }
+        guard let record = stored else {
             throw APIError.notFound("a status for event \"\(id)\" (it may not have been planned yet)")
         }
         let encoder = JSONEncoder()

@@ -28,7 +28,9 @@ public struct APIRunner: Sendable {
             hubResource: settings[.hubUri],
             policies: try SharedAccessPolicy.parseList(settings[.policies]),
             userTokenKey: settings[.userTokenKey].isEmpty ? nil : settings[.userTokenKey],
-            limits: limits
+            limits: limits,
+            userTokenAudience: settings[.userTokenAudience].isEmpty ? nil : settings[.userTokenAudience],
+            userTokenIssuer: settings[.userTokenIssuer].isEmpty ? nil : settings[.userTokenIssuer]
         )
     }
 

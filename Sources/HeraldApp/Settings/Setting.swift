@@ -51,6 +51,8 @@ public struct Setting: Sendable, Hashable {
         case stallLiveSeconds = "stall-live-seconds"
         case drainSeconds = "drain-seconds"
         case allowDemoKeys = "allow-demo-keys"
+        case userTokenAudience = "user-token-audience"
+        case userTokenIssuer = "user-token-issuer"
     }
 
     public static let all: [Setting] = [
@@ -85,6 +87,8 @@ public struct Setting: Sendable, Hashable {
         Setting(.hubUri, "http://localhost:8080/", "Resource URI that shared-access signatures are issued for."),
         Setting(.policies, "", "Shared-access policies: name:rights:key;... (rights from listen,send,manage joined with +)."),
         Setting(.userTokenKey, "", "HS256 key for user tokens (notify-users); empty disables user tokens."),
+        Setting(.userTokenAudience, "", "When set, a user token's aud claim must contain this value."),
+        Setting(.userTokenIssuer, "", "When set, a user token's iss claim must equal this value."),
         Setting(.idSecret, "", "Secret that signs issued registration ids (required in production)."),
         Setting(.logLevel, "info", "trace, debug, info, notice, warning, error, critical."),
         Setting(.payloadLimits, "apns=4096,fcm=4096,wns=5120,webpush=4096", "Largest rendered payload per platform, in bytes (each from 256 to 65536); a larger rendition is skipped with reason payload_too_large, and registration refuses templates whose fixed text passes it."),

@@ -18,8 +18,11 @@ final class RecordingPublisher: NotificationPublishing, Sendable {
 /// Answers status queries from a fixed table.
 struct FixedStatusReader: NotificationStatusReading {
     var records: [String: StatusRecord] = [:]
+    /// Thrown by every read when set, as a store that is down would.
+    var failure: (any Error & Sendable)?
 
     func status(eventId: String) async throws -> StatusRecord? {
-        records[eventId]
+        if let failure { throw failure }
+        return records[eventId]
     }
 }

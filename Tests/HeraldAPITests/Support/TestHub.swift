@@ -24,9 +24,14 @@ struct TestHub {
     var statusReader = FixedStatusReader()
     let prometheus = PrometheusCollectorRegistry()
     var limits = APILimits.default
+    var userTokenAudience: String?
+    var userTokenIssuer: String?
 
     var configuration: APIConfiguration {
-        APIConfiguration(hubResource: Self.hubResource, policies: Self.policies, userTokenKey: Self.userTokenKey, limits: limits)
+        APIConfiguration(
+            hubResource: Self.hubResource, policies: Self.policies, userTokenKey: Self.userTokenKey, limits: limits,
+            userTokenAudience: userTokenAudience, userTokenIssuer: userTokenIssuer
+        )
     }
 
     func router() async throws -> Router<APIRequestContext> {
