@@ -12,7 +12,7 @@ help:
 	@echo "make run           set up, start the embedded stack, run Herald's breaking-news story end to end"
 	@echo "make test          set up, build, start servers, run every test"
 	@echo "make bench         release build, benchmarks side by side with the broker ceiling"
-	@echo "make fuzz          run the tag-expression and template fuzzers for a bounded time"
+	@echo "make fuzz          run every fuzzer for 10 minutes (FUZZ_SECONDS=N to change)"
 	@echo "make stack-up / stack-down / stack-status   the private Redis + broker"
 
 bootstrap:

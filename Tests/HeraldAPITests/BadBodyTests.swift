@@ -99,4 +99,22 @@ struct BadBodyTests {
         }
         #expect(hub.registry.writes == 0)
     }
+
+    @Test("a notification the pipeline could not carry is refused at the door with 413, over the event limit or the body limit")
+    func oversizeNotificationsAreRefused() async throws {
+        let hub = TestHub()
+        @Sendable func event(_ size: Int) -> String {
+            #"{"tags":"World","properties":{"News_English":""# + String(repeating: "x", count: size) + #""}}"#
+        }
+        try await hub.run { client async throws in
+            let overEvent = try await client.call(.post, "/v1/notifications", TestHub.send, body: event(300_000))
+            #expect(overEvent.status == .contentTooLarge)
+            #expect(try overEvent.json()["error"]?["message"]?.stringValue?.contains("262144") == true)
+            let overBody = try await client.call(.post, "/v1/notifications", TestHub.send, body: event(600_000))
+            #expect(overBody.status == .contentTooLarge)
+            let fits = try await client.call(.post, "/v1/notifications", TestHub.send, body: event(200_000))
+            #expect(fits.status == .accepted)
+        }
+        #expect(hub.publisher.count == 1)
+    }
 }
