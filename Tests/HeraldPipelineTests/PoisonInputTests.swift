@@ -95,7 +95,7 @@ struct PoisonInputTests {
         }
     }
 
-    @Test("an unreadable task between good ones is dead-lettered; the good ones deliver and the offsets move past it")
+    @Test("unreadable tasks on the express and bulk task topics are dead-lettered; the good ones deliver and the offsets move past them")
     func unreadableTaskIsDeadLettered() async throws {
         try await withPipelineHarness(slots: 4) { configuration in
             // Narrow events go through the express topic, where the poison is put.
@@ -118,18 +118,26 @@ struct PoisonInputTests {
             }
             try await notifyAlice("one-2")
             try await notifyAlice("one-3")
-            for id in ["one-1", "one-2", "one-3"] {
+            // The bulk lanes' topic: a poison on every partition, then a broadcast.
+            let bulkTopic = harness.configuration.topics.tasks
+            for partition in 0..<Int32(harness.configuration.topics.tasksPartitions) {
+                try await harness.publishRaw(Array("not a task".utf8), key: "poison", partition: partition, topic: bulkTopic)
+            }
+            _ = try await harness.publish(NotificationEvent(id: "bc-1", audience: .broadcast, properties: ["News_English": "all"]))
+            for id in ["one-1", "one-2", "one-3", "bc-1"] {
                 let status = try await harness.finalStatus(id)
                 #expect(status.state == .completed, "\(id)")
                 #expect(try await harness.deliveries(eventId: id).count == 1, "\(id)")
             }
             let letters = try await harness.records(harness.configuration.topics.eventsDeadLetters)
-            #expect(letters.count == 2)
+            #expect(letters.count == 2 + Int(harness.configuration.topics.tasksPartitions))
+            var sources: [String: Int] = [:]
             for letter in letters {
                 let envelope = try JSONValue.parse(letter.value ?? [])
                 #expect(envelope["reason"] == .string("unreadable_task"))
-                #expect(envelope["source"]?["topic"] == .string(expressTopic))
+                if case .string(let topic)? = envelope["source"]?["topic"] { sources[topic, default: 0] += 1 }
             }
+            #expect(sources == [expressTopic: 2, bulkTopic: Int(harness.configuration.topics.tasksPartitions)])
             try await harness.stopRoles()
             // The express group committed past every record of its topic, the poison included.
             let committed = try await Self.committed(harness, group: harness.configuration.expressGroup, topic: expressTopic, partitions: 2)
