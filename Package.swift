@@ -7,7 +7,7 @@ import PackageDescription
 //   HeraldRedis     the only module that imports hiredis (CHiredis)
 //   HeraldRegistry  registration log (Kafka) and index (Redis slot layout, Lua)
 //   HeraldPipeline  worker roles: planner, fan-out, indexer
-//   HeraldAPI       Hummingbird HTTP API and access control
+//   HeraldAPI       Hummingbird HTTP API and access control (builds without librdkafka and hiredis)
 //   HeraldApp       configuration and service wiring shared by the commands
 //   HeraldCLI       the `herald` executable
 let package = Package(
@@ -77,10 +77,11 @@ let package = Package(
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]
         ),
+        // No Kafka or Redis here (no C libraries): HeraldApp implements the API's protocols.
         .target(
             name: "HeraldAPI",
             dependencies: [
-                "HeraldDomain", "HeraldKafka", "HeraldRedis", "HeraldRegistry",
+                "HeraldDomain",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "JWTKit", package: "jwt-kit"),

@@ -1,5 +1,4 @@
 import HeraldDomain
-import HeraldRegistry
 
 extension Installation {
     /// The installation as the API shows it (Azure's field names), in a fixed order with

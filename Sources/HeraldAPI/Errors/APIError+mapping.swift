@@ -1,6 +1,5 @@
 import HTTPTypes
 import HeraldDomain
-import HeraldRegistry
 import Hummingbird
 
 /// The one place where failures become HTTP statuses: registry outcomes, validation,

@@ -1,6 +1,5 @@
 import HTTPTypes
 import HeraldDomain
-import HeraldRegistry
 import Hummingbird
 
 /// Azure-style installations: one device with several named templates, each its own

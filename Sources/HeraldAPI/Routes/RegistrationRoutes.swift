@@ -1,6 +1,5 @@
 import HTTPTypes
 import HeraldDomain
-import HeraldRegistry
 import Hummingbird
 
 /// Azure-style registrations: ids from `POST /v1/registrationIDs`, then upsert, read and

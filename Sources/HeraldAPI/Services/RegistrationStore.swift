@@ -1,5 +1,4 @@
 import HeraldDomain
-import HeraldRegistry
 
 /// The registration system of record as the API sees it. HeraldRegistry's service has
 /// exactly these methods, so `HeraldApp` conforms it with an empty extension; tests use an

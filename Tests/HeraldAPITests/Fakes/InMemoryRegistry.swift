@@ -1,6 +1,5 @@
 import HeraldAPI
 import HeraldDomain
-import HeraldRegistry
 import Synchronization
 
 /// A registry that keeps everything in memory and behaves like the real one where the API

@@ -1,4 +1,3 @@
-import HeraldDomain
 
 /// A registry operation failed. `code` is stable (the API maps it to an HTTP status in one
 /// place); `message` says what and where; `issues` lists every validation problem.

@@ -1,4 +1,3 @@
-import HeraldDomain
 
 /// The answer to a registration lookup.
 public enum RegistrationLookup: Sendable {
