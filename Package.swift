@@ -152,7 +152,7 @@ let package = Package(
         .testTarget(
             name: "HeraldIntegrationTests",
             dependencies: [
-                "HeraldApp", "HeraldTestSupport", "HeraldDomain", "HeraldKafka", "HeraldPipeline",
+                "HeraldAPI", "HeraldApp", "HeraldTestSupport", "HeraldDomain", "HeraldKafka", "HeraldPipeline",
                 "HeraldRedis", "HeraldRegistry",
             ]
         ),

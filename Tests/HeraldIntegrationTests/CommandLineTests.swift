@@ -1,4 +1,5 @@
 import Foundation
+import HeraldAPI
 @testable import HeraldApp
 import Testing
 
@@ -45,6 +46,13 @@ struct CommandLineTests {
             environment: environment.merging(["HERALD_ALLOW_DEMO_KEYS": "true"]) { $1 }, timeout: 30
         )
         #expect(!allowed.stderr.contains(message), "\(allowed.stderr)")
+    }
+
+    @Test("the API's bind address defaults to loopback in the settings and in APIConfiguration alike")
+    func apiHostDefaultsAgree() throws {
+        let setting = try #require(Setting.all.first { $0.key == .apiHost })
+        #expect(setting.defaultValue == "127.0.0.1")
+        #expect(APIConfiguration().host == setting.defaultValue)
     }
 
     @Test("herald config and setting errors never print a Redis password; rediss:// is refused with the reason")
