@@ -54,6 +54,7 @@ let package = Package(
             name: "HeraldRedis",
             dependencies: [
                 "CHiredis",
+                .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),

@@ -22,11 +22,11 @@ public struct SharedAccessSignature: Sendable, Hashable {
     /// A token for `resource` signed with `key`, valid until `expiry`: the whole
     /// `Authorization` header value.
     public static func token(resource: String, policy: String, key: String, expiry: Date) -> String {
-        let encodedResource = PercentEncoding.encode(resource)
+        let encodedResource = resource.percentEncodedForSAS
         let seconds = Int64(expiry.timeIntervalSince1970.rounded(.down))
         let mac = Self.mac(encodedResource: encodedResource, expiry: seconds, key: key)
         let signature = Data(mac).base64EncodedString()
-        return "\(scheme) sr=\(encodedResource)&sig=\(PercentEncoding.encode(signature))&se=\(seconds)&skn=\(PercentEncoding.encode(policy))"
+        return "\(scheme) sr=\(encodedResource)&sig=\(signature.percentEncodedForSAS)&se=\(seconds)&skn=\(policy.percentEncodedForSAS)"
     }
 
     /// Parses the part of the header after `SharedAccessSignature `: `&`-separated
@@ -43,16 +43,16 @@ public struct SharedAccessSignature: Sendable, Hashable {
             throw .unauthenticated("malformed_token", "the SharedAccessSignature has no \(name)= parameter")
         }
         let encodedResource = fields["sr"]!
-        guard let resource = PercentEncoding.decode(encodedResource) else {
+        guard let resource = encodedResource.removingPercentEncoding else {
             throw .unauthenticated("malformed_token", "sr= is not valid percent-encoded UTF-8")
         }
-        guard let signatureText = PercentEncoding.decode(fields["sig"]!), let signature = Data(base64Encoded: signatureText) else {
+        guard let signatureText = fields["sig"]!.removingPercentEncoding, let signature = Data(base64Encoded: signatureText) else {
             throw .unauthenticated("malformed_token", "sig= is not a base64 HMAC-SHA256")
         }
         guard let expiry = Int64(fields["se"]!) else {
             throw .unauthenticated("malformed_token", "se= must be the expiry in seconds since 1970")
         }
-        guard let policyName = PercentEncoding.decode(fields["skn"]!) else {
+        guard let policyName = fields["skn"]!.removingPercentEncoding else {
             throw .unauthenticated("malformed_token", "skn= is not valid percent-encoded UTF-8")
         }
         return SharedAccessSignature(
@@ -64,4 +64,19 @@ public struct SharedAccessSignature: Sendable, Hashable {
         let message = Data("\(encodedResource)\n\(expiry)".utf8)
         return Array(HMAC<SHA256>.authenticationCode(for: message, using: SymmetricKey(data: Data(key.utf8))))
     }
+}
+
+extension String {
+    /// RFC 3986 percent-encoding as SAS tokens use it: everything but the unreserved
+    /// characters is encoded, so the encoded resource is the same text on both ends.
+    /// (Decoding is Foundation's `removingPercentEncoding`, which leaves `+` alone, as base64
+    /// signatures need, and answers nil for a malformed escape or non-UTF-8.)
+    var percentEncodedForSAS: String {
+        // Every string can be encoded with a non-empty allowed set.
+        addingPercentEncoding(withAllowedCharacters: .rfc3986Unreserved)!
+    }
+}
+
+extension CharacterSet {
+    static let rfc3986Unreserved = CharacterSet(charactersIn: "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~")
 }
