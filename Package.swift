@@ -41,6 +41,9 @@ let package = Package(
             providers: [.apt(["libhiredis-dev"]), .brew(["hiredis"])]
         ),
 
+        // glibc's malloc.h (mallopt), for HERALD_ALLOCATOR; no library to link.
+        .systemLibrary(name: "CMalloc"),
+
         // MARK: Herald modules
         .target(name: "HeraldDomain"),
         .target(
@@ -102,7 +105,7 @@ let package = Package(
         .target(
             name: "HeraldApp",
             dependencies: [
-                "HeraldDomain", "HeraldKafka", "HeraldRedis", "HeraldRegistry", "HeraldPipeline", "HeraldAPI",
+                "CMalloc", "HeraldDomain", "HeraldKafka", "HeraldRedis", "HeraldRegistry", "HeraldPipeline", "HeraldAPI",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Metrics", package: "swift-metrics"),

@@ -1,4 +1,6 @@
-import CRdKafka
+#if canImport(CMalloc)
+import CMalloc
+#endif
 
 /// glibc `malloc` thresholds for a process that produces to Kafka at full speed.
 ///
