@@ -30,7 +30,7 @@ run: build
 
 bench: bootstrap
 	$(SWIFT) build -c release $(SWIFT_BUILD_FLAGS)
-	scripts/stack run -- .build/release/herald bench $(BENCH_ARGS)
+	scripts/stack run -- .build/release/herald-bench $(BENCH_ARGS)
 
 fuzz: bootstrap
 	scripts/fuzz $(FUZZ_SECONDS)

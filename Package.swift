@@ -15,6 +15,8 @@ let package = Package(
     platforms: [.macOS(.v15)],
     products: [
         .executable(name: "herald", targets: ["HeraldCLI"]),
+        // The benchmark harness (`make bench`); `herald bench` runs it.
+        .executable(name: "herald-bench", targets: ["HeraldBench"]),
         .library(name: "HeraldDomain", targets: ["HeraldDomain"]),
     ],
     dependencies: [
@@ -94,7 +96,7 @@ let package = Package(
                 .product(name: "Prometheus", package: "swift-prometheus"),
             ]
         ),
-        // `herald bench`: broker ceiling, broadcast, latency, memory and micro-benchmarks.
+        // The harness of `herald-bench`: broker ceiling, broadcast, latency, memory and micro-benchmarks.
         .target(
             name: "HeraldBenchmarks",
             dependencies: [
@@ -113,12 +115,25 @@ let package = Package(
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]
         ),
+        // Options and helpers shared by the two executables.
+        .target(
+            name: "HeraldCommandLine",
+            dependencies: ["HeraldApp", .product(name: "ArgumentParser", package: "swift-argument-parser")]
+        ),
         .executableTarget(
             name: "HeraldCLI",
             dependencies: [
-                "HeraldApp", "HeraldBenchmarks", "HeraldAPI", "HeraldDomain", "HeraldKafka",
+                "HeraldApp", "HeraldCommandLine", "HeraldAPI", "HeraldDomain", "HeraldKafka",
                 "HeraldPipeline", "HeraldRedis", "HeraldRegistry",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ]
+        ),
+        .executableTarget(
+            name: "HeraldBench",
+            dependencies: [
+                "HeraldApp", "HeraldBenchmarks", "HeraldCommandLine", "HeraldPipeline",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
             ]
         ),
         // Starts private redis-server and broker processes on free ports for tests.

@@ -1,4 +1,5 @@
 import ArgumentParser
+import HeraldCommandLine
 import Foundation
 import HeraldDomain
 
@@ -57,8 +58,4 @@ struct ExprCommand: ParsableCommand {
     }
 }
 
-struct StandardError: TextOutputStream {
-    mutating func write(_ string: String) {
-        FileHandle.standardError.write(Data(string.utf8))
-    }
-}
+

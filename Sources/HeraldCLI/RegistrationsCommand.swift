@@ -1,4 +1,5 @@
 import ArgumentParser
+import HeraldCommandLine
 import Foundation
 import HeraldApp
 

@@ -1,8 +1,8 @@
 import Foundation
 
 /// Command-line values that may name a file instead: `@path` reads the file, `@-` reads stdin.
-enum InputArgument {
-    static func resolve(_ value: String) throws -> String {
+public enum InputArgument {
+    public static func resolve(_ value: String) throws -> String {
         guard value.hasPrefix("@") else { return value }
         let path = String(value.dropFirst())
         if path == "-" {
@@ -17,7 +17,15 @@ enum InputArgument {
 }
 
 /// A failure a command reports as one line on stderr with a non-zero exit.
-struct CommandFailure: Error, CustomStringConvertible {
-    var description: String
-    init(_ message: String) { description = message }
+public struct CommandFailure: Error, CustomStringConvertible {
+    public var description: String
+    public init(_ message: String) { description = message }
+}
+
+/// Standard error as a `TextOutputStream`, for `print(..., to:)`.
+public struct StandardError: TextOutputStream {
+    public init() {}
+    public mutating func write(_ string: String) {
+        FileHandle.standardError.write(Data(string.utf8))
+    }
 }

@@ -1,0 +1,149 @@
+import ArgumentParser
+import Foundation
+import HeraldApp
+import HeraldBenchmarks
+import HeraldCommandLine
+import HeraldPipeline
+import Logging
+
+/// `herald-bench` (also reached as `herald bench`): every performance figure of
+/// docs/performance.md in one run, printed as one table and written to `bench/results/<run>.json`.
+/// A separate executable, so the production `herald` binary links no benchmark code.
+@main
+struct BenchCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "herald-bench",
+        abstract: "Measure Herald against the broker's own ceiling: broadcast, latency, memory, micro.",
+        discussion: """
+        Needs a Kafka-compatible broker and Redis (`make bench` starts the embedded ones). Every \
+        run uses its own topics, consumer ids and Redis prefix and removes them afterwards. \
+        Worker processes are spawned from the `herald` executable next to this one (`herald worker`) \
+        so their memory is measured alone. See docs/performance.md for what each figure means.
+        """
+    )
+
+    @OptionGroup var settings: SettingsOptions
+
+    @Option(help: "Registrations of the main population.") var registrations: Int = 1_000_000
+    @Option(help: "Worker processes to spawn.") var workers: Int = 1
+    @Option(help: "Partitions of the task topic; the deliveries topic gets 2 more (the express ones).") var partitions: Int = 8
+    @Option(help: "Populations whose worker peak RSS is measured, comma separated.") var memorySizes: String = "100000,1000000"
+    @Option(help: "Records written by the broker-ceiling phase.") var ceilingRecords: Int = 400_000
+    @Option(help: "Extra broadcasts of the main population, each between two ceilings of its own (0: none).") var rounds: Int = 3
+    @Option(help: "How registrations are seeded: lua (the indexer's apply script) or bulk (checked identical first).")
+    var seedPath: BenchmarkOptions.SeedPath = .bulk
+    @Option(help: "Threads seeding Redis in parallel.") var seedThreads: Int = 2
+    @Option(help: "One-recipient events per second in the latency runs.") var latencyRate: Int = 20
+    @Option(help: "Seconds each latency run lasts (at most).") var latencySeconds: Int = 10
+    @Option(help: "Tag expression of the narrower wide event.") var expression: String = "(World || Politics) && !Sports"
+    @Option(help: "Directory the JSON results are written to.") var results: String = "bench/results"
+    @Option(help: "Executable spawned as `<it> worker` (default: the herald next to this executable).") var workerExecutable: String?
+    @Option(help: "What stops a fan-out's clock: committed (the status reader saw every task's commit; deliveries counted afterwards) or seen (the reader saw the last delivery).")
+    var clock: BenchmarkOptions.Clock = .committed
+
+    @Flag(help: "Skip the pipeline phases (broadcast, latency, memory).") var skipBroadcast = false
+    @Flag(help: "Skip the latency runs.") var skipLatency = false
+    @Flag(help: "Skip the memory populations other than the main one.") var skipMemory = false
+    @Flag(help: "Skip the broker ceiling.") var skipCeiling = false
+    @Flag(help: "Skip the micro-benchmarks.") var skipMicro = false
+    @Flag(help: "Run only the micro-benchmarks (no broker or Redis needed).") var microOnly = false
+    @Flag(help: "Also time `herald reindex` of the main population.") var reindex = false
+    @Flag(help: "Keep the run's topics, Redis keys and worker logs.") var keepData = false
+
+    func validate() throws {
+        guard registrations >= 1_000 else { throw ValidationError("--registrations must be at least 1000") }
+        guard workers >= 1, workers <= 16 else { throw ValidationError("--workers must be 1 to 16") }
+        guard partitions >= 1 else { throw ValidationError("--partitions must be at least 1") }
+        guard (0...20).contains(rounds) else { throw ValidationError("--rounds must be 0 to 20") }
+        guard latencyRate >= 1, latencySeconds >= 1 else { throw ValidationError("--latency-rate and --latency-seconds must be positive") }
+        guard parsedMemorySizes != nil else { throw ValidationError("--memory-sizes must be comma-separated counts of at least 1000") }
+    }
+
+    private var parsedMemorySizes: [Int]? {
+        let sizes = memorySizes.split(separator: ",").map { Int($0.trimmingCharacters(in: .whitespaces)) }
+        guard !sizes.isEmpty, sizes.allSatisfy({ ($0 ?? 0) >= 1_000 }) else { return nil }
+        return sizes.compactMap { $0 }
+    }
+
+    func run() async throws {
+        var options = BenchmarkOptions()
+        options.registrations = registrations
+        options.workers = workers
+        options.partitions = partitions
+        options.memorySizes = parsedMemorySizes ?? []
+        options.ceilingRecords = ceilingRecords
+        options.rounds = rounds
+        options.seedPath = seedPath
+        options.seedThreads = seedThreads
+        options.latencyRate = latencyRate
+        options.latencySeconds = latencySeconds
+        options.expression = expression
+        options.keepData = keepData
+        options.clock = clock
+        options.runReindex = reindex
+        options.runMicro = !skipMicro
+        options.runCeiling = !skipCeiling && !microOnly
+        options.runBroadcast = !skipBroadcast && !microOnly
+        options.runLatency = !skipLatency && !skipBroadcast && !microOnly
+        options.runMemory = !skipMemory && !skipBroadcast && !microOnly
+
+        // Tansu delays a group join by about half the session timeout: keep it short unless set.
+        let timeout = settings.sessionTimeoutMs ?? ProcessInfo.processInfo.environment["HERALD_SESSION_TIMEOUT_MS"] ?? "6000"
+        let base = settings.settings(extra: [.sessionTimeoutMs: timeout])
+        // The same malloc as the workers it spawns (they get HERALD_ALLOCATOR from `base`), so
+        // the ceiling's producers and the lanes' producers run on the same allocator settings.
+        try base.applyAllocator(environment: ProcessInfo.processInfo.environment)
+        let partitionCount = String(partitions)
+        // The express partitions come on top, so each bulk lane has deliveries partitions of its own.
+        let deliveryPartitionCount = String(partitions + PipelineConfiguration().expressDeliveryPartitions)
+        @Sendable func phaseSettings(_ names: BenchmarkNames) -> HeraldSettings {
+            var flags: [Setting.Key: String] = [:]
+            for setting in Setting.all { flags[setting.key] = base[setting.key] }
+            flags[.topicPrefix] = names.topicPrefix
+            flags[.redisPrefix] = names.redisPrefix
+            flags[.taskPartitions] = partitionCount
+            flags[.deliveryPartitions] = deliveryPartitionCount
+            return HeraldSettings(flags: flags, environment: [:], endpointsFile: nil)
+        }
+        let executable = workerExecutable ?? Self.heraldExecutable()
+        var logger = Logger(label: "herald.bench")
+        // Quiet unless asked (progress has its own lines); HERALD_LOG_LEVEL=info also shows the
+        // bench's own clients' librdkafka statistics when `statistics.interval.ms` is set.
+        logger.logLevel = ProcessInfo.processInfo.environment["HERALD_LOG_LEVEL"].flatMap(Logger.Level.init(rawValue:)) ?? .warning
+        let runId = BenchmarkRunner.newRunId()
+        let workDirectory = FileManager.default.temporaryDirectory.appendingPathComponent("herald-\(runId)")
+        try FileManager.default.createDirectory(at: workDirectory, withIntermediateDirectories: true)
+
+        let environment = BenchmarkEnvironment(
+            configuration: { names in try phaseSettings(names).pipelineConfiguration() },
+            workerLaunch: { spec in
+                let phase = phaseSettings(spec.names)
+                var variables: [String: String] = [:]
+                for setting in Setting.all { variables[setting.environment] = phase[setting.key] }
+                let roles = "planner,fanout"
+                for (key, value) in [(Setting.Key.instanceId, spec.instanceId), (.metricsPort, "0"), (.roles, roles)] {
+                    if let setting = Setting.all.first(where: { $0.key == key }) { variables[setting.environment] = value }
+                }
+                return WorkerLaunch(executable: executable, arguments: ["worker", "--roles", roles], environment: variables)
+            },
+            resultsDirectory: URL(fileURLWithPath: results), workDirectory: workDirectory, logger: logger
+        )
+        let (report, url) = try await BenchmarkRunner(options: options, environment: environment, runId: runId).run()
+        print(report.table)
+        print("results: \(url.path)")
+        if keepData {
+            print("worker logs: \(workDirectory.path)")
+        } else {
+            try? FileManager.default.removeItem(at: workDirectory)
+        }
+    }
+
+    /// The `herald` built next to this executable, so workers run the code of the same build.
+    static func heraldExecutable() -> String {
+        let own = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
+        return URL(fileURLWithPath: own).deletingLastPathComponent().appendingPathComponent("herald").path
+    }
+}
+
+extension BenchmarkOptions.SeedPath: ExpressibleByArgument {}
+extension BenchmarkOptions.Clock: ExpressibleByArgument {}
