@@ -10,7 +10,7 @@ struct DeliveryHeadersTests {
     struct Case: Sendable, CustomTestStringConvertible {
         var name: String
         var platform: Platform
-        var priority: NotificationPriority = .normal
+        var priority: NotificationPriority?
         var expiresAt: Date? = nil
         var collapseId: String? = nil
         var templateHeaders: [String: String] = [:]
@@ -20,7 +20,17 @@ struct DeliveryHeadersTests {
     }
 
     static let cases: [Case] = [
-        Case(name: "APNs defaults", platform: .apns, expected: [("apns-push-type", "alert"), ("apns-priority", "5")]),
+        // An alert without a priority is sent at 10, Apple's default: iOS must not hold breaking news.
+        Case(name: "APNs defaults", platform: .apns, expected: [("apns-push-type", "alert"), ("apns-priority", "10")]),
+        Case(name: "APNs normal alert", platform: .apns, priority: .normal, expected: [("apns-push-type", "alert"), ("apns-priority", "5")]),
+        Case(name: "APNs background without a priority is 5", platform: .apns, templateHeaders: ["apns-push-type": "background"],
+             expected: [("apns-push-type", "background"), ("apns-priority", "5")]),
+        Case(name: "TTLs are capped at each service's maximum", platform: .fcm, expiresAt: ModelFixtures.date("2030-01-01T00:00:00Z"),
+             expected: [("fcm-priority", "normal"), ("fcm-ttl", "2419200s")]),
+        Case(name: "WNS TTL capped at 30 days", platform: .wns, expiresAt: ModelFixtures.date("2030-01-01T00:00:00Z"), bodyFormat: .xml,
+             expected: [("X-WNS-Type", "wns/toast"), ("X-WNS-TTL", "2592000")]),
+        Case(name: "web push TTL capped at 28 days", platform: .webpush, expiresAt: ModelFixtures.date("2030-01-01T00:00:00Z"),
+             expected: [("Urgency", "normal"), ("TTL", "2419200")]),
         Case(name: "APNs high, expiring, collapsing", platform: .apns, priority: .high, expiresAt: inOneHour, collapseId: "summit",
              expected: [("apns-push-type", "alert"), ("apns-priority", "10"), ("apns-expiration", "1795287600"), ("apns-collapse-id", "summit")]),
         Case(name: "APNs template push type wins; background forces priority 5", platform: .apns, priority: .high,

@@ -36,6 +36,8 @@ struct TemplateRenderTests {
         TemplateRenderCase("leading zero is not a number", ##"{"n":"#(n)"}"##, ["n": "040"], ##"{"n":"040"}"##),
         TemplateRenderCase("trailing dot is not a number", ##"{"n":"#(n)"}"##, ["n": "1."], ##"{"n":"1."}"##),
         TemplateRenderCase("plus sign is not a number", ##"{"n":"#(n)"}"##, ["n": "+1"], ##"{"n":"+1"}"##),
+        TemplateRenderCase("a number no double holds is a string", ##"{"n":"#(n)"}"##, ["n": "1e999"], ##"{"n":"1e999"}"##),
+        TemplateRenderCase("a negative one too", ##"{"n":"#(n)"}"##, ["n": "-1e400"], ##"{"n":"-1e400"}"##),
         TemplateRenderCase("missing number is an empty string", ##"{"n":"#(n)"}"##, [:], ##"{"n":""}"##),
         TemplateRenderCase("string from #() is escaped", ##"{"n":"#(n)"}"##, ["n": "4\"0"], ##"{"n":"4\"0"}"##),
         TemplateRenderCase("number in an array", ##"["#(n)","$(n)"]"##, ["n": "7"], ##"[7,"7"]"##),

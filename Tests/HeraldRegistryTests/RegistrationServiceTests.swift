@@ -95,12 +95,15 @@ struct RegistrationServiceTests {
             var seen: [String] = []
             repeat {
                 let page = try await service.list(query)
+                // A page never holds more than `limit` (SSCAN pages can hold more ids).
+                #expect(page.items.count <= query.limit, "\(page.items.count) items for limit \(query.limit)")
                 seen += page.items.map(\.registrationId)
                 query.cursor = page.nextCursor
             } while query.cursor != nil
             return seen
         }
         #expect(try await collect(RegistrationQuery(limit: 4)).sorted() == ids.sorted())
+        #expect(try await collect(RegistrationQuery(limit: 1)).sorted() == ids.sorted())
         let even = ids.enumerated().filter { $0.offset % 2 == 0 }.map(\.element)
         #expect(try await collect(RegistrationQuery(tag: "Even", limit: 3)).sorted() == even.sorted())
         let h1 = ids.enumerated().filter { $0.offset % 3 == 1 }.map(\.element)

@@ -68,8 +68,15 @@ extension TemplateExpression {
         return (value[..<kept], true)
     }
 
-    /// JSON's number grammar, a leading minus allowed: `-?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?`.
+    /// JSON's number grammar, a leading minus allowed: `-?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?`,
+    /// and finite as a double: `1e999` matches the grammar, but strict readers (and every push
+    /// service) refuse it as a number, so it is written as a string instead.
     static func isJSONNumber(_ value: String) -> Bool {
+        guard matchesJSONNumberGrammar(value) else { return false }
+        return Double(value)?.isFinite ?? false
+    }
+
+    static func matchesJSONNumberGrammar(_ value: String) -> Bool {
         var iterator = value.utf8.makeIterator()
         var byte = iterator.next()
         if byte == TemplateByte.minus { byte = iterator.next() }

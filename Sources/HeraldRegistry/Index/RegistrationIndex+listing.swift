@@ -17,25 +17,36 @@ extension RegistrationIndex {
     }
 
     /// Where a registration listing resumes: `<slot>:<SSCAN cursor>`.
+    /// Where a listing resumes: a slot, an SSCAN cursor in it, and how many ids of the page
+    /// that cursor returns were already listed (SSCAN's COUNT is only a hint, so a page can
+    /// hold more ids than a listing's `limit`; the rest are listed next time).
     public struct ScanCursor: Sendable, Hashable, CustomStringConvertible {
         public var slot: Int
         public var scan: UInt64
+        public var skip: Int
 
-        public init(slot: Int, scan: UInt64) {
+        public init(slot: Int, scan: UInt64, skip: Int = 0) {
             self.slot = slot
             self.scan = scan
+            self.skip = skip
         }
 
-        /// nil for text that is not a cursor of a layout with `slotCount` slots.
+        /// nil for text that is not a cursor of a layout with `slotCount` slots
+        /// (`slot:scan`, or `slot:scan:skip`).
         public init?(_ text: String, slotCount: Int) {
             let parts = text.split(separator: ":", omittingEmptySubsequences: false)
-            guard parts.count == 2, let slot = Int(parts[0]), (0..<slotCount).contains(slot),
+            guard parts.count == 2 || parts.count == 3, let slot = Int(parts[0]), (0..<slotCount).contains(slot),
                   let scan = UInt64(parts[1])
             else { return nil }
-            self.init(slot: slot, scan: scan)
+            var skip = 0
+            if parts.count == 3 {
+                guard let parsed = Int(parts[2]), (1...1_000_000).contains(parsed) else { return nil }
+                skip = parsed
+            }
+            self.init(slot: slot, scan: scan, skip: skip)
         }
 
-        public var description: String { "\(slot):\(scan)" }
+        public var description: String { skip == 0 ? "\(slot):\(scan)" : "\(slot):\(scan):\(skip)" }
     }
 
     /// Slots whose first SSCAN page is fetched in one round trip, so sparse tags (empty in
@@ -55,7 +66,7 @@ extension RegistrationIndex {
         var ids: [String] = []
         while ids.count < limit {
             let window = min(Self.slotWindow, layout.slotCount - position.slot)
-            let count = max(limit - ids.count, 16)
+            let count = max(limit - ids.count + position.skip, 16)
             let commands = (0..<window).map { offset in
                 RedisCommand.sscan(
                     membership.key(in: layout, slot: position.slot + offset),
@@ -67,12 +78,19 @@ extension RegistrationIndex {
                 guard let page = try reply.get().scanPage else {
                     throw RedisError(code: .unexpectedReply, message: "SSCAN answered \(try reply.get())")
                 }
-                ids.append(contentsOf: page.elements.compactMap(\.string))
+                let fresh = page.elements.compactMap(\.string).dropFirst(position.skip)
+                let room = limit - ids.count
+                if fresh.count > room {
+                    // The page holds more than the listing may return: resume inside it.
+                    ids.append(contentsOf: fresh.prefix(room))
+                    return (ids, ScanCursor(slot: position.slot, scan: position.scan, skip: position.skip + room))
+                }
+                ids.append(contentsOf: fresh)
                 if page.cursor == 0 {
                     position = ScanCursor(slot: position.slot + 1, scan: 0)
                     if position.slot == layout.slotCount { return (ids, nil) }
                 } else {
-                    position.scan = page.cursor
+                    position = ScanCursor(slot: position.slot, scan: page.cursor)
                 }
                 // Later replies in the window are dropped; the cursor resumes exactly here.
                 if ids.count >= limit || page.cursor != 0 { break }

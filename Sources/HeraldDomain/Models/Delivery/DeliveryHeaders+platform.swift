@@ -5,6 +5,11 @@ extension DeliveryHeaders {
     /// header, and four weeks matches FCM's default retention.
     public static let defaultWebPushTTLSeconds: Int64 = 2_419_200
 
+    /// The longest TTL each service keeps a message: FCM 28 days (its documented maximum),
+    /// WNS 30 days, web push 28 days (what the big push services keep; RFC 8030 lets them
+    /// shorten it). A later `expiresAt` is capped, and the record's headers say the capped value.
+    public static let maximumTTLSeconds: [Platform: Int64] = [.fcm: 2_419_200, .wns: 2_592_000, .webpush: 2_419_200]
+
     /// Builds the platform headers for one delivery. Pure: `now` is the render time, used
     /// to turn `expiresAt` into the relative TTLs that FCM, WNS and web push expect.
     ///
@@ -14,18 +19,20 @@ extension DeliveryHeaders {
     /// `X-WNS-Type`), where Herald only fills in a default. Every other header template is
     /// passed through after the derived ones, sorted by name.
     ///
-    /// - APNs: `apns-push-type` (default `alert`), `apns-priority` (`10` high, `5` normal,
-    ///   and always `5` for `background` pushes, which APNs requires), `apns-expiration`
+    /// - APNs: `apns-push-type` (default `alert`), `apns-priority` (`10` high, `5` normal;
+    ///   without a priority `10` for alerts, Apple's default, so iOS does not hold breaking
+    ///   news; always `5` for `background` pushes, which APNs requires), `apns-expiration`
     ///   (epoch seconds of `expiresAt`), `apns-collapse-id`.
-    /// - FCM: `fcm-priority` (`high`/`normal`, the HTTP v1 Android priority), `fcm-ttl`
-    ///   (`"<seconds>s"`, the HTTP v1 duration format), `fcm-collapse-key`.
+    /// - FCM: `fcm-priority` (`high`/`normal`, the HTTP v1 Android priority; default normal),
+    ///   `fcm-ttl` (`"<seconds>s"`, the HTTP v1 duration format, at most 28 days),
+    ///   `fcm-collapse-key`.
     /// - WNS: `X-WNS-Type` (default `wns/toast` for XML bodies, `wns/raw` otherwise),
-    ///   `X-WNS-TTL` (seconds). WNS has no collapse header for toasts; none is sent.
+    ///   `X-WNS-TTL` (seconds, at most 30 days). WNS has no collapse header for toasts; none is sent.
     /// - Web push: `Urgency` (`high`/`normal`), `TTL` (seconds, default
-    ///   ``defaultWebPushTTLSeconds``), `Topic` (the collapse id, only when it fits RFC
+    ///   ``defaultWebPushTTLSeconds``, at most 28 days), `Topic` (the collapse id, only when it fits RFC
     ///   8030's 32 URL-safe base64 characters; otherwise left out rather than refused).
     public static func forDelivery(
-        platform: Platform, priority: NotificationPriority, expiresAt: Date?, collapseId: String?,
+        platform: Platform, priority: NotificationPriority?, expiresAt: Date?, collapseId: String?,
         templateHeaders: [String: String], bodyFormat: TemplateFormat, now: Date
     ) -> DeliveryHeaders {
         var headers = DeliveryHeaders()
@@ -38,25 +45,26 @@ extension DeliveryHeaders {
             templateHeaders.first { $0.key.caseInsensitiveEquals(name) }?.value
         }
         func ttlSeconds(_ expiresAt: Date) -> Int64 {
-            Swift.max(0, Int64((expiresAt.timeIntervalSince(now)).rounded(.down)))
+            let seconds = Swift.max(0, Int64(Swift.min(expiresAt.timeIntervalSince(now), 1e15).rounded(.down)))
+            return Swift.min(seconds, maximumTTLSeconds[platform] ?? seconds)
         }
 
         switch platform {
         case .apns:
             let pushType = template("apns-push-type") ?? "alert"
             derive("apns-push-type", pushType)
-            derive("apns-priority", priority == .high && pushType != "background" ? "10" : "5")
+            derive("apns-priority", pushType != "background" && (priority ?? .high) == .high ? "10" : "5")
             derive("apns-expiration", expiresAt.map { String(Int64($0.timeIntervalSince1970.rounded(.down))) } ?? template("apns-expiration"))
             derive("apns-collapse-id", collapseId ?? template("apns-collapse-id"))
         case .fcm:
-            derive("fcm-priority", priority.rawValue)
+            derive("fcm-priority", (priority ?? .normal).rawValue)
             derive("fcm-ttl", expiresAt.map { "\(ttlSeconds($0))s" } ?? template("fcm-ttl"))
             derive("fcm-collapse-key", collapseId ?? template("fcm-collapse-key"))
         case .wns:
             derive("X-WNS-Type", template("X-WNS-Type") ?? (bodyFormat == .xml ? "wns/toast" : "wns/raw"))
             derive("X-WNS-TTL", expiresAt.map { String(ttlSeconds($0)) } ?? template("X-WNS-TTL"))
         case .webpush:
-            derive("Urgency", priority.rawValue)
+            derive("Urgency", (priority ?? .normal).rawValue)
             derive("TTL", expiresAt.map { String(ttlSeconds($0)) } ?? template("TTL") ?? String(defaultWebPushTTLSeconds))
             derive("Topic", (collapseId ?? template("Topic")).flatMap { isWebPushTopic($0) ? $0 : nil })
         }

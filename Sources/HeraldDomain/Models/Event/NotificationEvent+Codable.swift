@@ -36,7 +36,7 @@ extension NotificationEvent: Codable {
         }
         templates = try container.decodeIfPresent([String].self, forKey: .templates)
         expiresAt = try container.decodeTimestampIfPresent(forKey: .expiresAt)
-        priority = try container.decodeIfPresent(NotificationPriority.self, forKey: .priority) ?? .normal
+        priority = try container.decodeIfPresent(NotificationPriority.self, forKey: .priority)
         collapseId = try container.decodeIfPresent(String.self, forKey: .collapseId)
         publishedAt = try container.decodeTimestampIfPresent(forKey: .publishedAt)
     }
@@ -57,7 +57,7 @@ extension NotificationEvent: Codable {
         }
         try container.encodeIfPresent(templates, forKey: .templates)
         if let expiresAt { try container.encodeTimestamp(expiresAt, forKey: .expiresAt, precision: .secondsWhenExact) }
-        try container.encode(priority, forKey: .priority)
+        try container.encodeIfPresent(priority, forKey: .priority)
         try container.encodeIfPresent(collapseId, forKey: .collapseId)
         if let publishedAt { try container.encodeTimestamp(publishedAt, forKey: .publishedAt) }
     }
@@ -87,7 +87,7 @@ extension NotificationEvent: Codable {
         }
         if let templates { members.append(JSONMember(key: "templates", value: .array(templates.map(JSONValue.string)))) }
         if let expiresAt { members.append(JSONMember(key: "expiresAt", value: .string(ISO8601Timestamp.format(expiresAt, precision: .secondsWhenExact)))) }
-        members.append(JSONMember(key: "priority", value: .string(priority.rawValue)))
+        if let priority { members.append(JSONMember(key: "priority", value: .string(priority.rawValue))) }
         if let collapseId { members.append(JSONMember(key: "collapseId", value: .string(collapseId))) }
         if let publishedAt { members.append(JSONMember(key: "publishedAt", value: .string(ISO8601Timestamp.format(publishedAt)))) }
         var bytes: [UInt8] = []

@@ -38,7 +38,7 @@ extension NotificationEvent {
         }
         let expiresAt = reader.timestamp("expiresAt", issues: &issues)
         let publishedAt = reader.timestamp("publishedAt", issues: &issues)
-        var priority = NotificationPriority.normal
+        var priority: NotificationPriority?
         if let text = reader.string("priority", required: false, issues: &issues) {
             if let parsed = NotificationPriority(rawValue: text) {
                 priority = parsed

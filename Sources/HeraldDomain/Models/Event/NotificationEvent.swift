@@ -23,7 +23,9 @@ public struct NotificationEvent: Sendable, Hashable {
     public var templates: [String]?
     /// After this instant the event is not delivered any more.
     public var expiresAt: Date?
-    public var priority: NotificationPriority
+    /// nil when the publisher did not say: each platform then gets its own default (APNs
+    /// alerts 10, as Apple's own default; background pushes 5; FCM and web push normal).
+    public var priority: NotificationPriority?
     /// Replaces an earlier notification with the same id on the device (APNs collapse id,
     /// FCM collapse key, web push topic).
     public var collapseId: String?
@@ -33,7 +35,7 @@ public struct NotificationEvent: Sendable, Hashable {
     public init(
         id: String? = nil, audience: Audience = .broadcast, properties: [String: String] = [:],
         native: [Platform: String] = [:], templates: [String]? = nil, expiresAt: Date? = nil,
-        priority: NotificationPriority = .normal, collapseId: String? = nil, publishedAt: Date? = nil
+        priority: NotificationPriority? = nil, collapseId: String? = nil, publishedAt: Date? = nil
     ) {
         self.id = id
         self.audience = audience
