@@ -69,6 +69,20 @@ struct EventDecodingTests {
         #expect(Self.issues(#"{"native": {"apns": "text"}}"#).map(\.field) == ["native.apns"])
     }
 
+    @Test("a native WNS payload must be well-formed XML, and every native payload must fit its platform")
+    func nativePayloadChecks() {
+        let malformed = Self.issues(#"{"native": {"wns": "<toast><unclosed>"}}"#)
+        #expect(malformed.map(\.field) == ["native.wns"])
+        #expect(malformed.first?.message.contains("not well-formed XML") == true, "\(malformed)")
+        let alert = String(repeating: "a", count: 10_000)
+        let oversize = Self.issues(#"{"native": {"apns": {"aps": {"alert": "\#(alert)"}}}}"#)
+        #expect(oversize.map(\.code) == ["payload_too_large"])
+        #expect(oversize.first?.message.contains("apns payload limit is 4096") == true, "\(oversize)")
+        var roomy = EventLimits.default
+        roomy.payloadLimits.apns = 16_384
+        #expect(Self.issues(#"{"native": {"apns": {"aps": {"alert": "\#(alert)"}}}}"#, limits: roomy).isEmpty)
+    }
+
     @Test("every problem is reported with its field path", arguments: [
         (#"{"tags": ""}"#, [("tags", "empty_tags")]),
         (#"{"tags": "   "}"#, [("tags", "empty_tags")]),

@@ -22,7 +22,7 @@ struct NotificationRoutes: Sendable {
     @Sendable func publish(_ request: Request, context: APIRequestContext) async throws -> Response {
         try context.requireCaller().authorize(.publish)
         let bytes = try await RequestReading.body(of: request, limit: limits.maxRequestBytes)
-        var event = try NotificationEvent.decode(bytes)
+        var event = try NotificationEvent.decode(bytes, limits: EventLimits(payloadLimits: limits.registration.payloadLimits))
         if event.id == nil { event.id = Self.newEventId() }
         if event.publishedAt == nil { event.publishedAt = now() }
         let id = try await publisher.publish(event, body: event.canonicalJSON())

@@ -105,6 +105,7 @@ extension HeraldSettings {
         configuration.deliveryCompression = try compression()
         configuration.kafkaExtra = try kafkaProperties()
         configuration.payloadLimits = try payloadLimits()
+        configuration.eventLimits.payloadLimits = configuration.payloadLimits
         configuration.drainTimeout = .seconds(try int(.drainSeconds, in: 1...3_600, expected: "seconds from 1 to 3600"))
         return configuration
     }

@@ -9,8 +9,14 @@ public struct EventLimits: Sendable, Hashable {
     public var maxCollapseIdBytes: Int
     /// Limits for parsing the `tags` expression.
     public var tagExpression: TagExpressionLimits
+    /// A native payload over its platform's limit could reach no device: refused at the door.
+    public var payloadLimits: PayloadLimits
 
-    public init(maxBytes: Int = RecordSizes.maxEventBytes, maxProperties: Int = 1_000, maxCollapseIdBytes: Int = 64, tagExpression: TagExpressionLimits = .default) {
+    public init(
+        maxBytes: Int = RecordSizes.maxEventBytes, maxProperties: Int = 1_000, maxCollapseIdBytes: Int = 64,
+        tagExpression: TagExpressionLimits = .default, payloadLimits: PayloadLimits = .default
+    ) {
+        self.payloadLimits = payloadLimits
         self.maxBytes = maxBytes
         self.maxProperties = maxProperties
         self.maxCollapseIdBytes = maxCollapseIdBytes

@@ -21,7 +21,7 @@ extension NotificationEvent {
         }
         let audience = readAudience(reader.member("tags"), limits: limits, issues: &issues)
         let properties = readProperties(reader.member("properties"), limits: limits, issues: &issues)
-        let native = readNative(reader.member("native"), issues: &issues)
+        let native = readNative(reader.member("native"), payloadLimits: limits.payloadLimits, issues: &issues)
         let templates = reader.stringArray("templates", required: false, issues: &issues)
         if let templates {
             if templates.isEmpty {
@@ -165,7 +165,9 @@ extension NotificationEvent {
         return properties
     }
 
-    static func readNative(_ value: JSONValue?, issues: inout [ValidationIssue]) -> [Platform: String] {
+    /// The native payloads by platform: JSON objects for APNs, FCM and web push, an object or
+    /// a well-formed XML string for WNS, each within its platform's payload limit.
+    static func readNative(_ value: JSONValue?, payloadLimits: PayloadLimits, issues: inout [ValidationIssue]) -> [Platform: String] {
         guard let value else { return [:] }
         guard case .object(let members) = value else {
             issues.append(JSONFieldReader.wrongType("native", expected: "an object of payloads by platform", found: value))
@@ -178,16 +180,42 @@ extension NotificationEvent {
                 issues.append(Platform.unknownIssue(field: field, text: member.key))
                 continue
             }
+            let payload: String
             switch member.value {
             case .object:
-                native[platform] = member.value.compactText(sortingKeys: true)
+                payload = member.value.compactText(sortingKeys: true)
             case .string(let xml) where platform == .wns:
-                native[platform] = xml
+                if let problem = Self.xmlProblem(xml) {
+                    issues.append(ValidationIssue(field: field, code: ValidationIssue.Code.invalidValue, message: "not well-formed XML: \(problem)"))
+                    continue
+                }
+                payload = xml
             default:
                 let expected = platform == .wns ? "an object or a string of XML" : "an object (the platform's payload)"
                 issues.append(JSONFieldReader.wrongType(field, expected: expected, found: member.value))
+                continue
             }
+            let limit = payloadLimits[platform]
+            guard payload.utf8.count <= limit else {
+                issues.append(ValidationIssue(
+                    field: field, code: ValidationIssue.Code.payloadTooLarge,
+                    message: "the payload is \(payload.utf8.count) bytes; the \(platform) payload limit is \(limit)"
+                ))
+                continue
+            }
+            native[platform] = payload
         }
         return native
+    }
+
+    /// Why `xml` is not well-formed XML, or nil. Checked with the template scanner, which
+    /// checks well-formedness as it compiles (a native payload has no expressions to render).
+    static func xmlProblem(_ xml: String) -> String? {
+        do {
+            _ = try CompiledTemplate.compile(xml, format: .xml)
+            return nil
+        } catch {
+            return "line \(error.line), column \(error.column): \(error.message)"
+        }
     }
 }
