@@ -17,7 +17,8 @@ struct InstallationRouteTests {
             #expect(stored["installationId"]?.stringValue == "phone-1")
             #expect(stored["templates"]?["french"]?["tags"]?.strings == ["lang-fr"])
 
-            let read = try await client.call(.get, "/v1/installations/phone-1", TestHub.listen)
+            // alice's installation: Manage (or alice) reads it, Listen may not (OwnershipTests).
+            let read = try await client.call(.get, "/v1/installations/phone-1", TestHub.manage)
             #expect(read.status == .ok)
             #expect(try read.json()["userId"]?.stringValue == "alice")
 
@@ -29,7 +30,7 @@ struct InstallationRouteTests {
             let bySharedTag = try await client.call(.get, "/v1/installations?tag=Sports", TestHub.manage)
             #expect(try bySharedTag.json()["items"]?.arrayValue?.map { $0["installationId"]?.stringValue } == ["tablet-2"])
 
-            #expect(try await client.call(.delete, "/v1/installations/phone-1", TestHub.listen).status == .noContent)
+            #expect(try await client.call(.delete, "/v1/installations/phone-1", TestHub.manage).status == .noContent)
             #expect(try await client.call(.get, "/v1/installations/phone-1", TestHub.listen).status == .gone)
             #expect(try await client.call(.get, "/v1/installations/never", TestHub.listen).status == .notFound)
         }

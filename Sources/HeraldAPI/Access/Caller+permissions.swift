@@ -2,10 +2,12 @@ import HeraldDomain
 
 /// The access rules, in one place:
 /// - Manage may do everything.
-/// - Listen may create, read, update and delete single registrations and installations,
-///   list registrations only by `handle` (a device finding its own), and may not send, list
-///   by tag or user, or set reserved tags (any `$UserId:`; `$InstallationId:` other than the
-///   installation's own).
+/// - Listen may create, read, update and delete single registrations and installations that
+///   belong to no user (no `$UserId:` tag, no `userId`), list registrations only by `handle`
+///   (a device finding its own), and may not send, list by tag or user, or set reserved tags
+///   (any `$UserId:`; `$InstallationId:` other than the installation's own). A device record
+///   that belongs to a user is that user's (or Manage's) to change: installation ids are
+///   chosen by clients and guessable, so Listen must not take one over.
 /// - Send may publish notifications and read their status, nothing else.
 /// - A user (Bearer user token) may create, read, update and delete only registrations and
 ///   installations that carry its own `$UserId:{sub}` (added server side), may list only its
@@ -46,19 +48,22 @@ extension Caller {
 
     /// Whether this caller may see and change a registration with `tags`.
     func owns(tags: [String]) -> Bool {
-        guard let userTag else { return true }
-        return tags.contains(userTag)
+        if let userTag { return tags.contains(userTag) }
+        return isManager || !tags.contains { $0.hasPrefix(TagRules.userIdPrefix) }
     }
 
     /// Whether this caller may see and change `installation`.
     func owns(_ installation: Installation) -> Bool {
-        guard case .user(let id) = self else { return true }
-        return installation.userId == id
+        if case .user(let id) = self { return installation.userId == id }
+        return isManager || installation.userId == nil
     }
 
     func requireOwnership(_ owned: Bool, what: String) throws(APIError) {
         guard owned else {
-            throw .forbidden("not_owner", "\(what) belongs to another user; a user token may only touch its own")
+            let message = userTag == nil
+                ? "\(what) belongs to a user; only that user's token or a Manage policy may touch it"
+                : "\(what) belongs to another user; a user token may only touch its own"
+            throw .forbidden("not_owner", message)
         }
     }
 

@@ -23,7 +23,7 @@ struct InstallationRoutes: Sendable {
         let bytes = try await RequestReading.body(of: request, limit: limits.maxRequestBytes)
         var installation = try Installation.decode(bytes, installationId: id, limits: limits.registration)
         var expected = try RequestReading.expectedVersion(request)
-        if case .user = caller {
+        if !caller.isManager {
             if case .found(let existing) = try await registry.installation(id: id) {
                 try caller.requireOwnership(caller.owns(existing.installation), what: "installation \"\(id)\"")
                 expected = expected ?? existing.version
@@ -45,7 +45,7 @@ struct InstallationRoutes: Sendable {
         try caller.authorize(.manageOwnDevice)
         let id = try RequestReading.parameter("id", of: context)
         var expected = try RequestReading.expectedVersion(request)
-        if case .user = caller {
+        if !caller.isManager {
             let current = try await existing(id: id, caller: caller)
             if expected == nil { expected = current.version }
         }

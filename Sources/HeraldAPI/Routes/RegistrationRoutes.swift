@@ -40,8 +40,8 @@ struct RegistrationRoutes: Sendable {
         var registration = try Registration.decode(bytes, registrationId: id, limits: limits.registration)
         try caller.checkReservedTags(registration.tags, field: "tags")
         var expected = try RequestReading.expectedVersion(request)
-        if let userTag = caller.userTag {
-            if !registration.tags.contains(userTag) { registration.tags.append(userTag) }
+        if let userTag = caller.userTag, !registration.tags.contains(userTag) { registration.tags.append(userTag) }
+        if !caller.isManager {
             switch try await registry.registration(id: id) {
             case .found(let existing):
                 try caller.requireOwnership(caller.owns(tags: existing.tags), what: "registration \"\(id)\"")
@@ -70,7 +70,7 @@ struct RegistrationRoutes: Sendable {
         try caller.authorize(.manageOwnDevice)
         let id = try RequestReading.parameter("id", of: context)
         var expected = try RequestReading.expectedVersion(request)
-        if caller.userTag != nil {
+        if !caller.isManager {
             // Ownership is checked on the version that is then deleted.
             let current = try await existing(id: id, caller: caller)
             if expected == nil { expected = current.version }
