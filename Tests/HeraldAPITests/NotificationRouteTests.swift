@@ -36,6 +36,19 @@ struct NotificationRouteTests {
         #expect(hub.publisher.last?.event.native[.apns]?.contains("INVITE_CATEGORY") == true)
     }
 
+    @Test("a reused id with other content is a 409 that points at the existing event")
+    func reusedIdConflicts() async throws {
+        let hub = TestHub()
+        hub.publisher.conflicting.withLock { _ = $0.insert("dup-1") }
+        try await hub.run { client async throws in
+            let response = try await client.call(.post, "/v1/notifications", TestHub.send, body: #"{"id":"dup-1","tags":"Sports","properties":{"a":"b"}}"#)
+            #expect(response.status == .conflict)
+            #expect(response.errorCode == "duplicate_id_conflict")
+            #expect(response.headers[.location] == "/v1/notifications/dup-1")
+        }
+        #expect(hub.publisher.count == 0)
+    }
+
     @Test("a status read while the store is down is a 503 to retry, not a 500")
     func statusWhileTheStoreIsDown() async throws {
         struct StoreDown: Error {}

@@ -32,11 +32,14 @@ struct DeduplicationTests {
             harness.startRoles()
             _ = try await harness.publish(Self.event("dup", text: "first"))
             _ = try await harness.publish(Self.event("dup", text: "second"))
+            _ = try await harness.publish(Self.event("same"))
+            _ = try await harness.publish(Self.event("same"))
             _ = try await harness.publish(Self.event("old", expiresAt: Date().addingTimeInterval(-60)))
             _ = try await harness.publish(Self.event("marker"))
 
             #expect(try await harness.finalStatus("retry").targets.total == 50)
             #expect(try await harness.finalStatus("dup").targets.total == 50)
+            #expect(try await harness.finalStatus("same").targets.total == 50)
             let expired = try await harness.finalStatus("old")
             #expect(expired.state == .expired)
             #expect(expired.tasks.planned == 0)
@@ -50,6 +53,14 @@ struct DeduplicationTests {
             #expect(all.filter { $0.eventId == "old" }.isEmpty)
             #expect(all.filter { $0.eventId == "taken" }.isEmpty)
             #expect(all.filter { $0.eventId == "retry" }.count == 50)
+            #expect(all.filter { $0.eventId == "same" }.count == 50)
+            // The reused id with other content is dead-lettered; the identical retry, and the
+            // record whose claim predates fingerprints ("taken"), are skipped silently.
+            let letters = try await harness.records(harness.configuration.topics.eventsDeadLetters)
+            #expect(letters.count == 1)
+            let envelope = try JSONValue.parse(letters.first?.value ?? [])
+            #expect(envelope["reason"] == .string("duplicate_id_conflict"))
+            #expect(envelope["eventId"] == .string("dup"))
             let reader = StatusReader(pool: harness.pool, layout: layout)
             #expect(try await reader.status(eventId: "taken") == nil)
         }

@@ -12,6 +12,13 @@ extension APIError {
         case let error as RegistryError: return registry(error)
         case let error as ValidationFailure: return validation(error)
         case let error as JSONPatchError: return patch(error)
+        case let error as EventIdConflict:
+            let location = "/v1/notifications/\(error.eventId)"
+            return APIError(
+                status: .conflict, code: "duplicate_id_conflict",
+                message: "event id \"\(error.eventId)\" was already used by an event with other content (\(location)); publish this one under a new id",
+                headers: [.location: location]
+            )
         case let error as HTTPError: return http(error)
         case let error as any HTTPResponseError where error.status == .contentTooLarge:
             return requestTooLarge(limit: nil)

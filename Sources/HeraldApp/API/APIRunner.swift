@@ -52,7 +52,7 @@ public struct APIRunner: Sendable {
         let publisher = EventPublisher(producer: producer, topics: settings.topics)
         let services = APIServices(
             registry: service,
-            publisher: KafkaNotificationPublisher(publisher: publisher),
+            publisher: KafkaNotificationPublisher(publisher: publisher, pool: pool, layout: try settings.layout()),
             statusReader: StatusReader(pool: pool, layout: try settings.layout())
         )
         let configuration = try apiConfiguration()

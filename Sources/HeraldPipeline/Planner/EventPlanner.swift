@@ -112,20 +112,33 @@ final class EventPlanner: Sendable {
         log[metadataKey: "eventId"] = "\(eventId)"
 
         // 2. De-duplicate: the first record with this id wins, and a retry of that same record
-        //    (after a crash before the commit) finds its own claim. A narrow audience's probe
-        //    goes in the same round trip (its answer is unused for a duplicate).
-        let position = "\(message.partition):\(message.offset)"
+        //    (after a crash before the commit) finds its own claim. A later record with the
+        //    same id is skipped when its content is the same, and dead-lettered when it is not.
+        //    A narrow audience's probe goes in the same round trip (unused for a duplicate).
+        let claim = EventClaim(partition: message.partition, offset: message.offset, fingerprint: EventClaim.fingerprint(of: event))
         let claimKey = configuration.layout.eventClaimKey(eventId: eventId)
         let probeTags = planner.tagsToProbe(event)
         var commands: [RedisCommand] = [
-            .set(claimKey, position, expireSeconds: configuration.eventClaimTTLSeconds, onlyIfAbsent: true),
+            .set(claimKey, claim.description, expireSeconds: configuration.eventClaimTTLSeconds, onlyIfAbsent: true),
             .get(claimKey),
         ]
         if let probeTags { commands += probeCommands(tags: probeTags) }
         let replies = try await redis.pipeline(commands)
-        let holder = try replies[1].get().string
-        guard holder == position else {
-            log.info("duplicate event skipped", metadata: ["claimedBy": "\(holder ?? "?")", "record": "\(position)"])
+        let holderText = try replies[1].get().string
+        let holder = holderText.flatMap(EventClaim.init)
+        guard let holder, holder.isSameRecord(as: claim) else {
+            if let holder, holder.conflicts(with: claim.fingerprint) {
+                let letter = DeadLetter(
+                    reason: "duplicate_id_conflict",
+                    message: "event id \(eventId) was already used by the record at partition \(holder.partition), offset \(holder.offset), with other content; publish this event under a new id",
+                    source: message, now: now
+                )
+                try producer.enqueue(letter.outgoing(topic: topics.eventsDeadLetters))
+                metrics.deadLetters(letter.reason).increment()
+                log.warning("event dead-lettered: duplicate_id_conflict", metadata: ["claimedBy": "\(holder)", "record": "\(claim)"])
+                return .deadLetter
+            }
+            log.info("duplicate event skipped", metadata: ["claimedBy": "\(holderText ?? "?")", "record": "\(claim)"])
             return .duplicate
         }
 

@@ -9,7 +9,12 @@ final class RecordingPublisher: NotificationPublishing, Sendable {
     var count: Int { published.withLock { $0.count } }
     var last: (event: NotificationEvent, body: [UInt8])? { published.withLock { $0.last } }
 
+    /// Ids the fake answers with ``EventIdConflict``, as the real publisher does for an id
+    /// claimed by other content.
+    let conflicting = Mutex<Set<String>>([])
+
     func publish(_ event: NotificationEvent, body: [UInt8]) async throws -> String {
+        if let id = event.id, conflicting.withLock({ $0.contains(id) }) { throw EventIdConflict(eventId: id) }
         published.withLock { $0.append((event, body)) }
         return event.id!
     }

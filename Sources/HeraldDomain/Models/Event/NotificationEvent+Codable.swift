@@ -70,6 +70,15 @@ extension NotificationEvent: Codable {
         return .string(text)
     }
 
+    /// What makes two records with the same id the same event: the canonical JSON without
+    /// `publishedAt` (a retry is published again, later). A reused id whose content differs
+    /// is a conflict, not a retry.
+    public func contentJSON() -> [UInt8] {
+        var content = self
+        content.publishedAt = nil
+        return content.canonicalJSON()
+    }
+
     /// The event as compact JSON in the contract's field order, with native payloads
     /// written byte for byte as stored. Decoding this with ``decode(_:limits:)`` gives the
     /// same event back.
