@@ -32,7 +32,7 @@ struct SharedAccessSignatureTests {
         #expect {
             _ = try SharedAccessSignature.parse(Substring(parameters))
         } throws: { error in
-            (error as? APIError)?.code == "malformed_token" && (error as? APIError)?.message.contains("\(missing)=") == true
+            (error as? TokenFormatError)?.message.contains("\(missing)=") == true
         }
     }
 

@@ -28,7 +28,12 @@ struct RequestAuthenticator: Sendable {
         let scheme = text[..<schemeEnd]
         let parameters = text[schemeEnd...].drop(while: { $0 == " " })
         if scheme.caseInsensitiveCompare(SharedAccessSignature.scheme) == .orderedSame {
-            let signature = try SharedAccessSignature.parse(parameters)
+            let signature: SharedAccessSignature
+            do {
+                signature = try SharedAccessSignature.parse(parameters)
+            } catch {
+                throw APIError.unauthenticated("malformed_token", error.message)
+            }
             let policy = try signature.verify(policies: policies, requestResource: hubResource + path, now: now())
             return .policy(name: policy.name, rights: policy.rights)
         }

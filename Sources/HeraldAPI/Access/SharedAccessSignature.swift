@@ -1,4 +1,3 @@
-import Crypto
 import Foundation
 
 /// An Azure-style shared access signature:
@@ -19,51 +18,46 @@ public struct SharedAccessSignature: Sendable, Hashable {
     /// The `Authorization` scheme name.
     public static let scheme = "SharedAccessSignature"
 
-    /// A token for `resource` signed with `key`, valid until `expiry`: the whole
-    /// `Authorization` header value.
-    public static func token(resource: String, policy: String, key: String, expiry: Date) -> String {
-        let encodedResource = resource.percentEncodedForSAS
-        let seconds = Int64(expiry.timeIntervalSince1970.rounded(.down))
-        let mac = Self.mac(encodedResource: encodedResource, expiry: seconds, key: key)
-        let signature = Data(mac).base64EncodedString()
-        return "\(scheme) sr=\(encodedResource)&sig=\(signature.percentEncodedForSAS)&se=\(seconds)&skn=\(policy.percentEncodedForSAS)"
-    }
-
     /// Parses the part of the header after `SharedAccessSignature `: `&`-separated
     /// `name=value` pairs in any order; unknown names are ignored.
-    public static func parse(_ parameters: Substring) throws(APIError) -> SharedAccessSignature {
+    /// Pure Foundation, like the struct, so the fuzzer (scripts/fuzz, target access-token)
+    /// builds it without the API's dependencies.
+    public static func parse(_ parameters: Substring) throws(TokenFormatError) -> SharedAccessSignature {
         var fields: [String: String] = [:]
         for pair in parameters.split(separator: "&") {
             guard let equals = pair.firstIndex(of: "=") else {
-                throw .unauthenticated("malformed_token", "a SharedAccessSignature parameter has no '=': \"\(pair.prefix(40))\"")
+                throw TokenFormatError("a SharedAccessSignature parameter has no '=': \"\(pair.prefix(40))\"")
             }
             fields[String(pair[..<equals]).trimmingCharacters(in: .whitespaces)] = String(pair[pair.index(after: equals)...])
         }
         for name in ["sr", "sig", "se", "skn"] where fields[name]?.isEmpty ?? true {
-            throw .unauthenticated("malformed_token", "the SharedAccessSignature has no \(name)= parameter")
+            throw TokenFormatError("the SharedAccessSignature has no \(name)= parameter")
         }
         let encodedResource = fields["sr"]!
         guard let resource = encodedResource.removingPercentEncoding else {
-            throw .unauthenticated("malformed_token", "sr= is not valid percent-encoded UTF-8")
+            throw TokenFormatError("sr= is not valid percent-encoded UTF-8")
         }
         guard let signatureText = fields["sig"]!.removingPercentEncoding, let signature = Data(base64Encoded: signatureText) else {
-            throw .unauthenticated("malformed_token", "sig= is not a base64 HMAC-SHA256")
+            throw TokenFormatError("sig= is not a base64 HMAC-SHA256")
         }
         guard let expiry = Int64(fields["se"]!) else {
-            throw .unauthenticated("malformed_token", "se= must be the expiry in seconds since 1970")
+            throw TokenFormatError("se= must be the expiry in seconds since 1970")
         }
         guard let policyName = fields["skn"]!.removingPercentEncoding else {
-            throw .unauthenticated("malformed_token", "skn= is not valid percent-encoded UTF-8")
+            throw TokenFormatError("skn= is not valid percent-encoded UTF-8")
         }
         return SharedAccessSignature(
             encodedResource: encodedResource, resource: resource, signature: Array(signature), expiry: expiry, policyName: policyName
         )
     }
 
-    static func mac(encodedResource: String, expiry: Int64, key: String) -> [UInt8] {
-        let message = Data("\(encodedResource)\n\(expiry)".utf8)
-        return Array(HMAC<SHA256>.authenticationCode(for: message, using: SymmetricKey(data: Data(key.utf8))))
-    }
+}
+
+/// A token that is not even well-formed; the authenticator answers 401 `malformed_token`.
+public struct TokenFormatError: Error, Sendable, Hashable, CustomStringConvertible {
+    public var message: String
+    public init(_ message: String) { self.message = message }
+    public var description: String { message }
 }
 
 extension String {

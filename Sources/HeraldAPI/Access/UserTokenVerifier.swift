@@ -22,7 +22,7 @@ struct UserTokenVerifier: Sendable {
 
     /// The user id (`sub`) of a valid token, or the 401 that says why it is not valid.
     func userId(of token: Substring, now: Date) async throws(APIError) -> String {
-        guard let algorithm = Self.headerAlgorithm(of: token) else {
+        guard let algorithm = JWTHeader.algorithm(of: token) else {
             throw .unauthenticated("invalid_user_token", "the Bearer token is not a JWT with a readable header")
         }
         guard algorithm == Self.algorithm else {
@@ -47,16 +47,5 @@ struct UserTokenVerifier: Sendable {
             throw .unauthenticated("invalid_user_token", "the user token is not from this hub's issuer (iss)")
         }
         return claims.sub.value
-    }
-
-    /// The `alg` of a compact JWS's protected header, or nil when it cannot be read.
-    static func headerAlgorithm(of token: Substring) -> String? {
-        guard let dot = token.firstIndex(of: ".") else { return nil }
-        var base64 = token[..<dot].replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
-        base64 += String(repeating: "=", count: (4 - base64.count % 4) % 4)
-        guard base64.count <= 4_096, let data = Data(base64Encoded: base64),
-              let header = try? JSONSerialization.jsonObject(with: data) as? [String: Any]
-        else { return nil }
-        return header["alg"] as? String
     }
 }
