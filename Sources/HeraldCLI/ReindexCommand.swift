@@ -2,18 +2,20 @@ import ArgumentParser
 import HeraldCommandLine
 import Foundation
 import HeraldApp
+import HeraldPipeline
 import HeraldRedis
 import HeraldRegistry
 
 struct ReindexCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "reindex",
-        abstract: "Rebuild the Redis registration index from the herald.registrations topic.",
-        discussion: "Safe while workers run: changes applied twice are ignored by version."
+        abstract: "Rebuild Redis from Kafka: the registration index from herald.registrations, event statuses and de-duplication claims from herald.status.",
+        discussion: "Safe while workers run: changes applied twice are ignored by version, and statuses never move backwards."
     )
 
     @OptionGroup var options: SettingsOptions
     @Option(help: "Records per batch.") var batchSize = 5_000
+    @Flag(help: "Rebuild only the registration index, not the statuses and claims.") var registrationsOnly = false
 
     func run() async throws {
         let settings = options.settings()
@@ -42,6 +44,18 @@ struct ReindexCommand: AsyncParsableCommand {
             ignored       \(summary.ignored)
             seconds       \(String(format: "%.2f", summary.seconds)) (\(rate) records/s)
             """)
+        guard !registrationsOnly else { return }
+        let pipeline = try settings.pipelineConfiguration()
+        let statuses = try await StatusRebuilder(configuration: pipeline, pool: pool).run()
+        print("""
+            status records read \(statuses.recordsRead) (\(pipeline.topics.status))
+            statuses            \(statuses.statuses)
+            claims              \(statuses.claims)
+            digest              \(statuses.digest), \(statuses.mismatched == 0 ? "Redis equals the log" : "\(statuses.mismatched) keys differ from the log")
+            """)
+        if statuses.mismatched > 0 {
+            throw CommandFailure("\(statuses.mismatched) statuses or claims in Redis differ from \(pipeline.topics.status) after the rebuild (see the warnings)")
+        }
     }
 }
 

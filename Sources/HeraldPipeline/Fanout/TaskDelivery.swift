@@ -145,9 +145,14 @@ final class TaskDelivery: Sendable {
                 eventId: task.eventId, taskCount: task.taskCount, publishedAt: task.event.publishedAt, acceptedAt: task.plannedAt
             )
             if snapshot.completedBy == task.taskIndex {
+                // The claim rides on the final record too: it is the one compaction keeps.
+                var headers = [KafkaHeader(key: StatusCoding.typeHeader, value: "status")]
+                if let claim = try redis.sendBlocking(.get(layout.eventClaimKey(eventId: task.eventId))).string {
+                    headers.append(KafkaHeader(key: StatusCoding.claimHeader, value: claim))
+                }
                 outcome.messages.append(KafkaOutgoingMessage(
                     topic: configuration.topics.status, key: Array(task.eventId.utf8), value: StatusCoding.encode(record),
-                    headers: [KafkaHeader(key: StatusCoding.typeHeader, value: "status")]
+                    headers: headers
                 ))
                 log.info("event completed", metadata: [
                     "targets": "\(record.targets.total)", "skipped": "\(record.skipped)", "failed": "\(record.failed)",

@@ -155,7 +155,7 @@ final class EventPlanner: Sendable {
         switch plan {
         case .expired:
             let record = StatusRecord.expired(eventId: eventId, expiresAt: event.expiresAt ?? now, publishedAt: event.publishedAt, at: now)
-            try enqueueStatus(record, producer: producer)
+            try enqueueStatus(record, producer: producer, claim: claim)
             planned.statuses.append(record)
             log.info("event expired before fan-out")
             return .expired
@@ -180,7 +180,7 @@ final class EventPlanner: Sendable {
                 // No slot holds the audience's tags: complete now, with nothing delivered.
                 record = StatusAggregate(accepted: record).record
             }
-            try enqueueStatus(record, producer: producer)
+            try enqueueStatus(record, producer: producer, claim: claim)
             planned.statuses.append(record)
             metrics.tasks.increment(by: tasks.count)
             log.info("event planned", metadata: [
@@ -230,10 +230,11 @@ final class EventPlanner: Sendable {
         return candidates
     }
 
-    private func enqueueStatus(_ record: StatusRecord, producer: KafkaProducer) throws {
+    private func enqueueStatus(_ record: StatusRecord, producer: KafkaProducer, claim: EventClaim? = nil) throws {
+        var headers = [KafkaHeader(key: StatusCoding.typeHeader, value: "status")]
+        if let claim { headers.append(KafkaHeader(key: StatusCoding.claimHeader, value: claim.description)) }
         try producer.enqueue(KafkaOutgoingMessage(
-            topic: configuration.topics.status, key: Array(record.eventId.utf8), value: StatusCoding.encode(record),
-            headers: [KafkaHeader(key: StatusCoding.typeHeader, value: "status")]
+            topic: configuration.topics.status, key: Array(record.eventId.utf8), value: StatusCoding.encode(record), headers: headers
         ))
     }
 }

@@ -6,6 +6,11 @@ enum StatusCoding {
     /// Distinguishes the two kinds of `herald.status` values for consumers that do not
     /// want to sniff fields (`state` vs `taskIndex`).
     static let typeHeader = "herald-type"
+    /// On status records of planned events: the event's de-duplication claim
+    /// (`<partition>:<offset>:<fingerprint>`), so `herald reindex` can rebuild the claims from
+    /// the log. Carried by the `accepted`/`expired` record and again by the final one, which is
+    /// the one compaction keeps.
+    static let claimHeader = "herald-claim"
 
     static func encode(_ record: StatusRecord) -> [UInt8] {
         Array((try? encoder.encode(record)) ?? Data())
@@ -25,7 +30,9 @@ enum StatusCoding {
 
     private static var encoder: JSONEncoder {
         let encoder = JSONEncoder()
-        encoder.outputFormatting = [.withoutEscapingSlashes]
+        // Sorted keys: the same record always has the same bytes, on the topic and in Redis, so
+        // a rebuilt status can be compared byte for byte (JSONEncoder's order is not stable).
+        encoder.outputFormatting = [.withoutEscapingSlashes, .sortedKeys]
         return encoder
     }
 }
