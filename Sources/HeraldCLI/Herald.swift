@@ -14,6 +14,7 @@ struct Herald: AsyncParsableCommand {
             DemoCommand.self,
             PublishCommand.self,
             TailCommand.self,
+            StatsCommand.self,
             ReindexCommand.self,
             TopicsCommand.self,
             DLQCommand.self,

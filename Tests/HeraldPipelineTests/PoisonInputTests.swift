@@ -51,6 +51,16 @@ struct PoisonInputTests {
             #expect(laterStatus.targets.total == 1)
             #expect(laterStatus.skipped == 1)
             #expect(try await harness.deliveries(eventId: "amp-2").map(\.registrationId) == ["plain"])
+
+            // What `herald stats` reads back from the log: the skip, with its reason.
+            let statistics = try await EventStatistics.read(
+                topics: harness.configuration.topics, bootstrapServers: harness.broker.bootstrapServers, eventId: "amp-1"
+            )
+            let stats = try #require(statistics.events().first { $0.eventId == "amp-1" })
+            #expect(stats.state == "completed")
+            #expect(stats.skippedByReason == ["payload_too_large": 1])
+            #expect(stats.deliveryRecords == 1)
+            #expect(stats.latencyMs != nil)
         }
     }
 

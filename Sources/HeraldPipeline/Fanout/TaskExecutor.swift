@@ -93,11 +93,13 @@ final class TaskExecutor: @unchecked Sendable {
             skipped += count
             metrics.skipped(reason).increment(by: count)
         }
-        return TaskProgress(
+        var progress = TaskProgress(
             eventId: task.eventId, taskIndex: task.taskIndex, taskCount: task.taskCount, delivered: delivered,
             skipped: skipped, failed: run.failed, startedAt: startedAt, finishedAt: finishedAt,
             firstDeliveryAt: run.firstDeliveryAt
         )
+        progress.skippedReasons = run.skipped
+        return progress
     }
 
     // MARK: One slot

@@ -13,6 +13,8 @@ public struct TaskProgress: Sendable, Hashable {
     public var finishedAt: Date
     /// When this task emitted its first delivery; `nil` if it emitted none.
     public var firstDeliveryAt: Date?
+    /// `skipped` by reason (`payload_too_large`, `no_native_payload`, `registration_expired`, ...).
+    public var skippedReasons: [String: Int] = [:]
 
     public init(
         eventId: String, taskIndex: Int, taskCount: Int, delivered: DeliveryCounts = DeliveryCounts(),
@@ -32,7 +34,7 @@ public struct TaskProgress: Sendable, Hashable {
 
 extension TaskProgress: Codable {
     enum CodingKeys: String, CodingKey {
-        case eventId, taskIndex, taskCount, delivered, skipped, failed, startedAt, finishedAt, firstDeliveryAt
+        case eventId, taskIndex, taskCount, delivered, skipped, failed, startedAt, finishedAt, firstDeliveryAt, skippedReasons
     }
 
     public init(from decoder: any Decoder) throws {
@@ -46,6 +48,7 @@ extension TaskProgress: Codable {
         startedAt = try container.decodeTimestamp(forKey: .startedAt)
         finishedAt = try container.decodeTimestamp(forKey: .finishedAt)
         firstDeliveryAt = try container.decodeTimestampIfPresent(forKey: .firstDeliveryAt)
+        skippedReasons = try container.decodeIfPresent([String: Int].self, forKey: .skippedReasons) ?? [:]
     }
 
     public func encode(to encoder: any Encoder) throws {
@@ -59,5 +62,6 @@ extension TaskProgress: Codable {
         try container.encodeTimestamp(startedAt, forKey: .startedAt)
         try container.encodeTimestamp(finishedAt, forKey: .finishedAt)
         try container.encodeTimestamp(firstDeliveryAt, forKey: .firstDeliveryAt)
+        if !skippedReasons.isEmpty { try container.encode(skippedReasons, forKey: .skippedReasons) }
     }
 }
