@@ -19,40 +19,8 @@ struct TransactionalLoopTests {
     func failedBatchIsRedone() async throws {
         let broker = try TestBroker(name: "transactional-loop")
         defer { broker.stop() }
-        let admin = try KafkaAdmin(configuration: KafkaAdminConfiguration(bootstrapServers: broker.bootstrapServers), logger: Self.logger)
-        let input = TestBroker.uniqueName("loop-input")
-        let output = TestBroker.uniqueName("loop-output")
-        try await admin.createTopics([KafkaTopicSpec(name: input, partitions: 1), KafkaTopicSpec(name: output, partitions: 1)])
-
-        var plain = KafkaProducerConfiguration(bootstrapServers: broker.bootstrapServers)
-        plain.lingerMs = 1
-        let publisher = try KafkaProducer(configuration: plain, logger: Self.logger)
         let count = 6
-        for number in 0..<count {
-            try publisher.enqueue(KafkaOutgoingMessage(topic: input, key: nil, value: Array("in-\(number)".utf8)))
-        }
-        try await publisher.flush()
-        await publisher.shutdown()
-
-        let group = TestBroker.uniqueName("loop-group")
-        var consumer = KafkaConsumerConfiguration(bootstrapServers: broker.bootstrapServers, groupId: group)
-        consumer.sessionTimeoutMs = 6_000
-        consumer.heartbeatIntervalMs = 500
-        consumer.autoOffsetReset = .earliest
-        consumer.enableAutoCommit = false
-        consumer.enableAutoOffsetStore = false
-        consumer.isolationLevel = .readCommitted
-        var producer = plain
-        producer.transactionalId = TestBroker.uniqueName("loop-producer")
-        producer.transactionTimeoutMs = 30_000
-        producer.messageTimeoutMs = 30_000
-        let loop = TransactionalLoop(
-            settings: TransactionalLoop.Settings(
-                name: "test-loop", topics: [input], consumer: consumer, producer: producer, batchSize: 100,
-                gate: TransactionGate()
-            ),
-            logger: Self.logger
-        )
+        let (loop, input, output, group) = try await Self.loopOverInput(broker: broker, count: count, deadLetterTopic: false)
 
         // Attempts per input record; the first batch fails once, after a pause long enough
         // for its offsets' round trips to have finished.
@@ -106,41 +74,9 @@ struct TransactionalLoopTests {
     func oversizeOutputIsDeadLettered() async throws {
         let broker = try TestBroker(name: "transactional-loop-poison")
         defer { broker.stop() }
-        let admin = try KafkaAdmin(configuration: KafkaAdminConfiguration(bootstrapServers: broker.bootstrapServers), logger: Self.logger)
-        let input = TestBroker.uniqueName("poison-input")
-        let output = TestBroker.uniqueName("poison-output")
-        let deadLetters = TestBroker.uniqueName("poison-dlq")
-        try await admin.createTopics([input, output, deadLetters].map { KafkaTopicSpec(name: $0, partitions: 1) })
-
-        var plain = KafkaProducerConfiguration(bootstrapServers: broker.bootstrapServers)
-        plain.lingerMs = 1
-        let publisher = try KafkaProducer(configuration: plain, logger: Self.logger)
         let count = 7
-        for number in 0..<count {
-            try publisher.enqueue(KafkaOutgoingMessage(topic: input, key: nil, value: Array("in-\(number)".utf8)))
-        }
-        try await publisher.flush()
-        await publisher.shutdown()
-
-        let group = TestBroker.uniqueName("poison-group")
-        var consumer = KafkaConsumerConfiguration(bootstrapServers: broker.bootstrapServers, groupId: group)
-        consumer.sessionTimeoutMs = 6_000
-        consumer.heartbeatIntervalMs = 500
-        consumer.autoOffsetReset = .earliest
-        consumer.enableAutoCommit = false
-        consumer.enableAutoOffsetStore = false
-        consumer.isolationLevel = .readCommitted
-        var producer = plain
-        producer.transactionalId = TestBroker.uniqueName("poison-producer")
-        producer.transactionTimeoutMs = 30_000
-        producer.messageTimeoutMs = 30_000
-        let loop = TransactionalLoop(
-            settings: TransactionalLoop.Settings(
-                name: "poison-loop", topics: [input], consumer: consumer, producer: producer, batchSize: 100,
-                gate: TransactionGate(), deadLetterTopic: deadLetters
-            ),
-            logger: Self.logger
-        )
+        let (loop, input, output, group) = try await Self.loopOverInput(broker: broker, count: count, deadLetterTopic: true)
+        let deadLetters = try #require(loop.settings.deadLetterTopic)
         let handledOnce = Mutex<Set<String>>([])
         let running = Task {
             try await loop.run { batch, producer in
@@ -211,6 +147,48 @@ struct TransactionalLoopTests {
         }
         try await reader.close()
         return values
+    }
+
+    /// An input topic holding `in-0` ... `in-<count-1>`, an output topic, and a loop (with its
+    /// own dead-letter topic when asked) over the input in a group of its own.
+    static func loopOverInput(broker: TestBroker, count: Int, deadLetterTopic: Bool) async throws
+        -> (loop: TransactionalLoop, input: String, output: String, group: String)
+    {
+        let admin = try KafkaAdmin(configuration: KafkaAdminConfiguration(bootstrapServers: broker.bootstrapServers), logger: logger)
+        let input = TestBroker.uniqueName("loop-input")
+        let output = TestBroker.uniqueName("loop-output")
+        let deadLetters = deadLetterTopic ? TestBroker.uniqueName("loop-dlq") : nil
+        try await admin.createTopics(([input, output] + [deadLetters].compactMap { $0 }).map { KafkaTopicSpec(name: $0, partitions: 1) })
+
+        var plain = KafkaProducerConfiguration(bootstrapServers: broker.bootstrapServers)
+        plain.lingerMs = 1
+        let publisher = try KafkaProducer(configuration: plain, logger: logger)
+        for number in 0..<count {
+            try publisher.enqueue(KafkaOutgoingMessage(topic: input, key: nil, value: Array("in-\(number)".utf8)))
+        }
+        try await publisher.flush()
+        await publisher.shutdown()
+
+        let group = TestBroker.uniqueName("loop-group")
+        var consumer = KafkaConsumerConfiguration(bootstrapServers: broker.bootstrapServers, groupId: group)
+        consumer.sessionTimeoutMs = 6_000
+        consumer.heartbeatIntervalMs = 500
+        consumer.autoOffsetReset = .earliest
+        consumer.enableAutoCommit = false
+        consumer.enableAutoOffsetStore = false
+        consumer.isolationLevel = .readCommitted
+        var producer = plain
+        producer.transactionalId = TestBroker.uniqueName("loop-producer")
+        producer.transactionTimeoutMs = 30_000
+        producer.messageTimeoutMs = 30_000
+        let loop = TransactionalLoop(
+            settings: TransactionalLoop.Settings(
+                name: "test-loop", topics: [input], consumer: consumer, producer: producer, batchSize: 100,
+                gate: TransactionGate(), deadLetterTopic: deadLetters
+            ),
+            logger: logger
+        )
+        return (loop, input, output, group)
     }
 
     /// The group's committed offset of partition 0 of `topic`, read without joining the group.
