@@ -83,7 +83,8 @@ struct PoisonInputTests {
                 #expect(status.targets.total == 1, "\(id)")
             }
             let letters = try await harness.records(harness.configuration.topics.eventsDeadLetters)
-            #expect(letters.count == 2)
+            // One per poison record (an aborted attempt's copy may show next to it on Tansu).
+            #expect(Set(letters.compactMap { $0.headers.first { $0.key == DeadLetter.sourceHeader }?.value }).count == 2)
             for letter in letters {
                 #expect((letter.value?.count ?? .max) < 100_000)
                 let envelope = try JSONValue.parse(letter.value ?? [])
@@ -137,17 +138,24 @@ struct PoisonInputTests {
             for id in ["one-1", "one-2", "one-3", "bc-1"] {
                 let status = try await harness.finalStatus(id)
                 #expect(status.state == .completed, "\(id)")
-                #expect(try await harness.deliveries(eventId: id).count == 1, "\(id)")
+                #expect(Set(try await harness.deliveries(eventId: id).map(\.deliveryId)).count == 1, "\(id)")
             }
+            // One dead letter per poison record. On Tansu a dead letter written by a transaction
+            // that was then aborted stays visible next to the retry's (docs/topics.md), so the
+            // letters are counted by the source record they name.
             let letters = try await harness.records(harness.configuration.topics.eventsDeadLetters)
-            #expect(letters.count == 2 + Int(harness.configuration.topics.tasksPartitions))
-            var sources: [String: Int] = [:]
+            var sources: [String: Set<String>] = [:]
             for letter in letters {
                 let envelope = try JSONValue.parse(letter.value ?? [])
                 #expect(envelope["reason"] == .string("unreadable_task"))
-                if case .string(let topic)? = envelope["source"]?["topic"] { sources[topic, default: 0] += 1 }
+                if case .string(let topic)? = envelope["source"]?["topic"], let source = envelope["source"] {
+                    sources[topic, default: []].insert("\(source["partition"] ?? .null)/\(source["offset"] ?? .null)")
+                }
             }
-            #expect(sources == [expressTopic: 2, bulkTopic: Int(harness.configuration.topics.tasksPartitions)])
+            #expect(sources.mapValues(\.count) == [expressTopic: 2, bulkTopic: Int(harness.configuration.topics.tasksPartitions)])
+            if harness.broker.isExternal {
+                #expect(letters.count == 2 + Int(harness.configuration.topics.tasksPartitions))
+            }
             try await harness.stopRoles()
             // The express group committed past every record of its topic, the poison included.
             let committed = try await Self.committed(harness, group: harness.configuration.expressGroup, topic: expressTopic, partitions: 2)
