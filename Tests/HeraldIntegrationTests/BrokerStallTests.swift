@@ -28,15 +28,7 @@ struct BrokerStallTests {
         let topics = HeraldTopics.prefixed(prefix)
         let pool = RedisConnectionPool(configuration: RedisConfiguration(host: redis.host, port: redis.port), size: 2)
         defer { pool.shutdown() }
-        let index = RegistrationIndex(pool: pool, layout: layout)
-        try await index.checkMeta()
-        let template = RegistrationTemplate(name: "news", body: #"{"aps":{"alert":"$(News_English)"}}"#)
-        for chunk in stride(from: 0, to: Self.registrations, by: 2_000) {
-            let batch = (chunk..<min(chunk + 2_000, Self.registrations)).map {
-                Registration(registrationId: "st\($0)", platform: .apns, handle: String(repeating: "ab", count: 32), tags: ["World"], template: template, version: 1)
-            }
-            _ = try await index.apply(batch.map { .registration(IndexedRegistration($0)) })
-        }
+        try await seedBroadcastAudience(RegistrationIndex(pool: pool, layout: layout), count: Self.registrations, idPrefix: "st")
 
         let metricsPort = freeLocalPort()
         let worker = try HeraldBinary.start(["worker"], environment: [

@@ -156,22 +156,22 @@ struct KafkaTransactionTests {
 
     /// Why the transactional loop replaces its producer after every abort: Tansu sometimes
     /// keeps an aborted transaction's offsets and commits them with the same producer's next
-    /// transaction (in 3 of 5 rounds measured), so the aborted batch's records count as consumed
-    /// without having been handled: a poison record "vanished" that way. Apache Kafka discards
-    /// them. On Tansu, eight rounds without a carried-over offset would fail this test (about
-    /// 1 in 1,500 if the rate holds).
-    @Test("the same producer's next commit can carry the aborted offsets on Tansu, never on Apache Kafka")
+    /// transaction, so the aborted batch's records count as consumed without having been
+    /// handled: a poison record "vanished" that way. Apache Kafka discards them. How often
+    /// Tansu does it depends on timing (3 of 5 rounds on an idle machine, 0 of 8 while the
+    /// whole suite ran), so on Tansu this test counts the rounds it happened in rather than
+    /// requiring it; on Apache Kafka it must never happen.
+    @Test("the same producer's next commit never carries the aborted offsets on Apache Kafka; on Tansu it may")
     func abortedOffsetsRideOnTheSameProducersNextCommit() async throws {
         var observed: [Int64?] = []
-        for _ in 0..<(broker.isExternal ? 3 : 8) {
+        for _ in 0..<3 {
             observed.append(try await offsetAfterAbortThenCommit(replacingProducer: false))
-            if !broker.isExternal, observed.last == 6 { break }
         }
         if broker.isExternal {
             #expect(observed.allSatisfy { $0 == 2 }, "\(observed)")
         } else {
-            #expect(observed.contains(6), "no round carried the aborted offsets over: \(observed)")
             #expect(observed.allSatisfy { $0 == 2 || $0 == 6 }, "\(observed)")
+            print("Tansu carried an aborted transaction's offsets into the next commit in \(observed.count { $0 == 6 }) of \(observed.count) rounds")
         }
     }
 
