@@ -4,7 +4,7 @@ SWIFT ?= swift
 SWIFT_BUILD_FLAGS ?=
 HERALD := .build/debug/herald
 
-.PHONY: all bootstrap build test run bench fuzz stack-up stack-down stack-status validate-deploy clean help
+.PHONY: all bootstrap build test run bench fuzz format stack-up stack-down stack-status validate-deploy clean help
 
 all: build
 
@@ -12,6 +12,7 @@ help:
 	@echo "make run           set up, start the embedded stack, run Herald's breaking-news story end to end"
 	@echo "make test          set up, build, start servers, run every test"
 	@echo "make bench         release build, benchmarks side by side with the broker ceiling"
+	@echo "make format        apply .swift-format to the Swift sources (make test checks it)"
 	@echo "make fuzz          run every fuzzer for 10 minutes (FUZZ_SECONDS=N to change)"
 	@echo "make stack-up / stack-down / stack-status   the private Redis + broker"
 
@@ -34,6 +35,9 @@ bench: bootstrap
 
 fuzz: bootstrap
 	scripts/fuzz $(FUZZ_SECONDS)
+
+format:
+	$(SWIFT) format format --in-place --recursive Sources Tests Fuzz Package.swift
 
 stack-up: bootstrap
 	@scripts/stack up

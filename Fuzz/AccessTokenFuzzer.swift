@@ -17,7 +17,9 @@ public func accessTokenFuzzerTestOneInput(_ data: UnsafePointer<UInt8>?, _ size:
         if fuzzVerbose { fuzzTrace("parsed: \(signature.resource) \(signature.policyName) \(signature.expiry)") }
         fuzzRequire(!signature.encodedResource.isEmpty && !signature.policyName.isEmpty, "a parsed token without sr or skn")
         fuzzRequire(signature.encodedResource.removingPercentEncoding == signature.resource, "resource is not sr decoded")
-        fuzzRequire(signature.resource.percentEncodedForSAS.removingPercentEncoding == signature.resource, "encoding the resource does not round-trip")
+        fuzzRequire(
+            signature.resource.percentEncodedForSAS.removingPercentEncoding == signature.resource,
+            "encoding the resource does not round-trip")
     } catch {
         fuzzRequire(!error.message.isEmpty, "a refusal without a message")
     }

@@ -2,9 +2,9 @@
 // module with its sources): property checks that crash with a message libFuzzer records.
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 /// `HERALD_FUZZ_VERBOSE=1` prints what each input did, for reading a reproducer.

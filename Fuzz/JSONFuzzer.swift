@@ -23,7 +23,8 @@ public func jsonFuzzerTestOneInput(_ data: UnsafePointer<UInt8>?, _ size: Int) -
         // Anything else the strict checker accepts must parse.
         let loneSurrogate = error.code == "invalid_string" && error.message.contains("surrogate")
         if !loneSurrogate, let text = String(validating: bytes, as: UTF8.self), StrictJSONChecker.problem(in: text) == nil,
-           maximumNesting(bytes) < 60 {
+            maximumNesting(bytes) < 60
+        {
             fuzzFail("the strict checker accepts what the reader refuses: \(error)")
         }
         return 0
@@ -42,7 +43,10 @@ public func jsonFuzzerTestOneInput(_ data: UnsafePointer<UInt8>?, _ size: Int) -
 
 /// The deepest nesting of brackets outside strings (an upper bound of the value's depth).
 private func maximumNesting(_ bytes: [UInt8]) -> Int {
-    var depth = 0, deepest = 0, inString = false, escaped = false
+    var depth = 0
+    var deepest = 0
+    var inString = false
+    var escaped = false
     for byte in bytes {
         if inString {
             if escaped { escaped = false } else if byte == 0x5C { escaped = true } else if byte == 0x22 { inString = false }
@@ -50,7 +54,9 @@ private func maximumNesting(_ bytes: [UInt8]) -> Int {
         }
         switch byte {
         case 0x22: inString = true
-        case 0x5B, 0x7B: depth += 1; deepest = max(deepest, depth)
+        case 0x5B, 0x7B:
+            depth += 1
+            deepest = max(deepest, depth)
         case 0x5D, 0x7D: depth -= 1
         default: break
         }

@@ -23,8 +23,10 @@ public func jsonPatchFuzzerTestOneInput(_ data: UnsafePointer<UInt8>?, _ size: I
         fuzzRequire(!error.code.isEmpty && !error.message.isEmpty, "a refused patch without code or message")
         return 0
     }
-    for result in [Result { () throws(JSONPatchError) in try patch.apply(to: document) },
-                   Result { () throws(JSONPatchError) in try InstallationPatch.apply(patch, to: document) }] {
+    for result in [
+        Result { () throws(JSONPatchError) in try patch.apply(to: document) },
+        Result { () throws(JSONPatchError) in try InstallationPatch.apply(patch, to: document) },
+    ] {
         switch result {
         case .success(let patched):
             var written: [UInt8] = []

@@ -15,9 +15,9 @@
 import HeraldDomain
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 private let unbounded = getenv("HERALD_FUZZ_UNBOUNDED") != nil

@@ -14,9 +14,9 @@
 import HeraldDomain
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 /// `HERALD_FUZZ_VERBOSE=1` prints what each input parsed to, for reading a reproducer.
@@ -92,7 +92,9 @@ private struct TagExpressionFuzzCase {
             fail("canonical form \(printed.debugDescription) does not parse: \(error)")
         }
         require(reparsed == expression, "round trip changed the tree: \(printed.debugDescription) reparsed as \(reparsed)")
-        require(reparsed.description == printed, "printing is not a fixed point: \(printed.debugDescription) vs \(reparsed.description.debugDescription)")
+        require(
+            reparsed.description == printed,
+            "printing is not a fixed point: \(printed.debugDescription) vs \(reparsed.description.debugDescription)")
     }
 
     private func checkAzureMode(_ expression: TagExpression) {

@@ -17,9 +17,9 @@
 import HeraldDomain
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 /// `HERALD_FUZZ_VERBOSE=1` prints what each input compiled to, for reading a reproducer.
@@ -83,7 +83,8 @@ private struct TemplateFuzzCase {
         var renderings: [(label: String, output: String)] = [("no properties", render(template, [:]))]
         for rotation in 0..<2 {
             renderings.append(("hostile \(rotation)", render(template, Self.assign(Self.hostileValues, to: names, rotation: rotation))))
-            renderings.append(("number-like \(rotation)", render(template, Self.assign(Self.numberLikeValues, to: names, rotation: rotation))))
+            renderings.append(
+                ("number-like \(rotation)", render(template, Self.assign(Self.numberLikeValues, to: names, rotation: rotation))))
         }
         // Keys in other cases must be found too (names are case-insensitive).
         let upper = Dictionary(uniqueKeysWithValues: names.map { ($0.uppercased(), "<&\"'>") })
@@ -95,7 +96,9 @@ private struct TemplateFuzzCase {
             // Constant means "ignores the properties"; it need not equal the source, since a
             // composite of literals such as {'alert'} renders to `alert`.
             for (label, output) in renderings {
-                require(output == harmlessOutput, "constant \(format) template renders differently with \(label) values: \(output.debugDescription)")
+                require(
+                    output == harmlessOutput,
+                    "constant \(format) template renders differently with \(label) values: \(output.debugDescription)")
             }
         }
 
@@ -118,7 +121,10 @@ private struct TemplateFuzzCase {
             let baseline = Self.controlCharacterCount(harmlessOutput)
             for (label, output) in renderings where label != "no properties" {
                 let count = Self.controlCharacterCount(output)
-                require(count == baseline, "text template output has \(count) control characters with \(label) values, \(baseline) with harmless ones: \(output.debugDescription)")
+                require(
+                    count == baseline,
+                    "text template output has \(count) control characters with \(label) values, \(baseline) with harmless ones: \(output.debugDescription)"
+                )
             }
         }
     }
@@ -136,7 +142,9 @@ private struct TemplateFuzzCase {
     private func check(_ error: TemplateError) {
         let byteCount = body.utf8.count
         require(error.line >= 1 && error.column >= 1, "position line \(error.line) column \(error.column) for \(error.code)")
-        require((0...byteCount).contains(error.offset) || error.code == .tooLarge, "offset \(error.offset) outside 0...\(byteCount) for \(error.code)")
+        require(
+            (0...byteCount).contains(error.offset) || error.code == .tooLarge,
+            "offset \(error.offset) outside 0...\(byteCount) for \(error.code)")
         require(!error.message.isEmpty, "empty message for \(error.code)")
         require(!error.code.rawValue.isEmpty, "empty code")
         _ = error.description

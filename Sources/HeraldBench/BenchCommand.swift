@@ -15,11 +15,11 @@ struct BenchCommand: AsyncParsableCommand {
         commandName: "herald-bench",
         abstract: "Measure Herald against the broker's own ceiling: broadcast, latency, memory, micro.",
         discussion: """
-        Needs a Kafka-compatible broker and Redis (`make bench` starts the embedded ones). Every \
-        run uses its own topics, consumer ids and Redis prefix and removes them afterwards. \
-        Worker processes are spawned from the `herald` executable next to this one (`herald worker`) \
-        so their memory is measured alone. See docs/performance.md for what each figure means.
-        """
+            Needs a Kafka-compatible broker and Redis (`make bench` starts the embedded ones). Every \
+            run uses its own topics, consumer ids and Redis prefix and removes them afterwards. \
+            Worker processes are spawned from the `herald` executable next to this one (`herald worker`) \
+            so their memory is measured alone. See docs/performance.md for what each figure means.
+            """
     )
 
     @OptionGroup var settings: SettingsOptions
@@ -38,7 +38,10 @@ struct BenchCommand: AsyncParsableCommand {
     @Option(help: "Tag expression of the narrower wide event.") var expression: String = "(World || Politics) && !Sports"
     @Option(help: "Directory the JSON results are written to.") var results: String = "bench/results"
     @Option(help: "Executable spawned as `<it> worker` (default: the herald next to this executable).") var workerExecutable: String?
-    @Option(help: "What stops a fan-out's clock: committed (the status reader saw every task's commit; deliveries counted afterwards) or seen (the reader saw the last delivery).")
+    @Option(
+        help:
+            "What stops a fan-out's clock: committed (the status reader saw every task's commit; deliveries counted afterwards) or seen (the reader saw the last delivery)."
+    )
     var clock: BenchmarkOptions.Clock = .committed
 
     @Flag(help: "Skip the pipeline phases (broadcast, latency, memory).") var skipBroadcast = false

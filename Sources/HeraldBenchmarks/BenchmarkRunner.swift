@@ -50,7 +50,9 @@ public struct BenchmarkRunner: Sendable {
             )
         )
         let machine = report.machine
-        Console.say("herald bench \(runId): \(machine.processors) CPUs (\(machine.cpuModel)), load \(machine.loadAverageAtStart), librdkafka \(machine.librdkafka), \(machine.broker), Redis \(machine.redis)")
+        Console.say(
+            "herald bench \(runId): \(machine.processors) CPUs (\(machine.cpuModel)), load \(machine.loadAverageAtStart), librdkafka \(machine.librdkafka), \(machine.broker), Redis \(machine.redis)"
+        )
 
         if options.runMicro {
             Console.say("== micro-benchmarks")
@@ -68,7 +70,9 @@ public struct BenchmarkRunner: Sendable {
         report.notes.append(contentsOf: Self.standingNotes(options.clock))
         let disturbed = report.disturbedMeasurements
         if !disturbed.isEmpty {
-            let note = "Disturbed (other processes took \(Console.fixed(BenchmarkReport.CPUAccount.disturbedCores, 1)) cores or more, so these ran on fewer free cores than the run's own; rerun on a quiet machine before comparing them): " + disturbed.joined(separator: "; ") + "."
+            let note =
+                "Disturbed (other processes took \(Console.fixed(BenchmarkReport.CPUAccount.disturbedCores, 1)) cores or more, so these ran on fewer free cores than the run's own; rerun on a quiet machine before comparing them): "
+                + disturbed.joined(separator: "; ") + "."
             report.notes.append(note)
             Console.say(note)
         }
@@ -83,7 +87,8 @@ public struct BenchmarkRunner: Sendable {
 
         if options.runCeiling {
             Console.say("== broker ceiling")
-            report.ceiling = try await measureCeiling(base: base, topic: "\(runId).ceiling.deliveries", population: mainPopulation, redisPID: redisPID)
+            report.ceiling = try await measureCeiling(
+                base: base, topic: "\(runId).ceiling.deliveries", population: mainPopulation, redisPID: redisPID)
         }
 
         if options.seedPath == .bulk {
@@ -93,11 +98,15 @@ public struct BenchmarkRunner: Sendable {
             ).run(seed: options.populationSeed)
             Console.say("  \(outcome.keys) keys, identical: \(outcome.identical)")
             guard outcome.identical else {
-                throw BenchmarkError("the bulk loader's keys differ from the Lua apply path's: \(outcome.differences)", code: "bulk_not_identical")
+                throw BenchmarkError(
+                    "the bulk loader's keys differ from the Lua apply path's: \(outcome.differences)", code: "bulk_not_identical")
             }
-            report.seeding.append(BenchmarkReport.Seeding(population: outcome.registrations, summary: PopulationSeeder.Summary(
-                registrations: outcome.registrations, path: "identity check", seconds: 0, perSecond: 0
-            ), identityCheck: outcome, cpu: nil))
+            report.seeding.append(
+                BenchmarkReport.Seeding(
+                    population: outcome.registrations,
+                    summary: PopulationSeeder.Summary(
+                        registrations: outcome.registrations, path: "identity check", seconds: 0, perSecond: 0
+                    ), identityCheck: outcome, cpu: nil))
         }
 
         if options.runMemory {
@@ -166,9 +175,12 @@ public struct BenchmarkRunner: Sendable {
             idempotent: idempotent, workers: workers, aroundTimed: aroundTimed
         ).run()
         ceiling.cpu?.quietWaitSeconds = waited
-        let clock = options.clock == .committed
+        let clock =
+            options.clock == .committed
             ? "committed as the status reader saw it" : "seen by a read_committed consumer"
-        Console.say("  transactional: \(Console.count(Int(ceiling.transactionalPerSecond))) records/s until the last commit returned, \(Console.count(Int(ceiling.observedPerSecond ?? 0))) records/s \(clock)\(ceiling.idempotentPerSecond.map { "; idempotent: \(Console.count(Int($0))) records/s" } ?? "") (\(Console.fixed(ceiling.averageRecordBytes, 0)) B/record, \(producers) producers)")
+        Console.say(
+            "  transactional: \(Console.count(Int(ceiling.transactionalPerSecond))) records/s until the last commit returned, \(Console.count(Int(ceiling.observedPerSecond ?? 0))) records/s \(clock)\(ceiling.idempotentPerSecond.map { "; idempotent: \(Console.count(Int($0))) records/s" } ?? "") (\(Console.fixed(ceiling.averageRecordBytes, 0)) B/record, \(producers) producers)"
+        )
         return ceiling
     }
 
@@ -200,12 +212,13 @@ public struct BenchmarkRunner: Sendable {
     }
 
     static func standingNotes(_ clock: BenchmarkOptions.Clock) -> [String] {
-        let fanouts = switch clock {
-        case .committed:
-            "Fan-out times (clock `committed`) are measured from the publisher's clock at publish to the moment this process's read_committed consumer of the status topic had seen the progress record of every task of the event; each is written in the same transaction as the task's deliveries, so that is when the last delivery was committed. The deliveries are read and counted only after the clock stopped (`observed`; `countedSeconds` says when the count was complete). The broker ceiling is timed the same way: each of its transactions writes one progress record too."
-        case .seen:
-            "Fan-out times (clock `seen`) are measured from the publisher's clock at publish to the moment this process's read_committed consumer was handed the last delivery (the consumer reads while the event fans out, on the same machine; its CPU is counted under `benchmark`). The broker ceiling is timed by the same consumer."
-        }
+        let fanouts =
+            switch clock {
+            case .committed:
+                "Fan-out times (clock `committed`) are measured from the publisher's clock at publish to the moment this process's read_committed consumer of the status topic had seen the progress record of every task of the event; each is written in the same transaction as the task's deliveries, so that is when the last delivery was committed. The deliveries are read and counted only after the clock stopped (`observed`; `countedSeconds` says when the count was complete). The broker ceiling is timed the same way: each of its transactions writes one progress record too."
+            case .seen:
+                "Fan-out times (clock `seen`) are measured from the publisher's clock at publish to the moment this process's read_committed consumer was handed the last delivery (the consumer reads while the event fans out, on the same machine; its CPU is counted under `benchmark`). The broker ceiling is timed by the same consumer."
+            }
         return [
             fanouts,
             "One-user latencies are measured from the publisher's clock at publish to the moment this process's read_committed consumer of the express partitions was handed the delivery.",

@@ -39,7 +39,8 @@ struct DLQCommand: AsyncParsableCommand {
         var entries: [Entry] = []
         for try await message in tail.records() {
             guard let value = message.value,
-                  let envelope = try? JSONSerialization.jsonObject(with: Data(value)) as? [String: Any] else { continue }
+                let envelope = try? JSONSerialization.jsonObject(with: Data(value)) as? [String: Any]
+            else { continue }
             entries.append(Entry(partition: message.partition, offset: message.offset, key: message.key, envelope: envelope))
         }
         return entries
@@ -75,12 +76,15 @@ struct DLQCommand: AsyncParsableCommand {
 
         func run() async throws {
             let settings = options.settings()
-            guard let entry = try await DLQCommand.entries(settings: settings)
-                .first(where: { $0.partition == partition && $0.offset == offset }) else {
+            guard
+                let entry = try await DLQCommand.entries(settings: settings)
+                    .first(where: { $0.partition == partition && $0.offset == offset })
+            else {
                 throw CommandFailure("no dead letter at \(settings.topics.eventsDeadLetters)[\(partition)]@\(offset)")
             }
             if let topic = entry.sourceTopic, topic != settings.topics.events, file == nil {
-                throw CommandFailure("the dead letter came from \(topic), not \(settings.topics.events); give the event to publish with --file")
+                throw CommandFailure(
+                    "the dead letter came from \(topic), not \(settings.topics.events); give the event to publish with --file")
             }
             let bytes: [UInt8]
             if let file {

@@ -57,5 +57,3 @@ struct ExprCommand: ParsableCommand {
         }
     }
 }
-
-

@@ -22,7 +22,8 @@ struct PublishCommand: AsyncParsableCommand {
     @Option(help: "Event id (default: assigned).") var id: String?
     @Option(help: "Tag expression; omit for a broadcast to every registration.") var tags: String?
     @Option(name: .customLong("property"), help: "NAME=VALUE for templates; repeatable.") var properties: [String] = []
-    @Option(name: .customLong("native"), help: "PLATFORM=JSON or PLATFORM=@file: payload for registrations without a template; repeatable.") var natives: [String] = []
+    @Option(name: .customLong("native"), help: "PLATFORM=JSON or PLATFORM=@file: payload for registrations without a template; repeatable.")
+    var natives: [String] = []
     @Option(name: .customLong("template"), help: "Only deliver to templates with this name; repeatable.") var templates: [String] = []
     @Option(help: "ISO-8601 expiry, e.g. 2026-11-21T19:00:00Z.") var expiresAt: String?
     @Option(help: "high or normal.") var priority: String?
@@ -30,8 +31,10 @@ struct PublishCommand: AsyncParsableCommand {
     @Flag(help: "Wait until the event's status is final and print it.") var wait = false
 
     func validate() throws {
-        if file != nil, tags != nil || !properties.isEmpty || !natives.isEmpty || !templates.isEmpty
-            || expiresAt != nil || priority != nil || collapseId != nil || id != nil {
+        if file != nil,
+            tags != nil || !properties.isEmpty || !natives.isEmpty || !templates.isEmpty
+                || expiresAt != nil || priority != nil || collapseId != nil || id != nil
+        {
             throw ValidationError("--file gives the whole event; do not combine it with other event flags")
         }
         for property in properties where !property.contains("=") {
@@ -93,7 +96,8 @@ struct PublishCommand: AsyncParsableCommand {
         let reader = StatusReader(pool: pool, layout: try settings.layout())
         for _ in 0..<1_200 {
             if let json = try await reader.statusJSON(eventId: eventId),
-               let status = try await reader.status(eventId: eventId), status.state.isTerminal {
+                let status = try await reader.status(eventId: eventId), status.state.isTerminal
+            {
                 print(String(decoding: json, as: UTF8.self))
                 return
             }

@@ -98,7 +98,8 @@ struct RegistrationsCommand: AsyncParsableCommand {
         func run() async throws {
             var query = URLComponents()
             query.path = "/v1/registrations"
-            query.queryItems = [URLQueryItem(name: "limit", value: String(limit))]
+            query.queryItems =
+                [URLQueryItem(name: "limit", value: String(limit))]
                 + [("tag", tag), ("handle", handle), ("cursor", cursor)].compactMap { name, value in
                     value.map { URLQueryItem(name: name, value: $0) }
                 }

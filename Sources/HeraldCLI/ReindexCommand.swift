@@ -9,7 +9,8 @@ import HeraldRegistry
 struct ReindexCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "reindex",
-        abstract: "Rebuild Redis from Kafka: the registration index from herald.registrations, event statuses and de-duplication claims from herald.status.",
+        abstract:
+            "Rebuild Redis from Kafka: the registration index from herald.registrations, event statuses and de-duplication claims from herald.status.",
         discussion: "Safe while workers run: changes applied twice are ignored by version, and statuses never move backwards."
     )
 
@@ -36,7 +37,8 @@ struct ReindexCommand: AsyncParsableCommand {
         }
         bar.finish()
         let rate = summary.seconds > 0 ? Int(Double(summary.recordsRead) / summary.seconds) : 0
-        print("""
+        print(
+            """
             records read  \(summary.recordsRead)
             applied       \(summary.applied)
             deleted       \(summary.deleted)
@@ -47,14 +49,17 @@ struct ReindexCommand: AsyncParsableCommand {
         guard !registrationsOnly else { return }
         let pipeline = try settings.pipelineConfiguration()
         let statuses = try await StatusRebuilder(configuration: pipeline, pool: pool).run()
-        print("""
+        print(
+            """
             status records read \(statuses.recordsRead) (\(pipeline.topics.status))
             statuses            \(statuses.statuses)
             claims              \(statuses.claims)
             digest              \(statuses.digest), \(statuses.mismatched == 0 ? "Redis equals the log" : "\(statuses.mismatched) keys differ from the log")
             """)
         if statuses.mismatched > 0 {
-            throw CommandFailure("\(statuses.mismatched) statuses or claims in Redis differ from \(pipeline.topics.status) after the rebuild (see the warnings)")
+            throw CommandFailure(
+                "\(statuses.mismatched) statuses or claims in Redis differ from \(pipeline.topics.status) after the rebuild (see the warnings)"
+            )
         }
     }
 }

@@ -29,7 +29,8 @@ struct RenderCommand: ParsableCommand {
         }
         let values = try Self.properties(from: InputArgument.resolve(properties))
         guard let rendition = compiled.render(TemplateProperties(values), limit: maxBytes) else {
-            throw CommandFailure("error[payload_too_large]: the rendition passes \(maxBytes) bytes (--max-bytes); the fan-out skips such a device")
+            throw CommandFailure(
+                "error[payload_too_large]: the rendition passes \(maxBytes) bytes (--max-bytes); the fan-out skips such a device")
         }
         print(rendition)
     }

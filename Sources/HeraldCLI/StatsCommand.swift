@@ -56,7 +56,9 @@ struct StatsCommand: AsyncParsableCommand {
         if deliveriesRead {
             var line = "    delivery records: \(item.deliveryRecords)"
             if let latency = item.latencyMs {
-                line += String(format: "  publish to render p50 %.1f  p90 %.1f  p99 %.1f  max %.1f ms", latency.p50, latency.p90, latency.p99, latency.max)
+                line += String(
+                    format: "  publish to render p50 %.1f  p90 %.1f  p99 %.1f  max %.1f ms", latency.p50, latency.p90, latency.p99,
+                    latency.max)
             }
             lines.append(line)
         }

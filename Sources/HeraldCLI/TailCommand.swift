@@ -26,8 +26,9 @@ struct TailCommand: AsyncParsableCommand {
     func run() async throws {
         let settings = options.settings()
         let topics = settings.topics
-        var tail = RecordTail(topic: stream == .deliveries ? topics.deliveries : topics.status,
-                              bootstrapServers: settings[.kafkaBrokers])
+        var tail = RecordTail(
+            topic: stream == .deliveries ? topics.deliveries : topics.status,
+            bootstrapServers: settings[.kafkaBrokers])
         tail.extra = try settings.kafkaProperties()
         tail.eventId = event
         tail.follow = follow
@@ -54,18 +55,21 @@ struct TailCommand: AsyncParsableCommand {
         case .deliveries:
             guard let record = try? DeliveryRecord.decode(value) else { return "\(position) " + String(decoding: value, as: UTF8.self) }
             let headers = record.headers.map { "\($0.name)=\($0.value)" }.joined(separator: " ")
-            return "\(position) \(record.eventId) -> \(record.registrationId) \(record.platform.rawValue) [\(record.template)] \(headers)\n    \(record.payload)"
+            return
+                "\(position) \(record.eventId) -> \(record.registrationId) \(record.platform.rawValue) [\(record.template)] \(headers)\n    \(record.payload)"
         case .status:
             if let progress = try? JSONDecoder().decode(TaskProgress.self, from: Data(value)) {
                 let millis = Int(progress.finishedAt.timeIntervalSince(progress.startedAt) * 1000)
-                return "\(position) \(progress.eventId) task \(progress.taskIndex + 1)/\(progress.taskCount) delivered \(progress.delivered.total) skipped \(progress.skipped) in \(millis) ms"
+                return
+                    "\(position) \(progress.eventId) task \(progress.taskIndex + 1)/\(progress.taskCount) delivered \(progress.delivered.total) skipped \(progress.skipped) in \(millis) ms"
             }
             guard let status = try? JSONDecoder().decode(StatusRecord.self, from: Data(value)) else {
                 return "\(position) " + String(decoding: value, as: UTF8.self)
             }
             let byPlatform = status.targets.byPlatform.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: " ")
             let duration = status.timings.durationMs.map { " \($0) ms" } ?? ""
-            return "\(position) \(status.eventId) \(status.state.rawValue) tasks \(status.tasks.completed)/\(status.tasks.planned) targets \(status.targets.total) \(byPlatform) skipped \(status.skipped)\(duration)"
+            return
+                "\(position) \(status.eventId) \(status.state.rawValue) tasks \(status.tasks.completed)/\(status.tasks.planned) targets \(status.targets.total) \(byPlatform) skipped \(status.skipped)\(duration)"
                 + (status.reason.map { " reason: \($0)" } ?? "")
         }
     }

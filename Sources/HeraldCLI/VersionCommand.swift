@@ -13,7 +13,8 @@ struct VersionCommand: ParsableCommand {
             print("\(name): \(value)")
         }
         if !HeraldVersion.librdkafkaIsSupported {
-            throw CommandFailure("librdkafka \(HeraldVersion.report[1].1) is older than 2.2 and cannot talk to current brokers; run scripts/bootstrap")
+            throw CommandFailure(
+                "librdkafka \(HeraldVersion.report[1].1) is older than 2.2 and cannot talk to current brokers; run scripts/bootstrap")
         }
     }
 }

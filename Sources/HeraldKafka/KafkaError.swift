@@ -52,9 +52,13 @@ public struct KafkaError: Error, Sendable, CustomStringConvertible {
         var text = "Kafka: \(operation) failed"
         if let topic { text += " for topic '\(topic)'" }
         text += ": \(message) [\(code.name)]"
-        if isFatal { text += " (fatal: recreate the client)" }
-        else if txnRequiresAbort { text += " (abort the transaction)" }
-        else if isRetriable { text += " (retriable)" }
+        if isFatal {
+            text += " (fatal: recreate the client)"
+        } else if txnRequiresAbort {
+            text += " (abort the transaction)"
+        } else if isRetriable {
+            text += " (retriable)"
+        }
         return text
     }
 }

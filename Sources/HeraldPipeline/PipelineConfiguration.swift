@@ -183,7 +183,9 @@ public struct PipelineConfiguration: Sendable {
     /// the benchmark's broker ceiling writes with exactly the same ones; `transactionalId` nil
     /// gives the same producer without transactions. For a producer that writes one partition
     /// per transaction (`deliveryLingerMs(onePartitionPerTask:)`).
-    public func deliveryProducerConfiguration(clientId: String, transactionalId: String?, onePartitionPerTask: Bool = true) -> KafkaProducerConfiguration {
+    public func deliveryProducerConfiguration(clientId: String, transactionalId: String?, onePartitionPerTask: Bool = true)
+        -> KafkaProducerConfiguration
+    {
         var configuration = KafkaProducerConfiguration(bootstrapServers: bootstrapServers)
         configuration.clientId = clientId
         if let transactionalId {

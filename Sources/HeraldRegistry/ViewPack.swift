@@ -56,7 +56,8 @@ public enum ViewPack {
         while offset < end {
             guard let entry = entry(at: offset, in: pack) else { return nil }
             if entry.id.count == id.count,
-               id.count == 0 || memcmp(pack.baseAddress! + entry.id.lowerBound, id.baseAddress!, id.count) == 0 {
+                id.count == 0 || memcmp(pack.baseAddress! + entry.id.lowerBound, id.baseAddress!, id.count) == 0
+            {
                 return UnsafeRawBufferPointer(rebasing: pack[entry.view])
             }
             offset = entry.view.upperBound

@@ -21,16 +21,17 @@ struct AccessControlTests {
         }
     }
 
-    @Test(arguments: [
-        ("forged", TestHub.sas("manage", key: "not-the-key"), "invalid_token"),
-        ("expired", TestHub.sas("manage", expiresIn: -60), "token_expired"),
-        // The same answer as a forged signature: policy names do not leak.
-        ("unknown policy", TestHub.sas("nobody", key: "x"), "invalid_token"),
-        ("no host in sr", TestHub.sas("manage", resource: "/v1/notifications"), "invalid_token"),
-        ("other hub", TestHub.sas("manage", resource: "http://elsewhere:8080"), "wrong_resource"),
-        ("other scheme", [HTTPField.Name.authorization: "Basic YWxpY2U6cHc="], "unsupported_scheme"),
-        ("garbage", [HTTPField.Name.authorization: "SharedAccessSignature nonsense"], "malformed_token"),
-    ] as [(String, HTTPFields, String)])
+    @Test(
+        arguments: [
+            ("forged", TestHub.sas("manage", key: "not-the-key"), "invalid_token"),
+            ("expired", TestHub.sas("manage", expiresIn: -60), "token_expired"),
+            // The same answer as a forged signature: policy names do not leak.
+            ("unknown policy", TestHub.sas("nobody", key: "x"), "invalid_token"),
+            ("no host in sr", TestHub.sas("manage", resource: "/v1/notifications"), "invalid_token"),
+            ("other hub", TestHub.sas("manage", resource: "http://elsewhere:8080"), "wrong_resource"),
+            ("other scheme", [HTTPField.Name.authorization: "Basic YWxpY2U6cHc="], "unsupported_scheme"),
+            ("garbage", [HTTPField.Name.authorization: "SharedAccessSignature nonsense"], "malformed_token"),
+        ] as [(String, HTTPFields, String)])
     func badSharedAccessTokensAreUnauthorized(_ name: String, headers: HTTPFields, code: String) async throws {
         let hub = TestHub()
         try await hub.run { client async throws in
@@ -83,17 +84,21 @@ struct AccessControlTests {
             #expect(try await client.call(.get, "/v1/registrations?tag=World", TestHub.listen).status == .forbidden)
             #expect(try await client.call(.get, "/v1/installations?tag=World", TestHub.listen).status == .forbidden)
 
-            let claim = try await client.call(.put, "/v1/registrations/\(id)", TestHub.listen, body: Fixture.registration(tags: ["World", "$UserId:{alice}"]))
+            let claim = try await client.call(
+                .put, "/v1/registrations/\(id)", TestHub.listen, body: Fixture.registration(tags: ["World", "$UserId:{alice}"]))
             #expect(claim.status == .forbidden)
             #expect(claim.errorCode == "reserved_tag")
             #expect(claim.errorField == "tags[1]")
-            let claimInstallation = try await client.call(.put, "/v1/installations/i1", TestHub.listen, body: Fixture.installation(tags: ["$InstallationId:{i2}"]))
+            let claimInstallation = try await client.call(
+                .put, "/v1/installations/i1", TestHub.listen, body: Fixture.installation(tags: ["$InstallationId:{i2}"]))
             #expect(claimInstallation.status == .forbidden)
             #expect(claimInstallation.errorField == "tags[0]")
-            let userInstallation = try await client.call(.put, "/v1/installations/i1", TestHub.listen, body: Fixture.installation(userId: "alice"))
+            let userInstallation = try await client.call(
+                .put, "/v1/installations/i1", TestHub.listen, body: Fixture.installation(userId: "alice"))
             #expect(userInstallation.status == .forbidden)
             #expect(userInstallation.errorField == "userId")
-            let ownTag = try await client.call(.put, "/v1/installations/i1", TestHub.listen, body: Fixture.installation(tags: ["$InstallationId:{i1}"]))
+            let ownTag = try await client.call(
+                .put, "/v1/installations/i1", TestHub.listen, body: Fixture.installation(tags: ["$InstallationId:{i1}"]))
             #expect(ownTag.status == .ok)
         }
         #expect(hub.publisher.count == 0)
@@ -116,9 +121,13 @@ struct AccessControlTests {
         let hub = TestHub()
         let id = hub.registry.issueRegistrationId()
         try await hub.run { client async throws in
-            let put = try await client.call(.put, "/v1/registrations/\(id)", TestHub.manage, body: Fixture.registration(tags: ["$UserId:{alice}", "$InstallationId:{x}"]))
+            let put = try await client.call(
+                .put, "/v1/registrations/\(id)", TestHub.manage,
+                body: Fixture.registration(tags: ["$UserId:{alice}", "$InstallationId:{x}"]))
             #expect(put.status == .ok)
-            #expect(try await client.call(.get, "/v1/registrations?tag=%24UserId%3A%7Balice%7D", TestHub.manage).json()["items"]?.arrayValue?.count == 1)
+            #expect(
+                try await client.call(.get, "/v1/registrations?tag=%24UserId%3A%7Balice%7D", TestHub.manage).json()["items"]?.arrayValue?
+                    .count == 1)
             #expect(try await client.call(.get, "/v1/installations", TestHub.manage).status == .ok)
             #expect(try await client.call(.post, "/v1/notifications", TestHub.manage, body: Self.event).status == .accepted)
         }
@@ -165,7 +174,9 @@ struct AccessControlTests {
             #expect(try await client.call(.delete, "/v1/registrations/\(id)", bob).status == .forbidden)
             #expect(try await client.call(.get, "/v1/installations/alice-phone", bob).status == .forbidden)
             #expect(try await client.call(.delete, "/v1/installations/alice-phone", bob).status == .forbidden)
-            #expect(try await client.call(.patch, "/v1/installations/alice-phone", bob, body: #"[{"op":"add","path":"/tags","value":"X"}]"#).status == .forbidden)
+            #expect(
+                try await client.call(.patch, "/v1/installations/alice-phone", bob, body: #"[{"op":"add","path":"/tags","value":"X"}]"#)
+                    .status == .forbidden)
             #expect(try await client.call(.get, "/v1/registrations?tag=%24UserId%3A%7Balice%7D", bob).status == .forbidden)
             let bobsList = try await client.call(.get, "/v1/registrations", bob)
             #expect(try bobsList.json()["items"]?.arrayValue?.isEmpty == true)
@@ -198,9 +209,13 @@ struct AccessControlTests {
         let payload = Data(#"{"sub":"alice","exp":4102444800}"#.utf8).base64EncodedString().replacingOccurrences(of: "=", with: "")
         let unsigned: HTTPFields = [.authorization: "Bearer \(header).\(payload)."]
         let plain = try await TestHub.user("alice")
-        let scoped: HTTPFields = [.authorization: "Bearer " + (try await UserToken.make(
-            user: "alice", key: TestHub.userTokenKey, expiry: Date().addingTimeInterval(600), audience: "news-hub", issuer: "https://login.example"
-        ))]
+        let scoped: HTTPFields = [
+            .authorization: "Bearer "
+                + (try await UserToken.make(
+                    user: "alice", key: TestHub.userTokenKey, expiry: Date().addingTimeInterval(600), audience: "news-hub",
+                    issuer: "https://login.example"
+                ))
+        ]
         try await TestHub().run { client async throws in
             let response = try await client.call(.post, "/v1/registrationIDs", unsigned)
             #expect(response.status == .unauthorized)
@@ -226,7 +241,9 @@ struct AccessControlTests {
     @Test func aBackendWithSendTargetsAUserByTag() async throws {
         let hub = TestHub()
         try await hub.run { client async throws in
-            let response = try await client.call(.post, "/v1/notifications", TestHub.send, body: #"{"tags":"$UserId:{alice}","properties":{"News_English":"Your order shipped"}}"#)
+            let response = try await client.call(
+                .post, "/v1/notifications", TestHub.send,
+                body: #"{"tags":"$UserId:{alice}","properties":{"News_English":"Your order shipped"}}"#)
             #expect(response.status == .accepted)
         }
         #expect(hub.publisher.last?.event.audience.expression?.description.contains("$UserId:{alice}") == true)

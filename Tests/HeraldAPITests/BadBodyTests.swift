@@ -16,7 +16,10 @@ struct BadBodyTests {
         ("unknown platform", #"{"platform":"nokia","handle":"abc","tags":[]}"#, "platform", "unknown_platform"),
         ("70 KB template", Fixture.registration(template: hugeTemplate), "template.body", "template_too_large"),
         ("invalid tag characters", Fixture.registration(tags: ["World", "bad tag!"]), "tags[1]", "invalid_tag"),
-        ("bad template", Fixture.registration(template: #""{\"aps\":{\"alert\":\"$(News_English\"}}""#), "template.body", "invalid_template"),
+        (
+            "bad template", Fixture.registration(template: #""{\"aps\":{\"alert\":\"$(News_English\"}}""#), "template.body",
+            "invalid_template"
+        ),
         ("bad handle", Fixture.registration(handle: "not-hex"), "handle", "invalid_handle"),
         ("malformed JSON", "{\"platform\": \"apns\",\n \"handle\": }", "", "malformed_json"),
         ("not an object", "[1,2]", "", "invalid_type"),
@@ -39,7 +42,8 @@ struct BadBodyTests {
         let hub = TestHub()
         let id = hub.registry.issueRegistrationId()
         try await hub.run { client async throws in
-            let response = try await client.call(.put, "/v1/registrations/\(id)", TestHub.manage, body: "{\"platform\": \"apns\",\n \"handle\": }")
+            let response = try await client.call(
+                .put, "/v1/registrations/\(id)", TestHub.manage, body: "{\"platform\": \"apns\",\n \"handle\": }")
             #expect(response.text.contains("line 2"))
             #expect(response.text.contains("column"))
         }
@@ -49,17 +53,26 @@ struct BadBodyTests {
         let hub = TestHub()
         let id = hub.registry.issueRegistrationId()
         try await hub.run { client async throws in
-            let response = try await client.call(.put, "/v1/registrations/\(id)", TestHub.manage, body: #"{"platform":"apns","handle":"zz","tags":["ok","no way"],"expiresAt":"soon"}"#)
+            let response = try await client.call(
+                .put, "/v1/registrations/\(id)", TestHub.manage,
+                body: #"{"platform":"apns","handle":"zz","tags":["ok","no way"],"expiresAt":"soon"}"#)
             #expect(response.status == .badRequest)
             #expect(Set(response.issueFields).isSuperset(of: ["handle", "tags[1]", "expiresAt"]))
         }
     }
 
     @Test(arguments: [
-        ("70 KB template", #"{"platform":"apns","pushChannel":"\#(Fixture.apnsToken)","templates":{"big":{"body":\#(hugeTemplate)}}}"#, "templates.big.body"),
+        (
+            "70 KB template", #"{"platform":"apns","pushChannel":"\#(Fixture.apnsToken)","templates":{"big":{"body":\#(hugeTemplate)}}}"#,
+            "templates.big.body"
+        ),
         ("unknown platform", #"{"platform":"blackberry","pushChannel":"x"}"#, "platform"),
         ("wrong type", #"{"platform":"apns","pushChannel":"\#(Fixture.apnsToken)","tags":"World"}"#, "tags"),
-        ("invalid template tag", #"{"platform":"apns","pushChannel":"\#(Fixture.apnsToken)","templates":{"t":{"body":"{}","tags":["a b"]}}}"#, "templates.t.tags[0]"),
+        (
+            "invalid template tag",
+            #"{"platform":"apns","pushChannel":"\#(Fixture.apnsToken)","templates":{"t":{"body":"{}","tags":["a b"]}}}"#,
+            "templates.t.tags[0]"
+        ),
     ])
     func installationBodiesAreRefused(_ name: String, body: String, field: String) async throws {
         let hub = TestHub()
@@ -93,7 +106,9 @@ struct BadBodyTests {
         hub.limits.maxRequestBytes = 1_024
         let id = hub.registry.issueRegistrationId()
         try await hub.run { client async throws in
-            let response = try await client.call(.put, "/v1/registrations/\(id)", TestHub.manage, body: Fixture.registration(template: "\"" + String(repeating: "y", count: 2_000) + "\""))
+            let response = try await client.call(
+                .put, "/v1/registrations/\(id)", TestHub.manage,
+                body: Fixture.registration(template: "\"" + String(repeating: "y", count: 2_000) + "\""))
             #expect(response.status == .contentTooLarge)
             #expect(response.errorCode == "request_too_large")
         }

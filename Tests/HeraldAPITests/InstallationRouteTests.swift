@@ -39,19 +39,21 @@ struct InstallationRouteTests {
     @Test func jsonPatchSequenceChangesTagsTemplatesAndChannel() async throws {
         let hub = TestHub()
         try await hub.run { client async throws in
-            try await client.call(.put, "/v1/installations/phone-1", TestHub.listen, body: Fixture.installation(tags: ["World", "Politics"]))
+            try await client.call(
+                .put, "/v1/installations/phone-1", TestHub.listen, body: Fixture.installation(tags: ["World", "Politics"]))
             let patch = """
-            [{"op":"add","path":"/tags","value":"Science"},
-             {"op":"remove","path":"/tags/Politics"},
-             {"op":"add","path":"/templates/mandarin","value":{"body":\(Fixture.newsTemplate("Mandarin")),"tags":["lang-zh"]}},
-             {"op":"remove","path":"/templates/french"},
-             {"op":"add","path":"/templates/english/tags/-","value":"breaking"},
-             {"op":"replace","path":"/templates/english/headers","value":{"apns-push-type":"alert"}},
-             {"op":"replace","path":"/pushChannel","value":"\(Fixture.otherApnsToken)"}]
-            """
+                [{"op":"add","path":"/tags","value":"Science"},
+                 {"op":"remove","path":"/tags/Politics"},
+                 {"op":"add","path":"/templates/mandarin","value":{"body":\(Fixture.newsTemplate("Mandarin")),"tags":["lang-zh"]}},
+                 {"op":"remove","path":"/templates/french"},
+                 {"op":"add","path":"/templates/english/tags/-","value":"breaking"},
+                 {"op":"replace","path":"/templates/english/headers","value":{"apns-push-type":"alert"}},
+                 {"op":"replace","path":"/pushChannel","value":"\(Fixture.otherApnsToken)"}]
+                """
             var headers = TestHub.listen
             headers[.contentType] = "application/json-patch+json"
-            let patched = try await client.execute(uri: "/v1/installations/phone-1", method: .patch, headers: headers, body: .init(string: patch))
+            let patched = try await client.execute(
+                uri: "/v1/installations/phone-1", method: .patch, headers: headers, body: .init(string: patch))
             #expect(patched.status == .ok)
             #expect(patched.headers[.eTag] == "\"2\"")
 
@@ -63,7 +65,8 @@ struct InstallationRouteTests {
             #expect(read["templates"]?["english"]?["tags"]?.strings == ["lang-en", "breaking"])
             #expect(read["templates"]?["english"]?["headers"]?["apns-push-type"]?.stringValue == "alert")
 
-            let stale = try await client.call(.patch, "/v1/installations/phone-1", TestHub.listen, body: #"[{"op":"add","path":"/tags","value":"X"}]"#, ifMatch: "\"1\"")
+            let stale = try await client.call(
+                .patch, "/v1/installations/phone-1", TestHub.listen, body: #"[{"op":"add","path":"/tags","value":"X"}]"#, ifMatch: "\"1\"")
             #expect(stale.status == .preconditionFailed)
         }
         #expect(hub.registry.writes == 2)
@@ -73,7 +76,10 @@ struct InstallationRouteTests {
         (#"[{"op":"replace","path":"/platform","value":"fcm"}]"#, "[0].path", 400),
         (#"[{"op":"remove","path":"/pushChannel"}]"#, "[0].path", 400),
         (#"[{"op":"copy","from":"/tags","path":"/x"}]"#, "[0].op", 400),
-        (#"[{"op":"add","path":"/templates/english/body","value":"{\"aps\":{\"alert\":\"$(News_English\"}}"}]"#, "templates.english.body", 400),
+        (
+            #"[{"op":"add","path":"/templates/english/body","value":"{\"aps\":{\"alert\":\"$(News_English\"}}"}]"#,
+            "templates.english.body", 400
+        ),
         (#"[{"op":"add","path":"/tags","value":"bad tag!"}]"#, "tags[1]", 400),
         (#"[{"op":"add","path":"/tags","value":"$UserId:{mallory}"}]"#, "tags[1]", 403),
         (#"[{"op":"add","path":"/tags",#"#, "", 400),
@@ -92,7 +98,8 @@ struct InstallationRouteTests {
     @Test func patchOfAMissingInstallationIsNotFound() async throws {
         let hub = TestHub()
         try await hub.run { client async throws in
-            let response = try await client.call(.patch, "/v1/installations/nope", TestHub.listen, body: #"[{"op":"add","path":"/tags","value":"X"}]"#)
+            let response = try await client.call(
+                .patch, "/v1/installations/nope", TestHub.listen, body: #"[{"op":"add","path":"/tags","value":"X"}]"#)
             #expect(response.status == .notFound)
         }
         #expect(hub.registry.writes == 0)

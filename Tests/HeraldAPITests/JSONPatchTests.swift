@@ -17,7 +17,10 @@ struct JSONPatchTests {
         (#"{"baz":"qux","foo":"bar"}"#, #"[{"op":"remove","path":"/baz"}]"#, #"{"foo":"bar"}"#),
         (#"{"foo":["bar","qux","baz"]}"#, #"[{"op":"remove","path":"/foo/1"}]"#, #"{"foo":["bar","baz"]}"#),
         (#"{"baz":"qux","foo":"bar"}"#, #"[{"op":"replace","path":"/baz","value":"boo"}]"#, #"{"baz":"boo","foo":"bar"}"#),
-        (#"{"foo":{"bar":"baz"}}"#, #"[{"op":"add","path":"/foo/child","value":{"grandchild":{}}}]"#, #"{"foo":{"bar":"baz","child":{"grandchild":{}}}}"#),
+        (
+            #"{"foo":{"bar":"baz"}}"#, #"[{"op":"add","path":"/foo/child","value":{"grandchild":{}}}]"#,
+            #"{"foo":{"bar":"baz","child":{"grandchild":{}}}}"#
+        ),
         (#"{"a/b":1,"m~n":2}"#, #"[{"op":"replace","path":"/a~1b","value":3},{"op":"remove","path":"/m~0n"}]"#, #"{"a/b":3}"#),
         (#"{"x":1}"#, #"[{"op":"replace","path":"","value":[1]}]"#, #"[1]"#),
     ])
@@ -48,15 +51,17 @@ struct JSONPatchTests {
 
     @Test func installationPatchUsesAzureTagSemantics() throws {
         let document = try JSONValue.parse(#"{"pushChannel":"x","tags":["World"],"templates":{"en":{"body":"{}","tags":[]}}}"#)
-        let patch = try JSONPatch.decode(JSONValue.parse("""
-        [{"op":"add","path":"/tags","value":"Sports"},
-         {"op":"add","path":"/tags","value":["World","Science"]},
-         {"op":"remove","path":"/tags/World"},
-         {"op":"remove","path":"/tags/NotThere"},
-         {"op":"add","path":"/templates/en/tags","value":"lang-en"},
-         {"op":"add","path":"/templates/en/tags/-","value":"lang-en"},
-         {"op":"add","path":"/userId","value":"alice"}]
-        """), maxOperations: 100)
+        let patch = try JSONPatch.decode(
+            JSONValue.parse(
+                """
+                [{"op":"add","path":"/tags","value":"Sports"},
+                 {"op":"add","path":"/tags","value":["World","Science"]},
+                 {"op":"remove","path":"/tags/World"},
+                 {"op":"remove","path":"/tags/NotThere"},
+                 {"op":"add","path":"/templates/en/tags","value":"lang-en"},
+                 {"op":"add","path":"/templates/en/tags/-","value":"lang-en"},
+                 {"op":"add","path":"/userId","value":"alice"}]
+                """), maxOperations: 100)
         let result = try InstallationPatch.apply(patch, to: document)
         #expect(result["tags"]?.strings == ["Sports", "Science"])
         #expect(result["templates"]?["en"]?["tags"]?.strings == ["lang-en"])
@@ -67,7 +72,8 @@ struct JSONPatchTests {
     func installationPatchRefusesOtherPaths(path: String) throws {
         let patch = try JSONPatch.decode(JSONValue.parse(#"[{"op":"replace","path":"\#(path)","value":"x"}]"#), maxOperations: 10)
         #expect {
-            _ = try InstallationPatch.apply(patch, to: JSONValue.parse(#"{"installationId":"i","platform":"apns","tags":[],"templates":{"en":{"body":"{}"}}}"#))
+            _ = try InstallationPatch.apply(
+                patch, to: JSONValue.parse(#"{"installationId":"i","platform":"apns","tags":[],"templates":{"en":{"body":"{}"}}}"#))
         } throws: { error in
             (error as? JSONPatchError)?.code == JSONPatchError.Code.pathNotAllowed && (error as? JSONPatchError)?.field == "[0].path"
         }

@@ -11,7 +11,8 @@ struct NotificationRouteTests {
     @Test func publishAssignsAnIdAndPointsAtItsStatus() async throws {
         let hub = TestHub()
         try await hub.run { client async throws in
-            let body = #"{"tags":"(World || Politics) && !Sports","properties":{"News_English":"Summit ends","News_French":"Fin du sommet","News_Mandarin":"峰会结束"},"priority":"high"}"#
+            let body =
+                #"{"tags":"(World || Politics) && !Sports","properties":{"News_English":"Summit ends","News_French":"Fin du sommet","News_Mandarin":"峰会结束"},"priority":"high"}"#
             let response = try await client.call(.post, "/v1/notifications", TestHub.send, body: body)
             #expect(response.status == .accepted)
             let id = try #require(try response.json()["id"]?.stringValue)
@@ -30,7 +31,11 @@ struct NotificationRouteTests {
     @Test func publishKeepsACallerChosenId() async throws {
         let hub = TestHub()
         try await hub.run { client async throws in
-            let response = try await client.call(.post, "/v1/notifications", TestHub.send, body: #"{"id":"bn-2026-11-21-0001","tags":["World","Politics"],"native":{"apns":{"aps":{"alert":"Summit ends","category":"INVITE_CATEGORY"}}}}"#)
+            let response = try await client.call(
+                .post, "/v1/notifications", TestHub.send,
+                body:
+                    #"{"id":"bn-2026-11-21-0001","tags":["World","Politics"],"native":{"apns":{"aps":{"alert":"Summit ends","category":"INVITE_CATEGORY"}}}}"#
+            )
             #expect(try response.json()["id"]?.stringValue == "bn-2026-11-21-0001")
         }
         #expect(hub.publisher.last?.event.native[.apns]?.contains("INVITE_CATEGORY") == true)
@@ -41,7 +46,8 @@ struct NotificationRouteTests {
         let hub = TestHub()
         hub.publisher.conflicting.withLock { _ = $0.insert("dup-1") }
         try await hub.run { client async throws in
-            let response = try await client.call(.post, "/v1/notifications", TestHub.send, body: #"{"id":"dup-1","tags":"Sports","properties":{"a":"b"}}"#)
+            let response = try await client.call(
+                .post, "/v1/notifications", TestHub.send, body: #"{"id":"dup-1","tags":"Sports","properties":{"a":"b"}}"#)
             #expect(response.status == .conflict)
             #expect(response.errorCode == "duplicate_id_conflict")
             #expect(response.headers[.location] == "/v1/notifications/dup-1")
@@ -64,7 +70,8 @@ struct NotificationRouteTests {
 
     @Test func statusIsReadBackOrNotFound() async throws {
         var hub = TestHub()
-        hub.statusReader.records["bn-1"] = .accepted(eventId: "bn-1", taskCount: 4, publishedAt: nil, acceptedAt: Date(timeIntervalSince1970: 1_800_000_000))
+        hub.statusReader.records["bn-1"] = .accepted(
+            eventId: "bn-1", taskCount: 4, publishedAt: nil, acceptedAt: Date(timeIntervalSince1970: 1_800_000_000))
         try await hub.run { client async throws in
             let found = try await client.call(.get, "/v1/notifications/bn-1", TestHub.send)
             #expect(found.status == .ok)

@@ -26,7 +26,9 @@ struct OperationsRouteTests {
             try await client.call(.post, "/v1/registrationIDs")
             let metrics = try await client.call(.get, "/metrics")
             #expect(metrics.status == .ok)
-            #expect(metrics.text.contains(#"herald_http_requests_total{route="/v1/registrationIDs",method="POST",status="201"} 1"#), "\(metrics.text)")
+            #expect(
+                metrics.text.contains(#"herald_http_requests_total{route="/v1/registrationIDs",method="POST",status="201"} 1"#),
+                "\(metrics.text)")
             #expect(metrics.text.contains(#"herald_http_requests_total{route="/v1/registrationIDs",method="POST",status="401"} 1"#))
             #expect(metrics.text.contains("herald_http_request_duration_seconds"))
         }
@@ -66,7 +68,11 @@ struct OperationsRouteTests {
     @Test(arguments: [
         (APIConfiguration(userTokenKey: "short"), "user_token_key_too_short"),
         (APIConfiguration(policies: [SharedAccessPolicy(name: "p", key: "", rights: [.listen])]), "empty_policy_key"),
-        (APIConfiguration(policies: [SharedAccessPolicy(name: "p", key: "a", rights: [.listen]), SharedAccessPolicy(name: "p", key: "b", rights: [.send])]), "duplicate_policy"),
+        (
+            APIConfiguration(policies: [
+                SharedAccessPolicy(name: "p", key: "a", rights: [.listen]), SharedAccessPolicy(name: "p", key: "b", rights: [.send]),
+            ]), "duplicate_policy"
+        ),
         (APIConfiguration(hubResource: "localhost:8080"), "invalid_hub_resource"),
     ])
     func unusableConfigurationsAreRefused(configuration: APIConfiguration, code: String) async {

@@ -22,13 +22,14 @@ struct OwnershipTests {
 
         /// The status the rules call for.
         var expected: HTTPResponse.Status {
-            let allowed: Bool = switch credential {
-            case .manage: true
-            case .listen: !ownedByAlice
-            case .send: false
-            case .owner: ownedByAlice
-            case .otherUser: false
-            }
+            let allowed: Bool =
+                switch credential {
+                case .manage: true
+                case .listen: !ownedByAlice
+                case .send: false
+                case .owner: ownedByAlice
+                case .otherUser: false
+                }
             guard allowed else { return .forbidden }
             return verb == .delete ? .noContent : .ok
         }
@@ -56,13 +57,16 @@ struct OwnershipTests {
                 .put, "/v1/installations/phone-1", TestHub.manage, body: Fixture.installation(userId: testCase.ownedByAlice ? "alice" : nil)
             )
             try #require(created.status == .ok)
-            let response: TestResponse = switch testCase.verb {
-            case .get: try await client.call(.get, "/v1/installations/phone-1", headers)
-            case .put: try await client.call(.put, "/v1/installations/phone-1", headers, body: Fixture.installation())
-            case .patch:
-                try await client.call(.patch, "/v1/installations/phone-1", headers, body: #"[{"op":"replace","path":"/pushChannel","value":"\#(String(repeating: "99", count: 32))"}]"#)
-            case .delete: try await client.call(.delete, "/v1/installations/phone-1", headers)
-            }
+            let response: TestResponse =
+                switch testCase.verb {
+                case .get: try await client.call(.get, "/v1/installations/phone-1", headers)
+                case .put: try await client.call(.put, "/v1/installations/phone-1", headers, body: Fixture.installation())
+                case .patch:
+                    try await client.call(
+                        .patch, "/v1/installations/phone-1", headers,
+                        body: #"[{"op":"replace","path":"/pushChannel","value":"\#(String(repeating: "99", count: 32))"}]"#)
+                case .delete: try await client.call(.delete, "/v1/installations/phone-1", headers)
+                }
             #expect(response.status == testCase.expected, "\(response.text)")
             if response.status == .forbidden, testCase.credential != .send {
                 #expect(response.errorCode == "not_owner")
@@ -83,12 +87,15 @@ struct OwnershipTests {
         let headers = try await Self.headers(testCase.credential)
         try await hub.run { client async throws in
             let tags = testCase.ownedByAlice ? ["World", "$UserId:{alice}"] : ["World"]
-            try #require(try await client.call(.put, "/v1/registrations/\(id)", TestHub.manage, body: Fixture.registration(tags: tags)).status == .ok)
-            let response: TestResponse = switch testCase.verb {
-            case .get: try await client.call(.get, "/v1/registrations/\(id)", headers)
-            case .put: try await client.call(.put, "/v1/registrations/\(id)", headers, body: Fixture.registration(tags: ["Sports"]))
-            case .patch, .delete: try await client.call(.delete, "/v1/registrations/\(id)", headers)
-            }
+            try #require(
+                try await client.call(.put, "/v1/registrations/\(id)", TestHub.manage, body: Fixture.registration(tags: tags)).status == .ok
+            )
+            let response: TestResponse =
+                switch testCase.verb {
+                case .get: try await client.call(.get, "/v1/registrations/\(id)", headers)
+                case .put: try await client.call(.put, "/v1/registrations/\(id)", headers, body: Fixture.registration(tags: ["Sports"]))
+                case .patch, .delete: try await client.call(.delete, "/v1/registrations/\(id)", headers)
+                }
             #expect(response.status == testCase.expected, "\(response.text)")
         }
     }

@@ -15,12 +15,14 @@ struct RegistrationRouteTests {
             let id = try #require(try created.json()["registrationId"]?.stringValue)
             #expect(created.headers[.location] == "/v1/registrations/\(id)")
 
-            let put = try await client.call(.put, "/v1/registrations/\(id)", TestHub.listen, body: Fixture.registration(template: Fixture.newsTemplate("French")))
+            let put = try await client.call(
+                .put, "/v1/registrations/\(id)", TestHub.listen, body: Fixture.registration(template: Fixture.newsTemplate("French")))
             #expect(put.status == .ok)
             #expect(put.headers[.eTag] == "\"1\"")
             #expect(try put.json()["tags"]?.strings == ["World", "Science"])
 
-            let updated = try await client.call(.put, "/v1/registrations/\(id)", TestHub.listen, body: Fixture.registration(tags: ["Politics"]))
+            let updated = try await client.call(
+                .put, "/v1/registrations/\(id)", TestHub.listen, body: Fixture.registration(tags: ["Politics"]))
             #expect(updated.headers[.eTag] == "\"2\"")
 
             // Read-your-writes: the GET right after the PUT sees the new version.
@@ -75,13 +77,15 @@ struct RegistrationRouteTests {
         let id = hub.registry.issueRegistrationId()
         try await hub.run { client async throws in
             try await client.call(.put, "/v1/registrations/\(id)", TestHub.listen, body: Fixture.registration())
-            let stalePut = try await client.call(.put, "/v1/registrations/\(id)", TestHub.listen, body: Fixture.registration(tags: ["X"]), ifMatch: "\"7\"")
+            let stalePut = try await client.call(
+                .put, "/v1/registrations/\(id)", TestHub.listen, body: Fixture.registration(tags: ["X"]), ifMatch: "\"7\"")
             #expect(stalePut.status == .preconditionFailed)
             #expect(stalePut.errorField == "If-Match")
             let staleDelete = try await client.call(.delete, "/v1/registrations/\(id)", TestHub.listen, ifMatch: "\"7\"")
             #expect(staleDelete.status == .preconditionFailed)
 
-            let currentPut = try await client.call(.put, "/v1/registrations/\(id)", TestHub.listen, body: Fixture.registration(tags: ["X"]), ifMatch: "\"1\"")
+            let currentPut = try await client.call(
+                .put, "/v1/registrations/\(id)", TestHub.listen, body: Fixture.registration(tags: ["X"]), ifMatch: "\"1\"")
             #expect(currentPut.status == .ok)
             #expect(currentPut.headers[.eTag] == "\"2\"")
             let badTag = try await client.call(.delete, "/v1/registrations/\(id)", TestHub.listen, ifMatch: "version-two")
@@ -97,7 +101,8 @@ struct RegistrationRouteTests {
             for (index, tags) in [["World"], ["World", "Sports"], ["Sports"], ["World"]].enumerated() {
                 let id = hub.registry.issueRegistrationId()
                 let handle = index == 3 ? Fixture.otherApnsToken : Fixture.apnsToken
-                try await client.call(.put, "/v1/registrations/\(id)", TestHub.manage, body: Fixture.registration(tags: tags, handle: handle))
+                try await client.call(
+                    .put, "/v1/registrations/\(id)", TestHub.manage, body: Fixture.registration(tags: tags, handle: handle))
             }
             let first = try await client.call(.get, "/v1/registrations?tag=World&limit=2", TestHub.manage)
             #expect(first.status == .ok)

@@ -10,11 +10,15 @@ struct SharedAccessSignatureTests {
         let token = SharedAccessSignature.token(
             resource: "http://localhost:8080/v1", policy: "manage", key: "manage-key", expiry: Date(timeIntervalSince1970: 1_700_000_000)
         )
-        #expect(token == "SharedAccessSignature sr=http%3A%2F%2Flocalhost%3A8080%2Fv1&sig=yzxDkWmDCwTNuNmM9XipmWmL2oWoGwhmMKa%2F%2BMXAz0s%3D&se=1700000000&skn=manage")
+        #expect(
+            token
+                == "SharedAccessSignature sr=http%3A%2F%2Flocalhost%3A8080%2Fv1&sig=yzxDkWmDCwTNuNmM9XipmWmL2oWoGwhmMKa%2F%2BMXAz0s%3D&se=1700000000&skn=manage"
+        )
     }
 
     @Test func parsesParametersInAnyOrder() throws {
-        let signature = try SharedAccessSignature.parse("skn=manage&se=1700000000&sig=yzxDkWmDCwTNuNmM9XipmWmL2oWoGwhmMKa%2F%2BMXAz0s%3D&sr=http%3A%2F%2Flocalhost%3A8080%2Fv1")
+        let signature = try SharedAccessSignature.parse(
+            "skn=manage&se=1700000000&sig=yzxDkWmDCwTNuNmM9XipmWmL2oWoGwhmMKa%2F%2BMXAz0s%3D&sr=http%3A%2F%2Flocalhost%3A8080%2Fv1")
         #expect(signature.resource == "http://localhost:8080/v1")
         #expect(signature.encodedResource == "http%3A%2F%2Flocalhost%3A8080%2Fv1")
         #expect(signature.expiry == 1_700_000_000)

@@ -26,12 +26,14 @@ enum BenchmarkReportFixture {
         )
         report.ceiling = ceiling(first)
         report.ceilingAfter = ceiling(after)
-        report.fanouts = [BenchmarkReport.Fanout(
-            label: "broadcast", population: 1_000_000, eventId: "e", audience: "broadcast", expected: 1_000_000,
-            observed: 1_000_000, firstDeliverySeconds: 0.2, seconds: 1_000_000 / broadcastPerSecond,
-            deliveriesPerSecond: broadcastPerSecond, ratioToCeiling: nil,
-            cpu: BenchmarkReport.CPUAccount(wallSeconds: 1, workers: 1, broker: 1, redis: 1, benchmark: 1)
-        )]
+        report.fanouts = [
+            BenchmarkReport.Fanout(
+                label: "broadcast", population: 1_000_000, eventId: "e", audience: "broadcast", expected: 1_000_000,
+                observed: 1_000_000, firstDeliverySeconds: 0.2, seconds: 1_000_000 / broadcastPerSecond,
+                deliveriesPerSecond: broadcastPerSecond, ratioToCeiling: nil,
+                cpu: BenchmarkReport.CPUAccount(wallSeconds: 1, workers: 1, broker: 1, redis: 1, benchmark: 1)
+            )
+        ]
         report.applyCeilingReference()
         return report
     }

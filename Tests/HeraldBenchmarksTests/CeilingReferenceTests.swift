@@ -93,15 +93,19 @@ struct CeilingReferenceTests {
         var report = report(first: 200_000, after: 320_000, broadcastPerSecond: 240_000)
         func line(_ start: String) -> Substring? { report.table.split(separator: "\n").first { $0.hasPrefix("| \(start)") } }
         #expect(line("  the ratio at the reference ceiling's host speed") == nil, "no probe, no estimate")
-        report.ceiling?.cpu = BenchmarkReport.CPUAccount(wallSeconds: 1, workers: 0, broker: 1, redis: 0, benchmark: 1, hostProbeMilliseconds: 1.0)
-        report.ceilingAfter?.cpu = BenchmarkReport.CPUAccount(wallSeconds: 1, workers: 0, broker: 1, redis: 0, benchmark: 1, hostProbeMilliseconds: 1.2)
+        report.ceiling?.cpu = BenchmarkReport.CPUAccount(
+            wallSeconds: 1, workers: 0, broker: 1, redis: 0, benchmark: 1, hostProbeMilliseconds: 1.0)
+        report.ceilingAfter?.cpu = BenchmarkReport.CPUAccount(
+            wallSeconds: 1, workers: 0, broker: 1, redis: 0, benchmark: 1, hostProbeMilliseconds: 1.2)
         report.fanouts[0].cpu.hostProbeMilliseconds = 1.6
         // The reference is the after-ceiling (320,000), measured at 1.2 ms; the broadcast ran at 1.6 ms.
         #expect(report.ceilingReferenceHostProbe == 1.2)
         let estimate = report.ratioAtCeilingHostSpeed(report.fanouts[0])
         #expect(estimate.map { abs($0 - 0.75 * 1.6 / 1.2) < 1e-9 } == true)
         #expect(line("  the ratio at the reference ceiling's host speed (estimate)")?.contains("1.00 x ceiling") == true)
-        #expect(line("  the ratio at the reference ceiling's host speed (estimate)")?.contains("host probe 1.60 ms here, 1.20 ms in the reference ceiling") == true)
+        #expect(
+            line("  the ratio at the reference ceiling's host speed (estimate)")?.contains(
+                "host probe 1.60 ms here, 1.20 ms in the reference ceiling") == true)
         #expect(line("broadcast R=1,000,000")?.contains("0.75 x ceiling (>= 0.8: NOT met)") == true, "the estimate is never judged")
         #expect(report.table.contains("host probe 1.60 ms |"))
     }
@@ -113,8 +117,12 @@ struct CeilingReferenceTests {
             HostSpeedProbe.Sample(at: start.advanced(by: .milliseconds(100 * index)), milliseconds: milliseconds)
         }
         #expect(HostSpeedProbe.median(of: samples, from: start, to: start.advanced(by: .milliseconds(300))) == 1.75)
-        #expect(HostSpeedProbe.median(of: samples, from: start.advanced(by: .milliseconds(50)), to: start.advanced(by: .milliseconds(250))) == 1.75)
-        #expect(HostSpeedProbe.median(of: samples, from: start.advanced(by: .milliseconds(150)), to: start.advanced(by: .milliseconds(450))) == 3.0)
+        #expect(
+            HostSpeedProbe.median(of: samples, from: start.advanced(by: .milliseconds(50)), to: start.advanced(by: .milliseconds(250)))
+                == 1.75)
+        #expect(
+            HostSpeedProbe.median(of: samples, from: start.advanced(by: .milliseconds(150)), to: start.advanced(by: .milliseconds(450)))
+                == 3.0)
         #expect(HostSpeedProbe.median(of: samples, from: start.advanced(by: .seconds(1)), to: start.advanced(by: .seconds(2))) == nil)
     }
 

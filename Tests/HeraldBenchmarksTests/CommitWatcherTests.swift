@@ -56,9 +56,10 @@ struct CommitWatcherTests {
         let producer = try KafkaProducer(configuration: configuration, logger: logger)
         try await producer.initTransactions()
         func send(_ record: TaskProgress) throws {
-            try producer.enqueue(KafkaOutgoingMessage(
-                topic: topic, partition: 0, key: Array(record.eventId.utf8), value: Array(try JSONEncoder().encode(record))
-            ))
+            try producer.enqueue(
+                KafkaOutgoingMessage(
+                    topic: topic, partition: 0, key: Array(record.eventId.utf8), value: Array(try JSONEncoder().encode(record))
+                ))
         }
 
         let watcher = try CommitWatcher(bootstrapServers: broker.bootstrapServers, topic: topic, partitions: 1, logger: logger)
@@ -75,9 +76,10 @@ struct CommitWatcherTests {
 
         // A final status record shares the topic and is not a task; task 0 again counts once.
         try producer.beginTransaction()
-        try producer.enqueue(KafkaOutgoingMessage(
-            topic: topic, partition: 0, key: Array("e".utf8), value: Array(#"{"eventId":"e","state":"completed"}"#.utf8)
-        ))
+        try producer.enqueue(
+            KafkaOutgoingMessage(
+                topic: topic, partition: 0, key: Array("e".utf8), value: Array(#"{"eventId":"e","state":"completed"}"#.utf8)
+            ))
         try send(progress("e", task: 0, of: 2, delivered: 7))
         try send(progress("e", task: 1, of: 2, delivered: 5))
         try await producer.commitTransaction()
@@ -93,7 +95,9 @@ struct CommitWatcherTests {
     /// A watcher whose consumer is never started (nothing listens at its address): the tests
     /// hand it progress records through `record`, as its poll loop would.
     private func unstartedWatcher() throws -> CommitWatcher {
-        try CommitWatcher(bootstrapServers: "127.0.0.1:1", topic: "unused", partitions: 1, logger: Logger(label: "test.commit-wait") { _ in SwiftLogNoOpLogHandler() })
+        try CommitWatcher(
+            bootstrapServers: "127.0.0.1:1", topic: "unused", partitions: 1,
+            logger: Logger(label: "test.commit-wait") { _ in SwiftLogNoOpLogHandler() })
     }
 
     @Test("the record that completes an event wakes its waiter, not its timer; other events' records do not")
@@ -116,7 +120,9 @@ struct CommitWatcherTests {
         await watcher.stop()
     }
 
-    @Test("while nothing completes, the check runs every checkEvery and its error ends the wait; with no check, the timeout says what was seen")
+    @Test(
+        "while nothing completes, the check runs every checkEvery and its error ends the wait; with no check, the timeout says what was seen"
+    )
     func checksAndTimesOut() async throws {
         struct WorkerExited: Error {}
         let watcher = try unstartedWatcher()
@@ -124,7 +130,10 @@ struct CommitWatcherTests {
         let checks = Mutex(0)
         await #expect(throws: WorkerExited.self) {
             _ = try await watcher.waitForAll(eventId: "e", timeout: .seconds(120), checkEvery: .milliseconds(10)) {
-                let count = checks.withLock { $0 += 1; return $0 }
+                let count = checks.withLock {
+                    $0 += 1
+                    return $0
+                }
                 if count == 3 { throw WorkerExited() }
             }
         }

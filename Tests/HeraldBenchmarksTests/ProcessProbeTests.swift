@@ -53,8 +53,10 @@ struct ProcessProbeTests {
         try child.run()
         let pid = getpid()
         let deadline = Date().addingTimeInterval(60)
-        while ProcessProbe.statTicks((try? String(contentsOfFile: "/proc/\(child.processIdentifier)/stat", encoding: .utf8)) ?? "")?.name != "sleep",
-              Date() < deadline {
+        while ProcessProbe.statTicks((try? String(contentsOfFile: "/proc/\(child.processIdentifier)/stat", encoding: .utf8)) ?? "")?.name
+            != "sleep",
+            Date() < deadline
+        {
             usleep(10_000)
         }
         let burned = try #require(ProcessProbe.cpuSeconds(pid: child.processIdentifier))

@@ -22,36 +22,52 @@ struct DeliveryHeadersTests {
     static let cases: [Case] = [
         // An alert without a priority is sent at 10, Apple's default: iOS must not hold breaking news.
         Case(name: "APNs defaults", platform: .apns, expected: [("apns-push-type", "alert"), ("apns-priority", "10")]),
-        Case(name: "APNs normal alert", platform: .apns, priority: .normal, expected: [("apns-push-type", "alert"), ("apns-priority", "5")]),
-        Case(name: "APNs background without a priority is 5", platform: .apns, templateHeaders: ["apns-push-type": "background"],
-             expected: [("apns-push-type", "background"), ("apns-priority", "5")]),
-        Case(name: "TTLs are capped at each service's maximum", platform: .fcm, expiresAt: ModelFixtures.date("2030-01-01T00:00:00Z"),
-             expected: [("fcm-priority", "normal"), ("fcm-ttl", "2419200s")]),
-        Case(name: "WNS TTL capped at 30 days", platform: .wns, expiresAt: ModelFixtures.date("2030-01-01T00:00:00Z"), bodyFormat: .xml,
-             expected: [("X-WNS-Type", "wns/toast"), ("X-WNS-TTL", "2592000")]),
-        Case(name: "web push TTL capped at 28 days", platform: .webpush, expiresAt: ModelFixtures.date("2030-01-01T00:00:00Z"),
-             expected: [("Urgency", "normal"), ("TTL", "2419200")]),
-        Case(name: "APNs high, expiring, collapsing", platform: .apns, priority: .high, expiresAt: inOneHour, collapseId: "summit",
-             expected: [("apns-push-type", "alert"), ("apns-priority", "10"), ("apns-expiration", "1795287600"), ("apns-collapse-id", "summit")]),
-        Case(name: "APNs template push type wins; background forces priority 5", platform: .apns, priority: .high,
-             templateHeaders: ["apns-push-type": "background", "apns-topic": "com.example.news"],
-             expected: [("apns-push-type", "background"), ("apns-priority", "5"), ("apns-topic", "com.example.news")]),
-        Case(name: "APNs event beats template for priority and collapse id", platform: .apns, priority: .high, collapseId: "e",
-             templateHeaders: ["APNS-Priority": "5", "apns-collapse-id": "t", "apns-expiration": "0"],
-             expected: [("apns-push-type", "alert"), ("apns-priority", "10"), ("apns-expiration", "0"), ("apns-collapse-id", "e")]),
-        Case(name: "FCM", platform: .fcm, priority: .high, expiresAt: inOneHour, collapseId: "summit",
-             expected: [("fcm-priority", "high"), ("fcm-ttl", "3600s"), ("fcm-collapse-key", "summit")]),
-        Case(name: "FCM past expiry clamps to zero", platform: .fcm, expiresAt: ModelFixtures.date("2026-11-21T17:00:00Z"),
-             expected: [("fcm-priority", "normal"), ("fcm-ttl", "0s")]),
-        Case(name: "WNS toast by default for XML", platform: .wns, expiresAt: inOneHour, bodyFormat: .xml,
-             expected: [("X-WNS-Type", "wns/toast"), ("X-WNS-TTL", "3600")]),
-        Case(name: "WNS template type wins", platform: .wns, templateHeaders: ["X-WNS-Type": "wns/badge"], bodyFormat: .xml,
-             expected: [("X-WNS-Type", "wns/badge")]),
+        Case(
+            name: "APNs normal alert", platform: .apns, priority: .normal, expected: [("apns-push-type", "alert"), ("apns-priority", "5")]),
+        Case(
+            name: "APNs background without a priority is 5", platform: .apns, templateHeaders: ["apns-push-type": "background"],
+            expected: [("apns-push-type", "background"), ("apns-priority", "5")]),
+        Case(
+            name: "TTLs are capped at each service's maximum", platform: .fcm, expiresAt: ModelFixtures.date("2030-01-01T00:00:00Z"),
+            expected: [("fcm-priority", "normal"), ("fcm-ttl", "2419200s")]),
+        Case(
+            name: "WNS TTL capped at 30 days", platform: .wns, expiresAt: ModelFixtures.date("2030-01-01T00:00:00Z"), bodyFormat: .xml,
+            expected: [("X-WNS-Type", "wns/toast"), ("X-WNS-TTL", "2592000")]),
+        Case(
+            name: "web push TTL capped at 28 days", platform: .webpush, expiresAt: ModelFixtures.date("2030-01-01T00:00:00Z"),
+            expected: [("Urgency", "normal"), ("TTL", "2419200")]),
+        Case(
+            name: "APNs high, expiring, collapsing", platform: .apns, priority: .high, expiresAt: inOneHour, collapseId: "summit",
+            expected: [
+                ("apns-push-type", "alert"), ("apns-priority", "10"), ("apns-expiration", "1795287600"), ("apns-collapse-id", "summit"),
+            ]),
+        Case(
+            name: "APNs template push type wins; background forces priority 5", platform: .apns, priority: .high,
+            templateHeaders: ["apns-push-type": "background", "apns-topic": "com.example.news"],
+            expected: [("apns-push-type", "background"), ("apns-priority", "5"), ("apns-topic", "com.example.news")]),
+        Case(
+            name: "APNs event beats template for priority and collapse id", platform: .apns, priority: .high, collapseId: "e",
+            templateHeaders: ["APNS-Priority": "5", "apns-collapse-id": "t", "apns-expiration": "0"],
+            expected: [("apns-push-type", "alert"), ("apns-priority", "10"), ("apns-expiration", "0"), ("apns-collapse-id", "e")]),
+        Case(
+            name: "FCM", platform: .fcm, priority: .high, expiresAt: inOneHour, collapseId: "summit",
+            expected: [("fcm-priority", "high"), ("fcm-ttl", "3600s"), ("fcm-collapse-key", "summit")]),
+        Case(
+            name: "FCM past expiry clamps to zero", platform: .fcm, expiresAt: ModelFixtures.date("2026-11-21T17:00:00Z"),
+            expected: [("fcm-priority", "normal"), ("fcm-ttl", "0s")]),
+        Case(
+            name: "WNS toast by default for XML", platform: .wns, expiresAt: inOneHour, bodyFormat: .xml,
+            expected: [("X-WNS-Type", "wns/toast"), ("X-WNS-TTL", "3600")]),
+        Case(
+            name: "WNS template type wins", platform: .wns, templateHeaders: ["X-WNS-Type": "wns/badge"], bodyFormat: .xml,
+            expected: [("X-WNS-Type", "wns/badge")]),
         Case(name: "WNS raw for non-XML", platform: .wns, expected: [("X-WNS-Type", "wns/raw")]),
-        Case(name: "web push", platform: .webpush, priority: .high, expiresAt: inOneHour, collapseId: "summit",
-             expected: [("Urgency", "high"), ("TTL", "3600"), ("Topic", "summit")]),
-        Case(name: "web push default TTL; topic too long is left out", platform: .webpush, collapseId: String(repeating: "t", count: 33),
-             expected: [("Urgency", "normal"), ("TTL", "2419200")]),
+        Case(
+            name: "web push", platform: .webpush, priority: .high, expiresAt: inOneHour, collapseId: "summit",
+            expected: [("Urgency", "high"), ("TTL", "3600"), ("Topic", "summit")]),
+        Case(
+            name: "web push default TTL; topic too long is left out", platform: .webpush, collapseId: String(repeating: "t", count: 33),
+            expected: [("Urgency", "normal"), ("TTL", "2419200")]),
     ]
 
     @Test("headers per platform", arguments: cases)
@@ -67,7 +83,8 @@ struct DeliveryHeadersTests {
     @Test("the event overload uses the event's priority, expiry and collapse id")
     func fromEvent() throws {
         let event = try NotificationEvent.decode(ModelFixtures.bytes(ModelFixtures.contractEvent))
-        let headers = DeliveryHeaders.forDelivery(platform: .apns, event: event, templateHeaders: ["apns-push-type": "alert"], bodyFormat: .json, now: Self.now)
+        let headers = DeliveryHeaders.forDelivery(
+            platform: .apns, event: event, templateHeaders: ["apns-push-type": "alert"], bodyFormat: .json, now: Self.now)
         #expect(headers["apns-priority"] == "10")
         #expect(headers["APNS-COLLAPSE-ID"] == "summit")
         #expect(headers["apns-expiration"] == "1795287600")

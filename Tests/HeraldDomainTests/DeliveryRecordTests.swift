@@ -51,15 +51,17 @@ struct DeliveryRecordTests {
         #expect(try DeliveryRecord.decode(record.encoded()) == record)
     }
 
-    @Test("escapes quotes, backslashes and control characters", arguments: [
-        ("plain", #""plain""#),
-        ("say \"hi\"", #""say \"hi\"""#),
-        ("back\\slash", #""back\\slash""#),
-        ("line\nbreak\ttab\r", #""line\nbreak\ttab\r""#),
-        ("\u{0}\u{1F}\u{7F}", #""\u0000\u001f\#u{7F}""#),
-        ("\u{8}\u{C}", #""\b\f""#),
-        ("峰会 😀", "\"峰会 😀\""),
-    ])
+    @Test(
+        "escapes quotes, backslashes and control characters",
+        arguments: [
+            ("plain", #""plain""#),
+            ("say \"hi\"", #""say \"hi\"""#),
+            ("back\\slash", #""back\\slash""#),
+            ("line\nbreak\ttab\r", #""line\nbreak\ttab\r""#),
+            ("\u{0}\u{1F}\u{7F}", #""\u0000\u001f\#u{7F}""#),
+            ("\u{8}\u{C}", #""\b\f""#),
+            ("峰会 😀", "\"峰会 😀\""),
+        ])
     func escaping(input: String, expected: String) {
         var bytes: [UInt8] = []
         JSONOutput.appendString(input, to: &bytes)
@@ -108,7 +110,8 @@ struct DeliveryRecordTests {
     @Test("fast encoding decodes back equal for arbitrary strings")
     func arbitraryRoundTrip() async {
         let strings = ModelGenerators.anyString
-        await propertyCheck(count: 200, input: strings, strings, strings, strings, Gen.int64(in: 0...4_102_444_800_000)) { payload, handle, headerValue, templateName, milliseconds in
+        await propertyCheck(count: 200, input: strings, strings, strings, strings, Gen.int64(in: 0...4_102_444_800_000)) {
+            payload, handle, headerValue, templateName, milliseconds in
             let record = DeliveryRecord(
                 eventId: "e-1", registrationId: "r:1", platform: .webpush, handle: handle, template: templateName,
                 payload: payload, headers: ["TTL": "60", "X-Custom": headerValue],

@@ -16,7 +16,9 @@ struct EventDecodingTests {
     func contractExample() throws {
         let event = try Self.decode(ModelFixtures.contractEvent)
         #expect(event.id == "bn-2026-11-21-0001")
-        #expect(event.audience == .expression(try TagExpression.parse("(World || Politics) && !Sports"), source: "(World || Politics) && !Sports"))
+        #expect(
+            event.audience
+                == .expression(try TagExpression.parse("(World || Politics) && !Sports"), source: "(World || Politics) && !Sports"))
         #expect(event.audience.matches(["World"]))
         #expect(!event.audience.matches(["World", "Sports"]))
         #expect(event.properties == ["News_English": "Summit ends", "News_French": "Fin du sommet", "News_Mandarin": "峰会结束"])
@@ -36,7 +38,9 @@ struct EventDecodingTests {
         event.publishedAt = ModelFixtures.date("2026-11-21T18:00:00.120Z")
         let canonical = event.canonicalJSON()
         #expect(try NotificationEvent.decode(canonical) == event)
-        #expect(String(decoding: canonical, as: UTF8.self).hasPrefix(#"{"id":"bn-2026-11-21-0001","tags":"(World || Politics) && !Sports","properties":{"#))
+        #expect(
+            String(decoding: canonical, as: UTF8.self).hasPrefix(
+                #"{"id":"bn-2026-11-21-0001","tags":"(World || Politics) && !Sports","properties":{"#))
 
         let encoder = JSONEncoder()
         encoder.outputFormatting = .sortedKeys
@@ -83,34 +87,38 @@ struct EventDecodingTests {
         #expect(Self.issues(#"{"native": {"apns": {"aps": {"alert": "\#(alert)"}}}}"#, limits: roomy).isEmpty)
     }
 
-    @Test("every problem is reported with its field path", arguments: [
-        (#"{"tags": ""}"#, [("tags", "empty_tags")]),
-        (#"{"tags": "   "}"#, [("tags", "empty_tags")]),
-        (#"{"tags": []}"#, [("tags", "empty_tags")]),
-        (#"{"tags": 5}"#, [("tags", "invalid_type")]),
-        (#"{"tags": ["ok", 1, "bad tag"]}"#, [("tags[1]", "invalid_type"), ("tags[2]", "invalid_tag")]),
-        (#"{"tags": "(World || "}"#, [("tags", "invalid_tag_expression")]),
-        (#"{"id": 12}"#, [("id", "invalid_type")]),
-        (#"{"id": "a/b"}"#, [("id", "invalid_identifier")]),
-        (#"{"properties": []}"#, [("properties", "invalid_type")]),
-        (#"{"properties": {"a": {"b": "c"}, "d": [1]}}"#, [("properties.a", "invalid_type"), ("properties.d", "invalid_type")]),
-        (#"{"properties": {"Title": "a", "title": "b"}}"#, [("properties.title", "duplicate_property")]),
-        (#"{"native": {"blackberry": {}}}"#, [("native.blackberry", "unknown_platform")]),
-        (#"{"native": "x"}"#, [("native", "invalid_type")]),
-        (#"{"templates": []}"#, [("templates", "invalid_value")]),
-        (#"{"templates": ["ok", 3]}"#, [("templates[1]", "invalid_type")]),
-        (#"{"templates": ["a b"]}"#, [("templates[0]", "invalid_identifier")]),
-        (#"{"expiresAt": "tomorrow"}"#, [("expiresAt", "invalid_timestamp")]),
-        (#"{"expiresAt": 1700000000}"#, [("expiresAt", "invalid_type")]),
-        (#"{"publishedAt": "2026-11-21"}"#, [("publishedAt", "invalid_timestamp")]),
-        (#"{"priority": "urgent"}"#, [("priority", "invalid_value")]),
-        (#"{"collapseId": ""}"#, [("collapseId", "invalid_value")]),
-        (#"{"collapseId": "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"}"#, [("collapseId", "invalid_value")]),
-        (#"{"tags": "", "priority": 1, "native": {"apns": [], "sms": {}}}"#,
-         [("tags", "empty_tags"), ("priority", "invalid_type"), ("native.apns", "invalid_type"), ("native.sms", "unknown_platform")]),
-        (#"{"tags": "a" "#, [("", "malformed_json")]),
-        (#"[1, 2]"#, [("", "invalid_type")]),
-    ])
+    @Test(
+        "every problem is reported with its field path",
+        arguments: [
+            (#"{"tags": ""}"#, [("tags", "empty_tags")]),
+            (#"{"tags": "   "}"#, [("tags", "empty_tags")]),
+            (#"{"tags": []}"#, [("tags", "empty_tags")]),
+            (#"{"tags": 5}"#, [("tags", "invalid_type")]),
+            (#"{"tags": ["ok", 1, "bad tag"]}"#, [("tags[1]", "invalid_type"), ("tags[2]", "invalid_tag")]),
+            (#"{"tags": "(World || "}"#, [("tags", "invalid_tag_expression")]),
+            (#"{"id": 12}"#, [("id", "invalid_type")]),
+            (#"{"id": "a/b"}"#, [("id", "invalid_identifier")]),
+            (#"{"properties": []}"#, [("properties", "invalid_type")]),
+            (#"{"properties": {"a": {"b": "c"}, "d": [1]}}"#, [("properties.a", "invalid_type"), ("properties.d", "invalid_type")]),
+            (#"{"properties": {"Title": "a", "title": "b"}}"#, [("properties.title", "duplicate_property")]),
+            (#"{"native": {"blackberry": {}}}"#, [("native.blackberry", "unknown_platform")]),
+            (#"{"native": "x"}"#, [("native", "invalid_type")]),
+            (#"{"templates": []}"#, [("templates", "invalid_value")]),
+            (#"{"templates": ["ok", 3]}"#, [("templates[1]", "invalid_type")]),
+            (#"{"templates": ["a b"]}"#, [("templates[0]", "invalid_identifier")]),
+            (#"{"expiresAt": "tomorrow"}"#, [("expiresAt", "invalid_timestamp")]),
+            (#"{"expiresAt": 1700000000}"#, [("expiresAt", "invalid_type")]),
+            (#"{"publishedAt": "2026-11-21"}"#, [("publishedAt", "invalid_timestamp")]),
+            (#"{"priority": "urgent"}"#, [("priority", "invalid_value")]),
+            (#"{"collapseId": ""}"#, [("collapseId", "invalid_value")]),
+            (#"{"collapseId": "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"}"#, [("collapseId", "invalid_value")]),
+            (
+                #"{"tags": "", "priority": 1, "native": {"apns": [], "sms": {}}}"#,
+                [("tags", "empty_tags"), ("priority", "invalid_type"), ("native.apns", "invalid_type"), ("native.sms", "unknown_platform")]
+            ),
+            (#"{"tags": "a" "#, [("", "malformed_json")]),
+            (#"[1, 2]"#, [("", "invalid_type")]),
+        ])
     func issues(text: String, expected: [(String, String)]) {
         let issues = Self.issues(text)
         #expect(issues.map { "\($0.field) \($0.code)" }.sorted() == expected.map { "\($0.0) \($0.1)" }.sorted(), "\(issues)")

@@ -48,13 +48,13 @@ struct InstallationTests {
     @Test("decodes Azure's shape and round-trips through Codable")
     func decodes() throws {
         let text = """
-        {"installationId": "inst-1", "platform": "apns", "pushChannel": "\(ModelFixtures.apnsToken)",
-         "tags": ["World", "Science"], "userId": "alice", "expiresAt": "2027-01-01T00:00:00Z",
-         "templates": {
-           "french": {"body": "{\\"aps\\":{\\"alert\\":\\"$(News_French)\\"}}", "headers": {"apns-push-type": "alert"}, "tags": ["Politics"]},
-           "english": {"body": "{\\"aps\\":{\\"alert\\":\\"$(News_English)\\"}}", "expiry": "$(expiresAt)", "tags": ["Sports", "World"]}
-         }}
-        """
+            {"installationId": "inst-1", "platform": "apns", "pushChannel": "\(ModelFixtures.apnsToken)",
+             "tags": ["World", "Science"], "userId": "alice", "expiresAt": "2027-01-01T00:00:00Z",
+             "templates": {
+               "french": {"body": "{\\"aps\\":{\\"alert\\":\\"$(News_French)\\"}}", "headers": {"apns-push-type": "alert"}, "tags": ["Politics"]},
+               "english": {"body": "{\\"aps\\":{\\"alert\\":\\"$(News_English)\\"}}", "expiry": "$(expiresAt)", "tags": ["Sports", "World"]}
+             }}
+            """
         let installation = try Installation.decode(ModelFixtures.bytes(text))
         #expect(installation == Self.installation)
         let again = try JSONDecoder().decode(Installation.self, from: JSONEncoder().encode(installation))
@@ -64,27 +64,28 @@ struct InstallationTests {
     @Test("every problem is reported with its field path")
     func issues() {
         let text = """
-        {"installationId": "inst:1", "platform": "fcm", "pushChannel": "short",
-         "tags": ["ok", "not ok"], "userId": "a b",
-         "templates": {
-           "good": {"body": "{}", "tags": ["x", 5]},
-           "bad name": {"body": "{\\"a\\": \\"$(p\\"}"},
-           "noBody": {"headers": {"h": "v"}},
-           "notObject": 3
-         }}
-        """
+            {"installationId": "inst:1", "platform": "fcm", "pushChannel": "short",
+             "tags": ["ok", "not ok"], "userId": "a b",
+             "templates": {
+               "good": {"body": "{}", "tags": ["x", 5]},
+               "bad name": {"body": "{\\"a\\": \\"$(p\\"}"},
+               "noBody": {"headers": {"h": "v"}},
+               "notObject": 3
+             }}
+            """
         let issues = ModelFixtures.issues { () throws(ValidationFailure) in try Installation.decode(ModelFixtures.bytes(text)) }
         let found = Set(issues.map { "\($0.field) \($0.code)" })
-        #expect(found == [
-            "installationId invalid_identifier",
-            "pushChannel invalid_handle",
-            "userId invalid_identifier",
-            "tags[1] invalid_tag",
-            "templates.good.tags[1] invalid_type",
-            "templates.bad name invalid_identifier",
-            "templates.bad name.body invalid_template",
-            "templates.noBody.body missing_field",
-            "templates.notObject invalid_type",
-        ], "\(issues)")
+        #expect(
+            found == [
+                "installationId invalid_identifier",
+                "pushChannel invalid_handle",
+                "userId invalid_identifier",
+                "tags[1] invalid_tag",
+                "templates.good.tags[1] invalid_type",
+                "templates.bad name invalid_identifier",
+                "templates.bad name.body invalid_template",
+                "templates.noBody.body missing_field",
+                "templates.notObject invalid_type",
+            ], "\(issues)")
     }
 }

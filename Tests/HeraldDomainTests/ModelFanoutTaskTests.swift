@@ -22,7 +22,9 @@ struct ModelFanoutTaskTests {
 
     @Test("a broadcast event has no tags field")
     func broadcast() throws {
-        let task = FanoutTask(eventId: "e", taskIndex: 0, taskCount: 1, slots: 0..<256, event: NotificationEvent(id: "e"), plannedAt: Date(timeIntervalSince1970: 0))
+        let task = FanoutTask(
+            eventId: "e", taskIndex: 0, taskCount: 1, slots: 0..<256, event: NotificationEvent(id: "e"),
+            plannedAt: Date(timeIntervalSince1970: 0))
         let data = try JSONEncoder().encode(task)
         #expect(!String(decoding: data, as: UTF8.self).contains("tags"))
         #expect(try JSONDecoder().decode(FanoutTask.self, from: data).event.audience == .broadcast)

@@ -4,12 +4,14 @@ import Testing
 
 @Suite("JSON reader and writer")
 struct ModelJSONTests {
-    @Test("keeps member order and number text", arguments: [
-        (#"{"b":1,"a":[true,false,null],"c":{"z":"x","y":1.50}}"#, #"{"b":1,"a":[true,false,null],"c":{"z":"x","y":1.50}}"#),
-        (" [ 1 , -0.5e+3 , \"\\u00e9\\ud83d\\ude00\\n\" ] ", "[1,-0.5e+3,\"é😀\\n\"]"),
-        (#""\/\b\f\t\u0001""#, #""/\b\f\t\u0001""#),
-        ("{}", "{}"),
-    ])
+    @Test(
+        "keeps member order and number text",
+        arguments: [
+            (#"{"b":1,"a":[true,false,null],"c":{"z":"x","y":1.50}}"#, #"{"b":1,"a":[true,false,null],"c":{"z":"x","y":1.50}}"#),
+            (" [ 1 , -0.5e+3 , \"\\u00e9\\ud83d\\ude00\\n\" ] ", "[1,-0.5e+3,\"é😀\\n\"]"),
+            (#""\/\b\f\t\u0001""#, #""/\b\f\t\u0001""#),
+            ("{}", "{}"),
+        ])
     func roundTrips(input: String, compact: String) throws {
         #expect(try JSONValue.parse(input).compactText() == compact)
     }
@@ -23,18 +25,20 @@ struct ModelJSONTests {
         #expect(a.compactText(sortingKeys: true) == #"{"a":0,"b":{"x":2,"y":1}}"#)
     }
 
-    @Test("syntax errors carry code, line and column", arguments: [
-        ("{\"a\": [1, x]}", "unexpected_character", 1, 11),
-        ("{\n  \"a\": 1,\n  \"b\" 2\n}", "unexpected_character", 3, 7),
-        ("{\"a\": \"open", "unexpected_end", 1, 7),
-        ("[01]", "invalid_number", 1, 3),
-        ("{\"a\":1} x", "trailing_content", 1, 9),
-        ("", "unexpected_end", 1, 1),
-        ("\"\\q\"", "invalid_string", 1, 3),
-        ("\"\\ud800\"", "invalid_string", 1, 8),
-        ("{\"a\":\"tab\there\"}", "invalid_string", 1, 10),
-        ("[1,]", "unexpected_character", 1, 4),
-    ])
+    @Test(
+        "syntax errors carry code, line and column",
+        arguments: [
+            ("{\"a\": [1, x]}", "unexpected_character", 1, 11),
+            ("{\n  \"a\": 1,\n  \"b\" 2\n}", "unexpected_character", 3, 7),
+            ("{\"a\": \"open", "unexpected_end", 1, 7),
+            ("[01]", "invalid_number", 1, 3),
+            ("{\"a\":1} x", "trailing_content", 1, 9),
+            ("", "unexpected_end", 1, 1),
+            ("\"\\q\"", "invalid_string", 1, 3),
+            ("\"\\ud800\"", "invalid_string", 1, 8),
+            ("{\"a\":\"tab\there\"}", "invalid_string", 1, 10),
+            ("[1,]", "unexpected_character", 1, 4),
+        ])
     func syntaxErrors(input: String, code: String, line: Int, column: Int) {
         #expect {
             try JSONValue.parse(input)

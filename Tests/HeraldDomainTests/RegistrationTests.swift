@@ -12,13 +12,15 @@ struct RegistrationTests {
             "platform": #""apns""#,
             "handle": "\"\(ModelFixtures.apnsToken)\"",
             "tags": #"["World", "Science", "$UserId:{alice}"]"#,
-            "template": #"{"name": "newsTemplate", "body": "{\"aps\":{\"alert\":\"$(News_French)\"}}", "headers": {"apns-push-type": "alert"}}"#,
+            "template":
+                #"{"name": "newsTemplate", "body": "{\"aps\":{\"alert\":\"$(News_French)\"}}", "headers": {"apns-push-type": "alert"}}"#,
             "version": "3",
         ]
         for (key, value) in members { fields[key] = value }
-        return "{" + fields.sorted { $0.key < $1.key }.compactMap { key, value in
-            value.isEmpty ? nil : "\"\(key)\": \(value)"
-        }.joined(separator: ", ") + "}"
+        return "{"
+            + fields.sorted { $0.key < $1.key }.compactMap { key, value in
+                value.isEmpty ? nil : "\"\(key)\": \(value)"
+            }.joined(separator: ", ") + "}"
     }
 
     @Test("the contract example decodes with Codable and re-encodes to the same document")
@@ -28,12 +30,15 @@ struct RegistrationTests {
         #expect(registration.platform == .apns)
         #expect(registration.handle == "a1b2c3...")
         #expect(registration.tags == ["World", "Science", "$UserId:{alice}"])
-        #expect(registration.template == RegistrationTemplate(
-            name: "newsTemplate", body: Self.newsBody, headers: ["apns-push-type": "alert"], expiry: "$(expiresAt)"
-        ))
+        #expect(
+            registration.template
+                == RegistrationTemplate(
+                    name: "newsTemplate", body: Self.newsBody, headers: ["apns-push-type": "alert"], expiry: "$(expiresAt)"
+                ))
         #expect(registration.expiresAt == nil)
         #expect(registration.version == 3)
-        #expect(String(decoding: registration.jsonBytes(), as: UTF8.self) == (try ModelFixtures.minified(ModelFixtures.contractRegistration)))
+        #expect(
+            String(decoding: registration.jsonBytes(), as: UTF8.self) == (try ModelFixtures.minified(ModelFixtures.contractRegistration)))
 
         let viaEncoder = try JSONDecoder().decode(Registration.self, from: JSONEncoder().encode(registration))
         #expect(viaEncoder == registration)
@@ -48,32 +53,40 @@ struct RegistrationTests {
         #expect(try Registration.decode(registration.jsonBytes()) == registration)
     }
 
-    @Test("every problem is reported with its field path", arguments: [
-        (["platform": #""blackberry""#], [("platform", "unknown_platform")]),
-        (["tags": #""World""#], [("tags", "invalid_type")]),
-        (["tags": #"["World", 7, "bad tag!"]"#], [("tags[1]", "invalid_type")]),
-        (["tags": #"["World", "bad tag!", "ok"]"#], [("tags[1]", "invalid_tag")]),
-        (["version": #""3""#], [("version", "invalid_type")]),
-        (["version": "-1"], [("version", "invalid_value")]),
-        (["handle": ""], [("handle", "missing_field")]),
-        (["handle": #""a1b2c3...""#], [("handle", "invalid_handle")]),
-        (["registrationId": #""has/slash""#], [("registrationId", "invalid_identifier")]),
-        (["registrationId": ""], [("registrationId", "missing_field")]),
-        (["template": #""newsTemplate""#], [("template", "invalid_type")]),
-        (["template": #"{"name": "n", "body": 5}"#], [("template.body", "invalid_type")]),
-        (["template": #"{"body": "{}"}"#], [("template.name", "missing_field")]),
-        (["template": #"{"name": "$bad", "body": "{}"}"#], [("template.name", "invalid_identifier")]),
-        (["template": #"{"name": "n", "body": "{\"a\": \"$(x\"}"}"#], [("template.body", "invalid_template")]),
-        (["template": #"{"name": "n", "body": "{}", "headers": {"bad name": "x", "ok": "$(y"}}"#],
-         [("template.headers.bad name", "invalid_header"), ("template.headers.ok", "invalid_template")]),
-        (["template": #"{"name": "n", "body": "{}", "headers": {"h": 1}}"#], [("template.headers.h", "invalid_type")]),
-        (["template": #"{"name": "n", "body": "{}", "expiry": "$(expiresAt"}"#], [("template.expiry", "invalid_template")]),
-        (["expiresAt": #""next week""#], [("expiresAt", "invalid_timestamp")]),
-        (["platform": #""blackberry""#, "tags": #"["a b"]"#, "version": "true"],
-         [("platform", "unknown_platform"), ("tags[0]", "invalid_tag"), ("version", "invalid_type")]),
-    ])
+    @Test(
+        "every problem is reported with its field path",
+        arguments: [
+            (["platform": #""blackberry""#], [("platform", "unknown_platform")]),
+            (["tags": #""World""#], [("tags", "invalid_type")]),
+            (["tags": #"["World", 7, "bad tag!"]"#], [("tags[1]", "invalid_type")]),
+            (["tags": #"["World", "bad tag!", "ok"]"#], [("tags[1]", "invalid_tag")]),
+            (["version": #""3""#], [("version", "invalid_type")]),
+            (["version": "-1"], [("version", "invalid_value")]),
+            (["handle": ""], [("handle", "missing_field")]),
+            (["handle": #""a1b2c3...""#], [("handle", "invalid_handle")]),
+            (["registrationId": #""has/slash""#], [("registrationId", "invalid_identifier")]),
+            (["registrationId": ""], [("registrationId", "missing_field")]),
+            (["template": #""newsTemplate""#], [("template", "invalid_type")]),
+            (["template": #"{"name": "n", "body": 5}"#], [("template.body", "invalid_type")]),
+            (["template": #"{"body": "{}"}"#], [("template.name", "missing_field")]),
+            (["template": #"{"name": "$bad", "body": "{}"}"#], [("template.name", "invalid_identifier")]),
+            (["template": #"{"name": "n", "body": "{\"a\": \"$(x\"}"}"#], [("template.body", "invalid_template")]),
+            (
+                ["template": #"{"name": "n", "body": "{}", "headers": {"bad name": "x", "ok": "$(y"}}"#],
+                [("template.headers.bad name", "invalid_header"), ("template.headers.ok", "invalid_template")]
+            ),
+            (["template": #"{"name": "n", "body": "{}", "headers": {"h": 1}}"#], [("template.headers.h", "invalid_type")]),
+            (["template": #"{"name": "n", "body": "{}", "expiry": "$(expiresAt"}"#], [("template.expiry", "invalid_template")]),
+            (["expiresAt": #""next week""#], [("expiresAt", "invalid_timestamp")]),
+            (
+                ["platform": #""blackberry""#, "tags": #"["a b"]"#, "version": "true"],
+                [("platform", "unknown_platform"), ("tags[0]", "invalid_tag"), ("version", "invalid_type")]
+            ),
+        ])
     func issues(members: [String: String], expected: [(String, String)]) {
-        let issues = ModelFixtures.issues { () throws(ValidationFailure) in try Registration.decode(ModelFixtures.bytes(Self.document(members))) }
+        let issues = ModelFixtures.issues { () throws(ValidationFailure) in
+            try Registration.decode(ModelFixtures.bytes(Self.document(members)))
+        }
         #expect(issues.map(\.field).sorted() == expected.map(\.0).sorted(), "\(issues)")
         #expect(issues.map(\.code).sorted() == expected.map(\.1).sorted(), "\(issues)")
     }
@@ -119,7 +132,8 @@ struct RegistrationTests {
 
     @Test("the tag count limit defaults to 1,000 and is configurable")
     func tagLimit() {
-        var registration = Registration(registrationId: "r1", platform: .apns, handle: ModelFixtures.apnsToken, tags: (0..<1_000).map { "t\($0)" })
+        var registration = Registration(
+            registrationId: "r1", platform: .apns, handle: ModelFixtures.apnsToken, tags: (0..<1_000).map { "t\($0)" })
         #expect(registration.validate().isEmpty)
         registration.tags.append("one_more")
         #expect(registration.validate().map(\.code) == ["too_many_tags"])
@@ -128,7 +142,9 @@ struct RegistrationTests {
 
     @Test("malformed JSON and non-objects are refused with a position")
     func malformed() {
-        let malformed = ModelFixtures.issues { () throws(ValidationFailure) in try Registration.decode(ModelFixtures.bytes(#"{"registrationId": "r1",, }"#)) }
+        let malformed = ModelFixtures.issues { () throws(ValidationFailure) in
+            try Registration.decode(ModelFixtures.bytes(#"{"registrationId": "r1",, }"#))
+        }
         #expect(malformed.map(\.code) == ["malformed_json"])
         #expect(malformed.first?.message.contains("line 1, column 25") == true, "\(malformed)")
         let array = ModelFixtures.issues { () throws(ValidationFailure) in try Registration.decode(ModelFixtures.bytes("[]")) }

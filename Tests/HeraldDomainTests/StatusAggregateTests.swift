@@ -7,7 +7,9 @@ struct StatusAggregateTests {
     static let published = ModelFixtures.date("2026-11-21T18:00:00.000Z")
     static let accepted = ModelFixtures.date("2026-11-21T18:00:00.020Z")
 
-    static func progress(_ index: Int, of count: Int = 3, apns: Int, fcm: Int, skipped: Int = 0, finishedAtMs: Int64, firstAtMs: Int64? = nil) -> TaskProgress {
+    static func progress(
+        _ index: Int, of count: Int = 3, apns: Int, fcm: Int, skipped: Int = 0, finishedAtMs: Int64, firstAtMs: Int64? = nil
+    ) -> TaskProgress {
         var delivered = DeliveryCounts()
         for _ in 0..<apns { delivered.add(platform: .apns, template: "newsTemplate") }
         for _ in 0..<fcm { delivered.add(platform: .fcm, template: DeliveryRecord.nativeTemplateName) }
@@ -37,7 +39,8 @@ struct StatusAggregateTests {
         let record = aggregate.record
         #expect(record.state == .completed)
         #expect(record.tasks == StatusRecord.Tasks(planned: 3, completed: 3))
-        #expect(record.targets == DeliveryCounts(total: 6, byPlatform: ["apns": 5, "fcm": 1], byTemplate: ["newsTemplate": 5, "$native": 1]))
+        #expect(
+            record.targets == DeliveryCounts(total: 6, byPlatform: ["apns": 5, "fcm": 1], byTemplate: ["newsTemplate": 5, "$native": 1]))
         #expect(record.skipped == 3)
         #expect(record.timings.firstDeliveryAt == ISO8601Timestamp.date(milliseconds: ISO8601Timestamp.milliseconds(Self.published) + 35))
         #expect(record.timings.completedAt == ISO8601Timestamp.date(milliseconds: ISO8601Timestamp.milliseconds(Self.published) + 1_200))
@@ -102,7 +105,8 @@ struct StatusAggregateTests {
 
     @Test("expired and rejected records are final")
     func terminal() {
-        let expired = StatusRecord.expired(eventId: "e1", expiresAt: ModelFixtures.date("2026-11-21T17:00:00Z"), publishedAt: nil, at: Self.accepted)
+        let expired = StatusRecord.expired(
+            eventId: "e1", expiresAt: ModelFixtures.date("2026-11-21T17:00:00Z"), publishedAt: nil, at: Self.accepted)
         #expect(expired.state.isTerminal)
         #expect(expired.reason?.contains("2026-11-21T17:00:00Z") == true)
         let rejected = StatusRecord.rejected(eventId: "e1", reason: "duplicate event id", publishedAt: nil, at: Self.accepted)

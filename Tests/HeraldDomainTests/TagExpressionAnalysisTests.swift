@@ -13,12 +13,15 @@ struct TagExpressionAnalysisTests {
 
     static let facts: [Facts] = [
         .init(expression: "Sports", tags: ["Sports"], orOnly: true, matchesWithoutTags: false),
-        .init(expression: "World || Politics || Business || Technology || Science || Sports",
-              tags: ["World", "Politics", "Business", "Technology", "Science", "Sports"], orOnly: true, matchesWithoutTags: false),
-        .init(expression: "(follows_RedSox || follows_Cardinals) && location_Boston",
-              tags: ["follows_RedSox", "follows_Cardinals", "location_Boston"], orOnly: false, matchesWithoutTags: false),
+        .init(
+            expression: "World || Politics || Business || Technology || Science || Sports",
+            tags: ["World", "Politics", "Business", "Technology", "Science", "Sports"], orOnly: true, matchesWithoutTags: false),
+        .init(
+            expression: "(follows_RedSox || follows_Cardinals) && location_Boston",
+            tags: ["follows_RedSox", "follows_Cardinals", "location_Boston"], orOnly: false, matchesWithoutTags: false),
         .init(expression: "!Sports", tags: ["Sports"], orOnly: false, matchesWithoutTags: true),
-        .init(expression: "(World || Politics) && !Sports", tags: ["World", "Politics", "Sports"], orOnly: false, matchesWithoutTags: false),
+        .init(
+            expression: "(World || Politics) && !Sports", tags: ["World", "Politics", "Sports"], orOnly: false, matchesWithoutTags: false),
         .init(expression: "!a || b", tags: ["a", "b"], orOnly: false, matchesWithoutTags: true),
         .init(expression: "!(a && b)", tags: ["a", "b"], orOnly: false, matchesWithoutTags: true),
         .init(expression: "!!a", tags: ["a"], orOnly: false, matchesWithoutTags: false),
@@ -26,7 +29,9 @@ struct TagExpressionAnalysisTests {
         .init(expression: "a || a", tags: ["a"], orOnly: true, matchesWithoutTags: false),
         .init(expression: "((a || b))", tags: ["a", "b"], orOnly: true, matchesWithoutTags: false),
         .init(expression: "a || b && c", tags: ["a", "b", "c"], orOnly: false, matchesWithoutTags: false),
-        .init(expression: "$UserId:{alice} || $UserId:{bob}", tags: ["$UserId:{alice}", "$UserId:{bob}"], orOnly: true, matchesWithoutTags: false),
+        .init(
+            expression: "$UserId:{alice} || $UserId:{bob}", tags: ["$UserId:{alice}", "$UserId:{bob}"], orOnly: true,
+            matchesWithoutTags: false),
     ]
 
     @Test("referenced tags, OR-only, matches without tags", arguments: facts)

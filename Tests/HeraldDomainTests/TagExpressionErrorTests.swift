@@ -55,19 +55,37 @@ struct TagExpressionErrorTests {
         .init(input: "a\u{00A0}&& b", code: .unexpectedCharacter, column: 2, message: "unexpected character U+00A0"),
         .init(input: "a AND b", code: .expectedOperator, column: 3, message: "expected '&&' or '||' but found tag 'AND'"),
         // System tags and '$'.
-        .init(input: "$Foo", code: .invalidTag, column: 1, message: "'$' may only begin a system tag, $InstallationId:{id} or $UserId:{id}"),
-        .init(input: "abc$", code: .invalidTag, column: 4, message: "'$' may only begin a system tag, $InstallationId:{id} or $UserId:{id}"),
-        .init(input: "$userid:{alice}", code: .invalidTag, column: 1, message: "'$' may only begin a system tag, $InstallationId:{id} or $UserId:{id}"),
-        .init(input: "$UserId:alice", code: .invalidTag, column: 1, message: "'$' may only begin a system tag, $InstallationId:{id} or $UserId:{id}"),
+        .init(
+            input: "$Foo", code: .invalidTag, column: 1, message: "'$' may only begin a system tag, $InstallationId:{id} or $UserId:{id}"),
+        .init(
+            input: "abc$", code: .invalidTag, column: 4, message: "'$' may only begin a system tag, $InstallationId:{id} or $UserId:{id}"),
+        .init(
+            input: "$userid:{alice}", code: .invalidTag, column: 1,
+            message: "'$' may only begin a system tag, $InstallationId:{id} or $UserId:{id}"),
+        .init(
+            input: "$UserId:alice", code: .invalidTag, column: 1,
+            message: "'$' may only begin a system tag, $InstallationId:{id} or $UserId:{id}"),
         .init(input: "a || $UserId:{}", code: .invalidTag, column: 15, message: "system tag has an empty id"),
         .init(input: "$UserId:{alice", code: .invalidTag, column: 15, message: "system tag is missing its closing '}'"),
-        .init(input: "$UserId:{al ice}", code: .invalidTag, column: 12, message: "character U+0020 is not allowed in a system tag id (allowed: A-Z a-z 0-9 _ @ # . : - + = / ~ %)"),
-        .init(input: "$UserId:{a|b}", code: .invalidTag, column: 11, message: "character '|' is not allowed in a system tag id (allowed: A-Z a-z 0-9 _ @ # . : - + = / ~ %)"),
-        .init(input: "$InstallationId:{x{y}}", code: .invalidTag, column: 19, message: "character '{' is not allowed in a system tag id (allowed: A-Z a-z 0-9 _ @ # . : - + = / ~ %)"),
+        .init(
+            input: "$UserId:{al ice}", code: .invalidTag, column: 12,
+            message: "character U+0020 is not allowed in a system tag id (allowed: A-Z a-z 0-9 _ @ # . : - + = / ~ %)"),
+        .init(
+            input: "$UserId:{a|b}", code: .invalidTag, column: 11,
+            message: "character '|' is not allowed in a system tag id (allowed: A-Z a-z 0-9 _ @ # . : - + = / ~ %)"),
+        .init(
+            input: "$InstallationId:{x{y}}", code: .invalidTag, column: 19,
+            message: "character '{' is not allowed in a system tag id (allowed: A-Z a-z 0-9 _ @ # . : - + = / ~ %)"),
         // Tag length (120 by default).
-        .init(input: String(repeating: "x", count: 121), code: .tagTooLong, column: 1, message: "tag is 121 characters long; at most 120 are allowed"),
-        .init(input: "a && " + String(repeating: "x", count: 200), code: .tagTooLong, column: 6, message: "tag is 200 characters long; at most 120 are allowed"),
-        .init(input: "$UserId:{" + String(repeating: "u", count: 111) + "}", code: .tagTooLong, column: 1, message: "tag is 121 characters long; at most 120 are allowed"),
+        .init(
+            input: String(repeating: "x", count: 121), code: .tagTooLong, column: 1,
+            message: "tag is 121 characters long; at most 120 are allowed"),
+        .init(
+            input: "a && " + String(repeating: "x", count: 200), code: .tagTooLong, column: 6,
+            message: "tag is 200 characters long; at most 120 are allowed"),
+        .init(
+            input: "$UserId:{" + String(repeating: "u", count: 111) + "}", code: .tagTooLong, column: 1,
+            message: "tag is 121 characters long; at most 120 are allowed"),
     ]
 
     @Test("code, column and message", arguments: cases)

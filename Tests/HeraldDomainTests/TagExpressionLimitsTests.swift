@@ -59,23 +59,27 @@ struct TagExpressionLimitsTests {
         #expect(error?.message == "expression has more than 20 tags; at most 20 are allowed")
     }
 
-    @Test("Azure mode: 6 tags otherwise", arguments: [
-        "t0 && t1 && t2 && t3 && t4 && t5",
-        "(t0 || t1 || t2 || t3 || t4) && !t5",
-        "!t0 || t1 || t2 || t3 || t4 || t5",
-        "(follows_RedSox || follows_Cardinals) && location_Boston",
-    ])
+    @Test(
+        "Azure mode: 6 tags otherwise",
+        arguments: [
+            "t0 && t1 && t2 && t3 && t4 && t5",
+            "(t0 || t1 || t2 || t3 || t4) && !t5",
+            "!t0 || t1 || t2 || t3 || t4 || t5",
+            "(follows_RedSox || follows_Cardinals) && location_Boston",
+        ])
     func azureCombinedAccepted(text: String) throws {
         #expect(try TagExpression.parse(text, limits: .azure).tagCount <= 6)
     }
 
-    @Test("Azure mode: a 7th tag is rejected unless OR-only", arguments: [
-        "t0 && t1 && t2 && t3 && t4 && t5 && t6",
-        "(t0 || t1 || t2 || t3 || t4 || t5) && t6",
-        "t0 || t1 || t2 || t3 || t4 || t5 || !t6",
-        "!t0 || t1 || t2 || t3 || t4 || t5 || t6",
-        "t0 || t1 || t2 || t3 || t4 || t5 || t6 || t7 || t8 && t9",
-    ])
+    @Test(
+        "Azure mode: a 7th tag is rejected unless OR-only",
+        arguments: [
+            "t0 && t1 && t2 && t3 && t4 && t5 && t6",
+            "(t0 || t1 || t2 || t3 || t4 || t5) && t6",
+            "t0 || t1 || t2 || t3 || t4 || t5 || !t6",
+            "!t0 || t1 || t2 || t3 || t4 || t5 || t6",
+            "t0 || t1 || t2 || t3 || t4 || t5 || t6 || t7 || t8 && t9",
+        ])
     func azureCombinedRejected(text: String) {
         let error = #expect(throws: TagExpressionError.self) { try TagExpression.parse(text, limits: .azure) }
         #expect(error?.code == .tooManyTags)

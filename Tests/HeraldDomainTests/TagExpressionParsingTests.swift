@@ -50,7 +50,9 @@ struct TagExpressionParsingTests {
         .init(input: "lang:en-US && v2.5.0", canonical: "lang:en-US && v2.5.0"),
         .init(input: "#hashtag || @mention", canonical: "#hashtag || @mention"),
         // System tags.
-        .init(input: "$InstallationId:{2b8c4d7e-0f1a-4b2c-9d3e-5f6a7b8c9d0e}", canonical: "$InstallationId:{2b8c4d7e-0f1a-4b2c-9d3e-5f6a7b8c9d0e}"),
+        .init(
+            input: "$InstallationId:{2b8c4d7e-0f1a-4b2c-9d3e-5f6a7b8c9d0e}",
+            canonical: "$InstallationId:{2b8c4d7e-0f1a-4b2c-9d3e-5f6a7b8c9d0e}"),
         .init(input: "$UserId:{alice+news@example.com}&&!Sports", canonical: "$UserId:{alice+news@example.com} && !Sports"),
         .init(input: "($UserId:{bob}||$UserId:{a/b=c~d%20})", canonical: "$UserId:{bob} || $UserId:{a/b=c~d%20}"),
     ]
@@ -70,8 +72,9 @@ struct TagExpressionParsingTests {
         #expect(try TagExpression.parse("(a && b) && (c && d)") == .and([.tag("a"), .tag("b"), .tag("c"), .tag("d")]))
         #expect(try TagExpression.parse("a || (b || c)") == .or([.tag("a"), .tag("b"), .tag("c")]))
         #expect(try TagExpression.parse("!!a") == .not(.not(.tag("a"))))
-        #expect(try TagExpression.parse("(follows_RedSox || follows_Cardinals) && location_Boston")
-            == .and([.or([.tag("follows_RedSox"), .tag("follows_Cardinals")]), .tag("location_Boston")]))
+        #expect(
+            try TagExpression.parse("(follows_RedSox || follows_Cardinals) && location_Boston")
+                == .and([.or([.tag("follows_RedSox"), .tag("follows_Cardinals")]), .tag("location_Boston")]))
     }
 
     struct Selection: CustomTestStringConvertible, Sendable {
@@ -86,11 +89,19 @@ struct TagExpressionParsingTests {
         .init(expression: "Beatles", tags: ["Wailers"], selected: false),
         .init(expression: "Beatles", tags: [], selected: false),
         .init(expression: "Beatles", tags: ["beatles"], selected: false),  // tags are case-sensitive
-        .init(expression: "(follows_RedSox || follows_Cardinals) && location_Boston", tags: ["follows_RedSox", "location_Boston"], selected: true),
-        .init(expression: "(follows_RedSox || follows_Cardinals) && location_Boston", tags: ["follows_Cardinals", "location_Boston"], selected: true),
-        .init(expression: "(follows_RedSox || follows_Cardinals) && location_Boston", tags: ["follows_RedSox", "follows_Cardinals"], selected: false),
+        .init(
+            expression: "(follows_RedSox || follows_Cardinals) && location_Boston", tags: ["follows_RedSox", "location_Boston"],
+            selected: true),
+        .init(
+            expression: "(follows_RedSox || follows_Cardinals) && location_Boston", tags: ["follows_Cardinals", "location_Boston"],
+            selected: true),
+        .init(
+            expression: "(follows_RedSox || follows_Cardinals) && location_Boston", tags: ["follows_RedSox", "follows_Cardinals"],
+            selected: false),
         .init(expression: "(follows_RedSox || follows_Cardinals) && location_Boston", tags: ["location_Boston"], selected: false),
-        .init(expression: "(follows_RedSox || follows_Cardinals) && location_Boston", tags: ["location_Boston", "follows_Yankees"], selected: false),
+        .init(
+            expression: "(follows_RedSox || follows_Cardinals) && location_Boston", tags: ["location_Boston", "follows_Yankees"],
+            selected: false),
         .init(expression: "World", tags: ["World", "Politics", "Sports"], selected: true),
         .init(expression: "Technology", tags: ["World", "Politics", "Sports"], selected: false),
         .init(expression: "World || Politics || Business || Technology || Science || Sports", tags: ["Science"], selected: true),
@@ -124,7 +135,9 @@ struct TagExpressionParsingTests {
 
     @Test("builders flatten like the parser")
     func builders() throws {
-        let a = TagExpression.tag("a"), b = TagExpression.tag("b"), c = TagExpression.tag("c")
+        let a = TagExpression.tag("a")
+        let b = TagExpression.tag("b")
+        let c = TagExpression.tag("c")
         #expect(((a && b) && c) == .and([a, b, c]))
         #expect((a || (b || c)) == .or([a, b, c]))
         #expect(!(a || b) == .not(.or([a, b])))
@@ -143,8 +156,9 @@ struct TagExpressionParsingTests {
     @Test("OR-lists of tags (the event's array form)")
     func anyOf() throws {
         #expect(try TagExpression.anyOf(["World"]) == .tag("World"))
-        #expect(try TagExpression.anyOf(["World", "Science", "World", "$UserId:{alice}"]).description
-            == "World || Science || $UserId:{alice}")
+        #expect(
+            try TagExpression.anyOf(["World", "Science", "World", "$UserId:{alice}"]).description
+                == "World || Science || $UserId:{alice}")
         #expect(throws: TagExpressionError.self) { try TagExpression.anyOf([]) }
         let invalid = #expect(throws: TagExpressionError.self) { try TagExpression.anyOf(["World", "a||b"]) }
         #expect(invalid?.code == .invalidTag)

@@ -107,8 +107,10 @@ struct TagExpressionPropertyTests {
     /// accepts (then round-trips) or reports a column inside the input or just past its end.
     @Test("arbitrary input: accepted and round-trips, or rejected at a column within the input")
     func arbitraryInput() async {
-        let pieces = ["a", "b", "World", " ", "\t", "(", ")", "!", "&&", "||", "&", "|", "$UserId:{", "}", "{",
-                      "$InstallationId:{x}", "$", ",", "é", "🎉", "\u{00A0}", ":", "-"]
+        let pieces = [
+            "a", "b", "World", " ", "\t", "(", ")", "!", "&&", "||", "&", "|", "$UserId:{", "}", "{",
+            "$InstallationId:{x}", "$", ",", "é", "🎉", "\u{00A0}", ":", "-",
+        ]
         let inputs = Gen.int(in: 0...(pieces.count - 1)).array(of: 0...30).map { $0.map { pieces[$0] }.joined() }
         await propertyCheck(count: 500, input: inputs) { text in
             do throws(TagExpressionError) {

@@ -28,15 +28,37 @@ struct TagExpressionTagRulesTests {
     static let invalid: [Invalid] = [
         .init(tag: "", problem: "tag is empty"),
         .init(tag: String(repeating: "x", count: 121), problem: "tag is 121 characters long; at most 120 are allowed"),
-        .init(tag: "breaking news", problem: "character U+0020 at position 9 is not allowed in a tag (allowed: A-Z a-z 0-9 _ @ # . : -, or a system tag $InstallationId:{id} / $UserId:{id})"),
-        .init(tag: "café", problem: "character 'é' at position 4 is not allowed in a tag (allowed: A-Z a-z 0-9 _ @ # . : -, or a system tag $InstallationId:{id} / $UserId:{id})"),
-        .init(tag: "a||b", problem: "character '|' at position 2 is not allowed in a tag (allowed: A-Z a-z 0-9 _ @ # . : -, or a system tag $InstallationId:{id} / $UserId:{id})"),
-        .init(tag: "a,b", problem: "character ',' at position 2 is not allowed in a tag (allowed: A-Z a-z 0-9 _ @ # . : -, or a system tag $InstallationId:{id} / $UserId:{id})"),
-        .init(tag: "a$", problem: "character '$' at position 2 is not allowed in a tag (allowed: A-Z a-z 0-9 _ @ # . : -, or a system tag $InstallationId:{id} / $UserId:{id})"),
+        .init(
+            tag: "breaking news",
+            problem:
+                "character U+0020 at position 9 is not allowed in a tag (allowed: A-Z a-z 0-9 _ @ # . : -, or a system tag $InstallationId:{id} / $UserId:{id})"
+        ),
+        .init(
+            tag: "café",
+            problem:
+                "character 'é' at position 4 is not allowed in a tag (allowed: A-Z a-z 0-9 _ @ # . : -, or a system tag $InstallationId:{id} / $UserId:{id})"
+        ),
+        .init(
+            tag: "a||b",
+            problem:
+                "character '|' at position 2 is not allowed in a tag (allowed: A-Z a-z 0-9 _ @ # . : -, or a system tag $InstallationId:{id} / $UserId:{id})"
+        ),
+        .init(
+            tag: "a,b",
+            problem:
+                "character ',' at position 2 is not allowed in a tag (allowed: A-Z a-z 0-9 _ @ # . : -, or a system tag $InstallationId:{id} / $UserId:{id})"
+        ),
+        .init(
+            tag: "a$",
+            problem:
+                "character '$' at position 2 is not allowed in a tag (allowed: A-Z a-z 0-9 _ @ # . : -, or a system tag $InstallationId:{id} / $UserId:{id})"
+        ),
         .init(tag: "$Foo", problem: "'$' may only begin a system tag, $InstallationId:{id} or $UserId:{id} (at position 1)"),
         .init(tag: "$UserId:{}", problem: "system tag has an empty id (at position 10)"),
         .init(tag: "$UserId:{alice", problem: "system tag is missing its closing '}' (at position 15)"),
-        .init(tag: "$UserId:{a b}", problem: "character U+0020 is not allowed in a system tag id (allowed: A-Z a-z 0-9 _ @ # . : - + = / ~ %) (at position 11)"),
+        .init(
+            tag: "$UserId:{a b}",
+            problem: "character U+0020 is not allowed in a system tag id (allowed: A-Z a-z 0-9 _ @ # . : - + = / ~ %) (at position 11)"),
         .init(tag: "$UserId:{alice}x", problem: "unexpected text after the system tag at position 16"),
     ]
 

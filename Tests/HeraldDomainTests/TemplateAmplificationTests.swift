@@ -31,10 +31,12 @@ struct TemplateAmplificationTests {
         #expect(buffer.count < 4_096)
     }
 
-    @Test("a rendition that fits renders exactly as without a limit", arguments: [
-        ##"{"aps":{"alert":"$(msg)"},"n":"#(n)","u":"%(msg)"}"##,
-        ##"{"t":".(msg, 5)","c":"{$(msg) + ' - ' + $(n)}"}"##,
-    ])
+    @Test(
+        "a rendition that fits renders exactly as without a limit",
+        arguments: [
+            ##"{"aps":{"alert":"$(msg)"},"n":"#(n)","u":"%(msg)"}"##,
+            ##"{"t":".(msg, 5)","c":"{$(msg) + ' - ' + $(n)}"}"##,
+        ])
     func fittingRendition(body: String) throws {
         let template = try CompiledTemplate.compile(body, format: .json)
         let properties = TemplateProperties(["msg": "Fin du \"sommet\"", "n": "3"])
@@ -56,10 +58,11 @@ struct TemplateAmplificationTests {
         #expect(issues.first?.message.contains("40 times") == true)
         // Clipped copies are bounded, so they do not count.
         let clipped = "{" + (0..<40).map { #""k\#($0)":"$(msg, 10)""# }.joined(separator: ",") + "}"
-        #expect(Registration(
-            registrationId: "r1", platform: .apns, handle: ModelFixtures.apnsToken,
-            template: RegistrationTemplate(name: "amp", body: clipped)
-        ).validate().isEmpty)
+        #expect(
+            Registration(
+                registrationId: "r1", platform: .apns, handle: ModelFixtures.apnsToken,
+                template: RegistrationTemplate(name: "amp", body: clipped)
+            ).validate().isEmpty)
     }
 
     @Test("registration refuses fixed text over the platform's payload limit")

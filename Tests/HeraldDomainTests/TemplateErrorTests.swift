@@ -39,7 +39,8 @@ struct TemplateErrorTests {
         TemplateErrorCase("number with a length", .json, ##"{"a":"#(n, 3)"}"##, .invalidLength, column: 7),
         TemplateErrorCase("hyphen in a name", .json, ##"{"a":"$(ti-tle)"}"##, .invalidPropertyName, column: 11),
         TemplateErrorCase("empty name", .json, ##"{"a":"$()"}"##, .invalidPropertyName, column: 9),
-        TemplateErrorCase("name too long", .json, "{\"a\":\"$(" + String(repeating: "n", count: 121) + ")\"}", .invalidPropertyName, column: 9),
+        TemplateErrorCase(
+            "name too long", .json, "{\"a\":\"$(" + String(repeating: "n", count: 121) + ")\"}", .invalidPropertyName, column: 9),
         TemplateErrorCase("two words", .json, ##"{"a":"$(a b)"}"##, .invalidExpression, column: 11),
         TemplateErrorCase("default without braces", .json, ##"{"a":"$(a:none)"}"##, .invalidExpression, column: 11),
         // #()
@@ -55,7 +56,8 @@ struct TemplateErrorTests {
         TemplateErrorCase("composite without }", .json, ##"{"a":"{$(x) + 'y'"}"##, .unclosedComposite, column: 7),
         // JSON
         TemplateErrorCase("missing value", .json, ##"{"a":}"##, .invalidJSON, column: 6),
-        TemplateErrorCase("unquoted keys, as in the tutorial's sketch", .json, ##"{aps:{alert:"$(News_French)"}}"##, .invalidJSON, column: 2),
+        TemplateErrorCase(
+            "unquoted keys, as in the tutorial's sketch", .json, ##"{aps:{alert:"$(News_French)"}}"##, .invalidJSON, column: 2),
         TemplateErrorCase("trailing comma", .json, ##"{"a":1,}"##, .invalidJSON, column: 8),
         TemplateErrorCase("unterminated string", .json, ##"{"a":"b}"##, .invalidJSON, column: 6),
         TemplateErrorCase("raw newline in a string", .json, "{\"a\":\"b\nc\"}", .invalidJSON, column: 8),
@@ -67,11 +69,14 @@ struct TemplateErrorTests {
         TemplateErrorCase("empty body", .json, "", .invalidJSON, column: 1),
         TemplateErrorCase("expression in a key", .json, ##"{"$(k)":"v"}"##, .expressionInKey, column: 3),
         TemplateErrorCase("escaped expression in a key", .json, ##"{"\u0024(k)":"v"}"##, .expressionInKey, column: 3),
-        TemplateErrorCase("position on a later line", .json, "{\n  \"aps\": {\n    \"alert\": \"$(x\"\n  }\n}", .unclosedExpression, line: 3, column: 15),
+        TemplateErrorCase(
+            "position on a later line", .json, "{\n  \"aps\": {\n    \"alert\": \"$(x\"\n  }\n}", .unclosedExpression, line: 3, column: 15),
         TemplateErrorCase("column counts Characters", .json, ##"{"峰会":"$(x"}"##, .unclosedExpression, column: 8),
         TemplateErrorCase("too deep", .json, String(repeating: "[", count: 65) + String(repeating: "]", count: 65), .tooDeep, column: 65),
         // XML
-        TemplateErrorCase("expression in a tag, Azure's invalid example", .xml, "<tile><visual><binding $(type)><text id=\"1\">Seattle, WA</text></binding></visual></tile>", .invalidXML, column: 24),
+        TemplateErrorCase(
+            "expression in a tag, Azure's invalid example", .xml,
+            "<tile><visual><binding $(type)><text id=\"1\">Seattle, WA</text></binding></visual></tile>", .invalidXML, column: 24),
         TemplateErrorCase("unclosed $( in XML text", .xml, "<a>$(x</a>", .unclosedExpression, column: 4),
         TemplateErrorCase("mismatched end tag", .xml, "<a><b></a>", .invalidXML, column: 7),
         TemplateErrorCase("bare ampersand", .xml, "<a>x & y</a>", .invalidXML, column: 6),

@@ -54,11 +54,13 @@ struct TemplatePropertyBasedTests {
                 return
             }
             // Characters XML cannot carry are replaced by U+FFFD; everything else survives.
-            let expected = String(String.UnicodeScalarView(value.unicodeScalars.map { scalar in
-                let v = scalar.value
-                let allowed = v == 0x9 || v == 0xA || v == 0xD || (v >= 0x20 && v != 0xFFFE && v != 0xFFFF)
-                return allowed ? scalar : "\u{FFFD}"
-            }))
+            let expected = String(
+                String.UnicodeScalarView(
+                    value.unicodeScalars.map { scalar in
+                        let v = scalar.value
+                        let allowed = v == 0x9 || v == 0xA || v == 0xD || (v >= 0x20 && v != 0xFFFE && v != 0xFFFF)
+                        return allowed ? scalar : "\u{FFFD}"
+                    }))
             #expect(document.attributes["toast"]?["launch"] == expected)
         }
     }

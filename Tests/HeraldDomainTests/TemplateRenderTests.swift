@@ -17,14 +17,20 @@ struct TemplateRenderTests {
         TemplateRenderCase("clip counts grapheme clusters", ##"{"a":"$(t, 2)"}"##, ["t": "👍🏽👨‍👩‍👧x"], ##"{"a":"👍🏽👨‍👩‍👧"}"##),
         TemplateRenderCase("clip keeps combining marks", ##"{"a":"$(t, 1)"}"##, ["t": "e\u{301}x"], "{\"a\":\"e\u{301}\"}"),
         // .(p, n)
-        TemplateRenderCase("ellipsis, Azure's example", ##"{"a":".(title, 20)"}"##, ["title": "This is the title line"], ##"{"a":"This is the title..."}"##),
+        TemplateRenderCase(
+            "ellipsis, Azure's example", ##"{"a":".(title, 20)"}"##, ["title": "This is the title line"], ##"{"a":"This is the title..."}"##
+        ),
         TemplateRenderCase("ellipsis on a short value", ##"{"a":".(title, 20)"}"##, ["title": "Short"], ##"{"a":"Short"}"##),
-        TemplateRenderCase("ellipsis on an exact fit", ##"{"a":".(title, 22)"}"##, ["title": "This is the title line"], ##"{"a":"This is the title line"}"##),
+        TemplateRenderCase(
+            "ellipsis on an exact fit", ##"{"a":".(title, 22)"}"##, ["title": "This is the title line"],
+            ##"{"a":"This is the title line"}"##),
         TemplateRenderCase("ellipsis of length 3", ##"{"a":".(t, 3)"}"##, ["t": "abcdef"], ##"{"a":"..."}"##),
         TemplateRenderCase("ellipsis below 3 just clips", ##"{"a":".(t, 2)"}"##, ["t": "abcdef"], ##"{"a":"ab"}"##),
         TemplateRenderCase("ellipsis never splits flags", ##"{"a":".(t, 4)"}"##, ["t": "🇯🇵🇫🇷🇩🇪🇺🇸🇬🇧"], ##"{"a":"🇯🇵..."}"##),
         // %(p)
-        TemplateRenderCase("percent-encoding", ##"{"u":"https://x.test/?q=%(q)"}"##, ["q": "a b&c/é~-._"], ##"{"u":"https://x.test/?q=a%20b%26c%2F%C3%A9~-._"}"##),
+        TemplateRenderCase(
+            "percent-encoding", ##"{"u":"https://x.test/?q=%(q)"}"##, ["q": "a b&c/é~-._"],
+            ##"{"u":"https://x.test/?q=a%20b%26c%2F%C3%A9~-._"}"##),
         TemplateRenderCase("percent-encodes quotes and backslashes", ##"{"u":"%(q)"}"##, ["q": ##""\"##], ##"{"u":"%22%5C"}"##),
         // #(p)
         TemplateRenderCase("number", ##"{"badge":"#(n)"}"##, ["n": "40"], ##"{"badge":40}"##),
@@ -49,23 +55,32 @@ struct TemplateRenderTests {
         TemplateRenderCase("default number", ##"{"badge":"#(n:{0})"}"##, [:], ##"{"badge":0}"##),
         TemplateRenderCase("default is escaped", ##"{"a":"$(p:{a\"b})"}"##, [:], ##"{"a":"a\"b"}"##),
         // composites
-        TemplateRenderCase("composite", ##"{"a":"{$(first) + ' ' + $(last)}"}"##, ["first": "Ada", "last": "Lovelace"], ##"{"a":"Ada Lovelace"}"##),
-        TemplateRenderCase("Azure's composite", ##"{"a":"{$(prop) + ' - ' + $(prop2)}"}"##, ["prop": "A", "prop2": "B"], ##"{"a":"A - B"}"##),
+        TemplateRenderCase(
+            "composite", ##"{"a":"{$(first) + ' ' + $(last)}"}"##, ["first": "Ada", "last": "Lovelace"], ##"{"a":"Ada Lovelace"}"##),
+        TemplateRenderCase(
+            "Azure's composite", ##"{"a":"{$(prop) + ' - ' + $(prop2)}"}"##, ["prop": "A", "prop2": "B"], ##"{"a":"A - B"}"##),
         TemplateRenderCase("doubled single quote", ##"{"a":"{'it''s ' + $(x)}"}"##, ["x": "on"], ##"{"a":"it's on"}"##),
         TemplateRenderCase("double-quoted literal", ##"{"a":"{\"say \"\"hi\"\" \" + $(x)}"}"##, ["x": "now"], ##"{"a":"say \"hi\" now"}"##),
         TemplateRenderCase("composite keeps outer spaces", ##"{"a":" { $(x) + 'y' } "}"##, ["x": "x"], ##"{"a":" xy "}"##),
-        TemplateRenderCase("composite of every kind", ##"{"a":"{$(a, 2) + .(b, 4) + %(c) + $(d:{D})}"}"##, ["a": "abc", "b": "bcdef", "c": "c c"], ##"{"a":"abb...c%20cD"}"##),
+        TemplateRenderCase(
+            "composite of every kind", ##"{"a":"{$(a, 2) + .(b, 4) + %(c) + $(d:{D})}"}"##, ["a": "abc", "b": "bcdef", "c": "c c"],
+            ##"{"a":"abb...c%20cD"}"##),
         TemplateRenderCase("braces inside a literal", ##"{"a":"{'{' + $(x) + '}'}"}"##, ["x": "y"], ##"{"a":"{y}"}"##),
         // interpolation (beyond Azure)
         TemplateRenderCase("interpolation", ##"{"a":"Breaking: $(title)"}"##, ["title": "Summit"], ##"{"a":"Breaking: Summit"}"##),
-        TemplateRenderCase("several expressions in one string", ##"{"a":"$(a)-$(b, 1)-%(c)"}"##, ["a": "A", "b": "BB", "c": "/"], ##"{"a":"A-B-%2F"}"##),
-        TemplateRenderCase("interpolation re-escapes literal text", ##"{"a":"line\n\"$(a)\"\u00e9"}"##, ["a": "x"], ##"{"a":"line\n\"x\"é"}"##),
+        TemplateRenderCase(
+            "several expressions in one string", ##"{"a":"$(a)-$(b, 1)-%(c)"}"##, ["a": "A", "b": "BB", "c": "/"], ##"{"a":"A-B-%2F"}"##),
+        TemplateRenderCase(
+            "interpolation re-escapes literal text", ##"{"a":"line\n\"$(a)\"\u00e9"}"##, ["a": "x"], ##"{"a":"line\n\"x\"é"}"##),
         // escaping
         TemplateRenderCase("quotes and backslashes", ##"{"a":"$(v)"}"##, ["v": ##"He said "hi" \o/"##], ##"{"a":"He said \"hi\" \\o/"}"##),
-        TemplateRenderCase("control characters", ##"{"a":"$(v)"}"##, ["v": "a\nb\tc\r\u{0}\u{1F}\u{8}\u{C}"], ##"{"a":"a\nb\tc\r\u0000\u001F\b\f"}"##),
+        TemplateRenderCase(
+            "control characters", ##"{"a":"$(v)"}"##, ["v": "a\nb\tc\r\u{0}\u{1F}\u{8}\u{C}"], ##"{"a":"a\nb\tc\r\u0000\u001F\b\f"}"##),
         TemplateRenderCase("markup and emoji pass through", ##"{"a":"$(v)"}"##, ["v": "<b>&'🎉"], ##"{"a":"<b>&'🎉"}"##),
         // constants and layout
-        TemplateRenderCase("constant renders to its source", "{ \"a\" : [1, -2.5e3, true, null, \"\\u00e9\\n\"] }\n", [:], "{ \"a\" : [1, -2.5e3, true, null, \"\\u00e9\\n\"] }\n"),
+        TemplateRenderCase(
+            "constant renders to its source", "{ \"a\" : [1, -2.5e3, true, null, \"\\u00e9\\n\"] }\n", [:],
+            "{ \"a\" : [1, -2.5e3, true, null, \"\\u00e9\\n\"] }\n"),
         TemplateRenderCase("plain braces stay literal", ##"{"data":"{\"k\":1}"}"##, [:], ##"{"data":"{\"k\":1}"}"##),
         TemplateRenderCase("whitespace is kept", "{\n  \"a\": \"$(x)\"\n}", ["x": "y"], "{\n  \"a\": \"y\"\n}"),
         TemplateRenderCase("top-level string", ##""$(x)""##, ["x": "y"], ##""y""##),
@@ -85,16 +100,24 @@ struct TemplateRenderTests {
         TemplateRenderCase("attribute", .xml, ##"<a src="$(x)"/>"##, ["x": "q\"<&"], ##"<a src="q&quot;&lt;&amp;"/>"##),
         TemplateRenderCase("single-quoted attribute", .xml, ##"<a src='$(x)'/>"##, ["x": "it's"], ##"<a src='it&apos;s'/>"##),
         TemplateRenderCase("attribute keeps newlines", .xml, ##"<a t="$(x)"/>"##, ["x": "1\n2\t3"], ##"<a t="1&#10;2&#9;3"/>"##),
-        TemplateRenderCase("composite attribute", .xml, ##"<image src="{'http://x.test/' + %(img) + '.jpg'}"/>"##, ["img": "a b"], ##"<image src="http://x.test/a%20b.jpg"/>"##),
+        TemplateRenderCase(
+            "composite attribute", .xml, ##"<image src="{'http://x.test/' + %(img) + '.jpg'}"/>"##, ["img": "a b"],
+            ##"<image src="http://x.test/a%20b.jpg"/>"##),
         TemplateRenderCase("composite text", .xml, ##"<text>{'Hi, ' + $(name)}</text>"##, ["name": "Ann"], ##"<text>Hi, Ann</text>"##),
-        TemplateRenderCase("interpolation", .xml, ##"<text>Breaking: .(t, 8)</text>"##, ["t": "Summit ends"], ##"<text>Breaking: Summi...</text>"##),
-        TemplateRenderCase("entities around an expression", .xml, ##"<t>Tom &amp; $(x) &#233;</t>"##, ["x": "J&J"], ##"<t>Tom &amp; J&amp;J é</t>"##),
+        TemplateRenderCase(
+            "interpolation", .xml, ##"<text>Breaking: .(t, 8)</text>"##, ["t": "Summit ends"], ##"<text>Breaking: Summi...</text>"##),
+        TemplateRenderCase(
+            "entities around an expression", .xml, ##"<t>Tom &amp; $(x) &#233;</t>"##, ["x": "J&J"], ##"<t>Tom &amp; J&amp;J é</t>"##),
         TemplateRenderCase("#() reads like $()", .xml, ##"<t>#(n)</t>"##, ["n": "40"], ##"<t>40</t>"##),
         TemplateRenderCase("CDATA is left alone", .xml, ##"<t><![CDATA[$(x)]]></t>"##, ["x": "y"], ##"<t><![CDATA[$(x)]]></t>"##),
         TemplateRenderCase("comments are left alone", .xml, ##"<t><!-- $(x) -->$(x)</t>"##, ["x": "y"], ##"<t><!-- $(x) -->y</t>"##),
-        TemplateRenderCase("declaration and whitespace", .xml, "<?xml version=\"1.0\" encoding=\"utf-8\"?>\n<t>$(x)</t>\n", ["x": "y"], "<?xml version=\"1.0\" encoding=\"utf-8\"?>\n<t>y</t>\n"),
-        TemplateRenderCase("characters XML cannot hold", .xml, ##"<t>$(x)</t>"##, ["x": "a\u{1}b\u{FFFE}c\r"], "<t>a\u{FFFD}b\u{FFFD}c&#13;</t>"),
-        TemplateRenderCase("constant entity text stays as written", .xml, ##"<t a="&lt;">x &gt; y</t>"##, [:], ##"<t a="&lt;">x &gt; y</t>"##),
+        TemplateRenderCase(
+            "declaration and whitespace", .xml, "<?xml version=\"1.0\" encoding=\"utf-8\"?>\n<t>$(x)</t>\n", ["x": "y"],
+            "<?xml version=\"1.0\" encoding=\"utf-8\"?>\n<t>y</t>\n"),
+        TemplateRenderCase(
+            "characters XML cannot hold", .xml, ##"<t>$(x)</t>"##, ["x": "a\u{1}b\u{FFFE}c\r"], "<t>a\u{FFFD}b\u{FFFD}c&#13;</t>"),
+        TemplateRenderCase(
+            "constant entity text stays as written", .xml, ##"<t a="&lt;">x &gt; y</t>"##, [:], ##"<t a="&lt;">x &gt; y</t>"##),
     ]
 
     @Test("XML", arguments: xmlCases)
@@ -156,10 +179,12 @@ struct TemplateRenderTests {
         #expect(Set([a, b, c]).count == 2)
     }
 
-    @Test("format detection", arguments: [
-        ("{\"a\":1}", TemplateFormat.json), ("  [1]", .json), ("\n <toast/>", .xml),
-        ("alert", .text), ("$(expiresAt)", .text), ("", .text),
-    ])
+    @Test(
+        "format detection",
+        arguments: [
+            ("{\"a\":1}", TemplateFormat.json), ("  [1]", .json), ("\n <toast/>", .xml),
+            ("alert", .text), ("$(expiresAt)", .text), ("", .text),
+        ])
     func detect(_ body: String, _ format: TemplateFormat) {
         #expect(CompiledTemplate.detectFormat(body) == format)
     }

@@ -10,15 +10,18 @@ struct TemplateSeedTests {
         "News_English": "Summit ends", "News_French": "Fin du sommet", "News_Mandarin": "峰会结束",
     ]
 
-    @Test("localized breaking news: each device's template picks its language", arguments: [
-        ("English", "Summit ends"), ("French", "Fin du sommet"), ("Mandarin", "峰会结束"),
-    ])
+    @Test(
+        "localized breaking news: each device's template picks its language",
+        arguments: [
+            ("English", "Summit ends"), ("French", "Fin du sommet"), ("Mandarin", "峰会结束"),
+        ])
     func localized(_ locale: String, _ expected: String) throws {
         // The tutorial builds this body with [NSString stringWithFormat:] per locale.
         let body = "{\"aps\":{\"alert\":\"$(News_\(locale))\"},\"inAppMessage\":\"$(News_\(locale))\"}"
         let template = try CompiledTemplate.compile(body, format: .json)
         #expect(template.referencedProperties == ["news_\(locale.lowercased())"])
-        #expect(template.render(TemplateProperties(Self.summit)) == "{\"aps\":{\"alert\":\"\(expected)\"},\"inAppMessage\":\"\(expected)\"}")
+        #expect(
+            template.render(TemplateProperties(Self.summit)) == "{\"aps\":{\"alert\":\"\(expected)\"},\"inAppMessage\":\"\(expected)\"}")
     }
 
     @Test("the delivery payload of DESIGN.md")
@@ -28,9 +31,11 @@ struct TemplateSeedTests {
         #expect(template.render(TemplateProperties(Self.summit)) == ##"{"aps":{"alert":"Fin du sommet"},"inAppMessage":"Fin du sommet"}"##)
     }
 
-    @Test("breaking news by category: one template, a message per tag", arguments: [
-        "World", "Politics", "Business", "Technology", "Science", "Sports",
-    ])
+    @Test(
+        "breaking news by category: one template, a message per tag",
+        arguments: [
+            "World", "Politics", "Business", "Technology", "Science", "Sports",
+        ])
     func categories(_ category: String) throws {
         let template = try CompiledTemplate.compile(##"{"aps":{"alert":"$(messageParam)"}}"##, format: .json)
         let output = template.render(["messageParam": "Breaking \(category) News!"])

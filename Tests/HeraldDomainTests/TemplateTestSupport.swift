@@ -3,7 +3,7 @@ import HeraldDomain
 import Testing
 
 #if canImport(FoundationXML)
-import FoundationXML
+    import FoundationXML
 #endif
 
 /// Independent checks of rendered output, so the tests do not trust the template compiler's
@@ -84,4 +84,3 @@ struct TemplateRenderCase: Sendable, CustomTestStringConvertible {
 
     var testDescription: String { name }
 }
-

@@ -5,11 +5,13 @@ import Testing
 /// its terminator, and XML comments may not contain "--".
 @Suite("XML template comments")
 struct TemplateXMLCommentTests {
-    @Test("unclosed or malformed comments are refused", arguments: [
-        "<a><!--></a>",
-        "<a><!---></a>",
-        "<a><!-- a -- b --></a>",
-    ])
+    @Test(
+        "unclosed or malformed comments are refused",
+        arguments: [
+            "<a><!--></a>",
+            "<a><!---></a>",
+            "<a><!-- a -- b --></a>",
+        ])
     func refused(_ body: String) {
         #expect(throws: TemplateError.self) { try CompiledTemplate.compile(body, format: .xml) }
     }

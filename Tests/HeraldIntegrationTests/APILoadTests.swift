@@ -20,7 +20,10 @@ struct APILoadTests {
     func writesUnderLoad() async throws {
         let redis = try TestRedis()
         let broker = try TestBroker()
-        defer { broker.stop(); redis.stop() }
+        defer {
+            broker.stop()
+            redis.stop()
+        }
         let port = freeLocalPort()
         let base = URL(string: "http://127.0.0.1:\(port)/")!
         let key = "load-test-key-" + String(repeating: "k", count: 32)
@@ -28,15 +31,22 @@ struct APILoadTests {
             "HERALD_KAFKA_BROKERS": broker.bootstrapServers, "HERALD_REDIS_URL": redis.url, "HERALD_LOG_LEVEL": "warning",
             "HERALD_SESSION_TIMEOUT_MS": "6000", "HERALD_METRICS_PORT": "0",
         ]
-        let api = try HeraldBinary.start(["api"], environment: common.merging([
-            "HERALD_API_HOST": "127.0.0.1", "HERALD_API_PORT": String(port), "HERALD_HUB_URI": base.absoluteString,
-            "HERALD_POLICIES": "Full:listen+send+manage:\(key)", "HERALD_ID_SECRET": String(repeating: "i", count: 40),
-        ]) { $1 })
-        defer { api.signal(SIGTERM); _ = api.waitForExit(timeout: 20) }
+        let api = try HeraldBinary.start(
+            ["api"],
+            environment: common.merging([
+                "HERALD_API_HOST": "127.0.0.1", "HERALD_API_PORT": String(port), "HERALD_HUB_URI": base.absoluteString,
+                "HERALD_POLICIES": "Full:listen+send+manage:\(key)", "HERALD_ID_SECRET": String(repeating: "i", count: 40),
+            ]) { $1 })
+        defer {
+            api.signal(SIGTERM)
+            _ = api.waitForExit(timeout: 20)
+        }
         let indexer = ["HERALD_ROLES": "indexer"]
         var worker = try HeraldBinary.start(["worker"], environment: common.merging(indexer) { $1 })
-        let client = HeraldHTTPClient(baseURL: base, authorization: SharedAccessSignature.token(
-            resource: base.absoluteString, policy: "Full", key: key, expiry: Date().addingTimeInterval(3_600)))
+        let client = HeraldHTTPClient(
+            baseURL: base,
+            authorization: SharedAccessSignature.token(
+                resource: base.absoluteString, policy: "Full", key: key, expiry: Date().addingTimeInterval(3_600)))
         for _ in 0..<300 {
             if let reply = try? await client.send("GET", "/health/ready"), reply.status == 200 { break }
             try await Task.sleep(for: .milliseconds(100))
@@ -60,7 +70,9 @@ struct APILoadTests {
                             let elapsed = ContinuousClock.now - begun
                             if put.status == 200 {
                                 record.acknowledged.withLock { $0.append(String(id)) }
-                                record.writeLatencies.withLock { $0.append(Double(elapsed.components.attoseconds) / 1e15 + Double(elapsed.components.seconds) * 1_000) }
+                                record.writeLatencies.withLock {
+                                    $0.append(Double(elapsed.components.attoseconds) / 1e15 + Double(elapsed.components.seconds) * 1_000)
+                                }
                             } else {
                                 record.failures.withLock { $0.append("PUT \(put.status)") }
                             }
@@ -78,8 +90,13 @@ struct APILoadTests {
             worker = try HeraldBinary.start(["worker"], environment: common.merging(indexer) { $1 })
             try await group.waitForAll()
         }
-        let seconds = Double((ContinuousClock.now - started).components.seconds) + Double((ContinuousClock.now - started).components.attoseconds) / 1e18
-        defer { worker.signal(SIGTERM); _ = worker.waitForExit(timeout: 20) }
+        let seconds =
+            Double((ContinuousClock.now - started).components.seconds) + Double((ContinuousClock.now - started).components.attoseconds)
+            / 1e18
+        defer {
+            worker.signal(SIGTERM)
+            _ = worker.waitForExit(timeout: 20)
+        }
 
         let ids = record.acknowledged.withLock { $0 }
         #expect(record.failures.withLock { $0 }.isEmpty, "\(record.failures.withLock { $0.prefix(5) })")
@@ -106,10 +123,12 @@ struct APILoadTests {
             let sorted = values.sorted()
             return sorted.isEmpty ? 0 : sorted[min(sorted.count - 1, Int((0.99 * Double(sorted.count)).rounded(.up)) - 1)]
         }
-        print(String(
-            format: "API under load: %d writes (each an id issue and a PUT) in %.1f s with %d clients and a worker restart, PUT p99 %.1f ms, GET p99 %.1f ms; all in the log and the index",
-            ids.count, seconds, Self.concurrency, p99(record.writeLatencies.withLock { $0 }), p99(readLatencies)
-        ))
+        print(
+            String(
+                format:
+                    "API under load: %d writes (each an id issue and a PUT) in %.1f s with %d clients and a worker restart, PUT p99 %.1f ms, GET p99 %.1f ms; all in the log and the index",
+                ids.count, seconds, Self.concurrency, p99(record.writeLatencies.withLock { $0 }), p99(readLatencies)
+            ))
     }
 }
 

@@ -25,13 +25,16 @@ final class APIStackTests {
         broker = try TestBroker()
         let port = freeLocalPort()
         base = URL(string: "http://127.0.0.1:\(port)/")!
-        api = try HeraldBinary.start(["api"], environment: [
-            "HERALD_KAFKA_BROKERS": broker.bootstrapServers, "HERALD_REDIS_URL": redis.url,
-            "HERALD_API_HOST": "127.0.0.1", "HERALD_API_PORT": String(port), "HERALD_HUB_URI": base.absoluteString,
-            "HERALD_POLICIES": "\(full.name):listen+send+manage:\(full.key);\(listen.name):listen:\(listen.key);\(send.name):send:\(send.key)",
-            "HERALD_USER_TOKEN_KEY": userKey, "HERALD_ID_SECRET": "id-secret-for-the-api-stack-tests-000001",
-            "HERALD_LOG_LEVEL": "warning",
-        ])
+        api = try HeraldBinary.start(
+            ["api"],
+            environment: [
+                "HERALD_KAFKA_BROKERS": broker.bootstrapServers, "HERALD_REDIS_URL": redis.url,
+                "HERALD_API_HOST": "127.0.0.1", "HERALD_API_PORT": String(port), "HERALD_HUB_URI": base.absoluteString,
+                "HERALD_POLICIES":
+                    "\(full.name):listen+send+manage:\(full.key);\(listen.name):listen:\(listen.key);\(send.name):send:\(send.key)",
+                "HERALD_USER_TOKEN_KEY": userKey, "HERALD_ID_SECRET": "id-secret-for-the-api-stack-tests-000001",
+                "HERALD_LOG_LEVEL": "warning",
+            ])
         let probe = HeraldHTTPClient(baseURL: base)
         for _ in 0..<300 {
             if let reply = try? await probe.send("GET", "/health/ready"), reply.status == 200 { return }
@@ -48,8 +51,10 @@ final class APIStackTests {
     }
 
     func client(_ policy: (name: String, key: String)) -> HeraldHTTPClient {
-        HeraldHTTPClient(baseURL: base, authorization: SharedAccessSignature.token(
-            resource: base.absoluteString, policy: policy.name, key: policy.key, expiry: Date().addingTimeInterval(600)))
+        HeraldHTTPClient(
+            baseURL: base,
+            authorization: SharedAccessSignature.token(
+                resource: base.absoluteString, policy: policy.name, key: policy.key, expiry: Date().addingTimeInterval(600)))
     }
 
     func newId(_ client: HeraldHTTPClient) async throws -> String {
@@ -58,7 +63,8 @@ final class APIStackTests {
         return String(try #require(reply.header("Location")?.split(separator: "/").last))
     }
 
-    static let device = #"{"platform":"apns","handle":"\#(String(repeating: "ab", count: 32))","tags":["World"],"template":{"name":"newsTemplate","body":"{\"aps\":{\"alert\":\"$(News_English)\"}}"}}"#
+    static let device =
+        #"{"platform":"apns","handle":"\#(String(repeating: "ab", count: 32))","tags":["World"],"template":{"name":"newsTemplate","body":"{\"aps\":{\"alert\":\"$(News_English)\"}}"}}"#
 
     func registrationRecords() async throws -> Int {
         var count = 0
@@ -79,11 +85,15 @@ final class APIStackTests {
         let missing = try await anonymous.send("POST", "/v1/registrationIDs")
         #expect(missing.status == 401)
         #expect(missing.text.contains(#""error""#))
-        let forged = HeraldHTTPClient(baseURL: base, authorization: SharedAccessSignature.token(
-            resource: base.absoluteString, policy: full.name, key: "not-the-key", expiry: Date().addingTimeInterval(600)))
+        let forged = HeraldHTTPClient(
+            baseURL: base,
+            authorization: SharedAccessSignature.token(
+                resource: base.absoluteString, policy: full.name, key: "not-the-key", expiry: Date().addingTimeInterval(600)))
         #expect(try await forged.send("POST", "/v1/registrationIDs").status == 401)
-        let expired = HeraldHTTPClient(baseURL: base, authorization: SharedAccessSignature.token(
-            resource: base.absoluteString, policy: full.name, key: full.key, expiry: Date().addingTimeInterval(-60)))
+        let expired = HeraldHTTPClient(
+            baseURL: base,
+            authorization: SharedAccessSignature.token(
+                resource: base.absoluteString, policy: full.name, key: full.key, expiry: Date().addingTimeInterval(-60)))
         #expect(try await expired.send("POST", "/v1/registrationIDs").status == 401)
         let event = Data(#"{"tags":"World","properties":{"News_English":"x"}}"#.utf8)
         #expect(try await client(listen).send("POST", "/v1/notifications", body: event).status == 403)
@@ -101,7 +111,10 @@ final class APIStackTests {
             (#"{"platform":"blackberry","handle":"abc","tags":[]}"#, "platform"),
             (#"{"platform":"apns","handle":42,"tags":[]}"#, "handle"),
             (#"{"platform":"apns","handle":"\#(String(repeating: "ab", count: 32))","tags":["bad tag!"]}"#, "tags"),
-            (#"{"platform":"apns","handle":"\#(String(repeating: "ab", count: 32))","tags":[],"template":{"name":"t","body":"{\"a\":\"\#(template70KB)\"}"}}"#, "template"),
+            (
+                #"{"platform":"apns","handle":"\#(String(repeating: "ab", count: 32))","tags":[],"template":{"name":"t","body":"{\"a\":\"\#(template70KB)\"}"}}"#,
+                "template"
+            ),
         ]
         for (body, field) in bodies {
             let reply = try await api.send("PUT", "/v1/registrations/\(id)", body: Data(body.utf8))
@@ -122,7 +135,9 @@ final class APIStackTests {
         let get = try await api.send("GET", "/v1/registrations/\(id)")
         #expect(get.status == 200)
         #expect(get.header("ETag") == etag)
-        #expect(try await api.send("PUT", "/v1/registrations/\(id)", body: Data(Self.device.utf8), headers: ["If-Match": "\"1\""]).status == 412)
+        #expect(
+            try await api.send("PUT", "/v1/registrations/\(id)", body: Data(Self.device.utf8), headers: ["If-Match": "\"1\""]).status == 412
+        )
         #expect(try await api.send("DELETE", "/v1/registrations/\(id)", headers: ["If-Match": etag]).status == 204)
         #expect(try await api.send("PUT", "/v1/registrations/\(id)", body: Data(Self.device.utf8)).status == 410)
         #expect(try await api.send("PUT", "/v1/registrations/never-issued-id", body: Data(Self.device.utf8)).status == 410)
@@ -131,8 +146,12 @@ final class APIStackTests {
 
     @Test("a user token gets $UserId added, may not claim another user, and cannot read another user's device")
     func notifyUsers() async throws {
-        let alice = HeraldHTTPClient(baseURL: base, authorization: "Bearer " + (try await UserToken.make(user: "alice", key: userKey, expiry: Date().addingTimeInterval(600))))
-        let bob = HeraldHTTPClient(baseURL: base, authorization: "Bearer " + (try await UserToken.make(user: "bob", key: userKey, expiry: Date().addingTimeInterval(600))))
+        let alice = HeraldHTTPClient(
+            baseURL: base,
+            authorization: "Bearer " + (try await UserToken.make(user: "alice", key: userKey, expiry: Date().addingTimeInterval(600))))
+        let bob = HeraldHTTPClient(
+            baseURL: base,
+            authorization: "Bearer " + (try await UserToken.make(user: "bob", key: userKey, expiry: Date().addingTimeInterval(600))))
         let id = try await newId(alice)
         let put = try await alice.send("PUT", "/v1/registrations/\(id)", body: Data(Self.device.utf8))
         #expect(put.status == 200)
@@ -141,7 +160,9 @@ final class APIStackTests {
         let claim = Self.device.replacingOccurrences(of: #"["World"]"#, with: #"["World","$UserId:{bob}"]"#)
         #expect(try await alice.send("PUT", "/v1/registrations/\(try await newId(alice))", body: Data(claim.utf8)).status == 403)
         #expect(try await bob.send("GET", "/v1/registrations/\(id)").status == 403)
-        #expect(try await client(listen).send("PUT", "/v1/registrations/\(try await newId(client(listen)))", body: Data(claim.utf8)).status == 403)
+        #expect(
+            try await client(listen).send("PUT", "/v1/registrations/\(try await newId(client(listen)))", body: Data(claim.utf8)).status
+                == 403)
         #expect(try await alice.send("POST", "/v1/notifications", body: Data(#"{"tags":"World"}"#.utf8)).status == 403)
     }
 }

@@ -1,6 +1,6 @@
 import Foundation
 #if canImport(FoundationNetworking)
-import FoundationNetworking
+    import FoundationNetworking
 #endif
 import HeraldDomain
 import HeraldKafka
@@ -21,7 +21,11 @@ struct BrokerStallTests {
     func pausedBroker() async throws {
         let redis = try TestRedis()
         let broker = try TestBroker()
-        defer { broker.signal(SIGCONT); broker.stop(); redis.stop() }
+        defer {
+            broker.signal(SIGCONT)
+            broker.stop()
+            redis.stop()
+        }
         guard !broker.isExternal else { return }  // an external broker's process is not ours to pause
         let prefix = TestBroker.uniqueName("stall")
         let layout = SlotLayout(slotCount: 64, prefix: prefix)
@@ -31,14 +35,16 @@ struct BrokerStallTests {
         try await seedBroadcastAudience(RegistrationIndex(pool: pool, layout: layout), count: Self.registrations, idPrefix: "st")
 
         let metricsPort = freeLocalPort()
-        let worker = try HeraldBinary.start(["worker"], environment: [
-            "HERALD_KAFKA_BROKERS": broker.bootstrapServers, "HERALD_REDIS_URL": redis.url,
-            "HERALD_TOPIC_PREFIX": prefix + ".herald.", "HERALD_REDIS_PREFIX": prefix, "HERALD_SLOTS": "64",
-            "HERALD_TASKS_PER_BROADCAST": "32", "HERALD_INSTANCE_ID": prefix, "HERALD_SESSION_TIMEOUT_MS": "6000",
-            "HERALD_ROLES": "planner,fanout", "HERALD_LOG_LEVEL": "notice", "HERALD_API_HOST": "127.0.0.1",
-            "HERALD_METRICS_PORT": String(metricsPort), "HERALD_STALL_READY_SECONDS": "3",
-            "HERALD_STALL_LIVE_SECONDS": "10", "HERALD_DRAIN_SECONDS": "5",
-        ])
+        let worker = try HeraldBinary.start(
+            ["worker"],
+            environment: [
+                "HERALD_KAFKA_BROKERS": broker.bootstrapServers, "HERALD_REDIS_URL": redis.url,
+                "HERALD_TOPIC_PREFIX": prefix + ".herald.", "HERALD_REDIS_PREFIX": prefix, "HERALD_SLOTS": "64",
+                "HERALD_TASKS_PER_BROADCAST": "32", "HERALD_INSTANCE_ID": prefix, "HERALD_SESSION_TIMEOUT_MS": "6000",
+                "HERALD_ROLES": "planner,fanout", "HERALD_LOG_LEVEL": "notice", "HERALD_API_HOST": "127.0.0.1",
+                "HERALD_METRICS_PORT": String(metricsPort), "HERALD_STALL_READY_SECONDS": "3",
+                "HERALD_STALL_LIVE_SECONDS": "10", "HERALD_DRAIN_SECONDS": "5",
+            ])
         let health = "http://127.0.0.1:\(metricsPort)/health"
         try await Self.waitFor(status: 200, at: health + "/ready", within: .seconds(60), worker: worker)
 
@@ -46,7 +52,8 @@ struct BrokerStallTests {
         let watcher = try await DeliveryWatcher(bootstrapServers: broker.bootstrapServers, topic: topics.deliveries)
         let eventId = prefix + "-broadcast"
         let publisher = try EventPublisher(bootstrapServers: broker.bootstrapServers, topics: topics)
-        _ = try await publisher.publish(try NotificationEvent.decode(Array(#"{"id":"\#(eventId)","properties":{"News_English":"Summit ends"}}"#.utf8)))
+        _ = try await publisher.publish(
+            try NotificationEvent.decode(Array(#"{"id":"\#(eventId)","properties":{"News_English":"Summit ends"}}"#.utf8)))
         _ = try await watcher.wait(forAtLeast: Self.registrations / 10, timeout: .seconds(90))
 
         broker.signal(SIGSTOP)
@@ -59,7 +66,10 @@ struct BrokerStallTests {
 
         var final: StatusRecord?
         for _ in 0..<1_800 {
-            if let status = try await statusReader.status(eventId: eventId), status.state == .completed { final = status; break }
+            if let status = try await statusReader.status(eventId: eventId), status.state == .completed {
+                final = status
+                break
+            }
             try await Task.sleep(for: .milliseconds(100))
         }
         let status = try #require(final, "no completed status after the broker resumed:\n\(worker.stderr().suffix(3_000))")
@@ -94,7 +104,8 @@ struct BrokerStallTests {
             if last == expected { return }
             try await Task.sleep(for: .milliseconds(250))
         }
-        throw TestServerError(message: "\(url) answered \(last), not \(expected), within \(timeout); worker log:\n\(worker.stderr().suffix(3_000))")
+        throw TestServerError(
+            message: "\(url) answered \(last), not \(expected), within \(timeout); worker log:\n\(worker.stderr().suffix(3_000))")
     }
 
     static func httpStatus(_ url: String) async -> Int {

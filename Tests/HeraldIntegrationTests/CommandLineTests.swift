@@ -19,16 +19,30 @@ struct CommandLineTests {
     @Test(
         "outside the embedded stack, herald api and herald worker refuse demo keys, a missing id secret and short keys, naming the setting and never the value",
         arguments: [
-            (["api"], ["HERALD_POLICIES": "Full:listen+send+manage:ZnVsbC1rZXktY2hhbmdlLW1l", "HERALD_ID_SECRET": String(repeating: "s", count: 40)],
-             "HERALD_POLICIES holds the key of policy Full published in Herald's demo files"),
-            (["api"], ["HERALD_POLICIES": "Full:listen+send+manage:" + String(repeating: "k", count: 40)],
-             "HERALD_ID_SECRET is not set"),
-            (["api"], ["HERALD_POLICIES": "Full:send:short-key", "HERALD_ID_SECRET": String(repeating: "s", count: 40)],
-             "HERALD_POLICIES holds the key of policy Full of 9 bytes; at least 32 are required"),
-            (["worker"], ["HERALD_USER_TOKEN_KEY": "user-token-key-change-me-at-least-32-bytes"],
-             "HERALD_USER_TOKEN_KEY holds the user-token key published in Herald's demo files"),
-            (["worker"], ["HERALD_ID_SECRET": "id-secret-change-me"],
-             "HERALD_ID_SECRET holds the registration-id secret published in Herald's demo files"),
+            (
+                ["api"],
+                [
+                    "HERALD_POLICIES": "Full:listen+send+manage:ZnVsbC1rZXktY2hhbmdlLW1l",
+                    "HERALD_ID_SECRET": String(repeating: "s", count: 40),
+                ],
+                "HERALD_POLICIES holds the key of policy Full published in Herald's demo files"
+            ),
+            (
+                ["api"], ["HERALD_POLICIES": "Full:listen+send+manage:" + String(repeating: "k", count: 40)],
+                "HERALD_ID_SECRET is not set"
+            ),
+            (
+                ["api"], ["HERALD_POLICIES": "Full:send:short-key", "HERALD_ID_SECRET": String(repeating: "s", count: 40)],
+                "HERALD_POLICIES holds the key of policy Full of 9 bytes; at least 32 are required"
+            ),
+            (
+                ["worker"], ["HERALD_USER_TOKEN_KEY": "user-token-key-change-me-at-least-32-bytes"],
+                "HERALD_USER_TOKEN_KEY holds the user-token key published in Herald's demo files"
+            ),
+            (
+                ["worker"], ["HERALD_ID_SECRET": "id-secret-change-me"],
+                "HERALD_ID_SECRET holds the registration-id secret published in Herald's demo files"
+            ),
         ] as [([String], [String: String], String)]
     )
     func unsafeSecretsStopStartUp(command: [String], environment: [String: String], message: String) throws {
@@ -66,7 +80,8 @@ struct CommandLineTests {
         #expect(badPort.status != 0)
         #expect(badPort.stderr.contains("redis://user:***@host:notaport"), "\(badPort.stderr)")
         #expect(!badPort.stderr.contains("s3cret-pass"))
-        let tls = try HeraldBinary.run(["worker", "--kafka-brokers", "127.0.0.1:1", "--redis-url", "rediss://:s3cret-pass@host:6380"], timeout: 30)
+        let tls = try HeraldBinary.run(
+            ["worker", "--kafka-brokers", "127.0.0.1:1", "--redis-url", "rediss://:s3cret-pass@host:6380"], timeout: 30)
         #expect(tls.status != 0)
         #expect(tls.stderr.contains("rediss:// (Redis over TLS) is not supported"), "\(tls.stderr)")
         #expect(!tls.stderr.contains("s3cret-pass"))
@@ -108,11 +123,20 @@ struct CommandLineTests {
         arguments: [
             ("--narrow-events", "sideways", "'sideways' for --narrow-events (HERALD_NARROW_EVENTS): expected planner or express-lane"),
             ("--task-fetch-wait-ms", "soon", "'soon' for --task-fetch-wait-ms (HERALD_TASK_FETCH_WAIT_MS): expected a whole number"),
-            ("--task-fetch-wait-ms", "-5", "'-5' for --task-fetch-wait-ms (HERALD_TASK_FETCH_WAIT_MS): expected milliseconds from 0 to 300000"),
-            ("--planner-fetch-wait-ms", "400000", "'400000' for --planner-fetch-wait-ms (HERALD_PLANNER_FETCH_WAIT_MS): expected milliseconds from 0 to 300000"),
+            (
+                "--task-fetch-wait-ms", "-5",
+                "'-5' for --task-fetch-wait-ms (HERALD_TASK_FETCH_WAIT_MS): expected milliseconds from 0 to 300000"
+            ),
+            (
+                "--planner-fetch-wait-ms", "400000",
+                "'400000' for --planner-fetch-wait-ms (HERALD_PLANNER_FETCH_WAIT_MS): expected milliseconds from 0 to 300000"
+            ),
             ("--bulk-lanes", "0", "'0' for --bulk-lanes (HERALD_BULK_LANES): expected a lane count from 1 to 64"),
             ("--bulk-lanes", "two", "'two' for --bulk-lanes (HERALD_BULK_LANES): expected a whole number"),
-            ("--kafka-config-file", "/nonexistent/kafka.properties", "'/nonexistent/kafka.properties' for --kafka-config-file (HERALD_KAFKA_CONFIG_FILE): expected a readable UTF-8 file of key=value lines"),
+            (
+                "--kafka-config-file", "/nonexistent/kafka.properties",
+                "'/nonexistent/kafka.properties' for --kafka-config-file (HERALD_KAFKA_CONFIG_FILE): expected a readable UTF-8 file of key=value lines"
+            ),
         ]
     )
     func badSettingValue(flag: String, value: String, message: String) throws {
@@ -131,7 +155,8 @@ struct CommandLineTests {
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: directory) }
         let malformed = directory.appendingPathComponent("malformed.properties")
-        try "# SASL for the production cluster\n\nsecurity.protocol=SASL_SSL\nsasl.mechanism PLAIN\n".write(to: malformed, atomically: true, encoding: .utf8)
+        try "# SASL for the production cluster\n\nsecurity.protocol=SASL_SSL\nsasl.mechanism PLAIN\n".write(
+            to: malformed, atomically: true, encoding: .utf8)
         let bogus = directory.appendingPathComponent("bogus.properties")
         try "  security.protocol = carrier-pigeon  \n".write(to: bogus, atomically: true, encoding: .utf8)
         let common = ["--kafka-brokers", "127.0.0.1:1", "--redis-url", "redis://127.0.0.1:1", "--roles", "planner"]
@@ -145,7 +170,8 @@ struct CommandLineTests {
         #expect(rejected.stderr.contains("security.protocol=carrier-pigeon rejected"), "\(rejected.stderr)")
     }
 
-    @Test("the Kafka properties file: comments and blank lines skipped, whitespace trimmed, '=' allowed in values, credentials never echoed")
+    @Test(
+        "the Kafka properties file: comments and blank lines skipped, whitespace trimmed, '=' allowed in values, credentials never echoed")
     func kafkaPropertiesParsing() throws {
         let text = """
             # cluster
@@ -155,11 +181,12 @@ struct CommandLineTests {
             empty.value=
             """
         let properties = try HeraldSettings.parseKafkaProperties(text, path: "k.properties")
-        #expect(properties == [
-            "security.protocol": "SASL_SSL",
-            "sasl.jaas.config": #"org.example.Login required user="a" token="b==";"#,
-            "empty.value": "",
-        ])
+        #expect(
+            properties == [
+                "security.protocol": "SASL_SSL",
+                "sasl.jaas.config": #"org.example.Login required user="a" token="b==";"#,
+                "empty.value": "",
+            ])
         let error = #expect(throws: SettingError.self) {
             try HeraldSettings.parseKafkaProperties("a=b\nsasl.password hunter2\n", path: "k.properties")
         }
@@ -190,7 +217,9 @@ struct CommandLineTests {
     func allocatorPlan() throws {
         let byDefault = HeraldSettings(flags: [:], environment: [:], endpointsFile: nil)
         #expect(try byDefault.allocatorPlan(environment: [:]) == .tune(.producer))
-        #expect(try byDefault.allocatorPlan(environment: ["MALLOC_TRIM_THRESHOLD_": "0"]) == .operatorTuning(variable: "MALLOC_TRIM_THRESHOLD_"))
+        #expect(
+            try byDefault.allocatorPlan(environment: ["MALLOC_TRIM_THRESHOLD_": "0"]) == .operatorTuning(variable: "MALLOC_TRIM_THRESHOLD_")
+        )
         let glibc = HeraldSettings(flags: [:], environment: ["HERALD_ALLOCATOR": "glibc"], endpointsFile: nil)
         #expect(try glibc.allocatorPlan(environment: [:]) == .glibcDefaults)
         let wrong = HeraldSettings(flags: [.allocator: "jemalloc"], environment: [:], endpointsFile: nil)

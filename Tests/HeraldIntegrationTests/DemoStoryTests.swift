@@ -10,7 +10,10 @@ struct DemoStoryTests {
     func story() throws {
         let redis = try TestRedis()
         let broker = try TestBroker()
-        defer { broker.stop(); redis.stop() }
+        defer {
+            broker.stop()
+            redis.stop()
+        }
         let output = try HeraldBinary.run(
             ["demo", "--api-port", String(freeLocalPort()), "--session-timeout-ms", "6000"],
             environment: ["HERALD_KAFKA_BROKERS": broker.bootstrapServers, "HERALD_REDIS_URL": redis.url],

@@ -17,7 +17,10 @@ struct EventIdConflictTests {
     func claimedIds() async throws {
         let redis = try TestRedis()
         let broker = try TestBroker()
-        defer { broker.stop(); redis.stop() }
+        defer {
+            broker.stop()
+            redis.stop()
+        }
         let prefix = TestBroker.uniqueName("conflict")
         let topics = HeraldTopics.prefixed(prefix)
         try await TopicProvisioner(topics: topics, bootstrapServers: broker.bootstrapServers).provision()

@@ -27,7 +27,10 @@ struct ExactlyOnceTests {
     func killAndRestart() async throws {
         let redis = try TestRedis()
         let broker = try TestBroker()
-        defer { broker.stop(); redis.stop() }
+        defer {
+            broker.stop()
+            redis.stop()
+        }
         let prefix = TestBroker.uniqueName("eo")
         let layout = SlotLayout(slotCount: Self.slots, prefix: prefix)
         let topics = HeraldTopics.prefixed(prefix)
@@ -42,8 +45,9 @@ struct ExactlyOnceTests {
         for chunk in stride(from: 0, to: Self.registrations, by: 2_000) {
             let batch = (chunk..<min(chunk + 2_000, Self.registrations)).map { n -> Registration in
                 let id = "eo\(n)"
-                return Registration(registrationId: id, platform: .apns, handle: String(repeating: "ab", count: 32),
-                                    tags: ["World"], template: template, expiresAt: nil, version: 1)
+                return Registration(
+                    registrationId: id, platform: .apns, handle: String(repeating: "ab", count: 32),
+                    tags: ["World"], template: template, expiresAt: nil, version: 1)
             }
             ids += batch.map(\.registrationId)
             _ = try await index.apply(batch.map { .registration(IndexedRegistration($0)) })
@@ -88,7 +92,10 @@ struct ExactlyOnceTests {
         let second = try HeraldBinary.start(["worker"], environment: environment)
         var final: StatusRecord?
         for _ in 0..<1_200 {
-            if let status = try await statusReader.status(eventId: eventId), status.state == .completed { final = status; break }
+            if let status = try await statusReader.status(eventId: eventId), status.state == .completed {
+                final = status
+                break
+            }
             try await Task.sleep(for: .milliseconds(100))
         }
         second.signal(SIGTERM)
@@ -122,9 +129,10 @@ struct ExactlyOnceTests {
             let uncommitted = tasks.filter { $0.offset >= (committedAtKill[$0.partition] ?? 0) }
             let taskOfDuplicate = duplicated.keys.map { id in tasks.first { $0.slots.contains(layout.slot(of: id)) } }
             let outside = taskOfDuplicate.filter { task in !uncommitted.contains { $0.index == task?.index } }
-            print("exactly-once (Tansu): killed after \(seenAtKill) of \(Self.registrations) deliveries were in the log; "
-                + "\(uncommitted.count) of \(tasks.count) tasks uncommitted at the kill; \(duplicated.count) duplicates; "
-                + "first worker aborted \(firstWorkerAborts) batches; nothing lost")
+            print(
+                "exactly-once (Tansu): killed after \(seenAtKill) of \(Self.registrations) deliveries were in the log; "
+                    + "\(uncommitted.count) of \(tasks.count) tasks uncommitted at the kill; \(duplicated.count) duplicates; "
+                    + "first worker aborted \(firstWorkerAborts) batches; nothing lost")
             if firstWorkerAborts == 0 {
                 #expect(outside.isEmpty, "\(outside.count) duplicates belong to tasks committed before the kill")
             }
@@ -154,8 +162,9 @@ struct ExactlyOnceTests {
         let tail = RecordTail(topic: topics.tasks, bootstrapServers: bootstrapServers)
         for try await message in tail.records() {
             guard let value = message.value,
-                  let task = try? JSONDecoder().decode(FanoutTask.self, from: Data(value)),
-                  task.eventId == eventId else { continue }
+                let task = try? JSONDecoder().decode(FanoutTask.self, from: Data(value)),
+                task.eventId == eventId
+            else { continue }
             found.append(PlannedTask(index: task.taskIndex, slots: task.slots, partition: message.partition, offset: message.offset))
         }
         return found

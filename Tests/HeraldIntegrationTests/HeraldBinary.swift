@@ -47,7 +47,10 @@ enum HeraldBinary {
         }
 
         deinit {
-            if process.isRunning { kill(process.processIdentifier, SIGKILL); process.waitUntilExit() }
+            if process.isRunning {
+                kill(process.processIdentifier, SIGKILL)
+                process.waitUntilExit()
+            }
             try? FileManager.default.removeItem(at: directory)
         }
     }
@@ -61,7 +64,8 @@ enum HeraldBinary {
         var env = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("HERALD_") || $0.key.hasPrefix("HERALD_TEST_") }
         env.merge(environment) { $1 }
         running.process.environment = env
-        let out = directory.appendingPathComponent("stdout"), err = directory.appendingPathComponent("stderr")
+        let out = directory.appendingPathComponent("stdout")
+        let err = directory.appendingPathComponent("stderr")
         for file in [out, err] where !FileManager.default.createFile(atPath: file.path, contents: nil) {
             throw CocoaError(.fileWriteUnknown, userInfo: [NSFilePathErrorKey: file.path])
         }

@@ -24,7 +24,10 @@ struct WorkerKillTests {
     func repeatedKills() async throws {
         let redis = try TestRedis()
         let broker = try TestBroker()
-        defer { broker.stop(); redis.stop() }
+        defer {
+            broker.stop()
+            redis.stop()
+        }
         let prefix = TestBroker.uniqueName("kills")
         let slots = 64
         let layout = SlotLayout(slotCount: slots, prefix: prefix)
@@ -42,7 +45,8 @@ struct WorkerKillTests {
         try await ExactlyOnceTests.waitForTopic(topics.deliveries, bootstrapServers: broker.bootstrapServers, timeout: .seconds(60))
         let eventId = prefix + "-broadcast"
         let publisher = try EventPublisher(bootstrapServers: broker.bootstrapServers, topics: topics)
-        _ = try await publisher.publish(try NotificationEvent.decode(Array(#"{"id":"\#(eventId)","properties":{"News_English":"Summit ends"}}"#.utf8)))
+        _ = try await publisher.publish(
+            try NotificationEvent.decode(Array(#"{"id":"\#(eventId)","properties":{"News_English":"Summit ends"}}"#.utf8)))
         let statusReader = StatusReader(pool: pool, layout: layout)
 
         var killed = 0
@@ -58,7 +62,10 @@ struct WorkerKillTests {
         }
         var final: StatusRecord?
         for _ in 0..<1_800 {
-            if let status = try await statusReader.status(eventId: eventId), status.state == .completed { final = status; break }
+            if let status = try await statusReader.status(eventId: eventId), status.state == .completed {
+                final = status
+                break
+            }
             try await Task.sleep(for: .milliseconds(100))
         }
         worker.signal(SIGTERM)
@@ -82,6 +89,8 @@ struct WorkerKillTests {
         if broker.isExternal {
             #expect(duplicates == 0, "\(duplicates) duplicate records on a broker that filters aborted transactions")
         }
-        print("worker kills: \(killed) SIGKILLs across \(Self.registrations) deliveries; nothing lost; \(duplicates) duplicate records (from aborted transactions)")
+        print(
+            "worker kills: \(killed) SIGKILLs across \(Self.registrations) deliveries; nothing lost; \(duplicates) duplicate records (from aborted transactions)"
+        )
     }
 }

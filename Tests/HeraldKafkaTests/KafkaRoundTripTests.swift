@@ -17,9 +17,12 @@ struct KafkaRoundTripTests {
 
         let binary: [UInt8] = [0, 1, 2, 0xff, 0xfe, 0, 10]
         let sent = [
-            KafkaOutgoingMessage(topic: topic, key: bytes("user-1"), value: bytes("{\"text\":\"Fin du sommet 峰会结束\"}"),
-                                 headers: [KafkaHeader(key: "trace", value: "abc"), KafkaHeader(key: "trace", value: "second"),
-                                           KafkaHeader(key: "null-header", value: nil), KafkaHeader(key: "empty", value: [])]),
+            KafkaOutgoingMessage(
+                topic: topic, key: bytes("user-1"), value: bytes("{\"text\":\"Fin du sommet 峰会结束\"}"),
+                headers: [
+                    KafkaHeader(key: "trace", value: "abc"), KafkaHeader(key: "trace", value: "second"),
+                    KafkaHeader(key: "null-header", value: nil), KafkaHeader(key: "empty", value: []),
+                ]),
             KafkaOutgoingMessage(topic: topic, key: binary, value: binary),
             KafkaOutgoingMessage(topic: topic, key: bytes("deleted-registration"), value: nil),
             KafkaOutgoingMessage(topic: topic, key: nil, value: []),
@@ -60,23 +63,32 @@ struct KafkaRoundTripTests {
         try await broker.createTopic(topic, partitions: 2)
         let producer = try KafkaProducer(configuration: broker.producerConfiguration(), logger: testLogger)
         for index in 0..<300 {
-            try producer.enqueue(KafkaOutgoingMessage(
-                topic: topic, partition: Int32(index % 2), key: index == 7 ? nil : bytes("k\(index)"),
-                value: index == 9 ? nil : bytes("value-\(index)")
-            ))
+            try producer.enqueue(
+                KafkaOutgoingMessage(
+                    topic: topic, partition: Int32(index % 2), key: index == 7 ? nil : bytes("k\(index)"),
+                    value: index == 9 ? nil : bytes("value-\(index)")
+                ))
         }
         try await producer.flush()
         await producer.shutdown()
 
         let consumer = try KafkaConsumer(configuration: broker.consumerConfiguration(group: nil), logger: testLogger)
-        try consumer.assign((0..<2).map { KafkaTopicPartitionOffset(topic: topic, partition: $0, offset: KafkaTopicPartitionOffset.beginning) })
-        struct Seen: Sendable, Hashable { var partition: Int32; var offset: Int64; var key: [UInt8]?; var value: [UInt8]? }
+        try consumer.assign(
+            (0..<2).map { KafkaTopicPartitionOffset(topic: topic, partition: $0, offset: KafkaTopicPartitionOffset.beginning) })
+        struct Seen: Sendable, Hashable {
+            var partition: Int32
+            var offset: Int64
+            var key: [UInt8]?
+            var value: [UInt8]?
+        }
         var seen: [Seen] = []
         let deadline = ContinuousClock.now + .seconds(30)
         while seen.count < 300 && ContinuousClock.now < deadline {
             seen += try await consumer.pollBorrowing(maxMessages: 64, timeout: .milliseconds(200)) { batch in
                 #expect(batch.count <= 64)
-                return batch.map { Seen(partition: $0.partition, offset: $0.offset, key: $0.key.map(Array.init), value: $0.value.map(Array.init)) }
+                return batch.map {
+                    Seen(partition: $0.partition, offset: $0.offset, key: $0.key.map(Array.init), value: $0.value.map(Array.init))
+                }
             }
         }
         try await consumer.close()
@@ -91,7 +103,8 @@ struct KafkaRoundTripTests {
             }
         }
 
-        let member = try KafkaConsumer(configuration: broker.consumerConfiguration(group: TestBroker.uniqueName("group")), logger: testLogger)
+        let member = try KafkaConsumer(
+            configuration: broker.consumerConfiguration(group: TestBroker.uniqueName("group")), logger: testLogger)
         await #expect(throws: KafkaError.self) {
             _ = try await member.pollBorrowing(timeout: .milliseconds(10)) { $0.count }
         }

@@ -24,7 +24,8 @@ struct KafkaTransactionTests {
         for number in 0..<count { try producer.enqueue(KafkaOutgoingMessage(topic: input, key: "k\(number)", value: "in-\(number)")) }
         try await producer.flush()
         await producer.shutdown()
-        let consumer = try KafkaConsumer(configuration: broker.consumerConfiguration(group: TestBroker.uniqueName("txn-group")), logger: testLogger)
+        let consumer = try KafkaConsumer(
+            configuration: broker.consumerConfiguration(group: TestBroker.uniqueName("txn-group")), logger: testLogger)
         try consumer.subscribe(topics: [input])
         let messages = try await consumer.collect(count)
         try #require(messages.count == count)
@@ -171,7 +172,9 @@ struct KafkaTransactionTests {
             #expect(observed.allSatisfy { $0 == 2 }, "\(observed)")
         } else {
             #expect(observed.allSatisfy { $0 == 2 || $0 == 6 }, "\(observed)")
-            print("Tansu carried an aborted transaction's offsets into the next commit in \(observed.count { $0 == 6 }) of \(observed.count) rounds")
+            print(
+                "Tansu carried an aborted transaction's offsets into the next commit in \(observed.count { $0 == 6 }) of \(observed.count) rounds"
+            )
         }
     }
 

@@ -25,7 +25,8 @@ struct DeadLetterTests {
             for (position, entry) in cases.enumerated() {
                 try await harness.publishRaw(entry.bytes, key: "k\(position)", partition: 0)
             }
-            _ = try await harness.publish(NotificationEvent(id: "ok-1", audience: .expression(.tag("World"), source: "World"), properties: ["News_English": "fine"]))
+            _ = try await harness.publish(
+                NotificationEvent(id: "ok-1", audience: .expression(.tag("World"), source: "World"), properties: ["News_English": "fine"]))
             let ok = try await harness.finalStatus("ok-1")
             #expect(ok.state == .completed)
             #expect(ok.targets.total == 1)

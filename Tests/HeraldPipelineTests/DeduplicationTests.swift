@@ -8,7 +8,8 @@ import Testing
 @Suite("De-duplication, expiry and shutdown", .serialized)
 struct DeduplicationTests {
     static func event(_ id: String, text: String = "hello", expiresAt: Date? = nil) -> NotificationEvent {
-        NotificationEvent(id: id, audience: .expression(.tag("World"), source: "World"), properties: ["News_English": text], expiresAt: expiresAt)
+        NotificationEvent(
+            id: id, audience: .expression(.tag("World"), source: "World"), properties: ["News_English": text], expiresAt: expiresAt)
     }
 
     @Test func republishedIdsFanOutOnceAndExpiredEventsNotAtAll() async throws {
@@ -82,13 +83,16 @@ struct DeduplicationTests {
                 (harness.configuration.plannerGroup, topics.events, topics.eventsPartitions),
                 (harness.configuration.fanoutGroup, topics.tasks, topics.tasksPartitions),
             ] {
-                let consumer = try KafkaConsumer(configuration: KafkaConsumerConfiguration(bootstrapServers: harness.broker.bootstrapServers, groupId: group))
+                let consumer = try KafkaConsumer(
+                    configuration: KafkaConsumerConfiguration(bootstrapServers: harness.broker.bootstrapServers, groupId: group))
                 let targets = (0..<partitions).map { KafkaTopicPartition(topic: topic, partition: $0) }
                 let committed = try await consumer.committed(targets)
                 for (partition, offset) in zip(targets, committed) {
                     let marks = try await consumer.queryWatermarkOffsets(topic: topic, partition: partition.partition)
                     // Past the last record; the commit marker may sit one offset beyond.
-                    #expect(marks.high == 0 || offset.offset >= marks.high - 1, "\(group) left \(partition) at \(offset.offset) of \(marks.high)")
+                    #expect(
+                        marks.high == 0 || offset.offset >= marks.high - 1,
+                        "\(group) left \(partition) at \(offset.offset) of \(marks.high)")
                 }
             }
             let before = try await harness.records(topics.deliveries).count
@@ -121,10 +125,13 @@ struct StatusRebuildTests {
             try await harness.publishRaw(Array(#"{"id":"bn-bad","tags":"World &&"}"#.utf8), key: "bn-bad")
             for event in events { _ = try await harness.finalStatus(event.id!) }
             let layout = harness.configuration.layout
-            let keys = ["bn-0001", "bn-0002", "bn-old", "bn-bad"].map { layout.statusKey(eventId: $0) }
+            let keys =
+                ["bn-0001", "bn-0002", "bn-old", "bn-bad"].map { layout.statusKey(eventId: $0) }
                 + ["bn-0001", "bn-0002", "bn-old"].map { layout.eventClaimKey(eventId: $0) }
             func snapshot() async throws -> [[UInt8]?] {
-                try await harness.pool.withConnection { try await $0.pipeline(keys.map { RedisCommand.get($0) }) }.map { try $0.get().bytes }
+                try await harness.pool.withConnection { try await $0.pipeline(keys.map { RedisCommand.get($0) }) }.map {
+                    try $0.get().bytes
+                }
             }
             // The rejected status is written by the planner after the batch; wait for it.
             var before = try await snapshot()
@@ -143,7 +150,9 @@ struct StatusRebuildTests {
             #expect(summary.claims == 3)
             let after = try await snapshot()
             for (key, (old, new)) in zip(keys, zip(before, after)) {
-                #expect(old == new, "\(key): \(String(decoding: old ?? [], as: UTF8.self)) became \(String(decoding: new ?? [], as: UTF8.self))")
+                #expect(
+                    old == new, "\(key): \(String(decoding: old ?? [], as: UTF8.self)) became \(String(decoding: new ?? [], as: UTF8.self))"
+                )
             }
             // A second rebuild finds Redis equal to the log and writes the same digest.
             let again = try await StatusRebuilder(configuration: harness.configuration, pool: harness.pool).run()

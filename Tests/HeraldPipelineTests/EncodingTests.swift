@@ -33,13 +33,15 @@ struct EncodingTests {
         var renderedAtText: [UInt8] = []
         ISO8601Timestamp.append(renderedAt, precision: .milliseconds, to: &renderedAtText)
         var bytes: [UInt8] = []
-        rendition.write(registrationId: Array(record.registrationId.utf8), handle: Array(record.handle.utf8), renderedAt: renderedAtText, into: &bytes)
+        rendition.write(
+            registrationId: Array(record.registrationId.utf8), handle: Array(record.handle.utf8), renderedAt: renderedAtText, into: &bytes)
         #expect(String(decoding: bytes, as: UTF8.self) == String(decoding: record.encoded(), as: UTF8.self))
         #expect(try DeliveryRecord.decode(bytes) == record)
     }
 
     @Test func viewFieldsFindEveryPartOfTheLayoutLine() {
-        let view = RegistrationView(platform: "fcm", expiresAtEpochSeconds: 1_800_000_000, templateName: "newsFrench", templateKey: "abc123", handle: "tok|en")
+        let view = RegistrationView(
+            platform: "fcm", expiresAtEpochSeconds: 1_800_000_000, templateName: "newsFrench", templateKey: "abc123", handle: "tok|en")
         let bytes = Array(view.encoded.utf8)
         let fields = ViewFields(bytes)
         #expect(fields != nil)
@@ -77,7 +79,10 @@ struct EncodingTests {
         var tail = RecordTail(topic: "t", bootstrapServers: "x")
         tail.eventId = "bn-1"
         #expect(tail.matches(KafkaMessageFixture.make("t", 0, 0, key: "bn-1")))
-        #expect(tail.matches(KafkaMessageFixture.make("t", 0, 0, key: "r", value: Array(#"{"deliveryId":"x","eventId":"bn-1","registrationId":"r"}"#.utf8))))
+        #expect(
+            tail.matches(
+                KafkaMessageFixture.make(
+                    "t", 0, 0, key: "r", value: Array(#"{"deliveryId":"x","eventId":"bn-1","registrationId":"r"}"#.utf8))))
         #expect(!tail.matches(KafkaMessageFixture.make("t", 0, 0, key: "r", value: Array(#"{"eventId":"bn-10"}"#.utf8))))
     }
 
@@ -94,7 +99,10 @@ struct EncodingTests {
         }
     }
 
-    @Test(arguments: [("0", 0 as UInt64?), ("1234567", 1_234_567), ("18446744073709551615", UInt64.max), ("18446744073709551616", nil), ("", nil), ("12a", nil), ("-1", nil)])
+    @Test(arguments: [
+        ("0", 0 as UInt64?), ("1234567", 1_234_567), ("18446744073709551615", UInt64.max), ("18446744073709551616", nil), ("", nil),
+        ("12a", nil), ("-1", nil),
+    ])
     func redisCursorsParseAsDecimal(text: String, expected: UInt64?) {
         #expect(Array(text.utf8).withUnsafeBytes { UInt64(decimal: $0) } == expected)
     }

@@ -33,10 +33,12 @@ struct EventStatisticsTests {
         // A late copy of the accepted record does not move the status back.
         statistics.add(status: accepted)
         for millis in [10, 20, 30, 40, 1_000] {
-            statistics.add(delivery: DeliveryRecord(
-                eventId: "bn-1", registrationId: "r\(millis)", platform: .apns, handle: "h", template: "news", payload: "{}",
-                headers: DeliveryHeaders(), expiresAt: nil, publishedAt: Self.t0, renderedAt: Self.t0.addingTimeInterval(Double(millis) / 1_000)
-            ))
+            statistics.add(
+                delivery: DeliveryRecord(
+                    eventId: "bn-1", registrationId: "r\(millis)", platform: .apns, handle: "h", template: "news", payload: "{}",
+                    headers: DeliveryHeaders(), expiresAt: nil, publishedAt: Self.t0,
+                    renderedAt: Self.t0.addingTimeInterval(Double(millis) / 1_000)
+                ))
         }
         let events = statistics.events()
         let event = try #require(events.first)

@@ -10,7 +10,8 @@ struct LocalizationTests {
     @Test func eachDeviceGetsItsOwnLanguageNativeOrCategoryPayload() async throws {
         try await withPipelineHarness(slots: 8) { harness in
             let invite = RegistrationTemplate(
-                name: "invite", body: #"{"aps":{"alert":"$(inviteMessage)","category":"INVITE_CATEGORY"}}"#, headers: ["apns-push-type": "alert"]
+                name: "invite", body: #"{"aps":{"alert":"$(inviteMessage)","category":"INVITE_CATEGORY"}}"#,
+                headers: ["apns-push-type": "alert"]
             )
             try await harness.seed([
                 testRegistration("en", tags: ["World"], language: "English"),
@@ -19,7 +20,9 @@ struct LocalizationTests {
                 testRegistration("kl", tags: ["World"], language: "Klingon"),
                 testRegistration("native-apns", tags: ["World"], language: nil),
                 testRegistration("native-fcm", platform: .fcm, tags: ["World"], language: nil),
-                Registration(registrationId: "inv", platform: .apns, handle: String(repeating: "cd", count: 32), tags: ["World"], template: invite, version: 1),
+                Registration(
+                    registrationId: "inv", platform: .apns, handle: String(repeating: "cd", count: 32), tags: ["World"], template: invite,
+                    version: 1),
                 testRegistration("sports", tags: ["Sports"], language: "English"),
             ])
             // A registration whose expiry passed after it was indexed (the sweep has not run yet).
@@ -28,7 +31,8 @@ struct LocalizationTests {
             let connection = try await RedisConnection.connect(configuration: harness.configuration.redis)
             let field = SlotLayout.packField(SlotLayout.pack(of: "stale"))
             var pack = try await connection.send(RedisCommand("HGET", layout.packsKey(slot: slot), field)).bytes ?? []
-            let staleView = RegistrationView(platform: "apns", expiresAtEpochSeconds: 1_000, templateName: "", templateKey: "", handle: "ff")
+            let staleView = RegistrationView(
+                platform: "apns", expiresAtEpochSeconds: 1_000, templateName: "", templateKey: "", handle: "ff")
             ViewPack.append(id: "stale".utf8, view: staleView.encoded.utf8, to: &pack)
             _ = try await connection.pipeline([
                 RedisCommand("HSET", layout.packsKey(slot: slot), field, pack),
@@ -42,8 +46,11 @@ struct LocalizationTests {
             let expiresAt = Date(timeIntervalSince1970: (Date().timeIntervalSince1970 + 3_600).rounded())
             let summit = NotificationEvent(
                 id: "loc-1", audience: .expression(.tag("World"), source: "World"),
-                properties: ["News_English": "Summit ends", "News_French": "Fin du sommet", "News_Mandarin": "峰会结束", "inviteMessage": "Join \"us\""],
-                native: [.apns: #"{"aps":{"alert":"Summit ends"}}"#], expiresAt: expiresAt, priority: .high, collapseId: "summit", publishedAt: published
+                properties: [
+                    "News_English": "Summit ends", "News_French": "Fin du sommet", "News_Mandarin": "峰会结束", "inviteMessage": "Join \"us\"",
+                ],
+                native: [.apns: #"{"aps":{"alert":"Summit ends"}}"#], expiresAt: expiresAt, priority: .high, collapseId: "summit",
+                publishedAt: published
             )
             _ = try await harness.publish(summit)
             var filtered = summit

@@ -133,10 +133,13 @@ final class PipelineHarness: @unchecked Sendable {
 
     /// Produces raw bytes to the events topic (or `topic`), as a newsroom system might.
     @discardableResult
-    func publishRaw(_ bytes: [UInt8]?, key: String? = nil, partition: Int32? = nil, topic: String? = nil) async throws -> KafkaDeliveryReport {
-        try await producer().send(KafkaOutgoingMessage(
-            topic: topic ?? configuration.topics.events, partition: partition, key: key.map { Array($0.utf8) }, value: bytes
-        ))
+    func publishRaw(_ bytes: [UInt8]?, key: String? = nil, partition: Int32? = nil, topic: String? = nil) async throws
+        -> KafkaDeliveryReport
+    {
+        try await producer().send(
+            KafkaOutgoingMessage(
+                topic: topic ?? configuration.topics.events, partition: partition, key: key.map { Array($0.utf8) }, value: bytes
+            ))
     }
 
     private func producer() throws -> KafkaProducer {
@@ -187,12 +190,14 @@ func testRegistration(
     let handle = platform == .apns ? String(repeating: "ab", count: 32) : "fcm-token-\(id)"
     var template: RegistrationTemplate?
     if let language {
-        let body = platform == .apns
+        let body =
+            platform == .apns
             ? #"{"aps":{"alert":"$(News_\#(language))"},"inAppMessage":"$(News_\#(language))"}"#
             : #"{"message":{"notification":{"body":"$(News_\#(language))"}}}"#
         template = RegistrationTemplate(name: "news\(language)", body: body)
     }
-    return Registration(registrationId: id, platform: platform, handle: handle, tags: tags, template: template, expiresAt: expiresAt, version: 1)
+    return Registration(
+        registrationId: id, platform: platform, handle: handle, tags: tags, template: template, expiresAt: expiresAt, version: 1)
 }
 
 struct HarnessTimeout: Error, CustomStringConvertible {
@@ -245,10 +250,10 @@ func killChildServer(listeningOn port: Int) {
     guard let entries = try? FileManager.default.contentsOfDirectory(atPath: "/proc") else { return }
     for entry in entries {
         guard let pid = Int32(entry),
-              let status = try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8),
-              let parentLine = status.split(separator: "\n").first(where: { $0.hasPrefix("PPid:") }),
-              Int32(parentLine.dropFirst(5).trimmingCharacters(in: .whitespaces)) == me,
-              let commandLine = FileManager.default.contents(atPath: "/proc/\(pid)/cmdline")
+            let status = try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8),
+            let parentLine = status.split(separator: "\n").first(where: { $0.hasPrefix("PPid:") }),
+            Int32(parentLine.dropFirst(5).trimmingCharacters(in: .whitespaces)) == me,
+            let commandLine = FileManager.default.contents(atPath: "/proc/\(pid)/cmdline")
         else { continue }
         let text = String(decoding: commandLine.map { $0 == 0 ? UInt8(ascii: " ") : $0 }, as: UTF8.self)
         if text.contains(needle) { kill(pid, SIGKILL) }

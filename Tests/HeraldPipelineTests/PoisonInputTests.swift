@@ -69,14 +69,17 @@ struct PoisonInputTests {
         try await withPipelineHarness(slots: 4) { harness in
             try await harness.seed([testRegistration("r1", tags: ["World"])])
             harness.startRoles()
-            let original = Array("{\"id\":\"big-1\",\"tags\":\"World &&\",\"x\":\"".utf8) + Array(repeating: UInt8(ascii: "x"), count: 800_000)
+            let original =
+                Array("{\"id\":\"big-1\",\"tags\":\"World &&\",\"x\":\"".utf8) + Array(repeating: UInt8(ascii: "x"), count: 800_000)
             for partition: Int32 in [0, 1] {
-                _ = try await harness.publish(NotificationEvent(
-                    id: "before-\(partition)", audience: .expression(.tag("World"), source: "World"), properties: ["News_English": "a"]
-                ))
+                _ = try await harness.publish(
+                    NotificationEvent(
+                        id: "before-\(partition)", audience: .expression(.tag("World"), source: "World"), properties: ["News_English": "a"]
+                    ))
                 try await harness.publishRaw(original, key: "big", partition: partition)
             }
-            _ = try await harness.publish(NotificationEvent(id: "after-1", audience: .expression(.tag("World"), source: "World"), properties: ["News_English": "b"]))
+            _ = try await harness.publish(
+                NotificationEvent(id: "after-1", audience: .expression(.tag("World"), source: "World"), properties: ["News_English": "b"]))
             for id in ["before-0", "before-1", "after-1"] {
                 let status = try await harness.finalStatus(id)
                 #expect(status.state == .completed, "\(id)")
@@ -116,15 +119,17 @@ struct PoisonInputTests {
             harness.startRoles()
             let expressTopic = harness.configuration.topics.expressTasks
             func notifyAlice(_ id: String) async throws {
-                _ = try await harness.publish(NotificationEvent(
-                    id: id, audience: .expression(.tag("$UserId:{alice}"), source: "$UserId:{alice}"), properties: ["News_English": id]
-                ))
+                _ = try await harness.publish(
+                    NotificationEvent(
+                        id: id, audience: .expression(.tag("$UserId:{alice}"), source: "$UserId:{alice}"), properties: ["News_English": id]
+                    ))
             }
             try await notifyAlice("one-1")
             _ = try await harness.finalStatus("one-1")
             var poisonOffsets: [Int64] = []
             for partition: Int32 in [0, 1] {
-                let report = try await harness.publishRaw(Array(#"{"eventId":"broken","taskIndex":"#.utf8), key: "poison", partition: partition, topic: expressTopic)
+                let report = try await harness.publishRaw(
+                    Array(#"{"eventId":"broken","taskIndex":"#.utf8), key: "poison", partition: partition, topic: expressTopic)
                 poisonOffsets.append(report.offset)
             }
             try await notifyAlice("one-2")

@@ -42,11 +42,11 @@ struct RecipientCorrectnessTests {
     /// the same again.
     @Test(arguments: zip([true, false, true], [16_384, 16_384, 0]))
     func deliveredRegistrationsEqualBruteForceEvaluation(plannerDeliversNarrowEvents: Bool, snapshotReadLimit: Int) async throws {
-        try await withPipelineHarness(slots: 16, configure: {
+        try await withPipelineHarness(slots: 16) {
             $0.plannerDeliversNarrowEvents = plannerDeliversNarrowEvents
             $0.snapshotReadLimit = snapshotReadLimit
             if snapshotReadLimit == 0 { $0.scanCount = 50 }
-        }) { harness in
+        } body: { harness in
 
             var random = SeededGenerator(state: 42)
             var population: [Registration] = []
@@ -100,7 +100,9 @@ struct RecipientCorrectnessTests {
                 partitionsBySlot[harness.configuration.layout.slot(of: record.registrationId), default: []].insert(message.partition)
             }
             #expect(partitionsBySlot.count == 16)
-            #expect(partitionsBySlot.values.allSatisfy { $0.count == 1 }, "slots whose deliveries span partitions: \(partitionsBySlot.filter { $0.value.count > 1 }.keys.sorted())")
+            #expect(
+                partitionsBySlot.values.allSatisfy { $0.count == 1 },
+                "slots whose deliveries span partitions: \(partitionsBySlot.filter { $0.value.count > 1 }.keys.sorted())")
             // And that partition is the one of the task's partition of `herald.tasks`, which
             // the consumer group gives to one lane: lanes never share a deliveries partition.
             let bulkPartitions = harness.configuration.topics.deliveriesPartitions - Int32(express.count)
@@ -113,7 +115,8 @@ struct RecipientCorrectnessTests {
             #expect(taskPartitionBySlot.count == 16)
             for (slot, partitions) in partitionsBySlot {
                 let taskPartition = try #require(taskPartitionBySlot[slot], "slot \(slot) in no task")
-                #expect(partitions == [Int32(express.count) + taskPartition % bulkPartitions], "slot \(slot), task partition \(taskPartition)")
+                #expect(
+                    partitions == [Int32(express.count) + taskPartition % bulkPartitions], "slot \(slot), task partition \(taskPartition)")
             }
             let expressTasks = try await harness.records(harness.configuration.topics.expressTasks)
             #expect(expressTasks.isEmpty == plannerDeliversNarrowEvents, "\(expressTasks.count) records on the express task topic")

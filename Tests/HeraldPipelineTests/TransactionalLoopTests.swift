@@ -90,7 +90,8 @@ struct TransactionalLoopTests {
                     let value = String(decoding: message.value ?? [], as: UTF8.self)
                     // The poison: its output is over the producer's message.max.bytes.
                     let size = value == "in-3" ? 1_200_000 : 10
-                    try producer.enqueue(KafkaOutgoingMessage(topic: output, key: nil, value: Array(value.utf8) + Array(repeating: 0x2E, count: size)))
+                    try producer.enqueue(
+                        KafkaOutgoingMessage(topic: output, key: nil, value: Array(value.utf8) + Array(repeating: 0x2E, count: size)))
                 }
                 return TransactionalLoop.BatchWork(afterCommit: {
                     // Every record but the poison (whose handling always throws) was handled.
@@ -119,13 +120,15 @@ struct TransactionalLoopTests {
         #expect(envelope["source"]?["offset"] == .number("3"))
     }
 
-    @Test("failures are classified: the input's fault is permanent, the infrastructure's transient", arguments: [
-        (KafkaError(code: .messageSizeTooLarge, message: "", operation: "produce") as any Error, true),
-        (KafkaError(code: .transport, message: "", operation: "commit") as any Error, false),
-        (KafkaError(code: .timedOut, message: "", operation: "send offsets", isFatal: true) as any Error, false),
-        (RedisError(code: .io, message: "") as any Error, false),
-        (HandlerFailure() as any Error, true),
-    ])
+    @Test(
+        "failures are classified: the input's fault is permanent, the infrastructure's transient",
+        arguments: [
+            (KafkaError(code: .messageSizeTooLarge, message: "", operation: "produce") as any Error, true),
+            (KafkaError(code: .transport, message: "", operation: "commit") as any Error, false),
+            (KafkaError(code: .timedOut, message: "", operation: "send offsets", isFatal: true) as any Error, false),
+            (RedisError(code: .io, message: "") as any Error, false),
+            (HandlerFailure() as any Error, true),
+        ])
     func classification(error: any Error, permanent: Bool) {
         if case .permanent = FailureKind.of(error) { #expect(permanent) } else { #expect(!permanent) }
     }

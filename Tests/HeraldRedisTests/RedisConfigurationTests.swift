@@ -12,13 +12,15 @@ struct RedisConfigurationTests {
         var testDescription: String { url }
     }
 
-    @Test("redis:// URLs", arguments: [
-        URLCase(url: "redis://127.0.0.1:6390", host: "127.0.0.1", port: 6390, database: 0),
-        URLCase(url: "redis://cache.internal", host: "cache.internal", port: 6379, database: 0),
-        URLCase(url: "redis://cache:7000/3", host: "cache", port: 7000, database: 3),
-        URLCase(url: "redis://:s3cr%40t@cache:7000/", host: "cache", port: 7000, database: 0, password: "s3cr@t"),
-        URLCase(url: "redis://[::1]:6380/1", host: "::1", port: 6380, database: 1),
-    ])
+    @Test(
+        "redis:// URLs",
+        arguments: [
+            URLCase(url: "redis://127.0.0.1:6390", host: "127.0.0.1", port: 6390, database: 0),
+            URLCase(url: "redis://cache.internal", host: "cache.internal", port: 6379, database: 0),
+            URLCase(url: "redis://cache:7000/3", host: "cache", port: 7000, database: 3),
+            URLCase(url: "redis://:s3cr%40t@cache:7000/", host: "cache", port: 7000, database: 0, password: "s3cr@t"),
+            URLCase(url: "redis://[::1]:6380/1", host: "::1", port: 6380, database: 1),
+        ])
     func parsesURL(_ example: URLCase) throws {
         let configuration = try RedisConfiguration(url: example.url)
         #expect(configuration.host == example.host)
@@ -27,12 +29,14 @@ struct RedisConfigurationTests {
         #expect(configuration.password == example.password)
     }
 
-    @Test("bad URLs are rejected with the offending part", arguments: [
-        ("http://cache:6379", "redis://"),
-        ("redis://cache:port", "port"),
-        ("redis://cache:70000", "70000"),
-        ("redis://cache:6379/zero", "zero"),
-    ])
+    @Test(
+        "bad URLs are rejected with the offending part",
+        arguments: [
+            ("http://cache:6379", "redis://"),
+            ("redis://cache:port", "port"),
+            ("redis://cache:70000", "70000"),
+            ("redis://cache:6379/zero", "zero"),
+        ])
     func rejectsURL(url: String, mentions: String) {
         let error = #expect(throws: RedisError.self) { try RedisConfiguration(url: url) }
         #expect(error?.message.contains(mentions) == true)

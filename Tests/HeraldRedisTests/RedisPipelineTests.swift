@@ -97,12 +97,13 @@ struct RedisPipelineTests {
         let key = uniquePrefix() + "blocking"
         let values: [RedisValue] = try await withCheckedThrowingContinuation { continuation in
             let thread = Thread {
-                continuation.resume(with: Result {
-                    let connection = RedisConnection(configuration: configuration)
-                    try connection.connectBlocking()
-                    let results = try connection.pipelineBlocking([.sadd(key, ["x", "y", "z"]), .scard(key)])
-                    return try results.map { try $0.get() } + [try connection.sendBlocking(.sismember(key, "y"))]
-                })
+                continuation.resume(
+                    with: Result {
+                        let connection = RedisConnection(configuration: configuration)
+                        try connection.connectBlocking()
+                        let results = try connection.pipelineBlocking([.sadd(key, ["x", "y", "z"]), .scard(key)])
+                        return try results.map { try $0.get() } + [try connection.sendBlocking(.sismember(key, "y"))]
+                    })
             }
             thread.start()
         }
@@ -144,7 +145,10 @@ struct RedisPipelineTests {
             #expect(replies[2].integer == 2)  // the copied read ran first
             #expect(replies[3].isError)
             let error = try #require(connection.error(in: replies[3], of: commands[3]))
-            guard case .failure(let copiedError) = copied[3] else { Issue.record("LPUSH on a string succeeded"); return }
+            guard case .failure(let copiedError) = copied[3] else {
+                Issue.record("LPUSH on a string succeeded")
+                return
+            }
             #expect(error.description == copiedError.description)
             #expect(error.serverPrefix == "WRONGTYPE")
         }

@@ -8,7 +8,8 @@ import Testing
 struct RedisScriptTests {
     // Moves a member between two sets and reports the new size of the target, like the
     // indexer's tag move.
-    static let move = RedisScript("""
+    static let move = RedisScript(
+        """
         redis.call('SREM', KEYS[1], ARGV[1])
         redis.call('SADD', KEYS[2], ARGV[1])
         return redis.call('SCARD', KEYS[2])
@@ -21,12 +22,14 @@ struct RedisScriptTests {
         #expect(try await connection.send(.scriptLoad(Self.move.source)).string == Self.move.sha1)
     }
 
-    @Test("SHA1 of known inputs", arguments: [
-        ("", "da39a3ee5e6b4b0d3255bfef95601890afd80709"),
-        ("abc", "a9993e364706816aba3e25717850c26c9cd0d89d"),
-        ("abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq", "84983e441c3bd26ebaae4aa1f95129e5e54670f1"),
-        (String(repeating: "a", count: 1000), "291e9a6c66994949b57ba5e650361e98fc36b1ba"),
-    ])
+    @Test(
+        "SHA1 of known inputs",
+        arguments: [
+            ("", "da39a3ee5e6b4b0d3255bfef95601890afd80709"),
+            ("abc", "a9993e364706816aba3e25717850c26c9cd0d89d"),
+            ("abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq", "84983e441c3bd26ebaae4aa1f95129e5e54670f1"),
+            (String(repeating: "a", count: 1000), "291e9a6c66994949b57ba5e650361e98fc36b1ba"),
+        ])
     func knownDigests(input: String, expected: String) {
         #expect(RedisScript(input).sha1 == expected)
     }

@@ -11,7 +11,10 @@ struct RedisStreamTests {
             let key = "\(prefix)h\(index)"
             keys.append(key)
             var command = RedisCommand("HSET", key)
-            for field in 0..<max(1, index * 40) { command.append("f\(field)"); command.append(String(repeating: "v", count: 200)) }
+            for field in 0..<max(1, index * 40) {
+                command.append("f\(field)")
+                command.append(String(repeating: "v", count: 200))
+            }
             _ = try await connection.send(command)
         }
         return keys

@@ -14,17 +14,23 @@ struct RegistrationIndexTests {
         let layout = index.layout
         let slot = layout.slot(of: "r1")
 
-        #expect(try await index.apply(.registration(IndexedRegistration(
-            RegistryFixtures.registration("r1", tags: ["World", "Science"], handle: "h1", version: 1)
-        ))))
+        #expect(
+            try await index.apply(
+                .registration(
+                    IndexedRegistration(
+                        RegistryFixtures.registration("r1", tags: ["World", "Science"], handle: "h1", version: 1)
+                    ))))
         #expect(try await index.idsWithTag("World") == ["r1"])
         #expect(try await index.idsWithTag("Science") == ["r1"])
         #expect(try await index.setMembers(layout.allKey(slot: slot)) == ["r1"])
         #expect(try await index.setMembers(layout.handleKey(slot: slot, handle: "h1")) == ["r1"])
 
-        #expect(try await index.apply(.registration(IndexedRegistration(
-            RegistryFixtures.registration("r1", tags: ["World", "Sports"], handle: "h2", version: 2)
-        ))))
+        #expect(
+            try await index.apply(
+                .registration(
+                    IndexedRegistration(
+                        RegistryFixtures.registration("r1", tags: ["World", "Sports"], handle: "h2", version: 2)
+                    ))))
         #expect(try await index.idsWithTag("World") == ["r1"])
         #expect(try await index.idsWithTag("Science") == [])
         #expect(try await index.idsWithTag("Sports") == ["r1"])
@@ -65,21 +71,30 @@ struct RegistrationIndexTests {
         let redis = try TestRedis()
         let index = RegistryFixtures.index(redis)
         let now = Date()
-        try await index.apply(.registration(IndexedRegistration(RegistryFixtures.registration(
-            "past", tags: ["World"], expiresAt: now.addingTimeInterval(-60)
-        ))))
+        try await index.apply(
+            .registration(
+                IndexedRegistration(
+                    RegistryFixtures.registration(
+                        "past", tags: ["World"], expiresAt: now.addingTimeInterval(-60)
+                    ))))
         #expect(try await index.idsWithTag("World") == [])
         guard case .absent = try await index.storedRegistration(id: "past") else {
             Issue.record("an already expired registration must not be stored")
             return
         }
 
-        try await index.apply(.registration(IndexedRegistration(RegistryFixtures.registration(
-            "soon", tags: ["World"], expiresAt: now.addingTimeInterval(120)
-        ))))
-        try await index.apply(.registration(IndexedRegistration(RegistryFixtures.registration(
-            "forever", tags: ["World"]
-        ))))
+        try await index.apply(
+            .registration(
+                IndexedRegistration(
+                    RegistryFixtures.registration(
+                        "soon", tags: ["World"], expiresAt: now.addingTimeInterval(120)
+                    ))))
+        try await index.apply(
+            .registration(
+                IndexedRegistration(
+                    RegistryFixtures.registration(
+                        "forever", tags: ["World"]
+                    ))))
         #expect(try await index.idsWithTag("World") == ["forever", "soon"])
         let later = now.addingTimeInterval(180)
         guard case .absent = try await index.storedRegistration(id: "soon", now: later) else {
@@ -104,7 +119,9 @@ struct RegistrationIndexTests {
             return
         }
         try await index.apply(.registration(IndexedRegistration(RegistryFixtures.registration("r1", tags: [], version: first))))
-        #expect(try await index.reserve(member: "r1", slotId: "r1", expected: first - 1, refuseGone: true) == .preconditionFailed(current: first))
+        #expect(
+            try await index.reserve(member: "r1", slotId: "r1", expected: first - 1, refuseGone: true)
+                == .preconditionFailed(current: first))
         guard case .reserved(let second) = try await index.reserve(member: "r1", slotId: "r1", expected: first, refuseGone: true) else {
             Issue.record("a matching If-Match must reserve")
             return
@@ -119,7 +136,9 @@ struct RegistrationIndexTests {
         try await index.apply(.registrationDeleted(id: "r1", version: third))
         #expect(try await index.reserve(member: "r1", slotId: "r1", expected: nil, refuseGone: true) == .gone)
         // Applying the newest reservation cleared the lease: nothing is left behind.
-        let leases = try await index.pool.withConnection { try await $0.send(.hgetall(index.layout.leaseKey(slot: index.layout.slot(of: "r1")))) }
+        let leases = try await index.pool.withConnection {
+            try await $0.send(.hgetall(index.layout.leaseKey(slot: index.layout.slot(of: "r1"))))
+        }
         #expect(leases.array?.isEmpty == true)
     }
 
@@ -131,9 +150,11 @@ struct RegistrationIndexTests {
         let index = RegistryFixtures.index(redis, slots: 4)
         let ids = (0..<1_200).map { "reg-\($0)" }
         for chunk in stride(from: 0, to: ids.count, by: 300) {
-            try await _ = index.apply(ids[chunk..<chunk + 300].map { id in
-                .registration(IndexedRegistration(RegistryFixtures.registration(id, tags: ["All", id.hasSuffix("7") ? "Seven" : "Other"])))
-            })
+            try await _ = index.apply(
+                ids[chunk..<chunk + 300].map { id in
+                    .registration(
+                        IndexedRegistration(RegistryFixtures.registration(id, tags: ["All", id.hasSuffix("7") ? "Seven" : "Other"])))
+                })
         }
         for (membership, expected) in [
             (RegistrationIndex.Membership.all, ids),

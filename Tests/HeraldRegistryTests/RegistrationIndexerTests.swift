@@ -22,21 +22,25 @@ struct RegistrationIndexerTests {
             let id = service.issueRegistrationId()
             ids.append(id)
             let expiry: Date? = number == 5 ? Date().addingTimeInterval(3) : nil
-            _ = try await service.put(RegistryFixtures.registration(id, tags: ["T\(number % 4)", "All"], expiresAt: expiry), expectedVersion: nil)
+            _ = try await service.put(
+                RegistryFixtures.registration(id, tags: ["T\(number % 4)", "All"], expiresAt: expiry), expectedVersion: nil)
         }
         let updated = try await service.put(RegistryFixtures.registration(ids[0], tags: ["Changed"]), expectedVersion: nil)
         try await service.delete(id: ids[1], expectedVersion: nil)
         let body = #"{"aps":{"alert":"$(News_English)"}}"#
-        _ = try await service.putInstallation(Installation(
-            installationId: "inst-1", platform: .apns, pushChannel: RegistryFixtures.token(3), tags: ["World"], userId: "alice",
-            templates: ["news": InstallationTemplate(body: body), "extra": InstallationTemplate(body: body, tags: ["X"])]
-        ), expectedVersion: nil)
-        _ = try await service.putInstallation(Installation(
-            installationId: "inst-1", platform: .apns, pushChannel: RegistryFixtures.token(3), tags: ["World"], userId: "alice",
-            templates: ["news": InstallationTemplate(body: body)]
-        ), expectedVersion: nil)
+        _ = try await service.putInstallation(
+            Installation(
+                installationId: "inst-1", platform: .apns, pushChannel: RegistryFixtures.token(3), tags: ["World"], userId: "alice",
+                templates: ["news": InstallationTemplate(body: body), "extra": InstallationTemplate(body: body, tags: ["X"])]
+            ), expectedVersion: nil)
+        _ = try await service.putInstallation(
+            Installation(
+                installationId: "inst-1", platform: .apns, pushChannel: RegistryFixtures.token(3), tags: ["World"], userId: "alice",
+                templates: ["news": InstallationTemplate(body: body)]
+            ), expectedVersion: nil)
         // A replay of an old version, as a retried or duplicated record would be.
-        let old = RegistryChange.registration(IndexedRegistration(RegistryFixtures.registration(ids[0], tags: ["Stale"], version: updated.version - 1)))
+        let old = RegistryChange.registration(
+            IndexedRegistration(RegistryFixtures.registration(ids[0], tags: ["Stale"], version: updated.version - 1)))
         try await service.log.write(old)
 
         let indexerIndex = RegistrationIndex(pool: RegistryFixtures.pool(indexerRedis), layout: configuration.layout)

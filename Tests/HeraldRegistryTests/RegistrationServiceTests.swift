@@ -36,7 +36,9 @@ struct RegistrationServiceTests {
             return
         }
         #expect(try await service.index.idsWithTag("World") == [])
-        let afterDelete = await service.errorCode { _ = try await service.put(RegistryFixtures.registration(id, tags: []), expectedVersion: nil) }
+        let afterDelete = await service.errorCode {
+            _ = try await service.put(RegistryFixtures.registration(id, tags: []), expectedVersion: nil)
+        }
         #expect(afterDelete == .gone)
     }
 
@@ -46,7 +48,9 @@ struct RegistrationServiceTests {
         let redis = try TestRedis()
         let service = try await RegistrationService.fixture(broker: broker, redis: redis)
 
-        let forged = await service.errorCode { _ = try await service.put(RegistryFixtures.registration("not-issued-1", tags: []), expectedVersion: nil) }
+        let forged = await service.errorCode {
+            _ = try await service.put(RegistryFixtures.registration("not-issued-1", tags: []), expectedVersion: nil)
+        }
         #expect(forged == .gone)
 
         let id = service.issueRegistrationId()
@@ -130,7 +134,8 @@ struct RegistrationServiceTests {
         )
         let stored = try await service.putInstallation(installation, expectedVersion: nil)
         _ = try await service.putInstallation(
-            Installation(installationId: "inst-bob", platform: .apns, pushChannel: RegistryFixtures.token(2), tags: ["World"], userId: "bob"),
+            Installation(
+                installationId: "inst-bob", platform: .apns, pushChannel: RegistryFixtures.token(2), tags: ["World"], userId: "bob"),
             expectedVersion: nil
         )
         #expect(try await service.index.idsWithTag("Sports") == ["inst-alice:sports"])

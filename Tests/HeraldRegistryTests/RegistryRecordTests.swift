@@ -66,9 +66,11 @@ struct RegistryRecordTests {
     static let changes: [RegistryChange] = [
         .registration(IndexedRegistration(RegistryFixtures.registration("r1", tags: ["A"], version: 5))),
         .registrationDeleted(id: "r1", version: 6),
-        .installation(id: "inst-1", version: 9, document: StoredInstallation(
-            installation: Installation(installationId: "inst-1", platform: .fcm, pushChannel: "tok", tags: ["A"]), version: 9
-        ).documentBytes()),
+        .installation(
+            id: "inst-1", version: 9,
+            document: StoredInstallation(
+                installation: Installation(installationId: "inst-1", platform: .fcm, pushChannel: "tok", tags: ["A"]), version: 9
+            ).documentBytes()),
         .installationDeleted(id: "inst-1", version: 10),
     ]
 

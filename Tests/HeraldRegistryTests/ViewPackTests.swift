@@ -76,9 +76,10 @@ struct ViewPackTests {
         for number in 0..<700 {
             let id = "reg-\(number)"
             let expiresAt = number % 10 == 0 ? now.addingTimeInterval(60) : nil
-            let indexed = IndexedRegistration(RegistryFixtures.registration(
-                id, tags: ["t\(number % 3)"], handle: RegistryFixtures.token(number), expiresAt: expiresAt, version: 1
-            ))
+            let indexed = IndexedRegistration(
+                RegistryFixtures.registration(
+                    id, tags: ["t\(number % 3)"], handle: RegistryFixtures.token(number), expiresAt: expiresAt, version: 1
+                ))
             changes.append(.registration(indexed))
             expected[id] = indexed.view.encoded
         }
@@ -88,9 +89,10 @@ struct ViewPackTests {
         changes = []
         for number in stride(from: 1, to: 700, by: 7) {
             let id = "reg-\(number)"
-            let indexed = IndexedRegistration(RegistryFixtures.registration(
-                id, tags: ["t0"], handle: RegistryFixtures.token(10_000 + number), version: 2
-            ))
+            let indexed = IndexedRegistration(
+                RegistryFixtures.registration(
+                    id, tags: ["t0"], handle: RegistryFixtures.token(10_000 + number), version: 2
+                ))
             changes.append(.registration(indexed))
             expected[id] = indexed.view.encoded
         }

@@ -28,20 +28,25 @@ extension Caller {
     /// Refuses reserved tags this caller may not set. `ownInstallationTag` is the
     /// `$InstallationId:{id}` of the installation being written, if any; `alreadyHeld` are
     /// reserved tags the stored document carries already (a partial update may keep them).
-    func checkReservedTags(_ tags: [String], field: String, ownInstallationTag: String? = nil, alreadyHeld: Set<String> = []) throws(APIError) {
+    func checkReservedTags(_ tags: [String], field: String, ownInstallationTag: String? = nil, alreadyHeld: Set<String> = [])
+        throws(APIError)
+    {
         if isManager { return }
         for (position, tag) in tags.enumerated() where tag.hasPrefix("$") && !alreadyHeld.contains(tag) {
             let path = "\(field)[\(position)]"
             if tag.hasPrefix(TagRules.userIdPrefix) {
                 if let userTag, tag == userTag { continue }
-                let message = userTag == nil
+                let message =
+                    userTag == nil
                     ? "\(tag) is reserved: only a Manage policy or that user's own token may set $UserId tags"
                     : "\(tag) is reserved: a user token may carry only its own \(userTag!)"
                 throw .forbidden("reserved_tag", message, field: path)
             }
             if tag.hasPrefix(TagRules.installationIdPrefix) {
                 if tag == ownInstallationTag { continue }
-                throw .forbidden("reserved_tag", "\(tag) is reserved: only the installation itself (or Manage) carries its $InstallationId tag", field: path)
+                throw .forbidden(
+                    "reserved_tag", "\(tag) is reserved: only the installation itself (or Manage) carries its $InstallationId tag",
+                    field: path)
             }
         }
     }
@@ -60,7 +65,8 @@ extension Caller {
 
     func requireOwnership(_ owned: Bool, what: String) throws(APIError) {
         guard owned else {
-            let message = userTag == nil
+            let message =
+                userTag == nil
                 ? "\(what) belongs to a user; only that user's token or a Manage policy may touch it"
                 : "\(what) belongs to another user; a user token may only touch its own"
             throw .forbidden("not_owner", message)

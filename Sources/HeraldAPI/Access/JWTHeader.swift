@@ -9,7 +9,7 @@ public enum JWTHeader {
         var base64 = token[..<dot].replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
         base64 += String(repeating: "=", count: (4 - base64.count % 4) % 4)
         guard base64.count <= 4_096, let data = Data(base64Encoded: base64),
-              let header = try? JSONSerialization.jsonObject(with: data) as? [String: Any]
+            let header = try? JSONSerialization.jsonObject(with: data) as? [String: Any]
         else { return nil }
         return header["alg"] as? String
     }

@@ -21,7 +21,8 @@ struct RequestAuthenticator: Sendable {
 
     func caller(authorization: String?, path: String) async throws(APIError) -> Caller {
         guard let authorization, !authorization.isEmpty else {
-            throw .unauthenticated("missing_token", "this route needs an Authorization header: a SharedAccessSignature or a Bearer user token")
+            throw .unauthenticated(
+                "missing_token", "this route needs an Authorization header: a SharedAccessSignature or a Bearer user token")
         }
         let text = Substring(authorization).drop(while: { $0 == " " })
         let schemeEnd = text.firstIndex(of: " ") ?? text.endIndex
@@ -43,6 +44,7 @@ struct RequestAuthenticator: Sendable {
             }
             return .user(id: try await userTokens.userId(of: parameters, now: now()))
         }
-        throw .unauthenticated("unsupported_scheme", "Authorization scheme \"\(scheme.prefix(32))\" is not supported; use SharedAccessSignature or Bearer")
+        throw .unauthenticated(
+            "unsupported_scheme", "Authorization scheme \"\(scheme.prefix(32))\" is not supported; use SharedAccessSignature or Bearer")
     }
 }

@@ -23,7 +23,8 @@ extension SharedAccessSignature {
             throw .unauthenticated("token_expired", "the SharedAccessSignature expired at \(expiry) (seconds since 1970)")
         }
         guard Self.resource(resource, covers: requestResource) else {
-            throw .unauthenticated("wrong_resource", "the SharedAccessSignature is for \"\(resource)\", which does not cover \"\(requestResource)\"")
+            throw .unauthenticated(
+                "wrong_resource", "the SharedAccessSignature is for \"\(resource)\", which does not cover \"\(requestResource)\"")
         }
         return policy
     }

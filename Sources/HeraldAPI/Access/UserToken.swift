@@ -7,7 +7,8 @@ import JWTKit
 public enum UserToken {
     /// A token for `user`, signed with the operator's user-token key, valid until `expiry`.
     /// - Throws: ``APIConfigurationError`` when `key` is shorter than 32 bytes.
-    public static func make(user: String, key: String, expiry: Date, audience: String? = nil, issuer: String? = nil) async throws -> String {
+    public static func make(user: String, key: String, expiry: Date, audience: String? = nil, issuer: String? = nil) async throws -> String
+    {
         try APIConfiguration.checkUserTokenKey(key)
         let keys = JWTKeyCollection()
         await keys.add(hmac: HMACKey(from: key), digestAlgorithm: .sha256)

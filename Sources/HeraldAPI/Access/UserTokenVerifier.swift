@@ -26,7 +26,8 @@ struct UserTokenVerifier: Sendable {
             throw .unauthenticated("invalid_user_token", "the Bearer token is not a JWT with a readable header")
         }
         guard algorithm == Self.algorithm else {
-            throw .unauthenticated("invalid_user_token", "the user token is signed with \(algorithm.prefix(20)); this hub accepts \(Self.algorithm) only")
+            throw .unauthenticated(
+                "invalid_user_token", "the user token is signed with \(algorithm.prefix(20)); this hub accepts \(Self.algorithm) only")
         }
         let claims: UserTokenClaims
         do {

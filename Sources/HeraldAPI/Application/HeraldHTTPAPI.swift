@@ -42,7 +42,8 @@ public func buildRouter(
     let v1 = router.group("v1").add(middleware: AuthenticationMiddleware(authenticator: authenticator))
     RegistrationRoutes(registry: services.registry, limits: configuration.limits).add(to: v1)
     InstallationRoutes(registry: services.registry, limits: configuration.limits).add(to: v1)
-    NotificationRoutes(publisher: services.publisher, statusReader: services.statusReader, limits: configuration.limits, now: now).add(to: v1)
+    NotificationRoutes(publisher: services.publisher, statusReader: services.statusReader, limits: configuration.limits, now: now).add(
+        to: v1)
     return router
 }
 
@@ -55,7 +56,8 @@ public func buildApplication(
     metricsFactory: (any MetricsFactory)? = nil,
     logger: Logger = Logger(label: "herald.api")
 ) async throws(APIConfigurationError) -> some ApplicationProtocol {
-    let router = try await buildRouter(services: services, configuration: configuration, prometheus: prometheus, metricsFactory: metricsFactory)
+    let router = try await buildRouter(
+        services: services, configuration: configuration, prometheus: prometheus, metricsFactory: metricsFactory)
     return Application(
         router: router,
         configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: "herald"),

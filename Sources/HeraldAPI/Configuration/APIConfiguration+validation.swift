@@ -18,7 +18,9 @@ extension APIConfiguration {
             }
         }
         guard hubResource.contains("://") else {
-            throw APIConfigurationError(code: "invalid_hub_resource", message: "the hub resource must be an absolute URI such as http://localhost:8080; got \"\(hubResource)\"")
+            throw APIConfigurationError(
+                code: "invalid_hub_resource",
+                message: "the hub resource must be an absolute URI such as http://localhost:8080; got \"\(hubResource)\"")
         }
     }
 

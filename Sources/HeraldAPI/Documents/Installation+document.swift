@@ -10,15 +10,26 @@ extension Installation {
             JSONMember(key: "pushChannel", value: .string(pushChannel)),
             JSONMember(key: "tags", value: .array(tags.map(JSONValue.string))),
             JSONMember(key: "userId", value: userId.map(JSONValue.string) ?? .null),
-            JSONMember(key: "templates", value: .object(templates.sorted { $0.key < $1.key }.map { name, template in
-                JSONMember(key: name, value: .object([
-                    JSONMember(key: "body", value: .string(template.body)),
-                    JSONMember(key: "headers", value: .object(template.headers.sorted { $0.key < $1.key }.map { JSONMember(key: $0.key, value: .string($0.value)) })),
-                    JSONMember(key: "expiry", value: template.expiry.map(JSONValue.string) ?? .null),
-                    JSONMember(key: "tags", value: .array(template.tags.map(JSONValue.string))),
-                ]))
-            })),
-            JSONMember(key: "expiresAt", value: expiresAt.map { .string(ISO8601Timestamp.format($0, precision: .secondsWhenExact)) } ?? .null),
+            JSONMember(
+                key: "templates",
+                value: .object(
+                    templates.sorted { $0.key < $1.key }.map { name, template in
+                        JSONMember(
+                            key: name,
+                            value: .object([
+                                JSONMember(key: "body", value: .string(template.body)),
+                                JSONMember(
+                                    key: "headers",
+                                    value: .object(
+                                        template.headers.sorted { $0.key < $1.key }.map {
+                                            JSONMember(key: $0.key, value: .string($0.value))
+                                        })),
+                                JSONMember(key: "expiry", value: template.expiry.map(JSONValue.string) ?? .null),
+                                JSONMember(key: "tags", value: .array(template.tags.map(JSONValue.string))),
+                            ]))
+                    })),
+            JSONMember(
+                key: "expiresAt", value: expiresAt.map { .string(ISO8601Timestamp.format($0, precision: .secondsWhenExact)) } ?? .null),
         ]
         if let version { members.append(JSONMember(key: "version", value: .number(String(version)))) }
         return .object(members)

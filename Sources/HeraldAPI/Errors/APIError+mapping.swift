@@ -16,7 +16,8 @@ extension APIError {
             let location = "/v1/notifications/\(error.eventId)"
             return APIError(
                 status: .conflict, code: "duplicate_id_conflict",
-                message: "event id \"\(error.eventId)\" was already used by an event with other content (\(location)); publish this one under a new id",
+                message:
+                    "event id \"\(error.eventId)\" was already used by an event with other content (\(location)); publish this one under a new id",
                 headers: [.location: location]
             )
         case let error as HTTPError: return http(error)
@@ -64,7 +65,8 @@ extension APIError {
         } else {
             message = "\(failure.issues.count) problems, the first: \(first.map(\.description) ?? "")"
         }
-        let status: HTTPResponse.Status = failure.issues.contains { $0.code == ValidationIssue.Code.tooLarge && $0.field.isEmpty }
+        let status: HTTPResponse.Status =
+            failure.issues.contains { $0.code == ValidationIssue.Code.tooLarge && $0.field.isEmpty }
             ? .contentTooLarge : .badRequest
         return APIError(status: status, code: "validation_failed", message: message, field: first?.field, issues: failure.issues)
     }

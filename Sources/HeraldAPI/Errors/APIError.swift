@@ -41,13 +41,17 @@ public struct APIError: Error, Sendable, HTTPResponseError, CustomStringConverti
         ]
         if let field { members.append(JSONMember(key: "field", value: .string(field))) }
         if !issues.isEmpty {
-            members.append(JSONMember(key: "issues", value: .array(issues.map { issue in
-                .object([
-                    JSONMember(key: "field", value: .string(issue.field)),
-                    JSONMember(key: "code", value: .string(issue.code)),
-                    JSONMember(key: "message", value: .string(issue.message)),
-                ])
-            })))
+            members.append(
+                JSONMember(
+                    key: "issues",
+                    value: .array(
+                        issues.map { issue in
+                            .object([
+                                JSONMember(key: "field", value: .string(issue.field)),
+                                JSONMember(key: "code", value: .string(issue.code)),
+                                JSONMember(key: "message", value: .string(issue.message)),
+                            ])
+                        })))
         }
         return .object([JSONMember(key: "error", value: .object(members))])
     }

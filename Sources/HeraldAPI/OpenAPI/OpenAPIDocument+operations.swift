@@ -40,7 +40,8 @@ extension OpenAPIDocument {
             method: .get, path: "/v1/installations", operationId: "listInstallations",
             summary: "List installations by tag and/or user", tag: "installations",
             access: "Manage; a user token only its own",
-            query: [("tag", "Only installations whose registrations carry this tag"), ("userId", "Only installations of this user")] + pageQuery,
+            query: [("tag", "Only installations whose registrations carry this tag"), ("userId", "Only installations of this user")]
+                + pageQuery,
             success: (200, "A page of installations", "InstallationPage")
         ),
         OpenAPIOperation(
@@ -56,7 +57,8 @@ extension OpenAPIDocument {
         ),
         OpenAPIOperation(
             method: .patch, path: "/v1/installations/{id}", operationId: "patchInstallation",
-            summary: "Change an installation with a JSON Patch (RFC 6902: add, remove, replace on /pushChannel, /userId, /expiresAt, /tags, /templates/{name}...)",
+            summary:
+                "Change an installation with a JSON Patch (RFC 6902: add, remove, replace on /pushChannel, /userId, /expiresAt, /tags, /templates/{name}...)",
             tag: "installations", access: deviceAccess,
             requestSchema: "JSONPatch", requestMediaType: "application/json-patch+json",
             success: (200, "The patched installation; ETag is its version", "Installation"),
@@ -112,50 +114,132 @@ extension OpenAPIDocument {
             ])
         }
         func page(_ item: String) -> JSONValue {
-            schema([("items", object([("type", .string("array")), ("items", reference(item))])), ("nextCursor", nullableString)], required: ["items", "nextCursor"])
+            schema(
+                [("items", object([("type", .string("array")), ("items", reference(item))])), ("nextCursor", nullableString)],
+                required: ["items", "nextCursor"])
         }
         return object([
-            ("Error", schema([
-                ("error", schema([
-                    ("code", string), ("message", string), ("field", string),
-                    ("issues", object([("type", .string("array")), ("items", schema([("field", string), ("code", string), ("message", string)], required: ["field", "code", "message"]))])),
-                ], required: ["code", "message"])),
-            ], required: ["error"])),
+            (
+                "Error",
+                schema(
+                    [
+                        (
+                            "error",
+                            schema(
+                                [
+                                    ("code", string), ("message", string), ("field", string),
+                                    (
+                                        "issues",
+                                        object([
+                                            ("type", .string("array")),
+                                            (
+                                                "items",
+                                                schema(
+                                                    [("field", string), ("code", string), ("message", string)],
+                                                    required: ["field", "code", "message"])
+                                            ),
+                                        ])
+                                    ),
+                                ], required: ["code", "message"])
+                        )
+                    ], required: ["error"])
+            ),
             ("RegistrationId", schema([("registrationId", string), ("location", string)], required: ["registrationId"])),
-            ("Template", schema([("name", string), ("body", string), ("headers", stringMap), ("expiry", nullableString)], required: ["body"])),
-            ("Registration", schema([
-                ("registrationId", string), ("platform", platform), ("handle", string), ("tags", strings),
-                ("template", object([("oneOf", .array([reference("Template"), object([("type", .string("null"))])]))])),
-                ("expiresAt", timestamp), ("version", version),
-            ], required: ["platform", "handle"])),
+            (
+                "Template",
+                schema([("name", string), ("body", string), ("headers", stringMap), ("expiry", nullableString)], required: ["body"])
+            ),
+            (
+                "Registration",
+                schema(
+                    [
+                        ("registrationId", string), ("platform", platform), ("handle", string), ("tags", strings),
+                        ("template", object([("oneOf", .array([reference("Template"), object([("type", .string("null"))])]))])),
+                        ("expiresAt", timestamp), ("version", version),
+                    ], required: ["platform", "handle"])
+            ),
             ("RegistrationPage", page("Registration")),
-            ("InstallationTemplate", schema([("body", string), ("headers", stringMap), ("expiry", nullableString), ("tags", strings)], required: ["body"])),
-            ("Installation", schema([
-                ("installationId", string), ("platform", platform), ("pushChannel", string), ("tags", strings),
-                ("userId", nullableString),
-                ("templates", object([("type", .string("object")), ("additionalProperties", reference("InstallationTemplate"))])),
-                ("expiresAt", timestamp), ("version", version),
-            ], required: ["platform", "pushChannel"])),
+            (
+                "InstallationTemplate",
+                schema([("body", string), ("headers", stringMap), ("expiry", nullableString), ("tags", strings)], required: ["body"])
+            ),
+            (
+                "Installation",
+                schema(
+                    [
+                        ("installationId", string), ("platform", platform), ("pushChannel", string), ("tags", strings),
+                        ("userId", nullableString),
+                        ("templates", object([("type", .string("object")), ("additionalProperties", reference("InstallationTemplate"))])),
+                        ("expiresAt", timestamp), ("version", version),
+                    ], required: ["platform", "pushChannel"])
+            ),
             ("InstallationPage", page("Installation")),
-            ("JSONPatch", object([
-                ("type", .string("array")),
-                ("items", schema([
-                    ("op", object([("type", .string("string")), ("enum", .array([.string("add"), .string("remove"), .string("replace")]))])),
-                    ("path", string), ("value", object([("description", .string("any JSON value; required for add and replace"))])),
-                ], required: ["op", "path"])),
-            ])),
-            ("NotificationEvent", schema([
-                ("id", string),
-                ("tags", object([("oneOf", .array([string, strings]))])),
-                ("properties", object([("type", .string("object")), ("additionalProperties", object([("type", .array([.string("string"), .string("number"), .string("boolean")]))]))])),
-                ("native", object([("type", .string("object")), ("description", .string("Payload per platform (apns, fcm, wns, webpush) for registrations without a template"))])),
-                ("templates", strings),
-                ("expiresAt", timestamp),
-                ("priority", object([("type", .string("string")), ("enum", .array([.string("high"), .string("normal")]))])),
-                ("collapseId", string),
-            ], required: [])),
+            (
+                "JSONPatch",
+                object([
+                    ("type", .string("array")),
+                    (
+                        "items",
+                        schema(
+                            [
+                                (
+                                    "op",
+                                    object([
+                                        ("type", .string("string")),
+                                        ("enum", .array([.string("add"), .string("remove"), .string("replace")])),
+                                    ])
+                                ),
+                                ("path", string),
+                                ("value", object([("description", .string("any JSON value; required for add and replace"))])),
+                            ], required: ["op", "path"])
+                    ),
+                ])
+            ),
+            (
+                "NotificationEvent",
+                schema(
+                    [
+                        ("id", string),
+                        ("tags", object([("oneOf", .array([string, strings]))])),
+                        (
+                            "properties",
+                            object([
+                                ("type", .string("object")),
+                                (
+                                    "additionalProperties",
+                                    object([("type", .array([.string("string"), .string("number"), .string("boolean")]))])
+                                ),
+                            ])
+                        ),
+                        (
+                            "native",
+                            object([
+                                ("type", .string("object")),
+                                (
+                                    "description",
+                                    .string("Payload per platform (apns, fcm, wns, webpush) for registrations without a template")
+                                ),
+                            ])
+                        ),
+                        ("templates", strings),
+                        ("expiresAt", timestamp),
+                        ("priority", object([("type", .string("string")), ("enum", .array([.string("high"), .string("normal")]))])),
+                        ("collapseId", string),
+                    ], required: [])
+            ),
             ("NotificationAccepted", schema([("id", string), ("location", string)], required: ["id"])),
-            ("StatusRecord", object([("type", .string("object")), ("description", .string("The latest herald.status record: state (accepted, processing, completed, expired, rejected), tasks, targets by platform and template, skipped, failed, timings"))])),
+            (
+                "StatusRecord",
+                object([
+                    ("type", .string("object")),
+                    (
+                        "description",
+                        .string(
+                            "The latest herald.status record: state (accepted, processing, completed, expired, rejected), tasks, targets by platform and template, skipped, failed, timings"
+                        )
+                    ),
+                ])
+            ),
         ])
     }
 }

@@ -12,24 +12,50 @@ enum OpenAPIDocument {
         }
         return object([
             ("openapi", .string("3.1.0")),
-            ("info", object([
-                ("title", .string("Herald API")),
-                ("version", .string("1")),
-                ("description", .string("Registrations, installations and notifications for Herald, a Kafka + Redis fan-out engine for push notifications. Errors are {\"error\": {\"code\", \"message\", \"field\", \"issues\"}}.")),
-            ])),
+            (
+                "info",
+                object([
+                    ("title", .string("Herald API")),
+                    ("version", .string("1")),
+                    (
+                        "description",
+                        .string(
+                            "Registrations, installations and notifications for Herald, a Kafka + Redis fan-out engine for push notifications. Errors are {\"error\": {\"code\", \"message\", \"field\", \"issues\"}}."
+                        )
+                    ),
+                ])
+            ),
             ("paths", .object(order.map { JSONMember(key: $0, value: .object(paths[$0]!)) })),
-            ("components", object([
-                ("securitySchemes", object([
-                    ("sharedAccessSignature", object([
-                        ("type", .string("apiKey")), ("in", .string("header")), ("name", .string("Authorization")),
-                        ("description", .string("SharedAccessSignature sr=<url-encoded resource>&sig=<base64 HMAC-SHA256 of \"<sr>\\n<se>\">&se=<expiry>&skn=<policy>")),
-                    ])),
-                    ("userToken", object([
-                        ("type", .string("http")), ("scheme", .string("bearer")), ("bearerFormat", .string("JWT (HS256, sub = user id)")),
-                    ])),
-                ])),
-                ("schemas", schemas),
-            ])),
+            (
+                "components",
+                object([
+                    (
+                        "securitySchemes",
+                        object([
+                            (
+                                "sharedAccessSignature",
+                                object([
+                                    ("type", .string("apiKey")), ("in", .string("header")), ("name", .string("Authorization")),
+                                    (
+                                        "description",
+                                        .string(
+                                            "SharedAccessSignature sr=<url-encoded resource>&sig=<base64 HMAC-SHA256 of \"<sr>\\n<se>\">&se=<expiry>&skn=<policy>"
+                                        )
+                                    ),
+                                ])
+                            ),
+                            (
+                                "userToken",
+                                object([
+                                    ("type", .string("http")), ("scheme", .string("bearer")),
+                                    ("bearerFormat", .string("JWT (HS256, sub = user id)")),
+                                ])
+                            ),
+                        ])
+                    ),
+                    ("schemas", schemas),
+                ])
+            ),
         ])
     }
 
@@ -42,28 +68,38 @@ enum OpenAPIDocument {
         ]
         var parameters: [JSONValue] = []
         if operation.path.contains("{id}") {
-            parameters.append(object([("name", .string("id")), ("in", .string("path")), ("required", .bool(true)), ("schema", object([("type", .string("string"))]))]))
+            parameters.append(
+                object([
+                    ("name", .string("id")), ("in", .string("path")), ("required", .bool(true)),
+                    ("schema", object([("type", .string("string"))])),
+                ]))
         }
         for parameter in operation.query {
-            parameters.append(object([
-                ("name", .string(parameter.name)), ("in", .string("query")), ("required", .bool(false)),
-                ("description", .string(parameter.description)),
-                ("schema", object([("type", .string(parameter.name == "limit" ? "integer" : "string"))])),
-            ]))
+            parameters.append(
+                object([
+                    ("name", .string(parameter.name)), ("in", .string("query")), ("required", .bool(false)),
+                    ("description", .string(parameter.description)),
+                    ("schema", object([("type", .string(parameter.name == "limit" ? "integer" : "string"))])),
+                ]))
         }
         for header in operation.headers {
-            parameters.append(object([
-                ("name", .string(header)), ("in", .string("header")), ("required", .bool(false)),
-                ("description", .string("An ETag from an earlier response; the request fails with 412 if the stored version differs.")),
-                ("schema", object([("type", .string("string"))])),
-            ]))
+            parameters.append(
+                object([
+                    ("name", .string(header)), ("in", .string("header")), ("required", .bool(false)),
+                    ("description", .string("An ETag from an earlier response; the request fails with 412 if the stored version differs.")),
+                    ("schema", object([("type", .string("string"))])),
+                ]))
         }
         if !parameters.isEmpty { members.append(("parameters", .array(parameters))) }
         if let schema = operation.requestSchema {
-            members.append(("requestBody", object([
-                ("required", .bool(true)),
-                ("content", object([(operation.requestMediaType, object([("schema", reference(schema))]))])),
-            ])))
+            members.append(
+                (
+                    "requestBody",
+                    object([
+                        ("required", .bool(true)),
+                        ("content", object([(operation.requestMediaType, object([("schema", reference(schema))]))])),
+                    ])
+                ))
         }
         var responses: [(String, JSONValue)] = []
         var success: [(String, JSONValue)] = [("description", .string(operation.success.description))]
@@ -73,17 +109,25 @@ enum OpenAPIDocument {
         responses.append((String(operation.success.status), object(success)))
         let errorStatuses = (operation.authenticated ? [400, 401, 403] : []) + operation.errors
         for status in Set(errorStatuses).sorted() {
-            responses.append((String(status), object([
-                ("description", .string(errorDescriptions[status] ?? "Error")),
-                ("content", object([("application/json", object([("schema", reference("Error"))]))])),
-            ])))
+            responses.append(
+                (
+                    String(status),
+                    object([
+                        ("description", .string(errorDescriptions[status] ?? "Error")),
+                        ("content", object([("application/json", object([("schema", reference("Error"))]))])),
+                    ])
+                ))
         }
         members.append(("responses", object(responses)))
         if operation.authenticated {
-            members.append(("security", .array([
-                object([("sharedAccessSignature", .array([]))]),
-                object([("userToken", .array([]))]),
-            ])))
+            members.append(
+                (
+                    "security",
+                    .array([
+                        object([("sharedAccessSignature", .array([]))]),
+                        object([("userToken", .array([]))]),
+                    ])
+                ))
         }
         return object(members)
     }

@@ -28,7 +28,9 @@ enum InstallationPatch {
     }
 
     /// The plain RFC 6902 steps that perform `step` on `document`.
-    static func translate(_ step: JSONPatch.Step, in document: JSONValue, field: String, valueField: String) throws(JSONPatchError) -> [JSONPatch.Step] {
+    static func translate(_ step: JSONPatch.Step, in document: JSONValue, field: String, valueField: String) throws(JSONPatchError)
+        -> [JSONPatch.Step]
+    {
         let tokens = step.path.tokens
         let notAllowed = JSONPatchError(
             code: JSONPatchError.Code.pathNotAllowed,
@@ -73,13 +75,16 @@ enum InstallationPatch {
     }
 
     /// Azure's `add` on a tag list: a string or an array of strings, each appended unless present.
-    static func tagAdditions(_ step: JSONPatch.Step, listPath: JSONPointer, in document: JSONValue, valueField: String) throws(JSONPatchError) -> [JSONPatch.Step] {
+    static func tagAdditions(_ step: JSONPatch.Step, listPath: JSONPointer, in document: JSONValue, valueField: String)
+        throws(JSONPatchError) -> [JSONPatch.Step]
+    {
         let additions: [JSONValue]
         switch step.value {
         case .string?: additions = [step.value!]
         case .array(let elements)?: additions = elements
         default:
-            throw JSONPatchError(code: JSONPatchError.Code.invalidPatch, message: "adding to a tag list takes a tag or an array of tags", field: valueField)
+            throw JSONPatchError(
+                code: JSONPatchError.Code.invalidPatch, message: "adding to a tag list takes a tag or an array of tags", field: valueField)
         }
         var steps: [JSONPatch.Step] = []
         var current = tagList(at: listPath, in: document)
@@ -95,7 +100,9 @@ enum InstallationPatch {
     }
 
     /// `add …/tags/-` appends one tag unless present; `remove …/tags/{tag}` removes by value.
-    static func tagElementStep(_ step: JSONPatch.Step, listPath: JSONPointer, in document: JSONValue, notAllowed: JSONPatchError) throws(JSONPatchError) -> [JSONPatch.Step] {
+    static func tagElementStep(_ step: JSONPatch.Step, listPath: JSONPointer, in document: JSONValue, notAllowed: JSONPatchError)
+        throws(JSONPatchError) -> [JSONPatch.Step]
+    {
         let token = step.path.last!
         switch step.operation {
         case .add where token == "-":

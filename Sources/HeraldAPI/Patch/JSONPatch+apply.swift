@@ -39,12 +39,16 @@ extension JSONPatch {
             return .object(members)
         case .array(var elements):
             guard let index = arrayIndex(token), index < elements.count else {
-                throw JSONPatchError(code: JSONPatchError.Code.pathNotFound, message: "\"\(token)\" is not an index of an array of \(elements.count)", field: field)
+                throw JSONPatchError(
+                    code: JSONPatchError.Code.pathNotFound, message: "\"\(token)\" is not an index of an array of \(elements.count)",
+                    field: field)
             }
             elements[index] = try modify(elements[index], at: tokens.dropFirst(), field: field, transform)
             return .array(elements)
         default:
-            throw JSONPatchError(code: JSONPatchError.Code.pathNotFound, message: "cannot descend into \(value.kindDescription) at \"\(token)\"", field: field)
+            throw JSONPatchError(
+                code: JSONPatchError.Code.pathNotFound, message: "cannot descend into \(value.kindDescription) at \"\(token)\"",
+                field: field)
         }
     }
 
@@ -55,15 +59,21 @@ extension JSONPatch {
             let existing = members.lastIndex(where: { $0.key == token })
             switch step.operation {
             case .add:
-                if let existing { members[existing].value = step.value! } else { members.append(JSONMember(key: token, value: step.value!)) }
+                if let existing {
+                    members[existing].value = step.value!
+                } else {
+                    members.append(JSONMember(key: token, value: step.value!))
+                }
             case .replace:
                 guard let existing else {
-                    throw JSONPatchError(code: JSONPatchError.Code.pathNotFound, message: "cannot replace \"\(token)\": it does not exist", field: field)
+                    throw JSONPatchError(
+                        code: JSONPatchError.Code.pathNotFound, message: "cannot replace \"\(token)\": it does not exist", field: field)
                 }
                 members[existing].value = step.value!
             case .remove:
                 guard existing != nil else {
-                    throw JSONPatchError(code: JSONPatchError.Code.pathNotFound, message: "cannot remove \"\(token)\": it does not exist", field: field)
+                    throw JSONPatchError(
+                        code: JSONPatchError.Code.pathNotFound, message: "cannot remove \"\(token)\": it does not exist", field: field)
                 }
                 members.removeAll { $0.key == token }
             }
@@ -75,7 +85,10 @@ extension JSONPatch {
             }
             let bound = step.operation == .add ? elements.count : elements.count - 1
             guard let index = arrayIndex(token), index <= bound else {
-                throw JSONPatchError(code: JSONPatchError.Code.pathNotFound, message: "\"\(token)\" is not a valid index for \(step.operation.rawValue) in an array of \(elements.count)", field: field)
+                throw JSONPatchError(
+                    code: JSONPatchError.Code.pathNotFound,
+                    message: "\"\(token)\" is not a valid index for \(step.operation.rawValue) in an array of \(elements.count)",
+                    field: field)
             }
             switch step.operation {
             case .add: elements.insert(step.value!, at: index)
@@ -84,14 +97,16 @@ extension JSONPatch {
             }
             return .array(elements)
         default:
-            throw JSONPatchError(code: JSONPatchError.Code.pathNotFound, message: "\(container.kindDescription) has no member \"\(token)\"", field: field)
+            throw JSONPatchError(
+                code: JSONPatchError.Code.pathNotFound, message: "\(container.kindDescription) has no member \"\(token)\"", field: field)
         }
     }
 
     /// RFC 6901 array indexes: `0` or digits without a leading zero.
     static func arrayIndex(_ token: String) -> Int? {
         guard !token.isEmpty, token.utf8.allSatisfy({ $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }),
-              token == "0" || !token.hasPrefix("0") else { return nil }
+            token == "0" || !token.hasPrefix("0")
+        else { return nil }
         return Int(token)
     }
 }

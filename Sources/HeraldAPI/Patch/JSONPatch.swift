@@ -20,16 +20,21 @@ struct JSONPatch: Sendable, Hashable {
     /// Reads a patch document (a JSON array of operation objects).
     static func decode(_ document: JSONValue, maxOperations: Int) throws(JSONPatchError) -> JSONPatch {
         guard case .array(let elements) = document else {
-            throw JSONPatchError(code: JSONPatchError.Code.invalidPatch, message: "a JSON Patch is an array of operations, found \(document.kindDescription)", field: "")
+            throw JSONPatchError(
+                code: JSONPatchError.Code.invalidPatch,
+                message: "a JSON Patch is an array of operations, found \(document.kindDescription)", field: "")
         }
         guard elements.count <= maxOperations else {
-            throw JSONPatchError(code: JSONPatchError.Code.invalidPatch, message: "\(elements.count) operations; the limit is \(maxOperations)", field: "")
+            throw JSONPatchError(
+                code: JSONPatchError.Code.invalidPatch, message: "\(elements.count) operations; the limit is \(maxOperations)", field: "")
         }
         var steps: [Step] = []
         for (position, element) in elements.enumerated() {
             let field = "[\(position)]"
             guard case .object = element else {
-                throw JSONPatchError(code: JSONPatchError.Code.invalidPatch, message: "an operation is an object, found \(element.kindDescription)", field: field)
+                throw JSONPatchError(
+                    code: JSONPatchError.Code.invalidPatch, message: "an operation is an object, found \(element.kindDescription)",
+                    field: field)
             }
             guard case .string(let opText) = element["op"] else {
                 throw JSONPatchError(code: JSONPatchError.Code.invalidPatch, message: "\"op\" must be a string", field: "\(field).op")
@@ -44,11 +49,14 @@ struct JSONPatch: Sendable, Hashable {
                 throw JSONPatchError(code: JSONPatchError.Code.invalidPatch, message: "\"path\" must be a string", field: "\(field).path")
             }
             guard let path = JSONPointer(pathText) else {
-                throw JSONPatchError(code: JSONPatchError.Code.invalidPatch, message: "\"\(pathText)\" is not a JSON Pointer (RFC 6901)", field: "\(field).path")
+                throw JSONPatchError(
+                    code: JSONPatchError.Code.invalidPatch, message: "\"\(pathText)\" is not a JSON Pointer (RFC 6901)",
+                    field: "\(field).path")
             }
             let value = element["value"]
             if operation != .remove && value == nil {
-                throw JSONPatchError(code: JSONPatchError.Code.invalidPatch, message: "\(opText) needs a \"value\"", field: "\(field).value")
+                throw JSONPatchError(
+                    code: JSONPatchError.Code.invalidPatch, message: "\(opText) needs a \"value\"", field: "\(field).value")
             }
             steps.append(Step(operation: operation, path: path, value: operation == .remove ? nil : value))
         }

@@ -87,7 +87,8 @@ struct InstallationRoutes: Sendable {
         switch caller {
         case .user(let id):
             guard userId == nil || userId == id else {
-                throw APIError.forbidden("insufficient_rights", "a user token may list only its own installations (userId \(id))", field: "userId")
+                throw APIError.forbidden(
+                    "insufficient_rights", "a user token may list only its own installations (userId \(id))", field: "userId")
             }
             userId = id
         case .policy:
@@ -95,11 +96,13 @@ struct InstallationRoutes: Sendable {
                 throw APIError.forbidden("insufficient_rights", "\(caller.displayName) may not list installations; that needs Manage")
             }
         }
-        let result = try await registry.listInstallations(InstallationQuery(tag: tag, userId: userId, limit: page.limit, cursor: page.cursor))
-        return .json(.object([
-            JSONMember(key: "items", value: .array(result.items.map(\.documentJSON))),
-            JSONMember(key: "nextCursor", value: result.nextCursor.map(JSONValue.string) ?? .null),
-        ]))
+        let result = try await registry.listInstallations(
+            InstallationQuery(tag: tag, userId: userId, limit: page.limit, cursor: page.cursor))
+        return .json(
+            .object([
+                JSONMember(key: "items", value: .array(result.items.map(\.documentJSON))),
+                JSONMember(key: "nextCursor", value: result.nextCursor.map(JSONValue.string) ?? .null),
+            ]))
     }
 
     // MARK: Shared steps
@@ -114,7 +117,9 @@ struct InstallationRoutes: Sendable {
             installation.userId = id
         case .policy:
             if let userTag = installation.userTag, !caller.isManager, !alreadyHeld.contains(userTag) {
-                throw .forbidden("reserved_tag", "setting userId adds \(userTag), which only a Manage policy or that user's token may do", field: "userId")
+                throw .forbidden(
+                    "reserved_tag", "setting userId adds \(userTag), which only a Manage policy or that user's token may do",
+                    field: "userId")
             }
         }
         for (field, tags) in installation.taggedFields {

@@ -18,7 +18,9 @@ struct OperationsRoutes: Sendable {
         router.get("health/ready", use: ready)
         router.get("metrics", use: metrics)
         router.get("openapi.json") { [openAPI] _, _ in
-            Response(status: .ok, headers: [.contentType: "application/json; charset=utf-8"], body: ResponseBody(byteBuffer: ByteBuffer(bytes: openAPI)))
+            Response(
+                status: .ok, headers: [.contentType: "application/json; charset=utf-8"],
+                body: ResponseBody(byteBuffer: ByteBuffer(bytes: openAPI)))
         }
     }
 

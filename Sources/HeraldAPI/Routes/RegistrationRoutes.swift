@@ -90,21 +90,25 @@ struct RegistrationRoutes: Sendable {
         let page = try RequestReading.page(request, limits: limits)
         if let userTag = caller.userTag {
             guard tag == nil || tag == userTag else {
-                throw APIError.forbidden("insufficient_rights", "a user token may list only its own registrations (tag \(userTag))", field: "tag")
+                throw APIError.forbidden(
+                    "insufficient_rights", "a user token may list only its own registrations (tag \(userTag))", field: "tag")
             }
             // The registry lists by tag or by handle, not both: by handle, the page is
             // narrowed to the user's own registrations here.
             tag = handle == nil ? userTag : nil
         } else if !caller.isManager {
             guard tag == nil, handle != nil else {
-                throw APIError.forbidden("insufficient_rights", "\(caller.displayName) may list registrations only by handle; listing by tag needs Manage", field: "tag")
+                throw APIError.forbidden(
+                    "insufficient_rights", "\(caller.displayName) may list registrations only by handle; listing by tag needs Manage",
+                    field: "tag")
             }
         }
         let result = try await registry.list(RegistrationQuery(tag: tag, handle: handle, limit: page.limit, cursor: page.cursor))
-        return .json(.object([
-            JSONMember(key: "items", value: .array(result.items.filter { caller.owns(tags: $0.tags) }.map(\.jsonValue))),
-            JSONMember(key: "nextCursor", value: result.nextCursor.map(JSONValue.string) ?? .null),
-        ]))
+        return .json(
+            .object([
+                JSONMember(key: "items", value: .array(result.items.filter { caller.owns(tags: $0.tags) }.map(\.jsonValue))),
+                JSONMember(key: "nextCursor", value: result.nextCursor.map(JSONValue.string) ?? .null),
+            ]))
     }
 
     /// The stored registration `id`, or 404 / 410 / 403 (another user's).

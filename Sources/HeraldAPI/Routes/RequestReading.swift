@@ -42,7 +42,8 @@ enum RequestReading {
         if text.hasPrefix("W/") { text.removeFirst(2) }
         if text.count >= 2, text.hasPrefix("\""), text.hasSuffix("\"") { text = String(text.dropFirst().dropLast()) }
         guard let version = Int64(text), version >= 0 else {
-            throw .invalidParameter("If-Match", "If-Match must be an ETag this API returned, such as \"3\"; got \(request.headers[.ifMatch]!)")
+            throw .invalidParameter(
+                "If-Match", "If-Match must be an ETag this API returned, such as \"3\"; got \(request.headers[.ifMatch]!)")
         }
         return version
     }

@@ -32,7 +32,8 @@ enum DemoDevices {
     static func fcmNews(_ language: String) -> [String: Any] {
         [
             "name": "newsTemplate",
-            "body": #"{"message":{"notification":{"title":"Breaking news","body":"$(News_\#(language))"},"data":{"inAppMessage":"$(News_\#(language))"}}}"#,
+            "body":
+                #"{"message":{"notification":{"title":"Breaking news","body":"$(News_\#(language))"},"data":{"inAppMessage":"$(News_\#(language))"}}}"#,
         ]
     }
 
@@ -44,27 +45,37 @@ enum DemoDevices {
         "demo-\(name):APA91b" + String(repeating: "Q7x", count: 40)
     }
 
-    static var all: [DemoDevice] { [
-        DemoDevice(name: "Kenji's iPhone (English)", platform: "apns", handle: apnsHandle(0x11),
-                   tags: ["World", "Politics", "Technology"], template: apnsNews("English")),
-        DemoDevice(name: "Amélie's iPad (French)", platform: "apns", handle: apnsHandle(0x22),
-                   tags: ["World", "Science", "Sports"], template: apnsNews("French")),
-        DemoDevice(name: "Wei's iPhone (Mandarin)", platform: "apns", handle: apnsHandle(0x33),
-                   tags: ["Business", "Technology", "World"], template: apnsNews("Mandarin")),
-        DemoDevice(name: "Léa's Android (French)", platform: "fcm", handle: fcmHandle("lea"),
-                   tags: ["Politics", "Business"], template: fcmNews("French")),
-        DemoDevice(name: "Sam's Android (English)", platform: "fcm", handle: fcmHandle("sam"),
-                   tags: ["Sports", "Science"], template: fcmNews("English")),
-        DemoDevice(name: "Newsroom test iPhone (native payload)", platform: "apns", handle: apnsHandle(0x44),
-                   tags: categories, template: nil),
-        DemoDevice(name: "Alice's iPhone (registered by the app backend)", platform: "apns", handle: apnsHandle(0x55),
-                   tags: ["Technology"], template: apnsNews("English"), registrar: .user("alice")),
-        DemoDevice(name: "Events iPhone (iOS 8 actionable invitations)", platform: "apns", handle: apnsHandle(0x66),
-                   tags: ["Invitations"],
-                   template: [
-                       "name": "inviteTemplate",
-                       "body": #"{"aps":{"alert":"$(Invitation_English)","category":"INVITE_CATEGORY"}}"#,
-                       "headers": ["apns-push-type": "alert"],
-                   ]),
-    ] }
+    static var all: [DemoDevice] {
+        [
+            DemoDevice(
+                name: "Kenji's iPhone (English)", platform: "apns", handle: apnsHandle(0x11),
+                tags: ["World", "Politics", "Technology"], template: apnsNews("English")),
+            DemoDevice(
+                name: "Amélie's iPad (French)", platform: "apns", handle: apnsHandle(0x22),
+                tags: ["World", "Science", "Sports"], template: apnsNews("French")),
+            DemoDevice(
+                name: "Wei's iPhone (Mandarin)", platform: "apns", handle: apnsHandle(0x33),
+                tags: ["Business", "Technology", "World"], template: apnsNews("Mandarin")),
+            DemoDevice(
+                name: "Léa's Android (French)", platform: "fcm", handle: fcmHandle("lea"),
+                tags: ["Politics", "Business"], template: fcmNews("French")),
+            DemoDevice(
+                name: "Sam's Android (English)", platform: "fcm", handle: fcmHandle("sam"),
+                tags: ["Sports", "Science"], template: fcmNews("English")),
+            DemoDevice(
+                name: "Newsroom test iPhone (native payload)", platform: "apns", handle: apnsHandle(0x44),
+                tags: categories, template: nil),
+            DemoDevice(
+                name: "Alice's iPhone (registered by the app backend)", platform: "apns", handle: apnsHandle(0x55),
+                tags: ["Technology"], template: apnsNews("English"), registrar: .user("alice")),
+            DemoDevice(
+                name: "Events iPhone (iOS 8 actionable invitations)", platform: "apns", handle: apnsHandle(0x66),
+                tags: ["Invitations"],
+                template: [
+                    "name": "inviteTemplate",
+                    "body": #"{"aps":{"alert":"$(Invitation_English)","category":"INVITE_CATEGORY"}}"#,
+                    "headers": ["apns-push-type": "alert"],
+                ]),
+        ]
+    }
 }

@@ -6,7 +6,7 @@ import Logging
 import ServiceLifecycle
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// `make run`: tells the seed tutorials' story against a running API and worker. Registers
@@ -76,7 +76,9 @@ struct DemoStory: Service {
             let status = try await waitForStatus(id)
             let counts = status.targets.byPlatform.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", ")
             let duration = status.timings.durationMs.map { "\($0) ms" } ?? "-"
-            say("   \(id)  \(status.state.rawValue): \(status.targets.total) deliveries (\(counts.isEmpty ? "none" : counts)), skipped \(status.skipped), \(duration)  [\(title)]")
+            say(
+                "   \(id)  \(status.state.rawValue): \(status.targets.total) deliveries (\(counts.isEmpty ? "none" : counts)), skipped \(status.skipped), \(duration)  [\(title)]"
+            )
         }
 
         say("\n4. What each device received (herald.deliveries, read_committed)")
@@ -86,7 +88,8 @@ struct DemoStory: Service {
         tail.extra = kafkaProperties
         for try await message in tail.records(logger: logger) {
             guard let value = message.value, let record = try? DeliveryRecord.decode(value),
-                  runEvents.contains(record.eventId) else { continue }
+                runEvents.contains(record.eventId)
+            else { continue }
             received[record.registrationId, default: []].append(record)
         }
         for (id, device) in devicesById.sorted(by: { $0.value.name < $1.value.name }) {
@@ -120,7 +123,8 @@ struct DemoStory: Service {
         let api = client.authorized(authorization)
         let created = try await api.send("POST", "/v1/registrationIDs")
         guard created.status == 201, let location = created.header("Location"),
-              let id = location.split(separator: "/").last.map(String.init) else {
+            let id = location.split(separator: "/").last.map(String.init)
+        else {
             throw HTTPClientError(message: "POST /v1/registrationIDs: \(created.status) \(created.text)")
         }
         var body: [String: Any] = ["platform": device.platform, "handle": device.handle, "tags": device.tags]

@@ -44,7 +44,8 @@ public enum HealthEndpoint {
     }
 
     static func stalledReport(_ stalled: [(name: String, stall: Duration)], limit: Duration) -> String {
-        stalled.map { "\($0.name) has held uncommitted input for \($0.stall.components.seconds) s (limit \(limit.components.seconds) s)\n" }.joined()
+        stalled.map { "\($0.name) has held uncommitted input for \($0.stall.components.seconds) s (limit \(limit.components.seconds) s)\n" }
+            .joined()
     }
 
     private static func text(_ status: HTTPResponse.Status, _ body: String) -> Response {

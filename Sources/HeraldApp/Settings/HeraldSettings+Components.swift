@@ -41,11 +41,13 @@ extension HeraldSettings {
             let line = rawLine.trimmingCharacters(in: .whitespacesAndNewlines)
             guard !line.isEmpty, !line.hasPrefix("#") else { continue }
             guard let equals = line.firstIndex(of: "="),
-                  case let key = line[..<equals].trimmingCharacters(in: .whitespaces), !key.isEmpty
+                case let key = line[..<equals].trimmingCharacters(in: .whitespaces), !key.isEmpty
             else {
                 // Never echo a line that may hold a credential.
                 let lowered = line.lowercased()
-                let shown = lowered.contains("password") || lowered.contains("secret") ? "(not shown: it may hold a credential)" : "'\(line.prefix(60))'"
+                let shown =
+                    lowered.contains("password") || lowered.contains("secret")
+                    ? "(not shown: it may hold a credential)" : "'\(line.prefix(60))'"
                 throw SettingError(
                     key: .kafkaConfigFile, value: path,
                     expected: "key=value on every line that is not blank or a # comment; line \(index + 1) is \(shown)"
@@ -116,9 +118,11 @@ extension HeraldSettings {
         for entry in list(.payloadLimits) {
             let parts = entry.split(separator: "=", maxSplits: 1).map { $0.trimmingCharacters(in: .whitespaces) }
             guard parts.count == 2, let platform = Platform(rawValue: parts[0].lowercased()),
-                  let bytes = Int(parts[1]), (256...65_536).contains(bytes)
+                let bytes = Int(parts[1]), (256...65_536).contains(bytes)
             else {
-                throw SettingError(key: .payloadLimits, value: self[.payloadLimits], expected: "platform=bytes pairs (apns, fcm, wns, webpush; 256 to 65536), comma separated")
+                throw SettingError(
+                    key: .payloadLimits, value: self[.payloadLimits],
+                    expected: "platform=bytes pairs (apns, fcm, wns, webpush; 256 to 65536), comma separated")
             }
             switch platform {
             case .apns: limits.apns = bytes
@@ -135,7 +139,9 @@ extension HeraldSettings {
         let ready = try int(.stallReadySeconds, in: 1...86_400, expected: "seconds from 1 to 86400")
         let live = try int(.stallLiveSeconds, in: 1...86_400, expected: "seconds from 1 to 86400")
         guard live >= ready else {
-            throw SettingError(key: .stallLiveSeconds, value: self[.stallLiveSeconds], expected: "at least \(Setting.Key.stallReadySeconds.rawValue) (\(ready))")
+            throw SettingError(
+                key: .stallLiveSeconds, value: self[.stallLiveSeconds],
+                expected: "at least \(Setting.Key.stallReadySeconds.rawValue) (\(ready))")
         }
         return (.seconds(ready), .seconds(live))
     }

@@ -35,7 +35,8 @@ extension HeraldSettings {
         }
         if use == .api || !self[.idSecret].isEmpty {
             guard !self[.idSecret].isEmpty else {
-                throw SecretError(setting: .idSecret, problem: "is not set: registration ids would be signed with a built-in development secret")
+                throw SecretError(
+                    setting: .idSecret, problem: "is not set: registration ids would be signed with a built-in development secret")
             }
             try Self.check(self[.idSecret], setting: .idSecret, what: "the registration-id secret")
         }
@@ -43,10 +44,12 @@ extension HeraldSettings {
 
     private static func check(_ value: String, setting: Setting.Key, what: String) throws {
         if publishedDemoValues.contains(value) {
-            throw SecretError(setting: setting, problem: "holds \(what) published in Herald's demo files; generate a new one (openssl rand -base64 32)")
+            throw SecretError(
+                setting: setting, problem: "holds \(what) published in Herald's demo files; generate a new one (openssl rand -base64 32)")
         }
         if value.utf8.count < minimumSecretBytes {
-            throw SecretError(setting: setting, problem: "holds \(what) of \(value.utf8.count) bytes; at least \(minimumSecretBytes) are required")
+            throw SecretError(
+                setting: setting, problem: "holds \(what) of \(value.utf8.count) bytes; at least \(minimumSecretBytes) are required")
         }
     }
 }

@@ -7,13 +7,16 @@ import HeraldRedis
 public struct HeraldSettings: Sendable {
     private var values: [Setting.Key: String]
 
-    public init(flags: [Setting.Key: String] = [:],
-                environment: [String: String] = ProcessInfo.processInfo.environment,
-                endpointsFile: URL? = HeraldSettings.defaultEndpointsFile) {
+    public init(
+        flags: [Setting.Key: String] = [:],
+        environment: [String: String] = ProcessInfo.processInfo.environment,
+        endpointsFile: URL? = HeraldSettings.defaultEndpointsFile
+    ) {
         let stack = endpointsFile.flatMap(HeraldSettings.readEnvironmentFile) ?? [:]
         var resolved: [Setting.Key: String] = [:]
         for setting in Setting.all {
-            resolved[setting.key] = flags[setting.key]
+            resolved[setting.key] =
+                flags[setting.key]
                 ?? environment[setting.environment]
                 ?? stack[setting.environment]
                 ?? setting.defaultValue

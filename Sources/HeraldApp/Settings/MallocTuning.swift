@@ -1,5 +1,5 @@
 #if canImport(CMalloc)
-import CMalloc
+    import CMalloc
 #endif
 
 /// glibc `malloc` thresholds for a process that produces to Kafka at full speed.
@@ -54,11 +54,11 @@ public struct MallocTuning: Sendable, Equatable, CustomStringConvertible {
     @discardableResult
     public func apply() -> Bool {
         #if os(Linux) && canImport(Glibc)
-        return mallopt(M_MMAP_THRESHOLD, mmapThreshold) == 1
-            && mallopt(M_TRIM_THRESHOLD, trimThreshold) == 1
-            && mallopt(M_TOP_PAD, topPad) == 1
+            return mallopt(M_MMAP_THRESHOLD, mmapThreshold) == 1
+                && mallopt(M_TRIM_THRESHOLD, trimThreshold) == 1
+                && mallopt(M_TOP_PAD, topPad) == 1
         #else
-        return false
+            return false
         #endif
     }
 

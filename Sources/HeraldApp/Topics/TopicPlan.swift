@@ -25,15 +25,16 @@ public struct TopicPlan: Sendable {
             specs[index].configs["retention.ms"] = retention
         }
         let registry = try settings.registryConfiguration()
-        specs.append(KafkaTopicSpec(
-            name: registry.registrationsTopic, partitions: registry.topicPartitions,
-            replicationFactor: registry.topicReplicationFactor,
-            configs: [
-                "cleanup.policy": "compact",
-                // Tombstones stay a week so a reindex still learns of recent deletes (410 Gone).
-                "delete.retention.ms": String(7 * 24 * 3_600_000),
-            ]
-        ))
+        specs.append(
+            KafkaTopicSpec(
+                name: registry.registrationsTopic, partitions: registry.topicPartitions,
+                replicationFactor: registry.topicReplicationFactor,
+                configs: [
+                    "cleanup.policy": "compact",
+                    // Tombstones stay a week so a reindex still learns of recent deletes (410 Gone).
+                    "delete.retention.ms": String(7 * 24 * 3_600_000),
+                ]
+            ))
         return specs
     }
 

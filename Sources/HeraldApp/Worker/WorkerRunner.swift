@@ -49,30 +49,34 @@ public struct WorkerRunner: Sendable {
         if roles.contains(.indexer) {
             let index = RegistrationIndex(pool: pool, layout: try settings.layout())
             try await RegistrationLog.createTopic(admin: admin, configuration: registryConfiguration)
-            services.append(RegistrationIndexer(
-                configuration: registryConfiguration,
-                consumerConfiguration: try settings.consumerConfiguration(groupId: nil, clientId: "herald-indexer"),
-                index: index
-            ))
+            services.append(
+                RegistrationIndexer(
+                    configuration: registryConfiguration,
+                    consumerConfiguration: try settings.consumerConfiguration(groupId: nil, clientId: "herald-indexer"),
+                    index: index
+                ))
         }
         let metricsPort = try settings.int(.metricsPort)
         if metricsPort > 0 {
             let readiness = Readiness(admin: admin, redis: pool)
-            services.append(HealthEndpoint.application(
-                host: settings[.apiHost], port: metricsPort, registry: registry,
-                isReady: { await readiness.check() }, stallLimits: try settings.stallLimits(), logger: logger
-            ))
+            services.append(
+                HealthEndpoint.application(
+                    host: settings[.apiHost], port: metricsPort, registry: registry,
+                    isReady: { await readiness.check() }, stallLimits: try settings.stallLimits(), logger: logger
+                ))
         }
         MetricFamilies.declare()
         var pipelineRoles: Set<WorkerRole> = []
         if roles.contains(.planner) { pipelineRoles.insert(.planner) }
         if roles.contains(.fanout) { pipelineRoles.insert(.fanout) }
-        logger.info("worker starting", metadata: [
-            "roles": "\(roles.map(\.rawValue).sorted().joined(separator: ","))",
-            "instance": "\(pipeline.instanceId)", "brokers": "\(pipeline.bootstrapServers)",
-            "redis": "\(pipeline.redis.endpoint)", "slots": "\(pipeline.layout.slotCount)",
-            "allocator": "\(allocator)",
-        ])
+        logger.info(
+            "worker starting",
+            metadata: [
+                "roles": "\(roles.map(\.rawValue).sorted().joined(separator: ","))",
+                "instance": "\(pipeline.instanceId)", "brokers": "\(pipeline.bootstrapServers)",
+                "redis": "\(pipeline.redis.endpoint)", "slots": "\(pipeline.layout.slotCount)",
+                "allocator": "\(allocator)",
+            ])
         try await runWorker(
             roles: pipelineRoles, configuration: pipeline,
             provisionTopics: true, extraServices: services, logger: logger

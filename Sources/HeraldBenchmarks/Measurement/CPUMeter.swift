@@ -28,7 +28,8 @@ struct CPUMeter: Sendable {
             redis: redisPID.flatMap { ProcessProbe.cpuSecondsWithChildren(pid: $0) },
             benchmark: ProcessProbe.cpuSeconds(pid: getpid()) ?? 0,
             machine: ProcessProbe.machineBusySeconds(),
-            workersLibrdkafka: workers.compactMap { ProcessProbe.threadCPUSeconds(pid: $0.pid, namePrefix: Self.librdkafkaThreads) }.reduce(0, +),
+            workersLibrdkafka: workers.compactMap { ProcessProbe.threadCPUSeconds(pid: $0.pid, namePrefix: Self.librdkafkaThreads) }.reduce(
+                0, +),
             benchmarkLibrdkafka: ProcessProbe.threadCPUSeconds(pid: getpid(), namePrefix: Self.librdkafkaThreads)
         )
     }

@@ -64,9 +64,10 @@ final class CommitWatcher: Sendable {
         configuration.fetchWaitMaxMs = 5
         configuration.extra = extra
         consumer = try KafkaConsumer(configuration: configuration, logger: logger)
-        try consumer.assign((0..<partitions).map {
-            KafkaTopicPartitionOffset(topic: topic, partition: Int32($0), offset: KafkaTopicPartitionOffset.beginning)
-        })
+        try consumer.assign(
+            (0..<partitions).map {
+                KafkaTopicPartitionOffset(topic: topic, partition: Int32($0), offset: KafkaTopicPartitionOffset.beginning)
+            })
         self.partitions = (0..<partitions).map { KafkaTopicPartition(topic: topic, partition: Int32($0)) }
         self.logger = logger
     }

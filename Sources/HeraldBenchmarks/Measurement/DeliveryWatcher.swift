@@ -75,13 +75,15 @@ final class DeliveryWatcher: Sendable {
                 configuration.fetchWaitMaxMs = Self.bulkFetchWaitMaxMs
             }
             let consumer = try KafkaConsumer(configuration: configuration, logger: logger)
-            try consumer.assign(range.map {
-                KafkaTopicPartitionOffset(topic: topic, partition: Int32($0), offset: KafkaTopicPartitionOffset.beginning)
-            })
+            try consumer.assign(
+                range.map {
+                    KafkaTopicPartitionOffset(topic: topic, partition: Int32($0), offset: KafkaTopicPartitionOffset.beginning)
+                })
             return consumer
         }
         self.consumers = consumers
-        self.priority = priority > 0
+        self.priority =
+            priority > 0
             ? (consumers[0], (0..<priority).map { KafkaTopicPartition(topic: topic, partition: Int32($0)) })
             : nil
         let bulkRange = groups[groups.count - 1]

@@ -7,7 +7,7 @@ enum ProcessProbe {
     static func cpuSeconds(pid: Int32) -> Double? {
         // Fields after the command name start at field 3 (state); utime and stime are 14 and 15.
         guard let text = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
-              let parsed = statTicks(text)
+            let parsed = statTicks(text)
         else { return nil }
         return parsed.ticks / Double(sysconf(Int32(_SC_CLK_TCK)))
     }
@@ -19,16 +19,16 @@ enum ProcessProbe {
     /// work as Redis's rather than as other processes'.
     static func cpuSecondsWithChildren(pid: Int32) -> Double? {
         guard let text = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
-              let fields = statFields(text), fields.count > 14,
-              let user = Double(fields[11]), let system = Double(fields[12]),
-              let childrenUser = Double(fields[13]), let childrenSystem = Double(fields[14])
+            let fields = statFields(text), fields.count > 14,
+            let user = Double(fields[11]), let system = Double(fields[12]),
+            let childrenUser = Double(fields[13]), let childrenSystem = Double(fields[14])
         else { return nil }
         var ticks = user + system + childrenUser + childrenSystem
         let processes = (try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? []
         for entry in processes where entry.first?.isNumber == true {
             guard let child = try? String(contentsOfFile: "/proc/\(entry)/stat", encoding: .utf8),
-                  let childFields = statFields(child), childFields.count > 12, childFields[1] == Substring(String(pid)),
-                  let childUser = Double(childFields[11]), let childSystem = Double(childFields[12])
+                let childFields = statFields(child), childFields.count > 12, childFields[1] == Substring(String(pid)),
+                let childUser = Double(childFields[11]), let childSystem = Double(childFields[12])
             else { continue }
             ticks += childUser + childSystem
         }
@@ -44,7 +44,7 @@ enum ProcessProbe {
         var ticks = 0.0
         for thread in threads {
             guard let text = try? String(contentsOfFile: "/proc/\(pid)/task/\(thread)/stat", encoding: .utf8),
-                  let parsed = statTicks(text), parsed.name.hasPrefix(prefix)
+                let parsed = statTicks(text), parsed.name.hasPrefix(prefix)
             else { continue }
             ticks += parsed.ticks
         }
@@ -55,7 +55,7 @@ enum ProcessProbe {
     /// (`pid (name) state ...`; the name may itself contain spaces and parentheses).
     static func statTicks(_ text: String) -> (name: Substring, ticks: Double)? {
         guard let open = text.firstIndex(of: "("), let close = text.lastIndex(of: ")"), open < close,
-              let fields = statFields(text), fields.count > 12, let user = Double(fields[11]), let system = Double(fields[12])
+            let fields = statFields(text), fields.count > 12, let user = Double(fields[11]), let system = Double(fields[12])
         else { return nil }
         return (text[text.index(after: open)..<close], user + system)
     }
@@ -71,7 +71,7 @@ enum ProcessProbe {
     /// steal) since boot, from the first line of `/proc/stat`.
     static func machineBusySeconds() -> Double? {
         guard let text = try? String(contentsOfFile: "/proc/stat", encoding: .utf8),
-              let line = text.split(separator: "\n").first, line.hasPrefix("cpu ")
+            let line = text.split(separator: "\n").first, line.hasPrefix("cpu ")
         else { return nil }
         let ticks = line.split(separator: " ").dropFirst().compactMap { Double($0) }
         guard ticks.count >= 8 else { return nil }
@@ -83,8 +83,8 @@ enum ProcessProbe {
     /// (`/proc/pressure/cpu`, `some avg10`): how contended the machine is.
     static func cpuPressure() -> Double? {
         guard let text = try? String(contentsOfFile: "/proc/pressure/cpu", encoding: .utf8),
-              let line = text.split(separator: "\n").first(where: { $0.hasPrefix("some") }),
-              let field = line.split(separator: " ").first(where: { $0.hasPrefix("avg10=") })
+            let line = text.split(separator: "\n").first(where: { $0.hasPrefix("some") }),
+            let field = line.split(separator: " ").first(where: { $0.hasPrefix("avg10=") })
         else { return nil }
         return Double(field.dropFirst("avg10=".count))
     }
@@ -106,7 +106,7 @@ enum ProcessProbe {
         let own = ProcessInfo.processInfo.processIdentifier
         for entry in entries {
             guard let pid = Int32(entry), pid != own,
-                  let data = FileManager.default.contents(atPath: "/proc/\(pid)/cmdline"), !data.isEmpty
+                let data = FileManager.default.contents(atPath: "/proc/\(pid)/cmdline"), !data.isEmpty
             else { continue }
             let commandLine = String(decoding: data.map { $0 == 0 ? UInt8(ascii: " ") : $0 }, as: UTF8.self)
             if needles.allSatisfy({ commandLine.contains($0) }) { return (pid, commandLine) }

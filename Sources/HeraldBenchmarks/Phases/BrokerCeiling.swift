@@ -49,15 +49,17 @@ struct BrokerCeiling: Sendable {
     private var commitsTopic: String { "\(topic).commits" }
 
     func run() async throws -> Result {
-        let admin = try KafkaAdmin(configuration: {
-            var admin = KafkaAdminConfiguration(bootstrapServers: configuration.bootstrapServers)
-            admin.extra = configuration.kafkaExtra
-            return admin
-        }(), logger: logger)
-        try await admin.createTopics([
-            KafkaTopicSpec(name: topic, partitions: partitions, replicationFactor: 1),
-            KafkaTopicSpec(name: commitsTopic, partitions: producers, replicationFactor: 1),
-        ], ignoreExisting: true)
+        let admin = try KafkaAdmin(
+            configuration: {
+                var admin = KafkaAdminConfiguration(bootstrapServers: configuration.bootstrapServers)
+                admin.extra = configuration.kafkaExtra
+                return admin
+            }(), logger: logger)
+        try await admin.createTopics(
+            [
+                KafkaTopicSpec(name: topic, partitions: partitions, replicationFactor: 1),
+                KafkaTopicSpec(name: commitsTopic, partitions: producers, replicationFactor: 1),
+            ], ignoreExisting: true)
         // The topic is deleted only once every client of it is destroyed: librdkafka 2.16 can
         // crash on its own thread (rd_kafka_metadata_update_op with a NULL topic name) when a
         // topic disappears under a live consumer. `measure` owns every client.
@@ -130,12 +132,15 @@ struct BrokerCeiling: Sendable {
         var clients: [KafkaProducer] = []
         for index in 0..<producers {
             let id = "\(topic)-ceiling-\(index)-\(UUID().uuidString.prefix(6))"
-            let producer = try KafkaProducer(configuration: configuration.deliveryProducerConfiguration(clientId: "herald-bench-ceiling", transactionalId: id), logger: logger)
+            let producer = try KafkaProducer(
+                configuration: configuration.deliveryProducerConfiguration(clientId: "herald-bench-ceiling", transactionalId: id),
+                logger: logger)
             try await producer.initTransactions()
             // Warm-up transaction: metadata and producer id are fetched outside the timed part.
             try producer.beginTransaction()
             try enqueue(sample, range: 0..<1, on: producer)
-            try enqueueProgress(eventId: "\(eventId)-warmup", index: index, count: producers, records: 1, producer: producer, partition: Int32(index))
+            try enqueueProgress(
+                eventId: "\(eventId)-warmup", index: index, count: producers, records: 1, producer: producer, partition: Int32(index))
             try await producer.commitTransaction()
             clients.append(producer)
         }
@@ -207,9 +212,10 @@ struct BrokerCeiling: Sendable {
             eventId: eventId, taskIndex: index, taskCount: count, delivered: DeliveryCounts(total: records),
             startedAt: now, finishedAt: now
         )
-        try producer.enqueue(KafkaOutgoingMessage(
-            topic: commitsTopic, partition: partition, key: Array(eventId.utf8), value: Array(try JSONEncoder().encode(progress))
-        ))
+        try producer.enqueue(
+            KafkaOutgoingMessage(
+                topic: commitsTopic, partition: partition, key: Array(eventId.utf8), value: Array(try JSONEncoder().encode(progress))
+            ))
     }
 
     /// The fan-out's bulk range: the partitions after the express ones.
@@ -224,7 +230,9 @@ struct BrokerCeiling: Sendable {
     private func idempotentRun(_ sample: DeliveryRecordSample) async throws -> Double {
         var clients: [KafkaProducer] = []
         for _ in 0..<producers {
-            let producer = try KafkaProducer(configuration: configuration.deliveryProducerConfiguration(clientId: "herald-bench-ceiling", transactionalId: nil), logger: logger)
+            let producer = try KafkaProducer(
+                configuration: configuration.deliveryProducerConfiguration(clientId: "herald-bench-ceiling", transactionalId: nil),
+                logger: logger)
             try enqueue(sample, range: 0..<1, on: producer)
             try await producer.flush()
             clients.append(producer)

@@ -27,7 +27,8 @@ struct MicroBenchmarks: Sendable {
             handle: registration.handle, template: registration.deliveryTemplateName,
             payload: template.render(properties),
             headers: DeliveryHeaders.forDelivery(
-                platform: registration.platform, event: BenchmarkEvents.broadcast(id: "x"), templateHeaders: [:], bodyFormat: .json, now: now
+                platform: registration.platform, event: BenchmarkEvents.broadcast(id: "x"), templateHeaders: [:], bodyFormat: .json,
+                now: now
             ),
             expiresAt: nil, publishedAt: now, renderedAt: now
         )
@@ -36,28 +37,34 @@ struct MicroBenchmarks: Sendable {
         var sink = 0
 
         var results: [Result] = []
-        results.append(measure("tag expression parse `\(expressionText)`") {
-            sink &+= (try? TagExpression.parse(expressionText)) == nil ? 0 : 1
-        })
-        results.append(measure("tag expression evaluate (3 tags)") {
-            sink &+= expression.evaluate(tags) ? 1 : 0
-        })
-        results.append(measure("template render into buffer (APNs, French)") {
-            buffer.removeAll(keepingCapacity: true)
-            template.render(properties, into: &buffer)
-            sink &+= buffer.count
-        })
-        results.append(measure("DeliveryRecord.encode(into:)") {
-            buffer.removeAll(keepingCapacity: true)
-            record.encode(into: &buffer)
-            sink &+= buffer.count
-        })
-        results.append(measure("Registration.jsonBytes (the registrations record)") {
-            sink &+= registration.jsonBytes().count
-        })
-        results.append(measure("IndexedRegistration(registration) (index form: JSON round trip)") {
-            sink &+= IndexedRegistration(registration).document.count
-        })
+        results.append(
+            measure("tag expression parse `\(expressionText)`") {
+                sink &+= (try? TagExpression.parse(expressionText)) == nil ? 0 : 1
+            })
+        results.append(
+            measure("tag expression evaluate (3 tags)") {
+                sink &+= expression.evaluate(tags) ? 1 : 0
+            })
+        results.append(
+            measure("template render into buffer (APNs, French)") {
+                buffer.removeAll(keepingCapacity: true)
+                template.render(properties, into: &buffer)
+                sink &+= buffer.count
+            })
+        results.append(
+            measure("DeliveryRecord.encode(into:)") {
+                buffer.removeAll(keepingCapacity: true)
+                record.encode(into: &buffer)
+                sink &+= buffer.count
+            })
+        results.append(
+            measure("Registration.jsonBytes (the registrations record)") {
+                sink &+= registration.jsonBytes().count
+            })
+        results.append(
+            measure("IndexedRegistration(registration) (index form: JSON round trip)") {
+                sink &+= IndexedRegistration(registration).document.count
+            })
         // Keeps the optimizer from dropping the measured work.
         if sink == 42 { print("") }
         return results

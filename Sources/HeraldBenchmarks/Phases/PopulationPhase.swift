@@ -30,9 +30,10 @@ struct PopulationPhase {
     /// part starts and ends (`BrokerCeiling.aroundTimed`). Nil: no rounds.
     var roundCeiling: RoundCeiling? = nil
 
-    typealias RoundCeiling = @Sendable (
-        _ round: Int, _ eventId: String, _ workers: [WorkerProcess], _ aroundTimed: @escaping @Sendable (Bool) -> Void
-    ) async throws -> BenchmarkReport.Ceiling
+    typealias RoundCeiling =
+        @Sendable (
+            _ round: Int, _ eventId: String, _ workers: [WorkerProcess], _ aroundTimed: @escaping @Sendable (Bool) -> Void
+        ) async throws -> BenchmarkReport.Ceiling
 
     private var logger: Logger { environment.logger }
     var meter: CPUMeter { CPUMeter(brokerPID: brokerPID, redisPID: redisPID, probe: probe) }
@@ -78,7 +79,9 @@ struct PopulationPhase {
         let seeding = try await seeder.seed { done in
             Console.say("  seeding (\(options.seedPath.rawValue)) \(Console.count(done)) / \(Console.count(total))")
         }
-        Console.say("  seeded \(Console.count(total)) registrations in \(Console.fixed(seeding.seconds)) s (\(Console.count(Int(seeding.perSecond)))/s)")
+        Console.say(
+            "  seeded \(Console.count(total)) registrations in \(Console.fixed(seeding.seconds)) s (\(Console.count(Int(seeding.perSecond)))/s)"
+        )
         let seedingCPU = meter.account(seedingStarted, meter.snapshot(workers: []))
         let settled = try await RedisBackgroundWork.waitUntilIdle(configuration.redis)
         if let settled, settled >= 0.5 {
@@ -86,9 +89,10 @@ struct PopulationPhase {
         } else if settled == nil {
             Console.say("  Redis was still rewriting its data in the background after 180 s; the fan-outs share the cores with it")
         }
-        report.seeding.append(BenchmarkReport.Seeding(
-            population: total, summary: seeding, identityCheck: nil, cpu: seedingCPU, redisSettleSeconds: settled
-        ))
+        report.seeding.append(
+            BenchmarkReport.Seeding(
+                population: total, summary: seeding, identityCheck: nil, cpu: seedingCPU, redisSettleSeconds: settled
+            ))
 
         // 2. Expected audiences, by brute force over the generated population.
         let prefix = names.redisPrefix
@@ -97,7 +101,9 @@ struct PopulationPhase {
         let loaded = BenchmarkEvents.broadcast(id: "\(prefix)-broadcast-loaded")
         let warmupTemplate = BenchmarkEvents.warmup(id: "warmup")
         let expected = population.expectedDeliveries(for: [broadcast, narrower, warmupTemplate])
-        Console.say("  expected deliveries: broadcast \(Console.count(expected[0])), `\(options.expression)` \(Console.count(expected[1])), warm-up \(expected[2])")
+        Console.say(
+            "  expected deliveries: broadcast \(Console.count(expected[0])), `\(options.expression)` \(Console.count(expected[1])), warm-up \(expected[2])"
+        )
 
         // 3. Watcher, publisher, workers.
         let watcher = try DeliveryWatcher(
@@ -119,9 +125,11 @@ struct PopulationPhase {
         resources.publisher = publisher
         for index in 0..<options.workers {
             let spec = WorkerSpec(names: names, index: index)
-            resources.workers.append(try WorkerProcess(launch: environment.workerLaunch(spec), spec: spec, logDirectory: environment.workDirectory))
+            resources.workers.append(
+                try WorkerProcess(launch: environment.workerLaunch(spec), spec: spec, logDirectory: environment.workDirectory))
         }
-        Console.say("  started \(options.workers) worker process(es): pids \(resources.workers.map { String($0.pid) }.joined(separator: ", "))")
+        Console.say(
+            "  started \(options.workers) worker process(es): pids \(resources.workers.map { String($0.pid) }.joined(separator: ", "))")
         let context = Context(phase: self, watcher: watcher, commits: commits, publisher: publisher, workers: resources.workers)
 
         try await context.warmUp(expected: expected[2])
@@ -136,9 +144,10 @@ struct PopulationPhase {
         let baseline = resources.workers.map { $0.rssBytes ?? 0 }
         let measured = try await context.fanout(label: "broadcast", event: broadcast, expected: expected[0])
         report.fanouts.append(measured)
-        report.memory.append(BenchmarkReport.Memory(
-            population: total, baselineRSSBytes: baseline, peakRSSBytes: resources.workers.map { $0.peakRSSBytes ?? 0 }
-        ))
+        report.memory.append(
+            BenchmarkReport.Memory(
+                population: total, baselineRSSBytes: baseline, peakRSSBytes: resources.workers.map { $0.peakRSSBytes ?? 0 }
+            ))
 
         if isMain {
             report.fanouts.append(try await context.fanout(label: "expression", event: narrower, expected: expected[1]))
@@ -170,10 +179,12 @@ struct PopulationPhase {
             if options.runReindex {
                 report.reindex = try await ReindexPhase(
                     population: population, names: names, configuration: configuration, logger: logger
-                ).run(seededLayout: configuration.layout, resources: { topic, prefix in
-                    resources.extraTopics.append(topic)
-                    resources.extraPrefixes.append(prefix)
-                })
+                ).run(
+                    seededLayout: configuration.layout,
+                    resources: { topic, prefix in
+                        resources.extraTopics.append(topic)
+                        resources.extraPrefixes.append(prefix)
+                    })
             }
         }
     }
@@ -296,7 +307,9 @@ struct PopulationPhase {
             let status = await finalStatus(eventId)
             let perSecond = Double(expected) / max(seconds, 1e-9)
             let how = byCommits ? "committed" : "seen"
-            Console.say("  \(label): \(Console.count(observed)) deliveries, \(how) in \(Console.fixed(seconds, 2)) s (\(Console.count(Int(perSecond)))/s)")
+            Console.say(
+                "  \(label): \(Console.count(observed)) deliveries, \(how) in \(Console.fixed(seconds, 2)) s (\(Console.count(Int(perSecond)))/s)"
+            )
             return BenchmarkReport.Fanout(
                 label: label, population: phase.population.count, eventId: eventId,
                 audience: event.audience.expression.map { "\($0)" } ?? "broadcast",
@@ -354,7 +367,9 @@ struct PopulationPhase {
                 }
             }
             rounds.applyNeighbours()
-            Console.say("  rounds: ratios \(rounds.ratios.map { Console.fixed($0, 2) }.joined(separator: ", ")), median \(rounds.medianRatio.map { Console.fixed($0, 2) } ?? "-")")
+            Console.say(
+                "  rounds: ratios \(rounds.ratios.map { Console.fixed($0, 2) }.joined(separator: ", ")), median \(rounds.medianRatio.map { Console.fixed($0, 2) } ?? "-")"
+            )
             return rounds
         }
 
@@ -392,7 +407,8 @@ struct PopulationPhase {
             }
             let renderedEach = published.map { entry -> Double? in
                 guard let bytes = watcher.stats(entry.id).firstRecord,
-                      let record = try? JSONDecoder().decode(DeliveryRecord.self, from: Data(bytes)) else { return nil }
+                    let record = try? JSONDecoder().decode(DeliveryRecord.self, from: Data(bytes))
+                else { return nil }
                 return record.renderedAt.timeIntervalSince(entry.at) * 1_000
             }
             let acceptedEach = await acceptedMilliseconds(published)
@@ -419,11 +435,15 @@ struct PopulationPhase {
                 acceptedP99Milliseconds: toAccepted.isEmpty ? nil : accepted.value(99),
                 samples: samples
             )
-            Console.say("  latency (\(label)): \(latencies.count)/\(published.count) seen, p50 \(Console.fixed(result.p50Milliseconds)) ms, p99 \(Console.fixed(result.p99Milliseconds)) ms, max \(Console.fixed(result.maxMilliseconds)) ms; publish to accepted p50 \(Console.fixed(accepted.value(50))) / p99 \(Console.fixed(accepted.value(99))) ms, to rendered p50 \(Console.fixed(rendered.value(50))) / p99 \(Console.fixed(rendered.value(99))) ms")
+            Console.say(
+                "  latency (\(label)): \(latencies.count)/\(published.count) seen, p50 \(Console.fixed(result.p50Milliseconds)) ms, p99 \(Console.fixed(result.p99Milliseconds)) ms, max \(Console.fixed(result.maxMilliseconds)) ms; publish to accepted p50 \(Console.fixed(accepted.value(50))) / p99 \(Console.fixed(accepted.value(99))) ms, to rendered p50 \(Console.fixed(rendered.value(50))) / p99 \(Console.fixed(rendered.value(99))) ms"
+            )
             // The slowest events, to tell a slow planner (accepted), a slow worker (rendered) and
             // a late read (seen) apart, and where in the phase they were.
             for sample in samples.sorted(by: { ($0.seenMilliseconds ?? .infinity) > ($1.seenMilliseconds ?? .infinity) }).prefix(3) {
-                Console.say("    slowest: published at +\(Console.fixed(sample.publishedSeconds, 2)) s, accepted \(sample.acceptedMilliseconds.map { Console.fixed($0) } ?? "-") / rendered \(sample.renderedMilliseconds.map { Console.fixed($0) } ?? "-") / seen \(sample.seenMilliseconds.map { Console.fixed($0) } ?? "never") ms")
+                Console.say(
+                    "    slowest: published at +\(Console.fixed(sample.publishedSeconds, 2)) s, accepted \(sample.acceptedMilliseconds.map { Console.fixed($0) } ?? "-") / rendered \(sample.renderedMilliseconds.map { Console.fixed($0) } ?? "-") / seen \(sample.seenMilliseconds.map { Console.fixed($0) } ?? "never") ms"
+                )
             }
             return result
         }
@@ -447,7 +467,8 @@ struct PopulationPhase {
                     // Tell "the worker did not deliver" apart from "the broker did not make the
                     // committed deliveries visible to read_committed readers".
                     let status = await finalStatus(eventId)
-                    let worker = status.map { "the worker reports \($0.state.rawValue) with \($0.targets.total) targets" }
+                    let worker =
+                        status.map { "the worker reports \($0.state.rawValue) with \($0.targets.total) targets" }
                         ?? "the worker reports no final status"
                     throw BenchmarkError(
                         "event \(eventId): saw \(stats.count) of \(expected) expected deliveries within \(timeout); \(worker)",

@@ -16,7 +16,8 @@ struct ReindexPhase {
     let configuration: PipelineConfiguration
     let logger: Logger
 
-    func run(seededLayout: SlotLayout, resources: (_ topic: String, _ redisPrefix: String) -> Void) async throws -> BenchmarkReport.Reindex {
+    func run(seededLayout: SlotLayout, resources: (_ topic: String, _ redisPrefix: String) -> Void) async throws -> BenchmarkReport.Reindex
+    {
         var registry = RegistryConfiguration()
         registry.registrationsTopic = names.topicPrefix + "registrations"
         registry.slotCount = seededLayout.slotCount

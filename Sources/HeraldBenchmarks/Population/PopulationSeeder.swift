@@ -102,7 +102,8 @@ public struct PopulationSeeder: Sendable {
         return (0..<Int32(population.count)).sorted { slots[Int($0)] != slots[Int($1)] ? slots[Int($0)] < slots[Int($1)] : $0 < $1 }
     }
 
-    private func applyWithScript(_ entries: [IndexedRegistration], index: RegistrationIndex, connection: RedisConnection, now: Date) throws {
+    private func applyWithScript(_ entries: [IndexedRegistration], index: RegistrationIndex, connection: RedisConnection, now: Date) throws
+    {
         let nowSeconds = Int64(now.timeIntervalSince1970)
         var commands: [RedisCommand] = []
         commands.reserveCapacity(entries.count * 2)
@@ -148,11 +149,11 @@ public struct PopulationSeeder: Sendable {
     /// Appends each `ARGV` value to the pack field named before it (ids are new, so entries
     /// are only ever added), the bulk counterpart of the `apply` script's `pack_put`.
     static let appendToPacks = """
-    for i = 1, #ARGV, 2 do
-      redis.call('HSET', KEYS[1], ARGV[i], (redis.call('HGET', KEYS[1], ARGV[i]) or '') .. ARGV[i + 1])
-    end
-    return 0
-    """
+        for i = 1, #ARGV, 2 do
+          redis.call('HSET', KEYS[1], ARGV[i], (redis.call('HGET', KEYS[1], ARGV[i]) or '') .. ARGV[i + 1])
+        end
+        return 0
+        """
 
     /// The bulk form of applying `entries` (new, live registrations) to an empty prefix.
     static func bulkCommands(_ entries: [IndexedRegistration], layout: SlotLayout) -> [RedisCommand] {

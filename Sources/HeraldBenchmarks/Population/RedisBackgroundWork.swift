@@ -28,7 +28,7 @@ enum RedisBackgroundWork {
         return info.split(whereSeparator: \.isNewline).compactMap { line in
             let parts = line.split(separator: ":", maxSplits: 1)
             guard parts.count == 2, watched.contains(String(parts[0])),
-                  parts[1].trimmingCharacters(in: .whitespaces) != "0"
+                parts[1].trimmingCharacters(in: .whitespaces) != "0"
             else { return nil }
             return String(parts[0])
         }

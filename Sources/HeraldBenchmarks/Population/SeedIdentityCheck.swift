@@ -34,7 +34,8 @@ public struct SeedIdentityCheck: Sendable {
         defer { pool.shutdown() }
         for path in BenchmarkOptions.SeedPath.allCases {
             let layout = SlotLayout(slotCount: slotCount, prefix: "\(prefix)-\(path.rawValue)")
-            let seeder = PopulationSeeder(population: population, layout: layout, redis: redis, path: path, batchSize: 500, threads: 1, logger: logger)
+            let seeder = PopulationSeeder(
+                population: population, layout: layout, redis: redis, path: path, batchSize: 500, threads: 1, logger: logger)
             _ = try await seeder.seed()
             let digest = try await RegistrationIndex(pool: pool, layout: layout, logger: logger).digest()
             var stripped: [String: String] = [:]
@@ -44,6 +45,8 @@ public struct SeedIdentityCheck: Sendable {
         }
         let (lua, bulk) = (fingerprints[0], fingerprints[1])
         let differing = Set(lua.keys).union(bulk.keys).filter { lua[$0] != bulk[$0] }.sorted()
-        return Outcome(registrations: registrations, keys: lua.count, identical: differing.isEmpty && !lua.isEmpty, differences: Array(differing.prefix(5)))
+        return Outcome(
+            registrations: registrations, keys: lua.count, identical: differing.isEmpty && !lua.isEmpty,
+            differences: Array(differing.prefix(5)))
     }
 }

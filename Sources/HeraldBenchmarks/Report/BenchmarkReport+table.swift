@@ -18,13 +18,18 @@ extension BenchmarkReport {
         var rows: [(String, String, String)] = []
         if let observed = ceiling.observedPerSecond {
             let clock = ceiling.clock == BenchmarkOptions.Clock.committed.rawValue ? "committed" : "seen by consumer"
-            rows.append((
-                "\(title), transactional, \(clock) (\(ceiling.producers) producers, \(ceiling.transactions) txns)",
-                "\(Console.count(Int(observed))) rec/s (\(Console.fixed(ceiling.averageRecordBytes, 0)) B avg)",
-                relative(observed)
-            ))
+            rows.append(
+                (
+                    "\(title), transactional, \(clock) (\(ceiling.producers) producers, \(ceiling.transactions) txns)",
+                    "\(Console.count(Int(observed))) rec/s (\(Console.fixed(ceiling.averageRecordBytes, 0)) B avg)",
+                    relative(observed)
+                ))
         }
-        rows.append(("\(title), transactional, until last commit", "\(Console.count(Int(ceiling.transactionalPerSecond))) rec/s", relative(ceiling.transactionalPerSecond)))
+        rows.append(
+            (
+                "\(title), transactional, until last commit", "\(Console.count(Int(ceiling.transactionalPerSecond))) rec/s",
+                relative(ceiling.transactionalPerSecond)
+            ))
         if let cpu = ceiling.cpu { rows.append(contentsOf: cpuRows(cpu)) }
         if let idempotent = ceiling.idempotentPerSecond {
             rows.append(("\(title), idempotent, no transactions", "\(Console.count(Int(idempotent))) rec/s", relative(idempotent)))
@@ -51,11 +56,12 @@ extension BenchmarkReport {
         let ratios = rounds.ratios
         var rows: [(String, String, String)] = []
         if let median = rounds.medianRatio {
-            rows.append((
-                "broadcast rounds, each between two ceilings of its own (\(rounds.fanouts.count))",
-                "median \(Console.fixed(median, 2)) x (\(ratios.map { Console.fixed($0, 2) }.joined(separator: ", ")))",
-                "median >= \(Target.ratioToCeiling): \(median >= Target.ratioToCeiling ? "met" : "NOT met")"
-            ))
+            rows.append(
+                (
+                    "broadcast rounds, each between two ceilings of its own (\(rounds.fanouts.count))",
+                    "median \(Console.fixed(median, 2)) x (\(ratios.map { Console.fixed($0, 2) }.joined(separator: ", ")))",
+                    "median >= \(Target.ratioToCeiling): \(median >= Target.ratioToCeiling ? "met" : "NOT met")"
+                ))
         }
         for (index, fanout) in rounds.fanouts.enumerated() {
             let before = index < rounds.ceilings.count ? rounds.ceilings[index] : nil
@@ -73,11 +79,12 @@ extension BenchmarkReport {
                 }
             }
             judged += countWarnings(fanout)
-            rows.append((
-                "  round \(index + 1): ceiling before / broadcast / ceiling after",
-                "\(rate(before)) / \(Console.fixed(fanout.seconds, 2)) s, \(Console.count(Int(fanout.deliveriesPerSecond)))/s / \(rate(after))",
-                judged.joined(separator: "; ")
-            ))
+            rows.append(
+                (
+                    "  round \(index + 1): ceiling before / broadcast / ceiling after",
+                    "\(rate(before)) / \(Console.fixed(fanout.seconds, 2)) s, \(Console.count(Int(fanout.deliveriesPerSecond)))/s / \(rate(after))",
+                    judged.joined(separator: "; ")
+                ))
         }
         return rows
     }
@@ -86,21 +93,27 @@ extension BenchmarkReport {
     /// bench's CPU that librdkafka's own threads used.
     private func cpuRows(_ cpu: CPUAccount) -> [(String, String, String)] {
         let wall = Swift.max(cpu.wallSeconds, 1e-9)
-        var rows = [(
-            "  CPU s: workers / broker / redis / bench / other processes",
-            [Console.fixed(cpu.workers, 1), cpu.broker.map { Console.fixed($0, 1) } ?? "?", cpu.redis.map { Console.fixed($0, 1) } ?? "?",
-             Console.fixed(cpu.benchmark, 1), cpu.others.map { Console.fixed($0, 1) } ?? "?"].joined(separator: " / "),
-            (cpu.isDisturbed ? "DISTURBED: " : "")
-                + "run \(Console.fixed(cpu.total / wall, 2)) + others \(Console.fixed((cpu.others ?? 0) / wall, 2)) of \(machine.processors) cores; CPU pressure \(cpu.cpuPressure.map { Console.fixed($0, 0) } ?? "?")%"
-                + (cpu.hostProbeMilliseconds.map { "; host probe \(Console.fixed($0, 2)) ms" } ?? "")
-                + (cpu.quietWaitSeconds.map { $0 >= 0.5 ? "; waited \(Console.fixed($0, 1)) s for quiet" : "" } ?? "")
-        )]
+        var rows = [
+            (
+                "  CPU s: workers / broker / redis / bench / other processes",
+                [
+                    Console.fixed(cpu.workers, 1), cpu.broker.map { Console.fixed($0, 1) } ?? "?",
+                    cpu.redis.map { Console.fixed($0, 1) } ?? "?",
+                    Console.fixed(cpu.benchmark, 1), cpu.others.map { Console.fixed($0, 1) } ?? "?",
+                ].joined(separator: " / "),
+                (cpu.isDisturbed ? "DISTURBED: " : "")
+                    + "run \(Console.fixed(cpu.total / wall, 2)) + others \(Console.fixed((cpu.others ?? 0) / wall, 2)) of \(machine.processors) cores; CPU pressure \(cpu.cpuPressure.map { Console.fixed($0, 0) } ?? "?")%"
+                    + (cpu.hostProbeMilliseconds.map { "; host probe \(Console.fixed($0, 2)) ms" } ?? "")
+                    + (cpu.quietWaitSeconds.map { $0 >= 0.5 ? "; waited \(Console.fixed($0, 1)) s for quiet" : "" } ?? "")
+            )
+        ]
         if let workers = cpu.workersLibrdkafka, let bench = cpu.benchmarkLibrdkafka {
-            rows.append((
-                "    of which librdkafka's threads (rdk:*): workers / bench",
-                "\(Console.fixed(workers, 1)) / \(Console.fixed(bench, 1))",
-                "the callers' threads: \(Console.fixed(cpu.workers - workers, 1)) / \(Console.fixed(cpu.benchmark - bench, 1))"
-            ))
+            rows.append(
+                (
+                    "    of which librdkafka's threads (rdk:*): workers / bench",
+                    "\(Console.fixed(workers, 1)) / \(Console.fixed(bench, 1))",
+                    "the callers' threads: \(Console.fixed(cpu.workers - workers, 1)) / \(Console.fixed(cpu.benchmark - bench, 1))"
+                ))
         }
         return rows
     }
@@ -118,62 +131,77 @@ extension BenchmarkReport {
         }
         for seed in seeding {
             if let check = seed.identityCheck {
-                rows.append(("bulk loader = Lua apply (\(Console.count(check.registrations)) regs)", "\(check.keys) keys", check.identical ? "identical" : "DIFFERENT"))
+                rows.append(
+                    (
+                        "bulk loader = Lua apply (\(Console.count(check.registrations)) regs)", "\(check.keys) keys",
+                        check.identical ? "identical" : "DIFFERENT"
+                    ))
             } else {
-                rows.append((
-                    "seed R=\(Console.count(seed.population)) (\(seed.summary.path))",
-                    "\(Console.fixed(seed.summary.seconds, 1)) s (\(Console.count(Int(seed.summary.perSecond)))/s)", ""
-                ))
+                rows.append(
+                    (
+                        "seed R=\(Console.count(seed.population)) (\(seed.summary.path))",
+                        "\(Console.fixed(seed.summary.seconds, 1)) s (\(Console.count(Int(seed.summary.perSecond)))/s)", ""
+                    ))
                 if let cpu = seed.cpu { rows.append(contentsOf: cpuRows(cpu)) }
             }
         }
         for fanout in fanouts {
             var judged: [String] = []
             if let ratio = fanout.ratioToCeiling {
-                judged.append("\(Console.fixed(ratio, 2)) x ceiling (>= \(Target.ratioToCeiling): \(verdict(ratio >= Target.ratioToCeiling)))")
+                judged.append(
+                    "\(Console.fixed(ratio, 2)) x ceiling (>= \(Target.ratioToCeiling): \(verdict(ratio >= Target.ratioToCeiling)))")
             }
             if fanout.label == "broadcast" && fanout.population >= 1_000_000 {
-                judged.append("<= \(Console.fixed(Target.millionBroadcastSeconds, 0)) s: \(verdict(fanout.seconds <= Target.millionBroadcastSeconds))")
+                judged.append(
+                    "<= \(Console.fixed(Target.millionBroadcastSeconds, 0)) s: \(verdict(fanout.seconds <= Target.millionBroadcastSeconds))"
+                )
             }
             if fanout.cpu.isDisturbed, let cores = fanout.cpu.othersCores {
                 judged.append("disturbed: other processes took \(Console.fixed(cores, 2)) cores")
             }
             judged += countWarnings(fanout)
             let byCommits = fanout.clock == BenchmarkOptions.Clock.committed.rawValue
-            rows.append((
-                "\(fanout.label) R=\(Console.count(fanout.population)) -> \(Console.count(fanout.expected)) devices, \(byCommits ? "committed" : "seen")",
-                "\(Console.fixed(fanout.seconds, 2)) s, \(Console.count(Int(fanout.deliveriesPerSecond)))/s (first \(Console.fixed(fanout.firstDeliverySeconds * 1_000, 0)) ms)",
-                judged.joined(separator: "; ")
-            ))
-            if let adjusted = ratioAtCeilingHostSpeed(fanout), let here = fanout.cpu.hostProbeMilliseconds,
-               let there = ceilingReferenceHostProbe {
-                rows.append((
-                    "  the ratio at the reference ceiling's host speed (estimate)",
-                    "\(Console.fixed(adjusted, 2)) x ceiling",
-                    "host probe \(Console.fixed(here, 2)) ms here, \(Console.fixed(there, 2)) ms in the reference ceiling"
+            rows.append(
+                (
+                    "\(fanout.label) R=\(Console.count(fanout.population)) -> \(Console.count(fanout.expected)) devices, \(byCommits ? "committed" : "seen")",
+                    "\(Console.fixed(fanout.seconds, 2)) s, \(Console.count(Int(fanout.deliveriesPerSecond)))/s (first \(Console.fixed(fanout.firstDeliverySeconds * 1_000, 0)) ms)",
+                    judged.joined(separator: "; ")
                 ))
+            if let adjusted = ratioAtCeilingHostSpeed(fanout), let here = fanout.cpu.hostProbeMilliseconds,
+                let there = ceilingReferenceHostProbe
+            {
+                rows.append(
+                    (
+                        "  the ratio at the reference ceiling's host speed (estimate)",
+                        "\(Console.fixed(adjusted, 2)) x ceiling",
+                        "host probe \(Console.fixed(here, 2)) ms here, \(Console.fixed(there, 2)) ms in the reference ceiling"
+                    ))
             }
             if let counted = fanout.countedSeconds {
                 var judged = fanout.observed == fanout.expected ? "exactly the expected count" : "NOT the expected count"
                 if let sizes = recordSizes(fanout) { judged += "; \(sizes)" }
-                rows.append((
-                    "  deliveries read and counted after the clock stopped",
-                    "\(Console.count(fanout.observed)) by \(Console.fixed(counted, 2)) s after publish",
-                    judged
-                ))
+                rows.append(
+                    (
+                        "  deliveries read and counted after the clock stopped",
+                        "\(Console.count(fanout.observed)) by \(Console.fixed(counted, 2)) s after publish",
+                        judged
+                    ))
             }
             if let completed = fanout.workerCompletedSeconds {
-                rows.append((
-                    "  worker clock: accepted / first rendered / last task done",
-                    [fanout.acceptedSeconds, fanout.renderedFirstSeconds, completed].map { $0.map { Console.fixed($0, 2) } ?? "?" }.joined(separator: " / ") + " s",
-                    "status \(fanout.statusTargets.map(Console.count) ?? "?") targets in \(fanout.statusTasks.map(String.init) ?? "?") tasks"
-                ))
-                if let seen = fanout.seenAtWorkerCompletion, fanout.expected > 0 {
-                    rows.append((
-                        "  seen by the reader when the last task finished",
-                        "\(Console.count(seen)) (\(Console.fixed(100 * Double(seen) / Double(fanout.expected), 0)) %)",
-                        "the rest: last commit, broker visibility, reader catching up"
+                rows.append(
+                    (
+                        "  worker clock: accepted / first rendered / last task done",
+                        [fanout.acceptedSeconds, fanout.renderedFirstSeconds, completed].map { $0.map { Console.fixed($0, 2) } ?? "?" }
+                            .joined(separator: " / ") + " s",
+                        "status \(fanout.statusTargets.map(Console.count) ?? "?") targets in \(fanout.statusTasks.map(String.init) ?? "?") tasks"
                     ))
+                if let seen = fanout.seenAtWorkerCompletion, fanout.expected > 0 {
+                    rows.append(
+                        (
+                            "  seen by the reader when the last task finished",
+                            "\(Console.count(seen)) (\(Console.fixed(100 * Double(seen) / Double(fanout.expected), 0)) %)",
+                            "the rest: last commit, broker visibility, reader catching up"
+                        ))
                 }
             }
             rows.append(contentsOf: cpuRows(fanout.cpu))
@@ -183,20 +211,23 @@ extension BenchmarkReport {
         }
         for entry in latency {
             let target = entry.label == "idle" ? Target.idleP99Milliseconds : Target.loadedP99Milliseconds
-            rows.append((
-                "one-user latency \(entry.label) (\(entry.seen)/\(entry.events) events)",
-                "p50 \(Console.fixed(entry.p50Milliseconds, 1)) / p99 \(Console.fixed(entry.p99Milliseconds, 1)) / max \(Console.fixed(entry.maxMilliseconds, 1)) ms",
-                "p99 <= \(Console.fixed(target, 0)) ms: \(verdict(entry.p99Milliseconds <= target && entry.seen == entry.events))"
-            ))
+            rows.append(
+                (
+                    "one-user latency \(entry.label) (\(entry.seen)/\(entry.events) events)",
+                    "p50 \(Console.fixed(entry.p50Milliseconds, 1)) / p99 \(Console.fixed(entry.p99Milliseconds, 1)) / max \(Console.fixed(entry.maxMilliseconds, 1)) ms",
+                    "p99 <= \(Console.fixed(target, 0)) ms: \(verdict(entry.p99Milliseconds <= target && entry.seen == entry.events))"
+                ))
             if let p50 = entry.acceptedP50Milliseconds, let p99 = entry.acceptedP99Milliseconds {
-                rows.append(("  of which publish to accepted by the planner", "p50 \(Console.fixed(p50, 1)) / p99 \(Console.fixed(p99, 1)) ms", ""))
+                rows.append(
+                    ("  of which publish to accepted by the planner", "p50 \(Console.fixed(p50, 1)) / p99 \(Console.fixed(p99, 1)) ms", ""))
             }
             if let p50 = entry.renderedP50Milliseconds, let p99 = entry.renderedP99Milliseconds {
-                rows.append((
-                    "  of which publish to rendered by the express lane",
-                    "p50 \(Console.fixed(p50, 1)) / p99 \(Console.fixed(p99, 1)) ms",
-                    "the rest: commit, broker visibility, fetch"
-                ))
+                rows.append(
+                    (
+                        "  of which publish to rendered by the express lane",
+                        "p50 \(Console.fixed(p50, 1)) / p99 \(Console.fixed(p99, 1)) ms",
+                        "the rest: commit, broker visibility, fetch"
+                    ))
             }
         }
         let smallest = memory.min { $0.population < $1.population }
@@ -206,21 +237,24 @@ extension BenchmarkReport {
             if let smallest, smallest.population != entry.population, let base = smallest.peakRSSBytes.max(), base > 0 {
                 judged += "; \(Console.fixed(Double(peak) / Double(base), 2)) x R=\(Console.count(smallest.population))"
             }
-            rows.append((
-                "worker peak RSS, R=\(Console.count(entry.population))",
-                "\(Console.fixed(Double(peak) / 1_048_576, 0)) MB (before: \(Console.fixed(Double(entry.baselineRSSBytes.max() ?? 0) / 1_048_576, 0)) MB)",
-                judged
-            ))
+            rows.append(
+                (
+                    "worker peak RSS, R=\(Console.count(entry.population))",
+                    "\(Console.fixed(Double(peak) / 1_048_576, 0)) MB (before: \(Console.fixed(Double(entry.baselineRSSBytes.max() ?? 0) / 1_048_576, 0)) MB)",
+                    judged
+                ))
         }
         if let reindex {
-            rows.append((
-                "reindex R=\(Console.count(reindex.registrations))",
-                "\(Console.fixed(reindex.seconds, 1)) s (\(Console.count(Int(reindex.perSecond)))/s)",
-                reindex.identicalToSeeded.map { $0 ? "identical to seeded" : "DIFFERS from seeded" } ?? ""
-            ))
+            rows.append(
+                (
+                    "reindex R=\(Console.count(reindex.registrations))",
+                    "\(Console.fixed(reindex.seconds, 1)) s (\(Console.count(Int(reindex.perSecond)))/s)",
+                    reindex.identicalToSeeded.map { $0 ? "identical to seeded" : "DIFFERS from seeded" } ?? ""
+                ))
         }
         for entry in micro {
-            rows.append(("micro: \(entry.name)", "\(Console.fixed(entry.nanosecondsPerOperation, 1)) ns/op", "median of \(entry.runs.count)"))
+            rows.append(
+                ("micro: \(entry.name)", "\(Console.fixed(entry.nanosecondsPerOperation, 1)) ns/op", "median of \(entry.runs.count)"))
         }
 
         let widths = (
@@ -228,10 +262,16 @@ extension BenchmarkReport {
         )
         func pad(_ text: String, _ width: Int) -> String { text + String(repeating: " ", count: max(0, width - text.count)) }
         var lines: [String] = []
-        lines.append("herald bench \(runId): \(machine.processors) CPUs \(machine.cpuModel), \(machine.memoryBytes / 1_073_741_824) GiB, Linux \(machine.kernel), load \(machine.loadAverageAtStart) at start")
-        lines.append("librdkafka \(machine.librdkafka); broker \(machine.broker); Redis \(machine.redis); \(settings.workers) worker(s) x \(settings.bulkLanesPerWorker) bulk lanes, \(settings.partitions) partitions, \(settings.slots) slots")
+        lines.append(
+            "herald bench \(runId): \(machine.processors) CPUs \(machine.cpuModel), \(machine.memoryBytes / 1_073_741_824) GiB, Linux \(machine.kernel), load \(machine.loadAverageAtStart) at start"
+        )
+        lines.append(
+            "librdkafka \(machine.librdkafka); broker \(machine.broker); Redis \(machine.redis); \(settings.workers) worker(s) x \(settings.bulkLanesPerWorker) bulk lanes, \(settings.partitions) partitions, \(settings.slots) slots"
+        )
         lines.append("| \(pad("measurement", widths.0)) | \(pad("value", widths.1)) | \(pad("judged by", widths.2)) |")
-        lines.append("|\(String(repeating: "-", count: widths.0 + 2))|\(String(repeating: "-", count: widths.1 + 2))|\(String(repeating: "-", count: widths.2 + 2))|")
+        lines.append(
+            "|\(String(repeating: "-", count: widths.0 + 2))|\(String(repeating: "-", count: widths.1 + 2))|\(String(repeating: "-", count: widths.2 + 2))|"
+        )
         for row in rows {
             lines.append("| \(pad(row.0, widths.0)) | \(pad(row.1, widths.1)) | \(pad(row.2, widths.2)) |")
         }

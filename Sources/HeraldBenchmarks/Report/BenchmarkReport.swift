@@ -68,7 +68,8 @@ public struct BenchmarkReport: Sendable, Codable {
     /// probe's work is not Herald's), shown next to the ratio and never judged.
     public func ratioAtCeilingHostSpeed(_ fanout: Fanout) -> Double? {
         guard let ratio = fanout.ratioToCeiling, let here = fanout.cpu.hostProbeMilliseconds,
-              let there = ceilingReferenceHostProbe, there > 0 else { return nil }
+            let there = ceilingReferenceHostProbe, there > 0
+        else { return nil }
         return ratio * here / there
     }
 
@@ -92,7 +93,8 @@ public struct BenchmarkReport: Sendable, Codable {
     /// compares like with like only when the two are about the same.
     public func recordSizes(_ fanout: Fanout) -> String? {
         guard let delivered = fanout.averageRecordBytes,
-              let ceiling = [ceiling, ceilingAfter].compactMap({ $0 }).first else { return nil }
+            let ceiling = [ceiling, ceilingAfter].compactMap({ $0 }).first
+        else { return nil }
         return "\(Console.fixed(delivered, 0)) B avg, the ceiling's \(Console.fixed(ceiling.averageRecordBytes, 0)) B"
     }
 

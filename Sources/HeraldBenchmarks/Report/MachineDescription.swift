@@ -17,14 +17,17 @@ public struct MachineDescription: Sendable, Codable, Hashable {
 
     static func current(bootstrapServers: String, redisVersion: String) -> MachineDescription {
         let meminfo = (try? String(contentsOfFile: "/proc/meminfo", encoding: .utf8)) ?? ""
-        let memoryKB = meminfo.split(separator: "\n").first { $0.hasPrefix("MemTotal:") }
+        let memoryKB =
+            meminfo.split(separator: "\n").first { $0.hasPrefix("MemTotal:") }
             .flatMap { Int($0.filter(\.isNumber)) } ?? 0
         let cpuinfo = (try? String(contentsOfFile: "/proc/cpuinfo", encoding: .utf8)) ?? ""
-        let model = cpuinfo.split(separator: "\n").first { $0.hasPrefix("model name") }
+        let model =
+            cpuinfo.split(separator: "\n").first { $0.hasPrefix("model name") }
             .map { $0.split(separator: ":", maxSplits: 1).last.map { $0.trimmingCharacters(in: .whitespaces) } ?? "" } ?? "unknown"
         let kernel = ((try? String(contentsOfFile: "/proc/sys/kernel/osrelease", encoding: .utf8)) ?? "unknown")
             .trimmingCharacters(in: .whitespacesAndNewlines)
-        let load = ((try? String(contentsOfFile: "/proc/loadavg", encoding: .utf8)) ?? "")
+        let load =
+            ((try? String(contentsOfFile: "/proc/loadavg", encoding: .utf8)) ?? "")
             .split(separator: " ").first.flatMap { Double($0) } ?? 0
         return MachineDescription(
             processors: ProcessInfo.processInfo.activeProcessorCount, memoryBytes: memoryKB * 1_024, cpuModel: model,
@@ -38,7 +41,7 @@ public struct MachineDescription: Sendable, Codable, Hashable {
     /// is reported as a Kafka-protocol broker.
     static func brokerDescription(_ bootstrapServers: String) -> String {
         guard let first = bootstrapServers.split(separator: ",").first, let port = first.split(separator: ":").last,
-              let process = ProcessProbe.find(commandLineContaining: ["broker", ":\(port)"])
+            let process = ProcessProbe.find(commandLineContaining: ["broker", ":\(port)"])
         else { return "Kafka protocol broker (remote or unidentified)" }
         let executable = String(process.commandLine.split(separator: " ").first ?? "")
         guard executable.hasSuffix("tansu") else { return "Kafka protocol broker: \(executable)" }

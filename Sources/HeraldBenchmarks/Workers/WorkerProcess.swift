@@ -30,7 +30,7 @@ final class WorkerProcess: @unchecked Sendable {
     /// even before Foundation has reaped it (a zombie counts as exited).
     var isRunning: Bool {
         guard let text = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
-              let close = text.lastIndex(of: ")")
+            let close = text.lastIndex(of: ")")
         else { return false }
         return text[text.index(after: close)...].split(separator: " ").first != "Z"
     }

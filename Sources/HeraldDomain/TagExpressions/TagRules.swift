@@ -56,7 +56,8 @@ public enum TagRules {
         }
         for (offset, byte) in bytes.enumerated() where !TagAlphabet.isTagByte(byte) {
             let position = TextPosition.column(ofByteOffset: offset, in: bytes)
-            return "character \(TextPosition.describeCharacter(atByteOffset: offset, in: bytes)) at position \(position) is not allowed in a tag (allowed: \(tagAlphabet), or a system tag $InstallationId:{id} / $UserId:{id})"
+            return
+                "character \(TextPosition.describeCharacter(atByteOffset: offset, in: bytes)) at position \(position) is not allowed in a tag (allowed: \(tagAlphabet), or a system tag $InstallationId:{id} / $UserId:{id})"
         }
         return nil
     }

@@ -250,9 +250,11 @@ struct TemplateContentParser {
                 )
             }
             let expected =
-                length != nil ? "expected ')' after the length"
-                : fallback != nil ? "expected ',' or ')' after the default value"
-                : "expected ',', ':' or ')' after the property name"
+                length != nil
+                ? "expected ')' after the length"
+                : fallback != nil
+                    ? "expected ',' or ')' after the default value"
+                    : "expected ',', ':' or ')' after the property name"
             throw error(.invalidExpression, at: index, expected)
         }
         index += 1

@@ -11,7 +11,8 @@ public final class KafkaAdmin: Sendable {
     public init(configuration: KafkaAdminConfiguration, logger: Logger = Logger(label: "herald.kafka.admin")) throws {
         self.configuration = configuration
         // Admin requests need a handle of either type; a producer handle joins no group.
-        client = try RDKafkaClient(kind: .producer, properties: configuration.librdkafkaProperties(), callbacks: RDKafkaCallbacks(logger: logger))
+        client = try RDKafkaClient(
+            kind: .producer, properties: configuration.librdkafkaProperties(), callbacks: RDKafkaCallbacks(logger: logger))
         pollThread = RDKafkaPollThread(client: client, name: "herald.kafka.admin.poll")
         blockingQueue = blockingCallQueue("herald.kafka.admin.blocking")
     }
@@ -43,7 +44,8 @@ public final class KafkaAdmin: Sendable {
     /// Partitions, leaders and replicas of one topic.
     public func describeTopic(_ name: String, timeout: Duration = .seconds(10)) async throws -> KafkaTopicDescription {
         guard let topic = try await describeAllTopics(timeout: timeout).first(where: { $0.name == name }) else {
-            throw KafkaError(code: .unknownTopicOrPartition, message: "no such topic in the cluster metadata", operation: "describe topic", topic: name)
+            throw KafkaError(
+                code: .unknownTopicOrPartition, message: "no such topic in the cluster metadata", operation: "describe topic", topic: name)
         }
         return topic
     }

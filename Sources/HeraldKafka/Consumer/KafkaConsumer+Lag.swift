@@ -32,7 +32,8 @@ extension KafkaConsumer {
             if watermarks == nil {
                 watermarks = try await queryWatermarkOffsets(topic: entry.topic, partition: entry.partition, timeout: timeout)
             }
-            lags.append(KafkaPartitionLag(partition: entry.topicPartition, committed: entry.isValid ? entry.offset : nil, watermarks: watermarks!))
+            lags.append(
+                KafkaPartitionLag(partition: entry.topicPartition, committed: entry.isValid ? entry.offset : nil, watermarks: watermarks!))
         }
         return lags
     }

@@ -43,7 +43,8 @@ extension KafkaConsumer {
 
     /// The group's committed offsets; `offset` is `KafkaTopicPartitionOffset.invalid` where
     /// the group never committed.
-    public func committed(_ partitions: [KafkaTopicPartition], timeout: Duration = .seconds(10)) async throws -> [KafkaTopicPartitionOffset] {
+    public func committed(_ partitions: [KafkaTopicPartition], timeout: Duration = .seconds(10)) async throws -> [KafkaTopicPartitionOffset]
+    {
         try checkOpen("fetch committed offsets")
         let client = client
         return try await runBlocking(on: blockingQueue) {

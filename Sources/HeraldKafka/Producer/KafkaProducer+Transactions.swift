@@ -24,7 +24,9 @@ extension KafkaProducer {
         timeout: Duration = .seconds(30)
     ) async throws {
         let client = try transactionalClient("send offsets to transaction")
-        try await runBlocking(on: blockingQueue, deadline: timeout + blockingCallGrace, operation: "send offsets to transaction", onExpiry: abandon) {
+        try await runBlocking(
+            on: blockingQueue, deadline: timeout + blockingCallGrace, operation: "send offsets to transaction", onExpiry: abandon
+        ) {
             try client.sendOffsetsToTransaction(offsets, groupMetadata: groupMetadata, timeoutMs: timeout.rdKafkaMilliseconds)
         }
     }
@@ -32,7 +34,8 @@ extension KafkaProducer {
     /// Flushes the transaction's records and commits it.
     public func commitTransaction(timeout: Duration = .seconds(30)) async throws {
         let client = try transactionalClient("commit transaction")
-        try await runBlocking(on: blockingQueue, deadline: timeout + blockingCallGrace, operation: "commit transaction", onExpiry: abandon) {
+        try await runBlocking(on: blockingQueue, deadline: timeout + blockingCallGrace, operation: "commit transaction", onExpiry: abandon)
+        {
             try client.commitTransaction(timeoutMs: timeout.rdKafkaMilliseconds)
         }
     }

@@ -41,7 +41,8 @@ public final class KafkaProducer: Sendable {
         guard configuration.reportsSuccessfulDeliveries else {
             throw KafkaError(
                 code: .invalidArgument,
-                message: "this producer does not report successful deliveries (reportsSuccessfulDeliveries is false); use enqueue and flush",
+                message:
+                    "this producer does not report successful deliveries (reportsSuccessfulDeliveries is false); use enqueue and flush",
                 operation: "send", topic: message.topic
             )
         }

@@ -53,11 +53,12 @@ func runBlocking<Result: Sendable>(
         DispatchQueue.global().asyncAfter(deadline: .now() + .nanoseconds(nanoseconds)) {
             guard let waiting = pending.withLock({ $0.take() }) else { return }
             onExpiry()
-            waiting.resume(throwing: KafkaError(
-                code: .timedOut,
-                message: "no answer within \(deadline) (Herald's deadline over librdkafka's own); the client is abandoned",
-                operation: operation, isFatal: true
-            ))
+            waiting.resume(
+                throwing: KafkaError(
+                    code: .timedOut,
+                    message: "no answer within \(deadline) (Herald's deadline over librdkafka's own); the client is abandoned",
+                    operation: operation, isFatal: true
+                ))
         }
     }
 }

@@ -57,14 +57,15 @@ final class RDKafkaCallbacks: Sendable {
 
     private func log(level: Int32, facility: UnsafePointer<CChar>?, text: UnsafePointer<CChar>?) {
         // librdkafka uses syslog levels: 0 emergency ... 7 debug.
-        let swiftLevel: Logger.Level = switch level {
-        case ...2: .critical
-        case 3: .error
-        case 4: .warning
-        case 5: .notice
-        case 6: .info
-        default: .debug
-        }
+        let swiftLevel: Logger.Level =
+            switch level {
+            case ...2: .critical
+            case 3: .error
+            case 4: .warning
+            case 5: .notice
+            case 6: .info
+            default: .debug
+            }
         let message = text.map { String(cString: $0) } ?? ""
         let facilityName = facility.map { String(cString: $0) } ?? "?"
         logger.log(level: swiftLevel, "\(message)", metadata: ["librdkafka.facility": "\(facilityName)"])

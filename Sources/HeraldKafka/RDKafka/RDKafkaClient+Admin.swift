@@ -105,7 +105,8 @@ extension RDKafkaClient {
         let operation = "describe topic configs"
         var resources: [OpaquePointer?] = [rd_kafka_ConfigResource_new(RD_KAFKA_RESOURCE_TOPIC, topic)]
         defer { rd_kafka_ConfigResource_destroy_array(&resources, resources.count) }
-        let event = try adminRequest(operation, type: RD_KAFKA_ADMIN_OP_DESCRIBECONFIGS, timeoutMs: timeoutMs, topic: topic) { options, queue in
+        let event = try adminRequest(operation, type: RD_KAFKA_ADMIN_OP_DESCRIBECONFIGS, timeoutMs: timeoutMs, topic: topic) {
+            options, queue in
             resources.withUnsafeMutableBufferPointer {
                 rd_kafka_DescribeConfigs(handle, $0.baseAddress, $0.count, options, queue)
             }

@@ -59,7 +59,8 @@ final class RDKafkaClient: @unchecked Sendable {
     deinit {
         rd_kafka_destroy(handle)
         callbacks.deliveries?.failAll(
-            KafkaError(code: .destroyed, message: "producer destroyed before the broker acknowledged the record", operation: "deliver message")
+            KafkaError(
+                code: .destroyed, message: "producer destroyed before the broker acknowledged the record", operation: "deliver message")
         )
         retainedCallbacks.release()
     }

@@ -17,14 +17,19 @@ final class FanoutLane: Sendable {
     private let configuration: PipelineConfiguration
     private let logger: Logger
 
-    init(kind: TaskLane, index: Int, configuration: PipelineConfiguration, templates: TemplateCache, logger: Logger, metrics: PipelineMetrics = .shared) {
+    init(
+        kind: TaskLane, index: Int, configuration: PipelineConfiguration, templates: TemplateCache, logger: Logger,
+        metrics: PipelineMetrics = .shared
+    ) {
         self.lane = kind
         self.index = index
         self.logger = logger
         self.configuration = configuration
         let name = "fanout-\(kind.rawValue)-\(index)"
-        delivery = TaskDelivery(lane: kind, name: name, configuration: configuration, templates: templates, logger: logger, metrics: metrics)
-        var producer = configuration.transactionalProducerConfiguration(role: "fanout-\(kind.rawValue)", lane: index, forDeliveries: kind == .bulk)
+        delivery = TaskDelivery(
+            lane: kind, name: name, configuration: configuration, templates: templates, logger: logger, metrics: metrics)
+        var producer = configuration.transactionalProducerConfiguration(
+            role: "fanout-\(kind.rawValue)", lane: index, forDeliveries: kind == .bulk)
         if kind == .express { producer.lingerMs = 0 }
         loop = TransactionalLoop(
             settings: TransactionalLoop.Settings(

@@ -23,7 +23,10 @@ final class TaskDelivery: Sendable {
     private let logger: Logger
     private let metrics: PipelineMetrics
 
-    init(lane: TaskLane, name: String, configuration: PipelineConfiguration, templates: TemplateCache, logger: Logger, metrics: PipelineMetrics = .shared) {
+    init(
+        lane: TaskLane, name: String, configuration: PipelineConfiguration, templates: TemplateCache, logger: Logger,
+        metrics: PipelineMetrics = .shared
+    ) {
         self.lane = lane
         self.configuration = configuration
         self.logger = logger
@@ -96,15 +99,18 @@ final class TaskDelivery: Sendable {
         var admin = KafkaAdminConfiguration(bootstrapServers: configuration.bootstrapServers)
         admin.extra = configuration.kafkaExtra
         guard let topics = try? await KafkaAdmin(configuration: admin, logger: logger).listTopics(),
-              let count = topics[configuration.topics.deliveries].map(Int32.init), count > reserved else {
+            let count = topics[configuration.topics.deliveries].map(Int32.init), count > reserved
+        else {
             logger.notice("deliveries topic too small to reserve express partitions; partitioning by key")
             return nil
         }
         if lane == .bulk, let tasks = topics[configuration.topics.tasks], tasks > count - reserved {
-            logger.notice("deliveries topic has fewer bulk partitions than the tasks topic: two lanes may write one deliveries partition at a time, and on brokers that resolve overlapping transactions late (Tansu) hide each other's deliveries until both are idle", metadata: [
-                "deliveriesPartitions": "\(count)", "expressPartitions": "\(reserved)", "taskPartitions": "\(tasks)",
-                "advice": "give \(configuration.topics.deliveries) at least \(Int32(tasks) + reserved) partitions",
-            ])
+            logger.notice(
+                "deliveries topic has fewer bulk partitions than the tasks topic: two lanes may write one deliveries partition at a time, and on brokers that resolve overlapping transactions late (Tansu) hide each other's deliveries until both are idle",
+                metadata: [
+                    "deliveriesPartitions": "\(count)", "expressPartitions": "\(reserved)", "taskPartitions": "\(tasks)",
+                    "advice": "give \(configuration.topics.deliveries) at least \(Int32(tasks) + reserved) partitions",
+                ])
         }
         return lane == .express ? 0..<reserved : reserved..<count
     }
@@ -132,10 +138,11 @@ final class TaskDelivery: Sendable {
                 throw error
             }
             metrics.tasks.increment()
-            outcome.messages.append(KafkaOutgoingMessage(
-                topic: configuration.topics.status, key: Array(task.eventId.utf8), value: StatusCoding.encode(progress),
-                headers: [KafkaHeader(key: StatusCoding.typeHeader, value: "progress")]
-            ))
+            outcome.messages.append(
+                KafkaOutgoingMessage(
+                    topic: configuration.topics.status, key: Array(task.eventId.utf8), value: StatusCoding.encode(progress),
+                    headers: [KafkaHeader(key: StatusCoding.typeHeader, value: "progress")]
+                ))
             let reply = try redis.evalScriptBlocking(
                 StatusScripts.recordProgress, keys: [layout.progressKey(eventId: task.eventId)],
                 arguments: ProgressSnapshot.arguments(for: progress, ttlSeconds: configuration.statusTTLSeconds)
@@ -150,21 +157,27 @@ final class TaskDelivery: Sendable {
                 if let claim = try redis.sendBlocking(.get(layout.eventClaimKey(eventId: task.eventId))).string {
                     headers.append(KafkaHeader(key: StatusCoding.claimHeader, value: claim))
                 }
-                outcome.messages.append(KafkaOutgoingMessage(
-                    topic: configuration.topics.status, key: Array(task.eventId.utf8), value: StatusCoding.encode(record),
-                    headers: headers
-                ))
-                log.info("event completed", metadata: [
-                    "targets": "\(record.targets.total)", "skipped": "\(record.skipped)", "failed": "\(record.failed)",
-                    "durationMs": "\(record.timings.durationMs.map(String.init) ?? "-")",
-                ])
+                outcome.messages.append(
+                    KafkaOutgoingMessage(
+                        topic: configuration.topics.status, key: Array(task.eventId.utf8), value: StatusCoding.encode(record),
+                        headers: headers
+                    ))
+                log.info(
+                    "event completed",
+                    metadata: [
+                        "targets": "\(record.targets.total)", "skipped": "\(record.skipped)", "failed": "\(record.failed)",
+                        "durationMs": "\(record.timings.durationMs.map(String.init) ?? "-")",
+                    ])
             }
             if record.state == .processing || snapshot.completedBy == task.taskIndex {
                 outcome.statuses.append(record)
             }
-            log.debug("task done", metadata: [
-                "task": "\(task.taskIndex + 1)/\(task.taskCount)", "delivered": "\(progress.delivered.total)", "skipped": "\(progress.skipped)",
-            ])
+            log.debug(
+                "task done",
+                metadata: [
+                    "task": "\(task.taskIndex + 1)/\(task.taskCount)", "delivered": "\(progress.delivered.total)",
+                    "skipped": "\(progress.skipped)",
+                ])
         }
         return outcome
     }

@@ -475,7 +475,7 @@ struct ViewFields {
             return base.distance(to: UnsafeRawPointer(found))
         }
         guard let second = separator(after: 2), let third = separator(after: second + 1),
-              let fourth = separator(after: third + 1), let fifth = separator(after: fourth + 1)
+            let fourth = separator(after: third + 1), let fifth = separator(after: fourth + 1)
         else { return nil }
         platform = 2..<second
         expiry = (second + 1)..<third

@@ -59,7 +59,9 @@ struct TaskRun {
 
     /// The index in `renditions` for this view's (platform, template), rendering on first use.
     /// Called once per device: byte comparisons only, the last match tried first.
-    mutating func rendition(for view: UnsafeRawBufferPointer, fields: ViewFields, templates: TemplateCache, redis: RedisConnection, now: Date) throws -> Int {
+    mutating func rendition(
+        for view: UnsafeRawBufferPointer, fields: ViewFields, templates: TemplateCache, redis: RedisConnection, now: Date
+    ) throws -> Int {
         let platformBytes = UnsafeRawBufferPointer(rebasing: view[fields.platform])
         let keyBytes = UnsafeRawBufferPointer(rebasing: view[fields.templateKey])
         if lastMatch < renditions.count, renditions[lastMatch].matches(platform: platformBytes, templateKey: keyBytes) {
@@ -78,7 +80,9 @@ struct TaskRun {
         return lastMatch
     }
 
-    private func makeRendition(platform name: String, templateKey: String, templates: TemplateCache, redis: RedisConnection, now: Date) throws -> Outcome {
+    private func makeRendition(platform name: String, templateKey: String, templates: TemplateCache, redis: RedisConnection, now: Date)
+        throws -> Outcome
+    {
         let event = task.event
         guard let platform = Platform(rawValue: name) else { return .fail("unknown platform \(name)") }
         if templateKey.isEmpty {
@@ -86,10 +90,11 @@ struct TaskRun {
             guard native.utf8.count <= payloadLimits[platform] else { return .skip(Self.payloadTooLarge) }
             let format: TemplateFormat = native.utf8.first == UInt8(ascii: "<") ? .xml : .json
             let headers = DeliveryHeaders.forDelivery(platform: platform, event: event, templateHeaders: [:], bodyFormat: format, now: now)
-            return .deliver(DeliveryRendition(
-                eventId: task.eventId, platform: platform, templateName: DeliveryRecord.nativeTemplateName,
-                payload: Array(native.utf8), headers: headers, expiresAt: event.expiresAt, publishedAt: event.publishedAt
-            ))
+            return .deliver(
+                DeliveryRendition(
+                    eventId: task.eventId, platform: platform, templateName: DeliveryRecord.nativeTemplateName,
+                    payload: Array(native.utf8), headers: headers, expiresAt: event.expiresAt, publishedAt: event.publishedAt
+                ))
         }
         switch try templates.template(key: templateKey, connection: redis) {
         case .unusable(let reason):
@@ -110,10 +115,11 @@ struct TaskRun {
             let headers = DeliveryHeaders.forDelivery(
                 platform: platform, event: event, templateHeaders: headerValues, bodyFormat: template.body.format, now: now
             )
-            return .deliver(DeliveryRendition(
-                eventId: task.eventId, platform: platform, templateName: template.name,
-                payload: payload, headers: headers, expiresAt: event.expiresAt, publishedAt: event.publishedAt
-            ))
+            return .deliver(
+                DeliveryRendition(
+                    eventId: task.eventId, platform: platform, templateName: template.name,
+                    payload: payload, headers: headers, expiresAt: event.expiresAt, publishedAt: event.publishedAt
+                ))
         }
     }
 

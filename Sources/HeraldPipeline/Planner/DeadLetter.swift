@@ -80,13 +80,16 @@ public struct DeadLetter: Sendable, Hashable {
         var members: [JSONMember] = [
             JSONMember(key: "reason", value: .string(reason)),
             JSONMember(key: "message", value: .string(Self.clipped(message))),
-            JSONMember(key: "issues", value: .array(issues.prefix(Self.maxIssues).map { issue in
-                .object([
-                    JSONMember(key: "field", value: .string(Self.clipped(issue.field))),
-                    JSONMember(key: "code", value: .string(issue.code)),
-                    JSONMember(key: "message", value: .string(Self.clipped(issue.message))),
-                ])
-            })),
+            JSONMember(
+                key: "issues",
+                value: .array(
+                    issues.prefix(Self.maxIssues).map { issue in
+                        .object([
+                            JSONMember(key: "field", value: .string(Self.clipped(issue.field))),
+                            JSONMember(key: "code", value: .string(issue.code)),
+                            JSONMember(key: "message", value: .string(Self.clipped(issue.message))),
+                        ])
+                    })),
             JSONMember(key: "eventId", value: eventId.map(JSONValue.string) ?? .null),
         ]
         var source: [JSONMember] = [
@@ -95,9 +98,15 @@ public struct DeadLetter: Sendable, Hashable {
             JSONMember(key: "offset", value: .number(String(sourceOffset))),
             JSONMember(key: "timestamp", value: sourceTimestamp.map { .string(ISO8601Timestamp.format($0)) } ?? .null),
         ]
-        source.append(JSONMember(key: "key", value: originalKey.map { .string(Data($0.prefix(Self.maxInlineOriginalBytes)).base64EncodedString()) } ?? .null))
+        source.append(
+            JSONMember(
+                key: "key", value: originalKey.map { .string(Data($0.prefix(Self.maxInlineOriginalBytes)).base64EncodedString()) } ?? .null)
+        )
         members.append(JSONMember(key: "source", value: .object(source)))
-        members.append(JSONMember(key: "originalBase64", value: originalValue.map { .string(Data($0.prefix(Self.maxInlineOriginalBytes)).base64EncodedString()) } ?? .null))
+        members.append(
+            JSONMember(
+                key: "originalBase64",
+                value: originalValue.map { .string(Data($0.prefix(Self.maxInlineOriginalBytes)).base64EncodedString()) } ?? .null))
         if let originalValue {
             members.append(JSONMember(key: "originalBytes", value: .number(String(originalValue.count))))
             members.append(JSONMember(key: "originalTruncated", value: .bool(originalValue.count > Self.maxInlineOriginalBytes)))
@@ -118,8 +127,8 @@ public struct DeadLetter: Sendable, Hashable {
     /// the planner report `rejected` for that id.
     static func readableId(_ value: [UInt8]?) -> String? {
         guard let value, value.count <= EventLimits.default.maxBytes,
-              let root = try? JSONValue.parse(value), case .string(let id)? = root["id"],
-              IdentifierRules.eventIdProblem(id) == nil
+            let root = try? JSONValue.parse(value), case .string(let id)? = root["id"],
+            IdentifierRules.eventIdProblem(id) == nil
         else { return nil }
         return id
     }

@@ -19,7 +19,9 @@ import Logging
 final class EventPlanner: Sendable {
     /// What became of one record.
     enum Outcome: String, Sendable, Hashable {
-        case planned, duplicate, expired, deadLetter = "dead_letter", empty
+        case planned, duplicate, expired
+        case deadLetter = "dead_letter"
+        case empty
     }
 
     let configuration: PipelineConfiguration
@@ -82,7 +84,9 @@ final class EventPlanner: Sendable {
         var event: NotificationEvent
         do throws(ValidationFailure) {
             guard let value = message.value else {
-                throw ValidationFailure(issues: [ValidationIssue(field: "", code: "empty_record", message: "the record has no value (a tombstone)")])
+                throw ValidationFailure(issues: [
+                    ValidationIssue(field: "", code: "empty_record", message: "the record has no value (a tombstone)")
+                ])
             }
             event = try NotificationEvent.decode(value, limits: configuration.eventLimits)
         } catch {
@@ -91,17 +95,21 @@ final class EventPlanner: Sendable {
             metrics.deadLetters(letter.reason).increment()
             logger.warning(
                 "event dead-lettered: \(letter.reason)",
-                metadata: ["eventId": "\(letter.eventId ?? "-")", "source": "\(message.topic)/\(message.partition)/\(message.offset)", "message": "\(letter.message)"]
+                metadata: [
+                    "eventId": "\(letter.eventId ?? "-")", "source": "\(message.topic)/\(message.partition)/\(message.offset)",
+                    "message": "\(letter.message)",
+                ]
             )
             if let id = letter.eventId {
                 let record = StatusRecord.rejected(eventId: id, reason: "\(letter.reason): \(letter.message)", publishedAt: nil, at: now)
                 try enqueueStatus(record, producer: producer)
                 // Only when nothing is known about the id: a broken copy of an accepted event
                 // must not hide that event's real status.
-                _ = try await redis.send(.set(
-                    configuration.layout.statusKey(eventId: id), StatusCoding.encode(record),
-                    expireSeconds: configuration.statusTTLSeconds, onlyIfAbsent: true
-                ))
+                _ = try await redis.send(
+                    .set(
+                        configuration.layout.statusKey(eventId: id), StatusCoding.encode(record),
+                        expireSeconds: configuration.statusTTLSeconds, onlyIfAbsent: true
+                    ))
             }
             return .deadLetter
         }
@@ -130,7 +138,8 @@ final class EventPlanner: Sendable {
             if let holder, holder.conflicts(with: claim.fingerprint) {
                 let letter = DeadLetter(
                     reason: "duplicate_id_conflict",
-                    message: "event id \(eventId) was already used by the record at partition \(holder.partition), offset \(holder.offset), with other content; publish this event under a new id",
+                    message:
+                        "event id \(eventId) was already used by the record at partition \(holder.partition), offset \(holder.offset), with other content; publish this event under a new id",
                     source: message, now: now
                 )
                 try producer.enqueue(letter.outgoing(topic: topics.eventsDeadLetters))
@@ -170,9 +179,10 @@ final class EventPlanner: Sendable {
                 let encoder = JSONEncoder()
                 for task in tasks {
                     let partition = (start + Int32(task.taskIndex % Int(partitions))) % partitions
-                    try producer.enqueue(KafkaOutgoingMessage(
-                        topic: topic, partition: partition, key: Array(eventId.utf8), value: Array(try encoder.encode(task))
-                    ))
+                    try producer.enqueue(
+                        KafkaOutgoingMessage(
+                            topic: topic, partition: partition, key: Array(eventId.utf8), value: Array(try encoder.encode(task))
+                        ))
                 }
             }
             var record = StatusRecord.accepted(eventId: eventId, taskCount: tasks.count, publishedAt: event.publishedAt, acceptedAt: now)
@@ -183,9 +193,11 @@ final class EventPlanner: Sendable {
             try enqueueStatus(record, producer: producer, claim: claim)
             planned.statuses.append(record)
             metrics.tasks.increment(by: tasks.count)
-            log.info("event planned", metadata: [
-                "tasks": "\(tasks.count)", "lane": "\(lane.rawValue)", "deliveredBy": "\(inline ? "planner" : "fanout")",
-            ])
+            log.info(
+                "event planned",
+                metadata: [
+                    "tasks": "\(tasks.count)", "lane": "\(lane.rawValue)", "deliveredBy": "\(inline ? "planner" : "fanout")",
+                ])
             return tasks.isEmpty ? .empty : .planned
         }
     }
@@ -233,8 +245,9 @@ final class EventPlanner: Sendable {
     private func enqueueStatus(_ record: StatusRecord, producer: KafkaProducer, claim: EventClaim? = nil) throws {
         var headers = [KafkaHeader(key: StatusCoding.typeHeader, value: "status")]
         if let claim { headers.append(KafkaHeader(key: StatusCoding.claimHeader, value: claim.description)) }
-        try producer.enqueue(KafkaOutgoingMessage(
-            topic: configuration.topics.status, key: Array(record.eventId.utf8), value: StatusCoding.encode(record), headers: headers
-        ))
+        try producer.enqueue(
+            KafkaOutgoingMessage(
+                topic: configuration.topics.status, key: Array(record.eventId.utf8), value: StatusCoding.encode(record), headers: headers
+            ))
     }
 }

@@ -71,7 +71,9 @@ public struct FanoutPlanner: Sendable {
     /// returned tags, else nil (every slot is a candidate). `audienceEstimate` is an upper
     /// bound of the registrations a wide event can reach (the planner counts the slots'
     /// registrations), nil when unknown.
-    public func plan(_ event: NotificationEvent, eventId: String, candidateSlots: [Int]?, audienceEstimate: Int? = nil, now: Date) -> FanoutPlan {
+    public func plan(_ event: NotificationEvent, eventId: String, candidateSlots: [Int]?, audienceEstimate: Int? = nil, now: Date)
+        -> FanoutPlan
+    {
         if let expiresAt = event.expiresAt, expiresAt <= now { return .expired }
         let slotCount = configuration.slotCount
         if let candidateSlots, candidateSlots.count <= configuration.narrowSlotLimit {

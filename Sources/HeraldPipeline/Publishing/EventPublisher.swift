@@ -22,7 +22,10 @@ public final class EventPublisher: Sendable {
     }
 
     /// Creates its own idempotent producer.
-    public init(bootstrapServers: String, topics: HeraldTopics = HeraldTopics(), extra: [String: String] = [:], logger: Logger = Logger(label: "herald.publisher")) throws {
+    public init(
+        bootstrapServers: String, topics: HeraldTopics = HeraldTopics(), extra: [String: String] = [:],
+        logger: Logger = Logger(label: "herald.publisher")
+    ) throws {
         var configuration = KafkaProducerConfiguration(bootstrapServers: bootstrapServers)
         configuration.clientId = "herald-publisher"
         configuration.lingerMs = 0
@@ -48,10 +51,11 @@ public final class EventPublisher: Sendable {
         event.id = id
         let publishedAt = event.publishedAt ?? now
         event.publishedAt = publishedAt
-        let report = try await producer.send(KafkaOutgoingMessage(
-            topic: topic, key: Array(id.utf8), value: event.canonicalJSON(),
-            headers: [KafkaHeader(key: "content-type", value: "application/json")]
-        ))
+        let report = try await producer.send(
+            KafkaOutgoingMessage(
+                topic: topic, key: Array(id.utf8), value: event.canonicalJSON(),
+                headers: [KafkaHeader(key: "content-type", value: "application/json")]
+            ))
         return Receipt(eventId: id, publishedAt: publishedAt, partition: report.partition, offset: report.offset)
     }
 
@@ -72,8 +76,10 @@ public final class EventPublisher: Sendable {
     /// within the event id alphabet.
     public static func newEventId() -> String {
         let uuid = UUID().uuid
-        let bytes = [uuid.0, uuid.1, uuid.2, uuid.3, uuid.4, uuid.5, uuid.6, uuid.7,
-                     uuid.8, uuid.9, uuid.10, uuid.11, uuid.12, uuid.13, uuid.14, uuid.15]
+        let bytes = [
+            uuid.0, uuid.1, uuid.2, uuid.3, uuid.4, uuid.5, uuid.6, uuid.7,
+            uuid.8, uuid.9, uuid.10, uuid.11, uuid.12, uuid.13, uuid.14, uuid.15,
+        ]
         let alphabet = Array("0123456789abcdefghjkmnpqrstvwxyz".utf8)
         var text: [UInt8] = Array("evt-".utf8)
         var buffer: UInt32 = 0

@@ -26,10 +26,12 @@ public final class FanoutService: Service, Sendable {
     }
 
     public func run() async throws {
-        logger.info("fan-out starting", metadata: [
-            "bulkLanes": "\(configuration.bulkLanes)", "expressLanes": "\(configuration.expressLanes)",
-            "instance": "\(configuration.instanceId)",
-        ])
+        logger.info(
+            "fan-out starting",
+            metadata: [
+                "bulkLanes": "\(configuration.bulkLanes)", "expressLanes": "\(configuration.expressLanes)",
+                "instance": "\(configuration.instanceId)",
+            ])
         try await withGracefulShutdownHandler {
             try await withThrowingTaskGroup(of: Void.self) { group in
                 for lane in lanes {

@@ -21,7 +21,8 @@ public final class PlannerService: Service, Sendable {
             settings: TransactionalLoop.Settings(
                 name: "planner",
                 topics: [configuration.topics.events],
-                consumer: configuration.consumerConfiguration(group: configuration.plannerGroup, fetchWaitMaxMs: configuration.plannerFetchWaitMaxMs),
+                consumer: configuration.consumerConfiguration(
+                    group: configuration.plannerGroup, fetchWaitMaxMs: configuration.plannerFetchWaitMaxMs),
                 producer: configuration.transactionalProducerConfiguration(role: "planner", lane: nil, forDeliveries: false),
                 batchSize: configuration.plannerBatchSize,
                 lagSampleInterval: configuration.lagSampleInterval,
@@ -39,7 +40,8 @@ public final class PlannerService: Service, Sendable {
             configuration: configuration, redis: redis, taskPartitions: tasks, expressPartitions: express, logger: logger
         )
         // Narrow events are delivered here, in the planner's transaction, when so configured.
-        let delivery = configuration.plannerDeliversNarrowEvents
+        let delivery =
+            configuration.plannerDeliversNarrowEvents
             ? TaskDelivery(
                 lane: .express, name: "planner-express", configuration: configuration,
                 templates: TemplateCache(layout: configuration.layout), logger: logger
@@ -47,21 +49,24 @@ public final class PlannerService: Service, Sendable {
             : nil
         defer { delivery?.close() }
         await delivery?.prepare()
-        logger.info("planner starting", metadata: [
-            "group": "\(configuration.plannerGroup)", "topic": "\(configuration.topics.events)",
-            "deliversNarrowEvents": "\(delivery != nil)",
-        ])
+        logger.info(
+            "planner starting",
+            metadata: [
+                "group": "\(configuration.plannerGroup)", "topic": "\(configuration.topics.events)",
+                "deliversNarrowEvents": "\(delivery != nil)",
+            ])
         try await withGracefulShutdownHandler {
             try await loop.run { batch, producer in
                 let planned = try await planner.handle(batch, producer: producer)
                 // The statuses are stored while the narrow events are delivered (two Redis
                 // connections); both end before the transaction commits.
                 async let stored: Void = planner.store(planned.statuses)
-                let work = if let delivery, !planned.narrow.isEmpty {
-                    try await delivery.deliver(planned.narrow, producer: producer)
-                } else {
-                    TransactionalLoop.BatchWork()
-                }
+                let work =
+                    if let delivery, !planned.narrow.isEmpty {
+                        try await delivery.deliver(planned.narrow, producer: producer)
+                    } else {
+                        TransactionalLoop.BatchWork()
+                    }
                 try await stored
                 return work
             }
@@ -80,7 +85,7 @@ public final class PlannerService: Service, Sendable {
         var adminConfiguration = KafkaAdminConfiguration(bootstrapServers: configuration.bootstrapServers)
         adminConfiguration.extra = configuration.kafkaExtra
         guard let admin = try? KafkaAdmin(configuration: adminConfiguration, logger: logger),
-              let existing = try? await admin.listTopics()
+            let existing = try? await admin.listTopics()
         else { return (topics.tasksPartitions, topics.expressTasksPartitions) }
         return (
             existing[topics.tasks].map { Int32($0) } ?? topics.tasksPartitions,

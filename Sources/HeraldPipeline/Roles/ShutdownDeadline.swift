@@ -23,7 +23,8 @@ struct ShutdownDeadline: Service {
         let limit = drain + grace
         let (seconds, attoseconds) = limit.components
         let logger = logger
-        DispatchQueue.global().asyncAfter(deadline: .now() + .nanoseconds(Int(seconds) * 1_000_000_000 + Int(attoseconds / 1_000_000_000))) {
+        DispatchQueue.global().asyncAfter(deadline: .now() + .nanoseconds(Int(seconds) * 1_000_000_000 + Int(attoseconds / 1_000_000_000)))
+        {
             logger.critical("shutdown did not finish within \(limit) (HERALD_DRAIN_SECONDS plus \(grace)); exiting now")
             exit(2)
         }

@@ -27,7 +27,11 @@ public func runWorker(
     if roles.contains(.fanout) { services.append(FanoutService(configuration: configuration, logger: logger)) }
     var groupConfiguration = ServiceGroupConfiguration(
         services: services.map { ServiceGroupConfiguration.ServiceConfiguration(service: $0) }
-            + [.init(service: ShutdownDeadline(drain: configuration.drainTimeout, grace: .seconds(10), logger: logger), successTerminationBehavior: .ignore)],
+            + [
+                .init(
+                    service: ShutdownDeadline(drain: configuration.drainTimeout, grace: .seconds(10), logger: logger),
+                    successTerminationBehavior: .ignore)
+            ],
         gracefulShutdownSignals: [.sigterm, .sigint],
         logger: logger
     )

@@ -36,7 +36,9 @@ public struct EventStatistics: Sendable {
         public init?(_ samples: [Double]) {
             guard !samples.isEmpty else { return nil }
             let sorted = samples.sorted()
-            func rank(_ q: Double) -> Double { sorted[Swift.min(sorted.count - 1, Swift.max(0, Int((q * Double(sorted.count)).rounded(.up)) - 1))] }
+            func rank(_ q: Double) -> Double {
+                sorted[Swift.min(sorted.count - 1, Swift.max(0, Int((q * Double(sorted.count)).rounded(.up)) - 1))]
+            }
             p50 = rank(0.50)
             p90 = rank(0.90)
             p99 = rank(0.99)

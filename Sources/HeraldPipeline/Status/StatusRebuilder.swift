@@ -52,11 +52,12 @@ public struct StatusRebuilder: Sendable {
         for try await message in tail.records(logger: logger) {
             summary.recordsRead += 1
             guard let value = message.value,
-                  message.headers.first(where: { $0.key == StatusCoding.typeHeader })?.value == Array("status".utf8),
-                  let record = try? StatusCoding.decodeStatus(value)
+                message.headers.first(where: { $0.key == StatusCoding.typeHeader })?.value == Array("status".utf8),
+                let record = try? StatusCoding.decodeStatus(value)
             else { continue }
             if let claim = message.headers.first(where: { $0.key == StatusCoding.claimHeader })?.value,
-               claims[record.eventId] == nil {
+                claims[record.eventId] == nil
+            {
                 claims[record.eventId] = String(decoding: claim, as: UTF8.self)
             }
             statuses[record.eventId] = Self.fold(statuses[record.eventId], record)
@@ -68,12 +69,18 @@ public struct StatusRebuilder: Sendable {
             for id in chunk {
                 let record = statuses[id]!
                 if record.state == .rejected {
-                    commands.append(.set(layout.statusKey(eventId: id), StatusCoding.encode(record), expireSeconds: configuration.statusTTLSeconds, onlyIfAbsent: true))
+                    commands.append(
+                        .set(
+                            layout.statusKey(eventId: id), StatusCoding.encode(record), expireSeconds: configuration.statusTTLSeconds,
+                            onlyIfAbsent: true))
                 } else {
                     commands.append(StatusScripts.write(record, layout: layout, ttlSeconds: configuration.statusTTLSeconds))
                 }
                 if let claim = claims[id] {
-                    commands.append(.set(layout.eventClaimKey(eventId: id), claim, expireSeconds: configuration.eventClaimTTLSeconds, onlyIfAbsent: true))
+                    commands.append(
+                        .set(
+                            layout.eventClaimKey(eventId: id), claim, expireSeconds: configuration.eventClaimTTLSeconds, onlyIfAbsent: true)
+                    )
                 }
             }
             for reply in try await pool.withConnection({ try await $0.pipeline(commands) }) { _ = try reply.get() }
@@ -96,7 +103,9 @@ public struct StatusRebuilder: Sendable {
             }
         }
         summary.digest = Self.digest(expected)
-        summary.seconds = Double((ContinuousClock.now - started).components.attoseconds) / 1e18 + Double((ContinuousClock.now - started).components.seconds)
+        summary.seconds =
+            Double((ContinuousClock.now - started).components.attoseconds) / 1e18
+            + Double((ContinuousClock.now - started).components.seconds)
         return summary
     }
 

@@ -12,30 +12,31 @@ enum StatusScripts {
     ///
     /// KEYS[1] progress hash. ARGV: task index, task count, TTL seconds, finishedAt ms,
     /// firstDeliveryAt ms or "", then field/increment pairs.
-    static let recordProgress = RedisScript(#"""
-    local key = KEYS[1]
-    if redis.call('HSETNX', key, 'task:' .. ARGV[1], '1') == 1 then
-      for i = 6, #ARGV, 2 do
-        redis.call('HINCRBY', key, ARGV[i], ARGV[i + 1])
-      end
-      if ARGV[5] ~= '' then
-        local first = redis.call('HGET', key, 'firstDeliveryAt')
-        if not first or tonumber(ARGV[5]) < tonumber(first) then
-          redis.call('HSET', key, 'firstDeliveryAt', ARGV[5])
+    static let recordProgress = RedisScript(
+        #"""
+        local key = KEYS[1]
+        if redis.call('HSETNX', key, 'task:' .. ARGV[1], '1') == 1 then
+          for i = 6, #ARGV, 2 do
+            redis.call('HINCRBY', key, ARGV[i], ARGV[i + 1])
+          end
+          if ARGV[5] ~= '' then
+            local first = redis.call('HGET', key, 'firstDeliveryAt')
+            if not first or tonumber(ARGV[5]) < tonumber(first) then
+              redis.call('HSET', key, 'firstDeliveryAt', ARGV[5])
+            end
+          end
+          local finished = redis.call('HGET', key, 'finishedAt')
+          if not finished or tonumber(ARGV[4]) > tonumber(finished) then
+            redis.call('HSET', key, 'finishedAt', ARGV[4])
+          end
+          local done = redis.call('HINCRBY', key, 'done', 1)
+          if done >= tonumber(ARGV[2]) then
+            redis.call('HSETNX', key, 'completedBy', ARGV[1])
+          end
         end
-      end
-      local finished = redis.call('HGET', key, 'finishedAt')
-      if not finished or tonumber(ARGV[4]) > tonumber(finished) then
-        redis.call('HSET', key, 'finishedAt', ARGV[4])
-      end
-      local done = redis.call('HINCRBY', key, 'done', 1)
-      if done >= tonumber(ARGV[2]) then
-        redis.call('HSETNX', key, 'completedBy', ARGV[1])
-      end
-    end
-    redis.call('EXPIRE', key, ARGV[3])
-    return redis.call('HGETALL', key)
-    """#)
+        redis.call('EXPIRE', key, ARGV[3])
+        return redis.call('HGETALL', key)
+        """#)
 
     /// Writes `herald:status:<eventId>` unless it would move the status backwards: a
     /// `completed` or `expired` status is final (only the same state may be written again,
@@ -45,27 +46,28 @@ enum StatusScripts {
     ///
     /// KEYS[1] status key. ARGV: record JSON, state, finished task count, TTL seconds.
     /// Replies 1 when written, 0 when kept.
-    static let writeStatus = RedisScript(#"""
-    local current = redis.call('GET', KEYS[1])
-    if current then
-      local ok, doc = pcall(cjson.decode, current)
-      if ok and type(doc) == 'table' then
-        local state = doc['state']
-        if (state == 'completed' or state == 'expired') and state ~= ARGV[2] then
-          return 0
+    static let writeStatus = RedisScript(
+        #"""
+        local current = redis.call('GET', KEYS[1])
+        if current then
+          local ok, doc = pcall(cjson.decode, current)
+          if ok and type(doc) == 'table' then
+            local state = doc['state']
+            if (state == 'completed' or state == 'expired') and state ~= ARGV[2] then
+              return 0
+            end
+            local done = 0
+            if type(doc['tasks']) == 'table' and tonumber(doc['tasks']['completed']) then
+              done = tonumber(doc['tasks']['completed'])
+            end
+            if tonumber(ARGV[3]) < done then
+              return 0
+            end
+          end
         end
-        local done = 0
-        if type(doc['tasks']) == 'table' and tonumber(doc['tasks']['completed']) then
-          done = tonumber(doc['tasks']['completed'])
-        end
-        if tonumber(ARGV[3]) < done then
-          return 0
-        end
-      end
-    end
-    redis.call('SET', KEYS[1], ARGV[1], 'EX', ARGV[4])
-    return 1
-    """#)
+        redis.call('SET', KEYS[1], ARGV[1], 'EX', ARGV[4])
+        return 1
+        """#)
 
     /// The `writeStatus` call that stores `record` for `ttlSeconds`.
     static func write(_ record: StatusRecord, layout: SlotLayout, ttlSeconds: Int) -> RedisCommand {

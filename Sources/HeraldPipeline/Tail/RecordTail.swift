@@ -99,10 +99,12 @@ public struct RecordTail: Sendable {
             // start; transaction markers occupy offsets but are never returned, so compare
             // positions, not the last record's offset.
             let positions = (try? consumer.position(partitions)) ?? []
-            let caughtUp = !positions.isEmpty && positions.allSatisfy { position in
-                let end = ends[position.topicPartition] ?? 0
-                return end == 0 || (position.isValid && position.offset >= end)
-            }
+            let caughtUp =
+                !positions.isEmpty
+                && positions.allSatisfy { position in
+                    let end = ends[position.topicPartition] ?? 0
+                    return end == 0 || (position.isValid && position.offset >= end)
+                }
             // Also stop after a long quiet while: an open transaction of a dead producer can
             // hold the last stable offset below the high watermark until the broker aborts it.
             // Caught up also needs two quiet polls: Tansu's ListOffsets reports the base offset

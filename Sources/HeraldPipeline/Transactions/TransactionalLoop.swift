@@ -171,17 +171,21 @@ final class TransactionalLoop: Sendable {
                         deadLettered.add(letters.count, ordering: .relaxed)
                         for letter in letters {
                             metrics.deadLetters(letter.reason).increment()
-                            logger.error("\(settings.name): record dead-lettered", metadata: [
-                                "reason": "\(letter.reason)", "source": "\(letter.sourceTopic)/\(letter.sourcePartition)/\(letter.sourceOffset)",
-                                "error": "\(letter.message)",
-                            ])
+                            logger.error(
+                                "\(settings.name): record dead-lettered",
+                                metadata: [
+                                    "reason": "\(letter.reason)",
+                                    "source": "\(letter.sourceTopic)/\(letter.sourcePartition)/\(letter.sourceOffset)",
+                                    "error": "\(letter.message)",
+                                ])
                         }
                     }
                     failures = 0
                 } catch {
                     metrics.countError(error)
                     failures += 1
-                    await abortAndReplace(&producer, configuration: producerConfiguration ?? settings.producer, after: error, records: part.count)
+                    await abortAndReplace(
+                        &producer, configuration: producerConfiguration ?? settings.producer, after: error, records: part.count)
                     let kind = FailureKind.of(error)
                     guard case .permanent(let reason) = kind, settings.deadLetterTopic != nil, producer != nil else {
                         // Transient (or nowhere to dead-letter): a new consumer starts again from
@@ -192,9 +196,12 @@ final class TransactionalLoop: Sendable {
                         break
                     }
                     if let failure = error as? PermanentRecordFailure, part.contains(where: { Position($0) == Position(failure.source) }) {
-                        poisoned[Position(failure.source)] = DeadLetter(reason: failure.reason, message: failure.message, source: failure.source, now: Date())
+                        poisoned[Position(failure.source)] = DeadLetter(
+                            reason: failure.reason, message: failure.message, source: failure.source, now: Date())
                     } else if work.count > 1 {
-                        logger.warning("\(settings.name): a batch of \(part.count) failed permanently; handling its records one by one", metadata: ["error": "\(error)"])
+                        logger.warning(
+                            "\(settings.name): a batch of \(part.count) failed permanently; handling its records one by one",
+                            metadata: ["error": "\(error)"])
                         parts.removeFirst()
                         parts.insert(contentsOf: part.map { [$0] }, at: 0)
                     } else if let only = work.first {
@@ -236,19 +243,22 @@ final class TransactionalLoop: Sendable {
             return batch.isEmpty ? BatchWork() : try await handle(batch, producer)
         }
         let gate = settings.gate
-        var (timings, afterCommit) = try await settings.gated == .wholeTransaction
+        var (timings, afterCommit) =
+            try await settings.gated == .wholeTransaction
             ? gate.pass { try await transact(work, offsetsOf: part, producer, consumer, handleWithLetters, gatedFrom: nil) }
             : transact(work, offsetsOf: part, producer, consumer, handleWithLetters, gatedFrom: gate)
         if settings.gated == .wholeTransaction { timings.gateWait = timings.began - started }
         committedBatches.add(1, ordering: .relaxed)
         await afterCommit?()
-        logger.debug("\(settings.name): batch committed", metadata: [
-            "records": "\(part.count)",
-            "gateWaitMs": "\(Self.milliseconds(timings.gateWait))",
-            "handleMs": "\(Self.milliseconds(timings.handled - timings.began))",
-            "offsetsMs": "\(Self.milliseconds(timings.offsetsSent - timings.handled))",
-            "commitMs": "\(Self.milliseconds(timings.committed - timings.finishing))",
-        ])
+        logger.debug(
+            "\(settings.name): batch committed",
+            metadata: [
+                "records": "\(part.count)",
+                "gateWaitMs": "\(Self.milliseconds(timings.gateWait))",
+                "handleMs": "\(Self.milliseconds(timings.handled - timings.began))",
+                "offsetsMs": "\(Self.milliseconds(timings.offsetsSent - timings.handled))",
+                "commitMs": "\(Self.milliseconds(timings.committed - timings.finishing))",
+            ])
     }
 
     /// Aborts the failed transaction and replaces the producer, so nothing of the aborted

@@ -26,7 +26,8 @@ extension RedisCommand {
     public static func eval<Key: RedisArgument, Argument: RedisArgument>(
         _ source: String, keys: [Key], arguments: [Argument]
     ) -> RedisCommand {
-        var command = RedisCommand(name: "EVAL", isReadOnly: false, capacity: 128 + source.utf8.count, argumentCount: 3 + keys.count + arguments.count)
+        var command = RedisCommand(
+            name: "EVAL", isReadOnly: false, capacity: 128 + source.utf8.count, argumentCount: 3 + keys.count + arguments.count)
         command.append(source)
         command.append(keys.count)
         command.append(contentsOf: keys)

@@ -129,7 +129,7 @@ extension String {
         while let byte = iterator.next() {
             if byte == UInt8(ascii: "%") {
                 guard let high = iterator.next(), let low = iterator.next(),
-                      let value = UInt8(String(decoding: [high, low], as: UTF8.self), radix: 16)
+                    let value = UInt8(String(decoding: [high, low], as: UTF8.self), radix: 16)
                 else { return self }
                 bytes.append(value)
             } else {

@@ -246,7 +246,8 @@ public final class RedisConnection: @unchecked Sendable {
                 if error.code == .io && !retried {
                     retried = true
                     counters.retries += 1
-                    logger.warning("retrying read-only \(label) from command \(handled) after connection failure", metadata: ["error": "\(error)"])
+                    logger.warning(
+                        "retrying read-only \(label) from command \(handled) after connection failure", metadata: ["error": "\(error)"])
                     continue
                 }
                 throw error

@@ -1,9 +1,9 @@
 import CHiredis
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 /// Owns one blocking hiredis `redisContext` and frees it in `deinit`.

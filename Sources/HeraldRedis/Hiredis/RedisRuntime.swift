@@ -1,8 +1,8 @@
 import CHiredis
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 /// Which hiredis this process runs with, for `herald version`.

@@ -76,7 +76,12 @@ public final class RedisConnectionPool: @unchecked Sendable {
     }
 
     private func lease() async throws -> RedisConnection {
-        enum FastPath { case shutDown, idle(RedisConnection), open, wait(id: Int) }
+        enum FastPath {
+            case shutDown
+            case idle(RedisConnection)
+            case open
+            case wait(id: Int)
+        }
         let fastPath: FastPath = lock.withLock {
             if isShutDown { return .shutDown }
             if let connection = idle.popLast() { return .idle(connection) }

@@ -9,6 +9,7 @@ public struct RedisScript: Sendable, Hashable {
 
     public init(_ source: String) {
         self.source = source
-        self.sha1 = Insecure.SHA1.hash(data: Array(source.utf8)).map { $0 < 16 ? "0" + String($0, radix: 16) : String($0, radix: 16) }.joined()
+        self.sha1 = Insecure.SHA1.hash(data: Array(source.utf8)).map { $0 < 16 ? "0" + String($0, radix: 16) : String($0, radix: 16) }
+            .joined()
     }
 }

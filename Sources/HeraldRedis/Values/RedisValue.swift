@@ -52,8 +52,8 @@ extension RedisValue {
     /// The reply to a `SCAN`-family command: the next cursor (0 means done) and this page.
     public var scanPage: (cursor: UInt64, elements: [RedisValue])? {
         guard case .array(let parts) = self, parts.count == 2,
-              let cursor = parts[0].string.flatMap({ UInt64($0) }),
-              let elements = parts[1].array
+            let cursor = parts[0].string.flatMap({ UInt64($0) }),
+            let elements = parts[1].array
         else { return nil }
         return (cursor, elements)
     }

@@ -18,15 +18,26 @@ struct SipHash {
     }
 
     private mutating func round() {
-        v0 &+= v1; v1 = v1.rotatedLeft(13); v1 ^= v0; v0 = v0.rotatedLeft(32)
-        v2 &+= v3; v3 = v3.rotatedLeft(16); v3 ^= v2
-        v0 &+= v3; v3 = v3.rotatedLeft(21); v3 ^= v0
-        v2 &+= v1; v1 = v1.rotatedLeft(17); v1 ^= v2; v2 = v2.rotatedLeft(32)
+        v0 &+= v1
+        v1 = v1.rotatedLeft(13)
+        v1 ^= v0
+        v0 = v0.rotatedLeft(32)
+        v2 &+= v3
+        v3 = v3.rotatedLeft(16)
+        v3 ^= v2
+        v0 &+= v3
+        v3 = v3.rotatedLeft(21)
+        v3 ^= v0
+        v2 &+= v1
+        v1 = v1.rotatedLeft(17)
+        v1 ^= v2
+        v2 = v2.rotatedLeft(32)
     }
 
     private mutating func compress(_ word: UInt64) {
         v3 ^= word
-        round(); round()
+        round()
+        round()
         v0 ^= word
     }
 
@@ -45,7 +56,10 @@ struct SipHash {
         word |= UInt64(truncatingIfNeeded: message.count) << 56
         compress(word)
         v2 ^= 0xff
-        round(); round(); round(); round()
+        round()
+        round()
+        round()
+        round()
         return v0 ^ v1 ^ v2 ^ v3
     }
 }

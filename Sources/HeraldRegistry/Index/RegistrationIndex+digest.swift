@@ -26,9 +26,10 @@ extension RegistrationIndex {
                 try await connection.pipeline(chunk.map { RedisCommand("TYPE", $0, isReadOnly: true) })
             }
             let contents = try await pool.withConnection { connection in
-                try await connection.pipeline(zip(chunk, types).map { key, type in
-                    Self.contentCommand(key: key, type: (try? type.get().string) ?? "none")
-                })
+                try await connection.pipeline(
+                    zip(chunk, types).map { key, type in
+                        Self.contentCommand(key: key, type: (try? type.get().string) ?? "none")
+                    })
             }
             for (index, key) in chunk.enumerated() {
                 var hasher = DigestHasher()

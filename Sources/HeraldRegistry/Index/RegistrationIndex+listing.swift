@@ -36,7 +36,7 @@ extension RegistrationIndex {
         public init?(_ text: String, slotCount: Int) {
             let parts = text.split(separator: ":", omittingEmptySubsequences: false)
             guard parts.count == 2 || parts.count == 3, let slot = Int(parts[0]), (0..<slotCount).contains(slot),
-                  let scan = UInt64(parts[1])
+                let scan = UInt64(parts[1])
             else { return nil }
             var skip = 0
             if parts.count == 3 {

@@ -25,8 +25,9 @@ extension RegistrationIndex {
         }
         if let document = try replies[1].get().bytes {
             if let pack = try replies[0].get().bytes,
-               let view = ViewPack.view(of: id, inPack: pack).flatMap({ RegistrationView(bytes: $0) }),
-               let expiry = view.expiresAtEpochSeconds, Double(expiry) <= now.timeIntervalSince1970 {
+                let view = ViewPack.view(of: id, inPack: pack).flatMap({ RegistrationView(bytes: $0) }),
+                let expiry = view.expiresAtEpochSeconds, Double(expiry) <= now.timeIntervalSince1970
+            {
                 return .absent
             }
             return .live(document: document)
@@ -70,7 +71,7 @@ extension RegistrationIndex {
         )
         let reply = try await pool.withConnection { try await $0.send(command) }
         guard let parts = reply.array, parts.count == 2, let status = parts[0].int,
-              let version = parts[1].int.map(Int64.init)
+            let version = parts[1].int.map(Int64.init)
         else {
             throw RedisError(code: .unexpectedReply, message: "reserve script answered \(reply)")
         }

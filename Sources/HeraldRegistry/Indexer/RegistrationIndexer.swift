@@ -55,9 +55,11 @@ public final class RegistrationIndexer: Service, Sendable {
         try await index.checkMeta()
         let consumer = try KafkaConsumer(configuration: consumerConfiguration, logger: logger)
         try consumer.subscribe(topics: [configuration.registrationsTopic])
-        logger.info("indexer started", metadata: [
-            "topic": "\(configuration.registrationsTopic)", "group": "\(consumerConfiguration.groupId ?? "")",
-        ])
+        logger.info(
+            "indexer started",
+            metadata: [
+                "topic": "\(configuration.registrationsTopic)", "group": "\(consumerConfiguration.groupId ?? "")",
+            ])
         var nextSweep = ContinuousClock.now
         do {
             while !Task.isShuttingDownGracefully && !Task.isCancelled {
@@ -100,9 +102,11 @@ public final class RegistrationIndexer: Service, Sendable {
                 ignoredCounter.increment(by: ignored)
                 return true
             } catch {
-                logger.warning("applying a batch to Redis failed; retrying", metadata: [
-                    "records": "\(batch.count)", "error": "\(error)",
-                ])
+                logger.warning(
+                    "applying a batch to Redis failed; retrying",
+                    metadata: [
+                        "records": "\(batch.count)", "error": "\(error)",
+                    ])
                 if Task.isShuttingDownGracefully || Task.isCancelled { return false }
                 try? await Task.sleep(for: delay)
                 delay = min(delay * 2, .seconds(5))
@@ -152,9 +156,11 @@ extension RegistryChange {
                 changes.append(try RegistryChange(message: message))
             } catch {
                 unreadable += 1
-                logger.error("skipping unreadable registry record", metadata: [
-                    "partition": "\(message.partition)", "offset": "\(message.offset)", "error": "\(error.message)",
-                ])
+                logger.error(
+                    "skipping unreadable registry record",
+                    metadata: [
+                        "partition": "\(message.partition)", "offset": "\(message.offset)", "error": "\(error.message)",
+                    ])
             }
         }
         return (changes, unreadable)

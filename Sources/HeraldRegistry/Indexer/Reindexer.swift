@@ -65,15 +65,17 @@ public struct Reindexer: Sendable {
         let started = ContinuousClock.now
         try await index.checkMeta()
         let topic = configuration.registrationsTopic
-        let admin = try KafkaAdmin(configuration: {
-            var admin = KafkaAdminConfiguration(bootstrapServers: consumerConfiguration.bootstrapServers)
-            admin.extra = consumerConfiguration.extra
-            return admin
-        }())
+        let admin = try KafkaAdmin(
+            configuration: {
+                var admin = KafkaAdminConfiguration(bootstrapServers: consumerConfiguration.bootstrapServers)
+                admin.extra = consumerConfiguration.extra
+                return admin
+            }())
         let partitionCount = try await admin.describeTopic(topic).partitionCount
         let consumer = try KafkaConsumer(configuration: consumerConfiguration, logger: logger)
         do {
-            let summary = try await replay(topic: topic, partitionCount: partitionCount, consumer: consumer, started: started, progress: progress)
+            let summary = try await replay(
+                topic: topic, partitionCount: partitionCount, consumer: consumer, started: started, progress: progress)
             try? await consumer.close()
             return summary
         } catch {
@@ -120,9 +122,11 @@ public struct Reindexer: Sendable {
                     if remaining.isEmpty { break }
                     idlePolls += 1
                     if idlePolls >= 10 {
-                        logger.warning("reindex stopped waiting for partitions whose last offsets never arrived", metadata: [
-                            "partitions": "\(remaining.keys.sorted())",
-                        ])
+                        logger.warning(
+                            "reindex stopped waiting for partitions whose last offsets never arrived",
+                            metadata: [
+                                "partitions": "\(remaining.keys.sorted())"
+                            ])
                         break
                     }
                     continue
@@ -145,10 +149,12 @@ public struct Reindexer: Sendable {
             for try await done in group { summary.add(done) }
         }
         summary.seconds = Self.seconds(since: started)
-        logger.info("reindex finished", metadata: [
-            "records": "\(summary.recordsRead)", "applied": "\(summary.applied)", "deleted": "\(summary.deleted)",
-            "installations": "\(summary.installations)", "ignored": "\(summary.ignored)", "seconds": "\(summary.seconds)",
-        ])
+        logger.info(
+            "reindex finished",
+            metadata: [
+                "records": "\(summary.recordsRead)", "applied": "\(summary.applied)", "deleted": "\(summary.deleted)",
+                "installations": "\(summary.installations)", "ignored": "\(summary.ignored)", "seconds": "\(summary.seconds)",
+            ])
         return summary
     }
 

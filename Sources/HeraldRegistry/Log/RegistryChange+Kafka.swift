@@ -23,11 +23,12 @@ extension RegistryChange {
     }
 
     public func outgoingMessage(topic: String) -> KafkaOutgoingMessage {
-        let value: [UInt8]? = switch self {
-        case .registration(let entry): entry.document
-        case .installation(_, _, let document): document
-        case .registrationDeleted, .installationDeleted: nil
-        }
+        let value: [UInt8]? =
+            switch self {
+            case .registration(let entry): entry.document
+            case .installation(_, _, let document): document
+            case .registrationDeleted, .installationDeleted: nil
+            }
         return KafkaOutgoingMessage(
             topic: topic, key: Array(recordKey.utf8), value: value,
             headers: [KafkaHeader(key: Self.versionHeader, value: String(version))]

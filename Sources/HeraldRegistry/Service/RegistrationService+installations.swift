@@ -25,7 +25,8 @@ extension RegistrationService {
             throw RegistryError(code: .invalid, message: "installation \(id) is invalid", issues: error.issues)
         }
         let member = RegistryChange.installationKeyPrefix + id
-        let version = try await reserve(member: member, slotId: id, expected: expectedVersion, refuseGone: false, what: "installation \(id)")
+        let version = try await reserve(
+            member: member, slotId: id, expected: expectedVersion, refuseGone: false, what: "installation \(id)")
         let previous = try await currentRegistrationIds(ofInstallation: id)
         let registrations = installation.registrations(version: version)
         let kept = Set(registrations.map(\.registrationId))
@@ -44,7 +45,8 @@ extension RegistrationService {
         case .found: break
         }
         let member = RegistryChange.installationKeyPrefix + id
-        let version = try await reserve(member: member, slotId: id, expected: expectedVersion, refuseGone: false, what: "installation \(id)")
+        let version = try await reserve(
+            member: member, slotId: id, expected: expectedVersion, refuseGone: false, what: "installation \(id)")
         let previous = try await currentRegistrationIds(ofInstallation: id)
         var changes = previous.sorted().map { RegistryChange.registrationDeleted(id: $0, version: version) }
         changes.append(.installationDeleted(id: id, version: version))
@@ -57,13 +59,14 @@ extension RegistrationService {
     public func listInstallations(_ query: InstallationQuery) async throws(RegistryError) -> InstallationPage {
         try checkLimit(query.limit)
         let userTag = query.userId.map { "$UserId:{\($0)}" }
-        let membership: RegistrationIndex.Membership = if let userTag {
-            .tag(userTag)
-        } else if let tag = query.tag {
-            .tag(tag)
-        } else {
-            .all
-        }
+        let membership: RegistrationIndex.Membership =
+            if let userTag {
+                .tag(userTag)
+            } else if let tag = query.tag {
+                .tag(tag)
+            } else {
+                .all
+            }
         // With both, walk the user's (smaller) set and keep installations that also carry the tag.
         let alsoTag = userTag != nil ? query.tag : nil
         let slotCount = index.layout.slotCount

@@ -90,7 +90,8 @@ public final class RegistrationService: Sendable {
         case .found: break
         }
         let version = try await reserve(member: id, slotId: id, expected: expectedVersion, refuseGone: true, what: "registration \(id)")
-        try await record([.registrationDeleted(id: id, version: version)], member: id, slotId: id, version: version, what: "registration \(id)")
+        try await record(
+            [.registrationDeleted(id: id, version: version)], member: id, slotId: id, version: version, what: "registration \(id)")
     }
 
     public func list(_ query: RegistrationQuery) async throws(RegistryError) -> RegistrationPage {
@@ -101,9 +102,11 @@ public final class RegistrationService: Sendable {
         case (nil, let handle?): membership = .handle(handle)
         case (nil, nil): membership = .all
         case (_?, _?):
-            throw RegistryError(code: .invalid, message: "list by tag or by handle, not both", issues: [
-                ValidationIssue(field: "handle", code: ValidationIssue.Code.invalidValue, message: "cannot be combined with tag"),
-            ])
+            throw RegistryError(
+                code: .invalid, message: "list by tag or by handle, not both",
+                issues: [
+                    ValidationIssue(field: "handle", code: ValidationIssue.Code.invalidValue, message: "cannot be combined with tag")
+                ])
         }
         var cursor: RegistrationIndex.ScanCursor?
         if let text = query.cursor {
@@ -178,7 +181,8 @@ public final class RegistrationService: Sendable {
             if error is DeadlineExceeded {
                 throw RegistryError(
                     code: .timeout,
-                    message: "Kafka did not acknowledge the write of \(what) within \(configuration.kafkaAckTimeout) s; it may still be applied"
+                    message:
+                        "Kafka did not acknowledge the write of \(what) within \(configuration.kafkaAckTimeout) s; it may still be applied"
                 )
             }
             throw RegistryError(code: .unavailable, message: "Kafka refused the write of \(what): \(error)")
@@ -186,9 +190,11 @@ public final class RegistrationService: Sendable {
         do {
             _ = try await index.apply(changes)
         } catch {
-            logger.warning("write-through to Redis failed; the indexer will apply it", metadata: [
-                "what": "\(what)", "version": "\(version)", "error": "\(error)",
-            ])
+            logger.warning(
+                "write-through to Redis failed; the indexer will apply it",
+                metadata: [
+                    "what": "\(what)", "version": "\(version)", "error": "\(error)",
+                ])
         }
     }
 
@@ -202,19 +208,23 @@ public final class RegistrationService: Sendable {
 
     func checkLimit(_ limit: Int) throws(RegistryError) {
         guard (1...configuration.maximumPageSize).contains(limit) else {
-            throw RegistryError(code: .invalid, message: "limit must be 1 to \(configuration.maximumPageSize)", issues: [
-                ValidationIssue(
-                    field: "limit", code: ValidationIssue.Code.invalidValue,
-                    message: "\(limit) is outside 1...\(configuration.maximumPageSize)"
-                ),
-            ])
+            throw RegistryError(
+                code: .invalid, message: "limit must be 1 to \(configuration.maximumPageSize)",
+                issues: [
+                    ValidationIssue(
+                        field: "limit", code: ValidationIssue.Code.invalidValue,
+                        message: "\(limit) is outside 1...\(configuration.maximumPageSize)"
+                    )
+                ])
         }
     }
 
     static func invalidCursor(_ text: String) -> RegistryError {
-        RegistryError(code: .invalid, message: "cursor \"\(text)\" was not returned by this listing", issues: [
-            ValidationIssue(field: "cursor", code: ValidationIssue.Code.invalidValue, message: "not a cursor of this listing"),
-        ])
+        RegistryError(
+            code: .invalid, message: "cursor \"\(text)\" was not returned by this listing",
+            issues: [
+                ValidationIssue(field: "cursor", code: ValidationIssue.Code.invalidValue, message: "not a cursor of this listing")
+            ])
     }
 
     static func decodeRegistration(_ document: [UInt8], id: String) throws(RegistryError) -> Registration {

@@ -9,7 +9,7 @@ extension StoredInstallation {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
         guard let data = try? encoder.encode(installation),
-              case .object(var members)? = try? JSONValue.parse(Array(data))
+            case .object(var members)? = try? JSONValue.parse(Array(data))
         else { preconditionFailure("an Installation always encodes to a JSON object") }
         members.append(JSONMember(key: "version", value: .number(String(version))))
         var bytes: [UInt8] = []

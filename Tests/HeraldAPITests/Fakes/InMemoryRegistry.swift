@@ -51,7 +51,9 @@ final class InMemoryRegistry: RegistrationStore, Sendable {
             if state.deletedRegistrations.contains(id) { throw RegistryError(code: .gone, message: "registration \(id) was deleted") }
             let current = state.registrations[id]
             if let expectedVersion, current?.version != expectedVersion {
-                throw RegistryError(code: .preconditionFailed, message: "registration \(id) is at version \(current?.version ?? 0), not \(expectedVersion)", currentVersion: current?.version)
+                throw RegistryError(
+                    code: .preconditionFailed, message: "registration \(id) is at version \(current?.version ?? 0), not \(expectedVersion)",
+                    currentVersion: current?.version)
             }
             var stored = registration
             stored.version = (current?.version ?? 0) + 1
@@ -64,9 +66,13 @@ final class InMemoryRegistry: RegistrationStore, Sendable {
     func delete(id: String, expectedVersion: Int64?) async throws(RegistryError) {
         try state.withLock { (state) throws(RegistryError) in
             if state.deletedRegistrations.contains(id) { throw RegistryError(code: .gone, message: "registration \(id) was deleted") }
-            guard let current = state.registrations[id] else { throw RegistryError(code: .notFound, message: "registration \(id) does not exist") }
+            guard let current = state.registrations[id] else {
+                throw RegistryError(code: .notFound, message: "registration \(id) does not exist")
+            }
             if let expectedVersion, current.version != expectedVersion {
-                throw RegistryError(code: .preconditionFailed, message: "registration \(id) is at version \(current.version), not \(expectedVersion)", currentVersion: current.version)
+                throw RegistryError(
+                    code: .preconditionFailed, message: "registration \(id) is at version \(current.version), not \(expectedVersion)",
+                    currentVersion: current.version)
             }
             state.registrations[id] = nil
             state.deletedRegistrations.insert(id)
@@ -76,9 +82,11 @@ final class InMemoryRegistry: RegistrationStore, Sendable {
 
     func list(_ query: RegistrationQuery) async throws(RegistryError) -> RegistrationPage {
         if query.tag != nil && query.handle != nil {
-            throw RegistryError(code: .invalid, message: "list by tag or by handle, not both", issues: [
-                ValidationIssue(field: "handle", code: ValidationIssue.Code.invalidValue, message: "cannot be combined with tag"),
-            ])
+            throw RegistryError(
+                code: .invalid, message: "list by tag or by handle, not both",
+                issues: [
+                    ValidationIssue(field: "handle", code: ValidationIssue.Code.invalidValue, message: "cannot be combined with tag")
+                ])
         }
         return state.withLock { state in
             let matching = state.registrations.values
@@ -103,7 +111,9 @@ final class InMemoryRegistry: RegistrationStore, Sendable {
             let id = installation.installationId
             let current = state.installations[id]
             if let expectedVersion, current?.version != expectedVersion {
-                throw RegistryError(code: .preconditionFailed, message: "installation \(id) is at version \(current?.version ?? 0), not \(expectedVersion)", currentVersion: current?.version)
+                throw RegistryError(
+                    code: .preconditionFailed, message: "installation \(id) is at version \(current?.version ?? 0), not \(expectedVersion)",
+                    currentVersion: current?.version)
             }
             let stored = StoredInstallation(installation: installation, version: (current?.version ?? 0) + 1)
             state.installations[id] = stored
@@ -116,9 +126,13 @@ final class InMemoryRegistry: RegistrationStore, Sendable {
     func deleteInstallation(id: String, expectedVersion: Int64?) async throws(RegistryError) {
         try state.withLock { (state) throws(RegistryError) in
             if state.deletedInstallations.contains(id) { throw RegistryError(code: .gone, message: "installation \(id) was deleted") }
-            guard let current = state.installations[id] else { throw RegistryError(code: .notFound, message: "installation \(id) does not exist") }
+            guard let current = state.installations[id] else {
+                throw RegistryError(code: .notFound, message: "installation \(id) does not exist")
+            }
             if let expectedVersion, current.version != expectedVersion {
-                throw RegistryError(code: .preconditionFailed, message: "installation \(id) is at version \(current.version), not \(expectedVersion)", currentVersion: current.version)
+                throw RegistryError(
+                    code: .preconditionFailed, message: "installation \(id) is at version \(current.version), not \(expectedVersion)",
+                    currentVersion: current.version)
             }
             state.installations[id] = nil
             state.deletedInstallations.insert(id)

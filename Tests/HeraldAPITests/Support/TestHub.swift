@@ -50,9 +50,14 @@ struct TestHub {
 
     // MARK: Credentials
 
-    static func sas(_ policy: String, resource: String = hubResource, expiresIn seconds: TimeInterval = 3600, key: String? = nil) -> HTTPFields {
+    static func sas(_ policy: String, resource: String = hubResource, expiresIn seconds: TimeInterval = 3600, key: String? = nil)
+        -> HTTPFields
+    {
         let key = key ?? policies.first { $0.name == policy }!.key
-        return [.authorization: SharedAccessSignature.token(resource: resource, policy: policy, key: key, expiry: Date().addingTimeInterval(seconds))]
+        return [
+            .authorization: SharedAccessSignature.token(
+                resource: resource, policy: policy, key: key, expiry: Date().addingTimeInterval(seconds))
+        ]
     }
 
     static func user(_ id: String, expiresIn seconds: TimeInterval = 3600, key: String = userTokenKey) async throws -> HTTPFields {
@@ -67,7 +72,9 @@ struct TestHub {
 extension TestClientProtocol {
     /// Sends `body` (JSON text) with `headers`.
     @discardableResult
-    func call(_ method: HTTPRequest.Method, _ uri: String, _ headers: HTTPFields = [:], body: String? = nil, ifMatch: String? = nil) async throws -> TestResponse {
+    func call(_ method: HTTPRequest.Method, _ uri: String, _ headers: HTTPFields = [:], body: String? = nil, ifMatch: String? = nil)
+        async throws -> TestResponse
+    {
         var headers = headers
         if body != nil { headers[.contentType] = "application/json" }
         if let ifMatch { headers[.ifMatch] = ifMatch }
@@ -112,7 +119,9 @@ enum Fixture {
     static let otherApnsToken = String(repeating: "cd34", count: 16)
     static let fcmToken = "fcm-token:APA91b" + String(repeating: "x", count: 60)
 
-    static func registration(tags: [String] = ["World", "Science"], handle: String = apnsToken, platform: String = "apns", template: String? = nil) -> String {
+    static func registration(
+        tags: [String] = ["World", "Science"], handle: String = apnsToken, platform: String = "apns", template: String? = nil
+    ) -> String {
         let tagList = tags.map { "\"\($0)\"" }.joined(separator: ",")
         let templatePart = template.map { ",\"template\":{\"name\":\"newsTemplate\",\"body\":\($0)}" } ?? ""
         return "{\"platform\":\"\(platform)\",\"handle\":\"\(handle)\",\"tags\":[\(tagList)]\(templatePart)}"
@@ -127,9 +136,9 @@ enum Fixture {
         let tagList = tags.map { "\"\($0)\"" }.joined(separator: ",")
         let user = userId.map { ",\"userId\":\"\($0)\"" } ?? ""
         return """
-        {"platform":"apns","pushChannel":"\(apnsToken)","tags":[\(tagList)]\(user),
-         "templates":{"english":{"body":\(newsTemplate("English")),"tags":["lang-en"]},
-                      "french":{"body":\(newsTemplate("French")),"tags":["lang-fr"]}}}
-        """
+            {"platform":"apns","pushChannel":"\(apnsToken)","tags":[\(tagList)]\(user),
+             "templates":{"english":{"body":\(newsTemplate("English")),"tags":["lang-en"]},
+                          "french":{"body":\(newsTemplate("French")),"tags":["lang-fr"]}}}
+            """
     }
 }

@@ -54,7 +54,8 @@ extension DeliveryHeaders {
             let pushType = template("apns-push-type") ?? "alert"
             derive("apns-push-type", pushType)
             derive("apns-priority", pushType != "background" && (priority ?? .high) == .high ? "10" : "5")
-            derive("apns-expiration", expiresAt.map { String(Int64($0.timeIntervalSince1970.rounded(.down))) } ?? template("apns-expiration"))
+            derive(
+                "apns-expiration", expiresAt.map { String(Int64($0.timeIntervalSince1970.rounded(.down))) } ?? template("apns-expiration"))
             derive("apns-collapse-id", collapseId ?? template("apns-collapse-id"))
         case .fcm:
             derive("fcm-priority", (priority ?? .normal).rawValue)
@@ -88,11 +89,12 @@ extension DeliveryHeaders {
     }
 
     static func isWebPushTopic(_ topic: String) -> Bool {
-        !topic.isEmpty && topic.utf8.count <= 32 && topic.utf8.allSatisfy { byte in
-            (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte)
-                || (UInt8(ascii: "a")...UInt8(ascii: "z")).contains(byte)
-                || (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains(byte)
-                || byte == UInt8(ascii: "-") || byte == UInt8(ascii: "_")
-        }
+        !topic.isEmpty && topic.utf8.count <= 32
+            && topic.utf8.allSatisfy { byte in
+                (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte)
+                    || (UInt8(ascii: "a")...UInt8(ascii: "z")).contains(byte)
+                    || (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains(byte)
+                    || byte == UInt8(ascii: "-") || byte == UInt8(ascii: "_")
+            }
     }
 }

@@ -92,10 +92,12 @@ extension DeliveryRecord: Codable {
             payload: payload, headers: headers, expiresAt: expiresAt, publishedAt: publishedAt, renderedAt: renderedAt
         )
         if let stated, stated != record.deliveryId {
-            throw ValidationFailure(issues: [ValidationIssue(
-                field: "deliveryId", code: ValidationIssue.Code.invalidValue,
-                message: "\"\(stated)\" does not match its parts (\"\(record.deliveryId)\")"
-            )])
+            throw ValidationFailure(issues: [
+                ValidationIssue(
+                    field: "deliveryId", code: ValidationIssue.Code.invalidValue,
+                    message: "\"\(stated)\" does not match its parts (\"\(record.deliveryId)\")"
+                )
+            ])
         }
         return record
     }

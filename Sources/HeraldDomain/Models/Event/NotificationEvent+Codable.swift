@@ -86,16 +86,26 @@ extension NotificationEvent: Codable {
         var members: [JSONMember] = []
         if let id { members.append(JSONMember(key: "id", value: .string(id))) }
         if case .expression(_, let source) = audience { members.append(JSONMember(key: "tags", value: .string(source))) }
-        members.append(JSONMember(key: "properties", value: .object(
-            properties.sorted { $0.key < $1.key }.map { JSONMember(key: $0.key, value: .string($0.value)) }
-        )))
+        members.append(
+            JSONMember(
+                key: "properties",
+                value: .object(
+                    properties.sorted { $0.key < $1.key }.map { JSONMember(key: $0.key, value: .string($0.value)) }
+                )))
         if !native.isEmpty {
-            members.append(JSONMember(key: "native", value: .object(
-                native.sorted { $0.key.rawValue < $1.key.rawValue }.map { JSONMember(key: $0.key.rawValue, value: Self.nativeJSON($0.value)) }
-            )))
+            members.append(
+                JSONMember(
+                    key: "native",
+                    value: .object(
+                        native.sorted { $0.key.rawValue < $1.key.rawValue }.map {
+                            JSONMember(key: $0.key.rawValue, value: Self.nativeJSON($0.value))
+                        }
+                    )))
         }
         if let templates { members.append(JSONMember(key: "templates", value: .array(templates.map(JSONValue.string)))) }
-        if let expiresAt { members.append(JSONMember(key: "expiresAt", value: .string(ISO8601Timestamp.format(expiresAt, precision: .secondsWhenExact)))) }
+        if let expiresAt {
+            members.append(JSONMember(key: "expiresAt", value: .string(ISO8601Timestamp.format(expiresAt, precision: .secondsWhenExact))))
+        }
         if let priority { members.append(JSONMember(key: "priority", value: .string(priority.rawValue))) }
         if let collapseId { members.append(JSONMember(key: "collapseId", value: .string(collapseId))) }
         if let publishedAt { members.append(JSONMember(key: "publishedAt", value: .string(ISO8601Timestamp.format(publishedAt)))) }

@@ -6,7 +6,9 @@ extension NotificationEvent {
     /// JSON (line and column), wrong types, an empty `tags` string or array (never taken as
     /// a broadcast), an invalid tag expression (with its column), unknown platforms in
     /// `native`, nested property values, bad timestamps and priorities.
-    public static func decode(_ bytes: some Collection<UInt8>, limits: EventLimits = .default) throws(ValidationFailure) -> NotificationEvent {
+    public static func decode(_ bytes: some Collection<UInt8>, limits: EventLimits = .default) throws(ValidationFailure)
+        -> NotificationEvent
+    {
         let root: JSONValue
         switch JSONFieldReader.parseObject(bytes, maximumBytes: limits.maxBytes, what: "the event") {
         case .success(let value): root = value
@@ -25,14 +27,16 @@ extension NotificationEvent {
         let templates = reader.stringArray("templates", required: false, issues: &issues)
         if let templates {
             if templates.isEmpty {
-                issues.append(ValidationIssue(
-                    field: "templates", code: ValidationIssue.Code.invalidValue,
-                    message: "an empty template list would deliver to no template; omit the field to deliver to all"
-                ))
+                issues.append(
+                    ValidationIssue(
+                        field: "templates", code: ValidationIssue.Code.invalidValue,
+                        message: "an empty template list would deliver to no template; omit the field to deliver to all"
+                    ))
             }
             for (position, name) in templates.enumerated() {
                 if let problem = IdentifierRules.templateNameProblem(name) {
-                    issues.append(ValidationIssue(field: "templates[\(position)]", code: ValidationIssue.Code.invalidIdentifier, message: problem))
+                    issues.append(
+                        ValidationIssue(field: "templates[\(position)]", code: ValidationIssue.Code.invalidIdentifier, message: problem))
                 }
             }
         }
@@ -43,21 +47,26 @@ extension NotificationEvent {
             if let parsed = NotificationPriority(rawValue: text) {
                 priority = parsed
             } else {
-                issues.append(ValidationIssue(
-                    field: "priority", code: ValidationIssue.Code.invalidValue,
-                    message: "unknown priority \"\(text)\"; expected \"high\" or \"normal\""
-                ))
+                issues.append(
+                    ValidationIssue(
+                        field: "priority", code: ValidationIssue.Code.invalidValue,
+                        message: "unknown priority \"\(text)\"; expected \"high\" or \"normal\""
+                    ))
             }
         }
         let collapseId = reader.string("collapseId", required: false, issues: &issues)
         if let collapseId {
             if collapseId.isEmpty {
-                issues.append(ValidationIssue(field: "collapseId", code: ValidationIssue.Code.invalidValue, message: "a collapse id cannot be empty; omit the field instead"))
+                issues.append(
+                    ValidationIssue(
+                        field: "collapseId", code: ValidationIssue.Code.invalidValue,
+                        message: "a collapse id cannot be empty; omit the field instead"))
             } else if collapseId.utf8.count > limits.maxCollapseIdBytes {
-                issues.append(ValidationIssue(
-                    field: "collapseId", code: ValidationIssue.Code.invalidValue,
-                    message: "collapse id is \(collapseId.utf8.count) bytes; the limit is \(limits.maxCollapseIdBytes)"
-                ))
+                issues.append(
+                    ValidationIssue(
+                        field: "collapseId", code: ValidationIssue.Code.invalidValue,
+                        message: "collapse id is \(collapseId.utf8.count) bytes; the limit is \(limits.maxCollapseIdBytes)"
+                    ))
             }
         }
 
@@ -76,19 +85,21 @@ extension NotificationEvent {
         switch value {
         case .string(let text):
             guard !text.allSatisfy(\.isWhitespace) else {
-                issues.append(ValidationIssue(
-                    field: "tags", code: ValidationIssue.Code.emptyTags,
-                    message: "tags is an empty expression; omit the field to broadcast to every registration"
-                ))
+                issues.append(
+                    ValidationIssue(
+                        field: "tags", code: ValidationIssue.Code.emptyTags,
+                        message: "tags is an empty expression; omit the field to broadcast to every registration"
+                    ))
                 return nil
             }
             return parseExpression(text, limits: limits, issues: &issues)
         case .array(let elements):
             guard !elements.isEmpty else {
-                issues.append(ValidationIssue(
-                    field: "tags", code: ValidationIssue.Code.emptyTags,
-                    message: "tags is an empty list; omit the field to broadcast to every registration"
-                ))
+                issues.append(
+                    ValidationIssue(
+                        field: "tags", code: ValidationIssue.Code.emptyTags,
+                        message: "tags is an empty list; omit the field to broadcast to every registration"
+                    ))
                 return nil
             }
             var tags: [String] = []
@@ -128,10 +139,11 @@ extension NotificationEvent {
             return [:]
         }
         if members.count > limits.maxProperties {
-            issues.append(ValidationIssue(
-                field: "properties", code: ValidationIssue.Code.tooLarge,
-                message: "\(members.count) properties; the limit is \(limits.maxProperties)"
-            ))
+            issues.append(
+                ValidationIssue(
+                    field: "properties", code: ValidationIssue.Code.tooLarge,
+                    message: "\(members.count) properties; the limit is \(limits.maxProperties)"
+                ))
         }
         var properties: [String: String] = [:]
         var seenLowercased: [String: String] = [:]
@@ -146,17 +158,19 @@ extension NotificationEvent {
             // their default.
             case .null: continue
             case .array, .object:
-                issues.append(JSONFieldReader.wrongType(field, expected: "a string, number or boolean (properties are flat)", found: member.value))
+                issues.append(
+                    JSONFieldReader.wrongType(field, expected: "a string, number or boolean (properties are flat)", found: member.value))
                 continue
             }
             // Template property names are case-insensitive, so two names that differ only
             // in case would make rendering depend on which one wins.
             let folded = member.key.lowercased()
             if let earlier = seenLowercased[folded], earlier != member.key || properties[member.key] != nil {
-                issues.append(ValidationIssue(
-                    field: field, code: ValidationIssue.Code.duplicateProperty,
-                    message: "property \"\(member.key)\" repeats \"\(earlier)\" (names are case-insensitive)"
-                ))
+                issues.append(
+                    ValidationIssue(
+                        field: field, code: ValidationIssue.Code.duplicateProperty,
+                        message: "property \"\(member.key)\" repeats \"\(earlier)\" (names are case-insensitive)"
+                    ))
                 continue
             }
             seenLowercased[folded] = member.key
@@ -186,7 +200,8 @@ extension NotificationEvent {
                 payload = member.value.compactText(sortingKeys: true)
             case .string(let xml) where platform == .wns:
                 if let problem = Self.xmlProblem(xml) {
-                    issues.append(ValidationIssue(field: field, code: ValidationIssue.Code.invalidValue, message: "not well-formed XML: \(problem)"))
+                    issues.append(
+                        ValidationIssue(field: field, code: ValidationIssue.Code.invalidValue, message: "not well-formed XML: \(problem)"))
                     continue
                 }
                 payload = xml
@@ -197,10 +212,11 @@ extension NotificationEvent {
             }
             let limit = payloadLimits[platform]
             guard payload.utf8.count <= limit else {
-                issues.append(ValidationIssue(
-                    field: field, code: ValidationIssue.Code.payloadTooLarge,
-                    message: "the payload is \(payload.utf8.count) bytes; the \(platform) payload limit is \(limit)"
-                ))
+                issues.append(
+                    ValidationIssue(
+                        field: field, code: ValidationIssue.Code.payloadTooLarge,
+                        message: "the payload is \(payload.utf8.count) bytes; the \(platform) payload limit is \(limit)"
+                    ))
                 continue
             }
             native[platform] = payload

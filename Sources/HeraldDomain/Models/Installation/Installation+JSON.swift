@@ -16,10 +16,11 @@ extension Installation {
         let reader = JSONFieldReader(root)
         let bodyId = reader.string("installationId", required: installationId == nil, issues: &issues)
         if let installationId, let bodyId, bodyId != installationId {
-            issues.append(ValidationIssue(
-                field: "installationId", code: ValidationIssue.Code.invalidValue,
-                message: "the body names installation \"\(bodyId)\" but the request is for \"\(installationId)\""
-            ))
+            issues.append(
+                ValidationIssue(
+                    field: "installationId", code: ValidationIssue.Code.invalidValue,
+                    message: "the body names installation \"\(bodyId)\" but the request is for \"\(installationId)\""
+                ))
         }
         let platform = reader.platform("platform", issues: &issues)
         let pushChannel = reader.string("pushChannel", required: true, issues: &issues)
@@ -28,7 +29,8 @@ extension Installation {
         let expiresAt = reader.timestamp("expiresAt", issues: &issues)
         var templates: [String: InstallationTemplate] = [:]
         if let templatesReader = reader.object("templates", required: false, issues: &issues),
-           case .object(let members) = templatesReader.value {
+            case .object(let members) = templatesReader.value
+        {
             for member in members {
                 guard let templateReader = templatesReader.object(member.key, required: true, issues: &issues) else { continue }
                 let template = RegistrationTemplate.read(templateReader, requireName: false, name: member.key, issues: &issues)

@@ -21,10 +21,12 @@ extension Installation {
         var systemTags = [installationTag]
         if let userTag { systemTags.append(userTag) }
         guard !templates.isEmpty else {
-            return [Registration(
-                registrationId: installationId, platform: platform, handle: pushChannel,
-                tags: Self.uniqued(tags + systemTags), template: nil, expiresAt: expiresAt, version: version
-            )]
+            return [
+                Registration(
+                    registrationId: installationId, platform: platform, handle: pushChannel,
+                    tags: Self.uniqued(tags + systemTags), template: nil, expiresAt: expiresAt, version: version
+                )
+            ]
         }
         return templates.sorted { $0.key < $1.key }.map { name, template in
             Registration(

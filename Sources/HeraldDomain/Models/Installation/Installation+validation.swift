@@ -13,31 +13,38 @@ extension Installation {
         }
         if let userId, let userTag {
             if userId.isEmpty {
-                issues.append(ValidationIssue(field: "userId", code: ValidationIssue.Code.invalidIdentifier, message: "a user id cannot be empty"))
+                issues.append(
+                    ValidationIssue(field: "userId", code: ValidationIssue.Code.invalidIdentifier, message: "a user id cannot be empty"))
             } else if let problem = TagRules.problem(with: userTag) {
-                issues.append(ValidationIssue(field: "userId", code: ValidationIssue.Code.invalidIdentifier, message: "user id cannot form the tag \(userTag): \(problem)"))
+                issues.append(
+                    ValidationIssue(
+                        field: "userId", code: ValidationIssue.Code.invalidIdentifier,
+                        message: "user id cannot form the tag \(userTag): \(problem)"))
             }
         }
         TagListValidation.check(tags, field: "tags", maxTags: limits.maxTags, into: &issues)
         if templates.count > limits.maxInstallationTemplates {
-            issues.append(ValidationIssue(
-                field: "templates", code: ValidationIssue.Code.invalidValue,
-                message: "\(templates.count) templates; the limit is \(limits.maxInstallationTemplates)"
-            ))
+            issues.append(
+                ValidationIssue(
+                    field: "templates", code: ValidationIssue.Code.invalidValue,
+                    message: "\(templates.count) templates; the limit is \(limits.maxInstallationTemplates)"
+                ))
         }
         for (name, template) in templates.sorted(by: { $0.key < $1.key }) {
             let field = "templates.\(name)"
             if let problem = IdentifierRules.templateNameProblem(name) {
                 issues.append(ValidationIssue(field: field, code: ValidationIssue.Code.invalidIdentifier, message: problem))
             }
-            let asRegistrationTemplate = RegistrationTemplate(name: name, body: template.body, headers: template.headers, expiry: template.expiry)
+            let asRegistrationTemplate = RegistrationTemplate(
+                name: name, body: template.body, headers: template.headers, expiry: template.expiry)
             asRegistrationTemplate.check(platform: platform, field: field, limits: limits, into: &issues, checkName: false)
             let totalTags = Set(tags + template.tags).count + 2
             if totalTags > limits.maxTags, template.tags.count <= limits.maxTags {
-                issues.append(ValidationIssue(
-                    field: "\(field).tags", code: ValidationIssue.Code.tooManyTags,
-                    message: "with the installation's tags this template has \(totalTags) tags; the limit is \(limits.maxTags)"
-                ))
+                issues.append(
+                    ValidationIssue(
+                        field: "\(field).tags", code: ValidationIssue.Code.tooManyTags,
+                        message: "with the installation's tags this template has \(totalTags) tags; the limit is \(limits.maxTags)"
+                    ))
             }
             TagListValidation.check(template.tags, field: "\(field).tags", maxTags: limits.maxTags, into: &issues)
         }

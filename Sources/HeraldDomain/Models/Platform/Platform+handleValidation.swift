@@ -39,7 +39,8 @@ extension Platform {
             return "an APNs device token is hexadecimal (0-9, a-f); found \(describe(token, at: position)) at position \(position + 1)"
         }
         guard HandleBounds.apnsHexDigits.contains(bytes.count) else {
-            return "an APNs device token has \(HandleBounds.apnsHexDigits.lowerBound) to \(HandleBounds.apnsHexDigits.upperBound) hex digits (64 today); this one has \(bytes.count)"
+            return
+                "an APNs device token has \(HandleBounds.apnsHexDigits.lowerBound) to \(HandleBounds.apnsHexDigits.upperBound) hex digits (64 today); this one has \(bytes.count)"
         }
         guard bytes.count.isMultiple(of: 2) else {
             return "an APNs device token has an even number of hex digits (two per byte); this one has \(bytes.count)"
@@ -50,10 +51,12 @@ extension Platform {
     static func fcmProblem(_ token: String) -> String? {
         let bytes = Array(token.utf8)
         guard HandleBounds.fcmLength.contains(bytes.count) else {
-            return "an FCM registration token has \(HandleBounds.fcmLength.lowerBound) to \(HandleBounds.fcmLength.upperBound) characters (about 160 usually); this one has \(bytes.count)"
+            return
+                "an FCM registration token has \(HandleBounds.fcmLength.lowerBound) to \(HandleBounds.fcmLength.upperBound) characters (about 160 usually); this one has \(bytes.count)"
         }
         if let position = bytes.firstIndex(where: { !isFCMTokenByte($0) }) {
-            return "an FCM registration token uses letters, digits, '-', '_', ':' and '.'; found \(describe(token, at: position)) at position \(position + 1)"
+            return
+                "an FCM registration token uses letters, digits, '-', '_', ':' and '.'; found \(describe(token, at: position)) at position \(position + 1)"
         }
         return nil
     }

@@ -20,10 +20,11 @@ extension Registration {
         let reader = JSONFieldReader(root)
         let bodyId = reader.string("registrationId", required: registrationId == nil, issues: &issues)
         if let registrationId, let bodyId, bodyId != registrationId {
-            issues.append(ValidationIssue(
-                field: "registrationId", code: ValidationIssue.Code.invalidValue,
-                message: "the body names registration \"\(bodyId)\" but the request is for \"\(registrationId)\""
-            ))
+            issues.append(
+                ValidationIssue(
+                    field: "registrationId", code: ValidationIssue.Code.invalidValue,
+                    message: "the body names registration \"\(bodyId)\" but the request is for \"\(registrationId)\""
+                ))
         }
         let platform = reader.platform("platform", issues: &issues)
         let handle = reader.string("handle", required: true, issues: &issues)
@@ -67,7 +68,8 @@ extension Registration {
             JSONMember(key: "handle", value: .string(handle)),
             JSONMember(key: "tags", value: .array(tags.map(JSONValue.string))),
             JSONMember(key: "template", value: template?.jsonValue ?? .null),
-            JSONMember(key: "expiresAt", value: expiresAt.map { .string(ISO8601Timestamp.format($0, precision: .secondsWhenExact)) } ?? .null),
+            JSONMember(
+                key: "expiresAt", value: expiresAt.map { .string(ISO8601Timestamp.format($0, precision: .secondsWhenExact)) } ?? .null),
             JSONMember(key: "version", value: .number(String(version))),
         ])
     }
@@ -79,13 +81,17 @@ extension RegistrationTemplate {
         .object([
             JSONMember(key: "name", value: .string(name)),
             JSONMember(key: "body", value: .string(body)),
-            JSONMember(key: "headers", value: .object(headers.sorted { $0.key < $1.key }.map { JSONMember(key: $0.key, value: .string($0.value)) })),
+            JSONMember(
+                key: "headers", value: .object(headers.sorted { $0.key < $1.key }.map { JSONMember(key: $0.key, value: .string($0.value)) })
+            ),
             JSONMember(key: "expiry", value: expiry.map(JSONValue.string) ?? .null),
         ])
     }
 
     /// Reads a template object; `nil` when its body is missing or mistyped (issues recorded).
-    static func read(_ reader: JSONFieldReader, requireName: Bool, name fixedName: String? = nil, issues: inout [ValidationIssue]) -> RegistrationTemplate? {
+    static func read(_ reader: JSONFieldReader, requireName: Bool, name fixedName: String? = nil, issues: inout [ValidationIssue])
+        -> RegistrationTemplate?
+    {
         let name = fixedName ?? reader.string("name", required: requireName, issues: &issues)
         let body = reader.string("body", required: true, issues: &issues)
         let headers = reader.stringMap("headers", issues: &issues)

@@ -32,10 +32,11 @@ extension Registration {
 enum TagListValidation {
     static func check(_ tags: [String], field: String, maxTags: Int, into issues: inout [ValidationIssue]) {
         if tags.count > maxTags {
-            issues.append(ValidationIssue(
-                field: field, code: ValidationIssue.Code.tooManyTags,
-                message: "\(tags.count) tags; the limit is \(maxTags)"
-            ))
+            issues.append(
+                ValidationIssue(
+                    field: field, code: ValidationIssue.Code.tooManyTags,
+                    message: "\(tags.count) tags; the limit is \(maxTags)"
+                ))
         }
         for (position, tag) in tags.enumerated() {
             if let problem = TagRules.problem(with: tag) {
@@ -48,27 +49,31 @@ enum TagListValidation {
 extension RegistrationTemplate {
     /// Appends this template's problems, with paths under `field` (for example
     /// `template.body` or `templates.news.headers.apns-push-type`).
-    func check(platform: Platform, field: String, limits: RegistrationLimits, into issues: inout [ValidationIssue], checkName: Bool = true) {
+    func check(platform: Platform, field: String, limits: RegistrationLimits, into issues: inout [ValidationIssue], checkName: Bool = true)
+    {
         if checkName, let problem = IdentifierRules.templateNameProblem(name) {
             issues.append(ValidationIssue(field: "\(field).name", code: ValidationIssue.Code.invalidIdentifier, message: problem))
         }
         let bodyBytes = body.utf8.count
         if bodyBytes > limits.maxTemplateBodyBytes {
-            issues.append(ValidationIssue(
-                field: "\(field).body", code: ValidationIssue.Code.templateTooLarge,
-                message: "template body is \(bodyBytes) bytes; the limit is \(limits.maxTemplateBodyBytes)"
-            ))
+            issues.append(
+                ValidationIssue(
+                    field: "\(field).body", code: ValidationIssue.Code.templateTooLarge,
+                    message: "template body is \(bodyBytes) bytes; the limit is \(limits.maxTemplateBodyBytes)"
+                ))
         } else {
-            let compiled = Self.compile(body, format: platform.templateFormat, field: "\(field).body", what: "template body", limits: limits, into: &issues)
+            let compiled = Self.compile(
+                body, format: platform.templateFormat, field: "\(field).body", what: "template body", limits: limits, into: &issues)
             if let compiled {
                 Self.checkExpansion(compiled, platform: platform, field: "\(field).body", limits: limits, into: &issues)
             }
         }
         if headers.count > limits.maxHeaders {
-            issues.append(ValidationIssue(
-                field: "\(field).headers", code: ValidationIssue.Code.invalidHeader,
-                message: "\(headers.count) headers; the limit is \(limits.maxHeaders)"
-            ))
+            issues.append(
+                ValidationIssue(
+                    field: "\(field).headers", code: ValidationIssue.Code.invalidHeader,
+                    message: "\(headers.count) headers; the limit is \(limits.maxHeaders)"
+                ))
         }
         for (name, value) in headers.sorted(by: { $0.key < $1.key }) {
             let headerField = "\(field).headers.\(name)"
@@ -76,20 +81,22 @@ extension RegistrationTemplate {
                 issues.append(ValidationIssue(field: headerField, code: ValidationIssue.Code.invalidHeader, message: problem))
             }
             if value.utf8.count > limits.maxHeaderValueBytes {
-                issues.append(ValidationIssue(
-                    field: headerField, code: ValidationIssue.Code.invalidHeader,
-                    message: "header value is \(value.utf8.count) bytes; the limit is \(limits.maxHeaderValueBytes)"
-                ))
+                issues.append(
+                    ValidationIssue(
+                        field: headerField, code: ValidationIssue.Code.invalidHeader,
+                        message: "header value is \(value.utf8.count) bytes; the limit is \(limits.maxHeaderValueBytes)"
+                    ))
             } else {
                 Self.compile(value, format: .text, field: headerField, what: "header template", limits: limits, into: &issues)
             }
         }
         if let expiry {
             if expiry.utf8.count > limits.maxHeaderValueBytes {
-                issues.append(ValidationIssue(
-                    field: "\(field).expiry", code: ValidationIssue.Code.invalidTemplate,
-                    message: "expiry template is \(expiry.utf8.count) bytes; the limit is \(limits.maxHeaderValueBytes)"
-                ))
+                issues.append(
+                    ValidationIssue(
+                        field: "\(field).expiry", code: ValidationIssue.Code.invalidTemplate,
+                        message: "expiry template is \(expiry.utf8.count) bytes; the limit is \(limits.maxHeaderValueBytes)"
+                    ))
             } else {
                 Self.compile(expiry, format: .text, field: "\(field).expiry", what: "expiry template", limits: limits, into: &issues)
             }
@@ -97,33 +104,43 @@ extension RegistrationTemplate {
     }
 
     @discardableResult
-    static func compile(_ text: String, format: TemplateFormat, field: String, what: String, limits: RegistrationLimits, into issues: inout [ValidationIssue]) -> CompiledTemplate? {
+    static func compile(
+        _ text: String, format: TemplateFormat, field: String, what: String, limits: RegistrationLimits,
+        into issues: inout [ValidationIssue]
+    ) -> CompiledTemplate? {
         do {
             return try CompiledTemplate.compile(text, format: format, limits: limits.templateLimits)
         } catch {
-            issues.append(ValidationIssue(
-                field: field, code: ValidationIssue.Code.invalidTemplate,
-                message: "\(what) is invalid at line \(error.line), column \(error.column): \(error.message)"
-            ))
+            issues.append(
+                ValidationIssue(
+                    field: field, code: ValidationIssue.Code.invalidTemplate,
+                    message: "\(what) is invalid at line \(error.line), column \(error.column): \(error.message)"
+                ))
             return nil
         }
     }
 
     /// Refuses bodies that cannot fit the platform's payload limit: fixed text over it, or
     /// more unclipped copies of property values than `maxUnboundedSubstitutions`.
-    static func checkExpansion(_ body: CompiledTemplate, platform: Platform, field: String, limits: RegistrationLimits, into issues: inout [ValidationIssue]) {
+    static func checkExpansion(
+        _ body: CompiledTemplate, platform: Platform, field: String, limits: RegistrationLimits, into issues: inout [ValidationIssue]
+    ) {
         let payloadLimit = limits.payloadLimits[platform]
         if body.fixedBytes > payloadLimit {
-            issues.append(ValidationIssue(
-                field: field, code: ValidationIssue.Code.templateAmplification,
-                message: "the template's fixed text renders \(body.fixedBytes) bytes before any property; the \(platform) payload limit is \(payloadLimit)"
-            ))
+            issues.append(
+                ValidationIssue(
+                    field: field, code: ValidationIssue.Code.templateAmplification,
+                    message:
+                        "the template's fixed text renders \(body.fixedBytes) bytes before any property; the \(platform) payload limit is \(payloadLimit)"
+                ))
         }
         if body.unboundedSubstitutions > limits.maxUnboundedSubstitutions {
-            issues.append(ValidationIssue(
-                field: field, code: ValidationIssue.Code.templateAmplification,
-                message: "the template copies whole property values \(body.unboundedSubstitutions) times; the limit is \(limits.maxUnboundedSubstitutions) (clip values with $(name, n) to use more)"
-            ))
+            issues.append(
+                ValidationIssue(
+                    field: field, code: ValidationIssue.Code.templateAmplification,
+                    message:
+                        "the template copies whole property values \(body.unboundedSubstitutions) times; the limit is \(limits.maxUnboundedSubstitutions) (clip values with $(name, n) to use more)"
+                ))
         }
     }
 
@@ -132,7 +149,8 @@ extension RegistrationTemplate {
         if name.isEmpty { return "a header name cannot be empty" }
         let separators = Set("\"(),/:;<=>?@[\\]{}".utf8)
         for (position, byte) in name.utf8.enumerated() where byte <= 0x20 || byte >= 0x7F || separators.contains(byte) {
-            return "a header name is an HTTP token (letters, digits and !#$%&'*+-.^_`|~); found \(Platform.describe(name, at: position)) at position \(position + 1)"
+            return
+                "a header name is an HTTP token (letters, digits and !#$%&'*+-.^_`|~); found \(Platform.describe(name, at: position)) at position \(position + 1)"
         }
         return nil
     }

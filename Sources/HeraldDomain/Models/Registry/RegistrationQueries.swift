@@ -1,4 +1,3 @@
-
 /// The answer to a registration lookup.
 public enum RegistrationLookup: Sendable {
     case found(Registration)

@@ -1,4 +1,3 @@
-
 /// A registry operation failed. `code` is stable (the API maps it to an HTTP status in one
 /// place); `message` says what and where; `issues` lists every validation problem.
 public struct RegistryError: Error, Sendable, CustomStringConvertible {

@@ -48,8 +48,8 @@ public struct StatusAggregate: Sendable, Hashable, Codable {
     @discardableResult
     public mutating func apply(_ progress: TaskProgress) -> Outcome {
         guard progress.eventId == record.eventId,
-              progress.taskCount == record.tasks.planned,
-              (0..<record.tasks.planned).contains(progress.taskIndex)
+            progress.taskCount == record.tasks.planned,
+            (0..<record.tasks.planned).contains(progress.taskIndex)
         else { return .ignored }
         guard !finishedTasks.contains(progress.taskIndex) else { return .duplicate }
         guard !record.state.isTerminal else { return .ignored }

@@ -37,7 +37,9 @@ public struct StatusRecord: Sendable, Hashable {
         /// From `publishedAt` (or `acceptedAt` when the publisher set none) to `completedAt`.
         public var durationMs: Int64?
 
-        public init(publishedAt: Date? = nil, acceptedAt: Date, firstDeliveryAt: Date? = nil, completedAt: Date? = nil, durationMs: Int64? = nil) {
+        public init(
+            publishedAt: Date? = nil, acceptedAt: Date, firstDeliveryAt: Date? = nil, completedAt: Date? = nil, durationMs: Int64? = nil
+        ) {
             self.publishedAt = publishedAt
             self.acceptedAt = acceptedAt
             self.firstDeliveryAt = firstDeliveryAt
@@ -76,7 +78,9 @@ public struct StatusRecord: Sendable, Hashable {
 
     /// The record the planner writes with the tasks.
     public static func accepted(eventId: String, taskCount: Int, publishedAt: Date?, acceptedAt: Date) -> StatusRecord {
-        StatusRecord(eventId: eventId, state: .accepted, tasks: Tasks(planned: taskCount), timings: Timings(publishedAt: publishedAt, acceptedAt: acceptedAt))
+        StatusRecord(
+            eventId: eventId, state: .accepted, tasks: Tasks(planned: taskCount),
+            timings: Timings(publishedAt: publishedAt, acceptedAt: acceptedAt))
     }
 
     /// The record for an event that was already past `expiresAt` when planned.

@@ -102,14 +102,14 @@ public enum ISO8601Timestamp {
             return true
         }
         guard let year = number(4), expect(UInt8(ascii: "-")),
-              let month = number(2), expect(UInt8(ascii: "-")),
-              let day = number(2), expect(UInt8(ascii: "T"), UInt8(ascii: "t"), UInt8(ascii: " ")),
-              let hour = number(2), expect(UInt8(ascii: ":")),
-              let minute = number(2), expect(UInt8(ascii: ":")),
-              let second = number(2)
+            let month = number(2), expect(UInt8(ascii: "-")),
+            let day = number(2), expect(UInt8(ascii: "T"), UInt8(ascii: "t"), UInt8(ascii: " ")),
+            let hour = number(2), expect(UInt8(ascii: ":")),
+            let minute = number(2), expect(UInt8(ascii: ":")),
+            let second = number(2)
         else { return nil }
         guard (1...12).contains(month), day >= 1, day <= daysInMonth(month, year: year),
-              hour < 24, minute < 60, second < 61  // 60 = leap second, folded into the next minute
+            hour < 24, minute < 60, second < 61  // 60 = leap second, folded into the next minute
         else { return nil }
 
         var nanoseconds: Int64 = 0

@@ -36,12 +36,14 @@ public enum IdentifierRules {
         if bytes.count > maxLength { return "\(what) is at most \(maxLength) characters; this one has \(bytes.count)" }
         let allowed = Set(extra.utf8)
         for (position, byte) in bytes.enumerated() {
-            let isAlphanumeric = (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte)
+            let isAlphanumeric =
+                (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte)
                 || (UInt8(ascii: "a")...UInt8(ascii: "z")).contains(byte)
                 || (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains(byte)
             if !isAlphanumeric && !allowed.contains(byte) {
                 let shown = extra.map { "'\($0)'" }.joined(separator: " ")
-                return "\(what) uses letters, digits and \(shown); found \(Platform.describe(text, at: position)) at position \(position + 1)"
+                return
+                    "\(what) uses letters, digits and \(shown); found \(Platform.describe(text, at: position)) at position \(position + 1)"
             }
         }
         return nil

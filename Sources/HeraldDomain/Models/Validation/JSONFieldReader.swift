@@ -49,10 +49,11 @@ struct JSONFieldReader {
     func timestamp(_ name: String, issues: inout [ValidationIssue]) -> Date? {
         guard let text = string(name, required: false, issues: &issues) else { return nil }
         guard let date = ISO8601Timestamp.parse(text) else {
-            issues.append(ValidationIssue(
-                field: fieldPath(name), code: ValidationIssue.Code.invalidTimestamp,
-                message: "\"\(text)\" is not an ISO-8601 timestamp such as 2026-11-21T19:00:00Z"
-            ))
+            issues.append(
+                ValidationIssue(
+                    field: fieldPath(name), code: ValidationIssue.Code.invalidTimestamp,
+                    message: "\"\(text)\" is not an ISO-8601 timestamp such as 2026-11-21T19:00:00Z"
+                ))
             return nil
         }
         return date
@@ -127,31 +128,41 @@ struct JSONFieldReader {
     }
 
     static func wrongType(_ field: String, expected: String, found: JSONValue) -> ValidationIssue {
-        ValidationIssue(field: field, code: ValidationIssue.Code.invalidType, message: "expected \(expected), found \(found.kindDescription)")
+        ValidationIssue(
+            field: field, code: ValidationIssue.Code.invalidType, message: "expected \(expected), found \(found.kindDescription)")
     }
 
     /// Parses `bytes` as a JSON object, or returns the issue that says why it is not one.
     static func parseObject(_ bytes: some Collection<UInt8>, maximumBytes: Int, what: String) -> Result<JSONValue, ValidationFailure> {
         if bytes.count > maximumBytes {
-            return .failure(ValidationFailure(issues: [ValidationIssue(
-                field: "", code: ValidationIssue.Code.tooLarge,
-                message: "\(what) is \(bytes.count) bytes; the limit is \(maximumBytes)"
-            )]))
+            return .failure(
+                ValidationFailure(issues: [
+                    ValidationIssue(
+                        field: "", code: ValidationIssue.Code.tooLarge,
+                        message: "\(what) is \(bytes.count) bytes; the limit is \(maximumBytes)"
+                    )
+                ]))
         }
         let value: JSONValue
         do {
             value = try JSONValue.parse(bytes)
         } catch {
-            return .failure(ValidationFailure(issues: [ValidationIssue(
-                field: "", code: ValidationIssue.Code.malformedJSON,
-                message: "\(what) is not valid JSON: \(error.description)"
-            )]))
+            return .failure(
+                ValidationFailure(issues: [
+                    ValidationIssue(
+                        field: "", code: ValidationIssue.Code.malformedJSON,
+                        message: "\(what) is not valid JSON: \(error.description)"
+                    )
+                ]))
         }
         guard case .object = value else {
-            return .failure(ValidationFailure(issues: [ValidationIssue(
-                field: "", code: ValidationIssue.Code.invalidType,
-                message: "\(what) must be a JSON object, found \(value.kindDescription)"
-            )]))
+            return .failure(
+                ValidationFailure(issues: [
+                    ValidationIssue(
+                        field: "", code: ValidationIssue.Code.invalidType,
+                        message: "\(what) must be a JSON object, found \(value.kindDescription)"
+                    )
+                ]))
         }
         return .success(value)
     }
