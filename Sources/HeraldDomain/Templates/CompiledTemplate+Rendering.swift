@@ -7,21 +7,11 @@ extension CompiledTemplate {
         return String(decoding: buffer, as: UTF8.self)
     }
 
-    /// Appends the rendered UTF-8 bytes to `buffer`: the fan-out's hot path, which writes
-    /// literal runs with one copy each and escapes values straight from their storage.
+    /// Appends the rendered UTF-8 bytes to `buffer`, without a bound (tools and tests; the
+    /// fan-out renders with its platform's limit). Literal runs are copied once each and values
+    /// escaped straight from their storage.
     public func render(_ properties: TemplateProperties, into buffer: inout [UInt8]) {
-        let program = self.program
-        program.literals.withUnsafeBufferPointer { literals in
-            for segment in program.segments {
-                switch segment {
-                case .literal(let range):
-                    buffer.append(contentsOf: UnsafeBufferPointer(rebasing: literals[range]))
-                case .substitution(let index):
-                    let substitution = program.substitutions[index]
-                    substitution.expression.render(properties, escaping: substitution.escaping, into: &buffer)
-                }
-            }
-        }
+        _ = render(properties, into: &buffer, limit: .max)
     }
 
     /// Appends the rendition unless it passes `limit` bytes. Stops at the first segment that
@@ -30,20 +20,23 @@ extension CompiledTemplate {
     /// rendition the caller must discard.
     public func render(_ properties: TemplateProperties, into buffer: inout [UInt8], limit: Int) -> Bool {
         let program = self.program
-        let end = buffer.count + limit
+        let (end, overflow) = buffer.count.addingReportingOverflow(limit)
+        let bound = overflow ? Int.max : end
         return program.literals.withUnsafeBufferPointer { literals in
             for segment in program.segments {
                 switch segment {
                 case .literal(let range):
-                    guard buffer.count + range.count <= end else { return false }
+                    guard buffer.count + range.count <= bound else { return false }
                     buffer.append(contentsOf: UnsafeBufferPointer(rebasing: literals[range]))
                 case .substitution(let index):
                     let substitution = program.substitutions[index]
                     // Escaping never shrinks a value, so its raw size already tells an unclipped
                     // value that cannot fit, before any of it is copied.
-                    guard buffer.count + substitution.expression.minimumOutputBytes(properties) <= end else { return false }
-                    substitution.expression.render(properties, escaping: substitution.escaping, into: &buffer)
-                    guard buffer.count <= end else { return false }
+                    let expression = substitution.expression
+                    let value = expression.value(in: properties)
+                    guard buffer.count + expression.minimumOutputBytes(for: value) <= bound else { return false }
+                    expression.render(value: value, escaping: substitution.escaping, into: &buffer)
+                    guard buffer.count <= bound else { return false }
                 }
             }
             return true

@@ -1,6 +1,12 @@
 extension TemplateExpression {
-    func render(_ properties: TemplateProperties, escaping: TemplateEscaping, into buffer: inout [UInt8]) {
-        guard let value = properties.value(forFoldedName: property) ?? fallback else {
+    /// The property's value for this expression: the event's, else the default, else nil.
+    func value(in properties: TemplateProperties) -> String? {
+        properties.value(forFoldedName: property) ?? fallback
+    }
+
+    /// Appends the expression's output for `value` (from ``value(in:)``).
+    func render(value: String?, escaping: TemplateEscaping, into buffer: inout [UInt8]) {
+        guard let value else {
             // A missing property is "", which for a whole JSON value means the empty string.
             if operation == .number && escaping == .jsonString { buffer.append(contentsOf: Self.emptyString) }
             return
@@ -36,12 +42,12 @@ extension TemplateExpression {
         }
     }
 
-    /// A lower bound of what `render` appends: the raw UTF-8 size of an unclipped value (its
+    /// A lower bound of what `render(value:...)` appends: the raw UTF-8 size of an unclipped value (its
     /// escaped or percent-encoded form is never shorter), 0 for clipped ones.
-    func minimumOutputBytes(_ properties: TemplateProperties) -> Int {
+    func minimumOutputBytes(for value: String?) -> Int {
         switch operation {
         case .value, .percentEncode, .number:
-            (properties.value(forFoldedName: property) ?? fallback)?.utf8.count ?? 0
+            value?.utf8.count ?? 0
         case .clip, .ellipsis:
             0
         }

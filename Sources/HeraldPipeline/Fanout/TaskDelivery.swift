@@ -153,15 +153,8 @@ final class TaskDelivery: Sendable {
             )
             if snapshot.completedBy == task.taskIndex {
                 // The claim rides on the final record too: it is the one compaction keeps.
-                var headers = [KafkaHeader(key: StatusCoding.typeHeader, value: "status")]
-                if let claim = try redis.sendBlocking(.get(layout.eventClaimKey(eventId: task.eventId))).string {
-                    headers.append(KafkaHeader(key: StatusCoding.claimHeader, value: claim))
-                }
-                outcome.messages.append(
-                    KafkaOutgoingMessage(
-                        topic: configuration.topics.status, key: Array(task.eventId.utf8), value: StatusCoding.encode(record),
-                        headers: headers
-                    ))
+                let claim = try redis.sendBlocking(.get(layout.eventClaimKey(eventId: task.eventId))).string
+                outcome.messages.append(StatusCoding.message(record, topic: configuration.topics.status, claim: claim))
                 log.info(
                     "event completed",
                     metadata: [

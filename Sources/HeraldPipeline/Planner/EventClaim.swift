@@ -1,5 +1,5 @@
-import Crypto
 import HeraldDomain
+import HeraldRegistry
 
 /// The de-duplication claim of an event id, `herald:event:<id>`: which record planned it and
 /// a fingerprint of its content, `<partition>:<offset>:<fingerprint>`.
@@ -18,11 +18,10 @@ public struct EventClaim: Sendable, Hashable {
         self.fingerprint = fingerprint
     }
 
-    /// The first 128 bits of the SHA-256 of the event's content, in hex.
+    /// The first 128 bits of the SHA-256 of the event's content, in hex: the content key
+    /// the registry gives template bodies, applied to the event's content.
     public static func fingerprint(of event: NotificationEvent) -> String {
-        SHA256.hash(data: event.contentJSON()).prefix(16).map { byte in
-            (byte < 16 ? "0" : "") + String(byte, radix: 16)
-        }.joined()
+        TemplateContentKey.of(event.contentJSON())
     }
 
     /// Reads a stored claim. Claims written before fingerprints existed (`<partition>:<offset>`)

@@ -243,11 +243,6 @@ final class EventPlanner: Sendable {
     }
 
     private func enqueueStatus(_ record: StatusRecord, producer: KafkaProducer, claim: EventClaim? = nil) throws {
-        var headers = [KafkaHeader(key: StatusCoding.typeHeader, value: "status")]
-        if let claim { headers.append(KafkaHeader(key: StatusCoding.claimHeader, value: claim.description)) }
-        try producer.enqueue(
-            KafkaOutgoingMessage(
-                topic: configuration.topics.status, key: Array(record.eventId.utf8), value: StatusCoding.encode(record), headers: headers
-            ))
+        try producer.enqueue(StatusCoding.message(record, topic: configuration.topics.status, claim: claim?.description))
     }
 }

@@ -1,5 +1,6 @@
 import Foundation
 import HeraldDomain
+import HeraldKafka
 
 /// JSON for `herald.status` values and `herald:status:<id>`: the domain's Codable shapes.
 enum StatusCoding {
@@ -11,6 +12,14 @@ enum StatusCoding {
     /// the log. Carried by the `accepted`/`expired` record and again by the final one, which is
     /// the one compaction keeps.
     static let claimHeader = "herald-claim"
+
+    /// The `herald.status` record of `record` (key: the event id), with the event's claim when
+    /// the writer knows it.
+    static func message(_ record: StatusRecord, topic: String, claim: String? = nil) -> KafkaOutgoingMessage {
+        var headers = [KafkaHeader(key: typeHeader, value: "status")]
+        if let claim { headers.append(KafkaHeader(key: claimHeader, value: claim)) }
+        return KafkaOutgoingMessage(topic: topic, key: Array(record.eventId.utf8), value: encode(record), headers: headers)
+    }
 
     static func encode(_ record: StatusRecord) -> [UInt8] {
         Array((try? encoder.encode(record)) ?? Data())

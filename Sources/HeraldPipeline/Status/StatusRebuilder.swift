@@ -103,9 +103,8 @@ public struct StatusRebuilder: Sendable {
             }
         }
         summary.digest = Self.digest(expected)
-        summary.seconds =
-            Double((ContinuousClock.now - started).components.attoseconds) / 1e18
-            + Double((ContinuousClock.now - started).components.seconds)
+        let elapsed = ContinuousClock.now - started
+        summary.seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
         return summary
     }
 
@@ -118,16 +117,13 @@ public struct StatusRebuilder: Sendable {
         return next
     }
 
-    /// FNV-1a over the sorted keys and values, as 16 hex digits (a fingerprint for humans to
-    /// compare, not a security measure).
+    /// The registry's digest hasher over the sorted keys and values, 16 hex digits.
     static func digest(_ entries: [(key: String, value: [UInt8])]) -> String {
-        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+        var hasher = DigestHasher()
         for entry in entries.sorted(by: { $0.key < $1.key }) {
-            for byte in Array(entry.key.utf8) + [0] + entry.value + [0] {
-                hash = (hash ^ UInt64(byte)) &* 0x100_0000_01b3
-            }
+            hasher.add(entry.key)
+            hasher.add(entry.value)
         }
-        let text = String(hash, radix: 16)
-        return String(repeating: "0", count: 16 - text.count) + text
+        return hasher.hex
     }
 }

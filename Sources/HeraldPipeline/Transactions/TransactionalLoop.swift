@@ -159,7 +159,7 @@ final class TransactionalLoop: Sendable {
             // Parts of the batch still to commit: the whole batch, or one record each while a
             // permanent failure is being looked for.
             var parts: [[KafkaMessage]] = [batch]
-            while let part = parts.first {
+            parts: while let part = parts.first {
                 guard let activeProducer = producer else { break }
                 let letters = part.compactMap { poisoned[Position($0)] }
                 let work = part.filter { poisoned[Position($0)] == nil }
@@ -186,32 +186,22 @@ final class TransactionalLoop: Sendable {
                     failures += 1
                     await abortAndReplace(
                         &producer, configuration: producerConfiguration ?? settings.producer, after: error, records: part.count)
-                    let kind = FailureKind.of(error)
-                    guard case .permanent(let reason) = kind, settings.deadLetterTopic != nil, producer != nil else {
-                        // Transient (or nowhere to dead-letter): a new consumer starts again from
-                        // the group's committed offsets, after a backoff.
+                    let canDeadLetter = settings.deadLetterTopic != nil && producer != nil
+                    switch Self.recovery(after: error, part: part, work: work, canDeadLetter: canDeadLetter) {
+                    case .rewind:
+                        // A new consumer starts again from the group's committed offsets.
                         try? await activeConsumer.close()
                         consumer = nil
                         try? await Task.sleep(for: backoff(failures))
-                        break
-                    }
-                    if let failure = error as? PermanentRecordFailure, part.contains(where: { Position($0) == Position(failure.source) }) {
-                        poisoned[Position(failure.source)] = DeadLetter(
-                            reason: failure.reason, message: failure.message, source: failure.source, now: Date())
-                    } else if work.count > 1 {
+                        break parts
+                    case .deadLetter(let record, let reason, let message):
+                        poisoned[Position(record)] = DeadLetter(reason: reason, message: message, source: record, now: Date())
+                    case .isolate:
                         logger.warning(
                             "\(settings.name): a batch of \(part.count) failed permanently; handling its records one by one",
                             metadata: ["error": "\(error)"])
                         parts.removeFirst()
                         parts.insert(contentsOf: part.map { [$0] }, at: 0)
-                    } else if let only = work.first {
-                        poisoned[Position(only)] = DeadLetter(reason: reason, message: "\(error)", source: only, now: Date())
-                    } else {
-                        // Only dead letters were left, and writing them failed: retry later.
-                        try? await activeConsumer.close()
-                        consumer = nil
-                        try? await Task.sleep(for: backoff(failures))
-                        break
                     }
                     if poisoned.count > 10_000 { poisoned.removeAll() }
                 }
@@ -226,6 +216,29 @@ final class TransactionalLoop: Sendable {
         }
         producer = nil
         logger.info("\(settings.name): stopped", metadata: ["batches": "\(batchesCommitted)"])
+    }
+
+    /// What to do after `part` (of which `work` is what was not dead-lettered yet) failed.
+    enum Recovery {
+        /// Abort, rewind to the committed offsets, back off: the infrastructure failed, or
+        /// there is nowhere to dead-letter, or writing only dead letters failed.
+        case rewind
+        /// Dead-letter `record` in the next attempt of the same part.
+        case deadLetter(KafkaMessage, reason: String, message: String)
+        /// Handle the part's records one per transaction, to find the one at fault.
+        case isolate
+    }
+
+    static func recovery(after error: any Error, part: [KafkaMessage], work: [KafkaMessage], canDeadLetter: Bool) -> Recovery {
+        guard case .permanent(let reason) = FailureKind.of(error), canDeadLetter else { return .rewind }
+        if let failure = error as? PermanentRecordFailure,
+            part.contains(where: { $0.topicPartition == failure.source.topicPartition && $0.offset == failure.source.offset })
+        {
+            return .deadLetter(failure.source, reason: failure.reason, message: failure.message)
+        }
+        if work.count > 1 { return .isolate }
+        if let only = work.first { return .deadLetter(only, reason: reason, message: "\(error)") }
+        return .rewind
     }
 
     /// Handles `work` and writes `deadLetters` in one transaction with the offsets of every

@@ -88,30 +88,3 @@ extension RegistrationIndex {
         }
     }
 }
-
-/// FNV-1a 64-bit over length-prefixed parts, so ("ab","c") and ("a","bc") differ. Not a
-/// cryptographic hash: the digest compares states, it does not protect them.
-private struct DigestHasher {
-    private var state: UInt64 = 0xcbf2_9ce4_8422_2325
-
-    mutating func add(_ text: String) { add(Array(text.utf8)) }
-
-    mutating func add(_ bytes: [UInt8]) {
-        var length = UInt64(bytes.count)
-        for _ in 0..<8 {
-            mix(UInt8(truncatingIfNeeded: length))
-            length >>= 8
-        }
-        for byte in bytes { mix(byte) }
-    }
-
-    private mutating func mix(_ byte: UInt8) {
-        state ^= UInt64(byte)
-        state = state &* 0x0000_0100_0000_01b3
-    }
-
-    var hex: String {
-        let text = String(state, radix: 16)
-        return String(repeating: "0", count: 16 - text.count) + text
-    }
-}
