@@ -126,6 +126,7 @@ let package = Package(
                 "HeraldApp", "HeraldCommandLine", "HeraldAPI", "HeraldDomain", "HeraldKafka",
                 "HeraldPipeline", "HeraldRedis", "HeraldRegistry",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
             ]
         ),
         .executableTarget(

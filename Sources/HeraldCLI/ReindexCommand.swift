@@ -5,18 +5,25 @@ import HeraldApp
 import HeraldPipeline
 import HeraldRedis
 import HeraldRegistry
+import HeraldKafka
+import Logging
 
 struct ReindexCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "reindex",
         abstract:
-            "Rebuild Redis from Kafka: the registration index from herald.registrations, event statuses and de-duplication claims from herald.status.",
-        discussion: "Safe while workers run: changes applied twice are ignored by version, and statuses never move backwards."
+            "Rebuild Redis from Kafka: the registration index from herald.registrations; event statuses, de-duplication claims and the progress of events in flight from herald.status.",
+        discussion:
+            "Safe while workers run: changes applied twice are ignored by version, and statuses never move backwards. A worker with the indexer role does the same by itself when it finds Redis emptied."
     )
 
     @OptionGroup var options: SettingsOptions
     @Option(help: "Records per batch.") var batchSize = 5_000
-    @Flag(help: "Rebuild only the registration index, not the statuses and claims.") var registrationsOnly = false
+    @Flag(
+        help:
+            "Rebuild only the registration index, not the statuses and claims. The index is not marked whole: on an emptied Redis the planner and fan-out keep waiting for a full rebuild."
+    )
+    var registrationsOnly = false
 
     func run() async throws {
         let settings = options.settings()
@@ -32,35 +39,58 @@ struct ReindexCommand: AsyncParsableCommand {
             index: index, concurrency: pool.size, batchSize: batchSize
         )
         let bar = ProgressBar(label: "reindex \(configuration.registrationsTopic)")
-        let summary = try await reindexer.run { progress in
-            bar.update(done: progress.recordsRead, total: progress.recordsTotal)
+        let progress: @Sendable (Reindexer.Progress) -> Void = { bar.update(done: $0.recordsRead, total: $0.recordsTotal) }
+        guard !registrationsOnly else {
+            let summary = try await reindexer.run(progress: progress)
+            bar.finish()
+            print(Self.describe(summary))
+            return
+        }
+        let pipeline = try settings.pipelineConfiguration()
+        let producer = try KafkaProducer(configuration: settings.reliableProducerConfiguration(clientId: "herald-reindex"))
+        defer { Task { await producer.shutdown() } }
+        let rebuild = IndexRebuild(reindexer: reindexer, statuses: StatusRebuilder(configuration: pipeline, pool: pool, producer: producer))
+        let token = "reindex-\(UUID().uuidString.prefix(8).lowercased())"
+        var summary: IndexRebuild.Summary?
+        var waited = false
+        while summary == nil {
+            summary = try await rebuild.run(token: token, logger: Logger(label: "herald.reindex"), progress: progress)
+            if summary == nil {
+                if !waited { FileHandle.standardError.write(Data("another process is rebuilding the index; waiting for its lease\n".utf8)) }
+                waited = true
+                try await Task.sleep(for: .seconds(1))
+            }
         }
         bar.finish()
-        let rate = summary.seconds > 0 ? Int(Double(summary.recordsRead) / summary.seconds) : 0
-        print(
-            """
-            records read  \(summary.recordsRead)
-            applied       \(summary.applied)
-            deleted       \(summary.deleted)
-            installations \(summary.installations)
-            ignored       \(summary.ignored)
-            seconds       \(String(format: "%.2f", summary.seconds)) (\(rate) records/s)
-            """)
-        guard !registrationsOnly else { return }
-        let pipeline = try settings.pipelineConfiguration()
-        let statuses = try await StatusRebuilder(configuration: pipeline, pool: pool).run()
+        await producer.shutdown()
+        let statuses = summary!.statuses
+        print(Self.describe(summary!.registrations))
         print(
             """
             status records read \(statuses.recordsRead) (\(pipeline.topics.status))
             statuses            \(statuses.statuses)
             claims              \(statuses.claims)
+            events in flight    \(statuses.inFlight) (progress rebuilt), \(statuses.completed) completed by the rebuild
             digest              \(statuses.digest), \(statuses.mismatched == 0 ? "Redis equals the log" : "\(statuses.mismatched) keys differ from the log")
+            index epoch         \(summary!.epoch)
             """)
         if statuses.mismatched > 0 {
             throw CommandFailure(
                 "\(statuses.mismatched) statuses or claims in Redis differ from \(pipeline.topics.status) after the rebuild (see the warnings)"
             )
         }
+    }
+
+    static func describe(_ summary: Reindexer.Summary) -> String {
+        let rate = summary.seconds > 0 ? Int(Double(summary.recordsRead) / summary.seconds) : 0
+        return """
+            records read  \(summary.recordsRead)
+            applied       \(summary.applied)
+            deleted       \(summary.deleted)
+            installations \(summary.installations)
+            ignored       \(summary.ignored)
+            seconds       \(String(format: "%.2f", summary.seconds)) (\(rate) records/s)
+            """
     }
 }
 

@@ -3,6 +3,7 @@ import HeraldAPI
 import HeraldApp
 import HeraldPipeline
 import HeraldRedis
+import HeraldRegistry
 import HeraldTestSupport
 import Testing
 
@@ -25,6 +26,11 @@ final class APIStackTests {
         broker = try TestBroker()
         let port = freeLocalPort()
         base = URL(string: "http://127.0.0.1:\(port)/")!
+        // No worker runs here to build the index (its indexer role would); declare the empty
+        // index whole so the API is ready.
+        let pool = RedisConnectionPool(configuration: RedisConfiguration(host: redis.host, port: redis.port), size: 1)
+        try await RegistrationIndex(pool: pool, layout: RegistryConfiguration().layout).markBuilt()
+        pool.shutdown()
         api = try HeraldBinary.start(
             ["api"],
             environment: [

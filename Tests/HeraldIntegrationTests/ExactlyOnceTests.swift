@@ -39,7 +39,7 @@ struct ExactlyOnceTests {
         let pool = RedisConnectionPool(configuration: RedisConfiguration(host: redis.host, port: redis.port), size: 2)
         defer { pool.shutdown() }
         let index = RegistrationIndex(pool: pool, layout: layout)
-        try await index.checkMeta()
+        try await index.markBuilt()
         let template = RegistrationTemplate(name: "newsTemplate", body: #"{"aps":{"alert":"$(News_English)"}}"#)
         var ids: [String] = []
         for chunk in stride(from: 0, to: Self.registrations, by: 2_000) {

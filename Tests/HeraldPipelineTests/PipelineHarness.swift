@@ -51,6 +51,7 @@ final class PipelineHarness: @unchecked Sendable {
         self.configuration = configuration
         pool = RedisConnectionPool(configuration: configuration.redis, size: 2)
         index = RegistrationIndex(pool: pool, layout: configuration.layout)
+        try await index.markBuilt()
         try await TopicProvisioner(topics: topics, bootstrapServers: broker.bootstrapServers).provision()
     }
 
@@ -58,6 +59,22 @@ final class PipelineHarness: @unchecked Sendable {
         var logger = Logger(label: "herald.test")
         logger.logLevel = ProcessInfo.processInfo.environment["HERALD_TEST_LOG"].flatMap(Logger.Level.init(rawValue:)) ?? .warning
         return logger
+    }
+
+    /// What `herald reindex` runs, on this harness's topics and Redis (the registrations
+    /// topic is created empty if missing: the harness seeds Redis directly).
+    func rebuild() async throws -> IndexRebuild {
+        var registry = RegistryConfiguration()
+        registry.registrationsTopic = configuration.topics.status + ".registrations"
+        registry.slotCount = configuration.layout.slotCount
+        registry.redisPrefix = configuration.layout.prefix
+        let admin = try KafkaAdmin(configuration: KafkaAdminConfiguration(bootstrapServers: broker.bootstrapServers))
+        try await RegistrationLog.createTopic(admin: admin, configuration: registry)
+        return IndexRebuild(
+            reindexer: Reindexer(
+                configuration: registry, consumerConfiguration: KafkaConsumerConfiguration(bootstrapServers: broker.bootstrapServers),
+                index: index),
+            statuses: StatusRebuilder(configuration: configuration, pool: pool, producer: try producer()))
     }
 
     // MARK: Roles

@@ -46,7 +46,7 @@ enum RegistryFixtures {
         let producer = try KafkaProducer(configuration: RegistrationLog.producerConfiguration(bootstrapServers: broker.bootstrapServers))
         let log = RegistrationLog(producer: producer, topic: configuration.registrationsTopic)
         let index = RegistrationIndex(pool: pool(redis), layout: configuration.layout)
-        try await index.checkMeta()
+        try await index.markBuilt()
         return RegistrationService(configuration: configuration, log: log, index: index, admin: admin)
     }
 

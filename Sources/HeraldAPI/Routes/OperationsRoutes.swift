@@ -30,7 +30,8 @@ struct OperationsRoutes: Sendable {
         for check in readinessChecks where await !check.isReady() {
             throw APIError(
                 status: .serviceUnavailable, code: "not_ready",
-                message: "a dependency (Kafka or Redis) is not answering", headers: [.retryAfter: "1"]
+                message: "a dependency (Kafka or Redis) is not answering, or the registration index is being rebuilt",
+                headers: [.retryAfter: "1"]
             )
         }
         return .json(.object([JSONMember(key: "status", value: .string("ready"))]))

@@ -9,7 +9,7 @@ import Prometheus
 /// `stallLimits.ready`; live means no loop has been stalled longer than `stallLimits.live`.
 /// A 503 names the stalled loops, so whoever looks sees what is stuck.
 public enum HealthEndpoint {
-    /// - Parameter isReady: asked on every `/health/ready`; true when Kafka and Redis answer.
+    /// - Parameter isReady: asked on every `/health/ready`; true when Kafka and Redis answer and the index is whole.
     public static func application(
         host: String, port: Int, registry: PrometheusCollectorRegistry,
         isReady: @escaping @Sendable () async -> Bool,
@@ -34,7 +34,9 @@ public enum HealthEndpoint {
         router.get("/health/ready") { _, _ -> Response in
             let stalled = progress.stalled(longerThan: stallLimits.ready)
             guard stalled.isEmpty else { return text(.serviceUnavailable, stalledReport(stalled, limit: stallLimits.ready)) }
-            return await isReady() ? text(.ok, "ready\n") : text(.serviceUnavailable, "Kafka or Redis does not answer\n")
+            return await isReady()
+                ? text(.ok, "ready\n")
+                : text(.serviceUnavailable, "Kafka or Redis does not answer, or the registration index is being rebuilt\n")
         }
         return Application(
             router: router,

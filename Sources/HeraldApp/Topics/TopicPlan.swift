@@ -23,6 +23,8 @@ public struct TopicPlan: Sendable {
             // The newest status per event is what readers need; old ones are also aged out.
             specs[index].configs["cleanup.policy"] = "compact,delete"
             specs[index].configs["retention.ms"] = retention
+            // An event in flight keeps all its progress records (a rebuild of Redis needs them).
+            specs[index].configs["min.compaction.lag.ms"] = String(24 * 3_600_000)
         }
         let registry = try settings.registryConfiguration()
         specs.append(

@@ -1,15 +1,18 @@
 import HeraldKafka
 import HeraldRedis
+import HeraldRegistry
 
-/// Answers `/health/ready`: true only when the broker lists topics and Redis answers PING,
-/// each within two seconds.
+/// Answers `/health/ready`: true only when the broker lists topics and Redis holds a whole
+/// registration index (`IndexEpoch`), each within two seconds.
 public struct Readiness: Sendable {
     let admin: KafkaAdmin
     let redis: RedisConnectionPool
+    let layout: SlotLayout
 
-    public init(admin: KafkaAdmin, redis: RedisConnectionPool) {
+    public init(admin: KafkaAdmin, redis: RedisConnectionPool, layout: SlotLayout) {
         self.admin = admin
         self.redis = redis
+        self.layout = layout
     }
 
     public func check() async -> Bool {
@@ -24,6 +27,7 @@ public struct Readiness: Sendable {
     }
 
     private func redisAnswers() async -> Bool {
-        (try? await redis.withConnection { try await $0.send(.ping) }) != nil
+        guard let reply = try? await redis.withConnection({ try await $0.send(IndexEpoch.read(layout)) }) else { return false }
+        return (try? IndexEpoch.require(reply, layout: layout)) != nil
     }
 }

@@ -55,10 +55,23 @@ public struct WorkerRunner: Sendable {
                     consumerConfiguration: try settings.consumerConfiguration(groupId: nil, clientId: "herald-indexer"),
                     index: index
                 ))
+            // Rebuilds Redis from the log whenever it finds the index missing.
+            let rebuild = IndexRebuild(
+                reindexer: Reindexer(
+                    configuration: registryConfiguration,
+                    consumerConfiguration: try settings.consumerConfiguration(groupId: nil, clientId: "herald-rebuild"),
+                    index: index, concurrency: max(1, pool.size)
+                ),
+                statuses: StatusRebuilder(
+                    configuration: pipeline, pool: pool,
+                    producer: try KafkaProducer(configuration: settings.reliableProducerConfiguration(clientId: "herald-rebuild"))
+                )
+            )
+            services.append(IndexKeeper(rebuild: rebuild, instanceId: pipeline.instanceId))
         }
         let metricsPort = try settings.int(.metricsPort)
         if metricsPort > 0 {
-            let readiness = Readiness(admin: admin, redis: pool)
+            let readiness = Readiness(admin: admin, redis: pool, layout: pipeline.layout)
             services.append(
                 HealthEndpoint.application(
                     host: settings[.apiHost], port: metricsPort, registry: registry,

@@ -48,7 +48,7 @@ public struct PopulationSeeder: Sendable {
         let pool = RedisConnectionPool(configuration: redis, size: 1, logger: logger)
         defer { pool.shutdown() }
         let index = RegistrationIndex(pool: pool, layout: layout, logger: logger)
-        try await index.checkMeta()
+        try await index.markBuilt()
 
         let next = SharedCounter()
         let done = SharedCounter()

@@ -52,6 +52,25 @@ extension KafkaConsumer {
         }
     }
 
+    /// Moves every assigned partition back to the group's committed offset (the earliest
+    /// record where the group never committed), staying in the group: what a consumer-side
+    /// transaction that aborted needs before its records are read again, without the
+    /// rebalance that leaving and rejoining would cause.
+    public func rewindToCommitted(timeout: Duration = .seconds(10)) async throws {
+        try checkOpen("rewind to committed offsets")
+        let client = client
+        try await runBlocking(on: blockingQueue) {
+            let assigned = try client.assignment()
+            guard !assigned.isEmpty else { return }
+            let committed = try client.committed(assigned, timeoutMs: timeout.rdKafkaMilliseconds)
+            let targets = committed.map {
+                $0.offset >= 0
+                    ? $0 : KafkaTopicPartitionOffset(topic: $0.topic, partition: $0.partition, offset: KafkaTopicPartitionOffset.beginning)
+            }
+            try client.seek(targets, timeoutMs: timeout.rdKafkaMilliseconds)
+        }
+    }
+
     /// The offset this consumer will read next on each partition (local, no round trip).
     public func position(_ partitions: [KafkaTopicPartition]) throws -> [KafkaTopicPartitionOffset] {
         try checkOpen("read positions")

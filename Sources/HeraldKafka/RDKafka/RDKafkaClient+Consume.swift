@@ -105,6 +105,13 @@ extension RDKafkaClient {
         return list.offsets
     }
 
+    /// Moves the fetch position of assigned partitions (purging what was fetched beyond it).
+    func seek(_ offsets: [KafkaTopicPartitionOffset], timeoutMs: Int32) throws {
+        let list = RDKafkaTopicPartitionList(offsets)
+        try KafkaError.check(rd_kafka_seek_partitions(handle, list.pointer, timeoutMs), operation: "seek")
+        if let error = list.firstError(operation: "seek") { throw error }
+    }
+
     func position(_ partitions: [KafkaTopicPartition]) throws -> [KafkaTopicPartitionOffset] {
         let list = RDKafkaTopicPartitionList(partitions)
         try KafkaError.check(rd_kafka_position(handle, list.pointer), operation: "read positions")

@@ -72,6 +72,10 @@ final class TaskExecutor: @unchecked Sendable {
         // A unique scratch name per attempt: a zombie attempt of the same task (a member that
         // lost its partitions) must never delete sets this attempt is still scanning.
         let scratch = "\(task.eventId):\(task.taskIndex):\(String(nonce, radix: 36))"
+        // Read from a whole index only, and the same one throughout (`IndexEpoch`): otherwise
+        // the transaction is aborted and the task redone once the index is rebuilt.
+        let layout = configuration.layout
+        let epoch = try IndexEpoch.require(redis.sendBlocking(IndexEpoch.read(layout)), layout: layout)
         if Self.selectsEverything(run.plan) {
             try deliverEverything(slots: task.slots, run: &run, producer: producer)
         } else {
@@ -79,6 +83,7 @@ final class TaskExecutor: @unchecked Sendable {
                 try deliver(slot: slot, scratch: scratch, run: &run, producer: producer)
             }
         }
+        try IndexEpoch.verify(redis.sendBlocking(IndexEpoch.read(layout)), unchanged: epoch, layout: layout)
         let finishedAt = Date()
         var delivered = DeliveryCounts()
         for entry in run.renditions {

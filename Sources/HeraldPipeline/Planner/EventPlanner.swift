@@ -123,6 +123,10 @@ final class EventPlanner: Sendable {
         //    (after a crash before the commit) finds its own claim. A later record with the
         //    same id is skipped when its content is the same, and dead-lettered when it is not.
         //    A narrow audience's probe goes in the same round trip (unused for a duplicate).
+        //    Only against a whole index (`IndexEpoch`): after Redis lost its data the claims
+        //    come back with the rebuild, and an audience read from a partial index would be short.
+        let layout = configuration.layout
+        let epoch = try IndexEpoch.require(await redis.send(IndexEpoch.read(layout)), layout: layout)
         let claim = EventClaim(partition: message.partition, offset: message.offset, fingerprint: EventClaim.fingerprint(of: event))
         let claimKey = configuration.layout.eventClaimKey(eventId: eventId)
         let probeTags = planner.tagsToProbe(event)
@@ -160,6 +164,7 @@ final class EventPlanner: Sendable {
         if candidates.map({ $0.count > planner.configuration.narrowSlotLimit }) ?? true {
             estimate = try await registrationCount(slots: candidates)
         }
+        try IndexEpoch.verify(await redis.send(IndexEpoch.read(layout)), unchanged: epoch, layout: layout)
         let plan = planner.plan(event, eventId: eventId, candidateSlots: candidates, audienceEstimate: estimate, now: now)
         switch plan {
         case .expired:

@@ -1,5 +1,6 @@
 import Foundation
 import HeraldDomain
+import HeraldKafka
 import HeraldRedis
 import HeraldRegistry
 import Logging
@@ -18,13 +19,23 @@ import Logging
 /// the summary's `mismatched` is the digest compare.
 ///
 /// Both are written with the configured lifetimes from now (the log does not say how long
-/// they had left). Progress hashes of events still in flight are not rebuilt: an event whose
-/// tasks were running when Redis was lost completes when its remaining tasks are redone.
+/// they had left).
+///
+/// Events still in flight (`accepted` or `processing`) also get their progress hash back:
+/// their tasks' progress records are folded in with the fan-out's own script, which counts
+/// each task once, so the remaining tasks complete the event as if Redis had never been lost.
+/// An event whose every task had finished (the last ones against the emptied Redis) is
+/// completed here: its `completed` status goes to Redis and, when a producer is given, to
+/// `herald.status`.
 public struct StatusRebuilder: Sendable {
     public struct Summary: Sendable, Hashable {
         public var recordsRead = 0
         public var statuses = 0
         public var claims = 0
+        /// Events in flight whose progress hash was rebuilt.
+        public var inFlight = 0
+        /// Events in flight that the rebuilt progress showed complete.
+        public var completed = 0
         /// Keys whose value in Redis differs from the log's after the rebuild (0: identical).
         public var mismatched = 0
         /// A short hash of every expected status and claim (key and value, sorted), printed so
@@ -35,11 +46,15 @@ public struct StatusRebuilder: Sendable {
 
     public let configuration: PipelineConfiguration
     public let pool: RedisConnectionPool
+    /// Writes the `completed` records of events the rebuild completes; nil writes them to
+    /// Redis only.
+    public let producer: KafkaProducer?
     public var batchSize = 500
 
-    public init(configuration: PipelineConfiguration, pool: RedisConnectionPool) {
+    public init(configuration: PipelineConfiguration, pool: RedisConnectionPool, producer: KafkaProducer? = nil) {
         self.configuration = configuration
         self.pool = pool
+        self.producer = producer
     }
 
     public func run(logger: Logger = Logger(label: "herald.reindex")) async throws -> Summary {
@@ -47,22 +62,47 @@ public struct StatusRebuilder: Sendable {
         var summary = Summary()
         var statuses: [String: StatusRecord] = [:]
         var claims: [String: String] = [:]
+        // Per event not known to be finished: the first progress record of each task.
+        var progress: [String: [Int: TaskProgress]] = [:]
         var tail = RecordTail(topic: configuration.topics.status, bootstrapServers: configuration.bootstrapServers)
         tail.extra = configuration.kafkaExtra
         for try await message in tail.records(logger: logger) {
             summary.recordsRead += 1
-            guard let value = message.value,
-                message.headers.first(where: { $0.key == StatusCoding.typeHeader })?.value == Array("status".utf8),
-                let record = try? StatusCoding.decodeStatus(value)
-            else { continue }
+            guard let value = message.value else { continue }
+            let kind = message.headers.first(where: { $0.key == StatusCoding.typeHeader })?.value
+            if kind == Array("progress".utf8) {
+                if let task = try? StatusCoding.decodeProgress(value), statuses[task.eventId]?.state.isTerminal != true,
+                    progress[task.eventId]?[task.taskIndex] == nil
+                {
+                    progress[task.eventId, default: [:]][task.taskIndex] = task
+                }
+                continue
+            }
+            guard kind == Array("status".utf8), let record = try? StatusCoding.decodeStatus(value) else { continue }
             if let claim = message.headers.first(where: { $0.key == StatusCoding.claimHeader })?.value,
                 claims[record.eventId] == nil
             {
                 claims[record.eventId] = String(decoding: claim, as: UTF8.self)
             }
-            statuses[record.eventId] = Self.fold(statuses[record.eventId], record)
+            let folded = Self.fold(statuses[record.eventId], record)
+            statuses[record.eventId] = folded
+            if folded.state.isTerminal { progress[record.eventId] = nil }
         }
         let layout = configuration.layout
+        for (id, tasks) in progress.sorted(by: { $0.key < $1.key }) {
+            guard let status = statuses[id], !status.state.isTerminal else { continue }
+            summary.inFlight += 1
+            if let completed = try await restoreProgress(status, tasks: tasks.values.sorted { $0.taskIndex < $1.taskIndex }) {
+                statuses[id] = completed
+                summary.completed += 1
+                logger.notice(
+                    "event completed by the rebuild: its last tasks finished while Redis was empty",
+                    metadata: ["eventId": "\(id)", "targets": "\(completed.targets.total)"])
+                if let producer {
+                    _ = try await producer.send(StatusCoding.message(completed, topic: configuration.topics.status, claim: claims[id]))
+                }
+            }
+        }
         let ids = statuses.keys.sorted()
         for chunk in stride(from: 0, to: ids.count, by: batchSize).map({ ids[$0..<min($0 + batchSize, ids.count)] }) {
             var commands: [RedisCommand] = []
@@ -106,6 +146,24 @@ public struct StatusRebuilder: Sendable {
         let elapsed = ContinuousClock.now - started
         summary.seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
         return summary
+    }
+
+    /// Folds `tasks` into the event's progress hash with the fan-out's script (each task
+    /// counted once, whoever got there first) and returns the `completed` status when every
+    /// task is in.
+    private func restoreProgress(_ status: StatusRecord, tasks: [TaskProgress]) async throws -> StatusRecord? {
+        guard let taskCount = tasks.first?.taskCount, taskCount > 0 else { return nil }
+        let key = configuration.layout.progressKey(eventId: status.eventId)
+        let commands = tasks.map {
+            RedisCommand.evalScript(
+                StatusScripts.recordProgress, keys: [key],
+                arguments: ProgressSnapshot.arguments(for: $0, ttlSeconds: configuration.statusTTLSeconds))
+        }
+        guard let last = try await pool.withConnection({ try await $0.pipeline(commands) }).last else { return nil }
+        let snapshot = try ProgressSnapshot(reply: try last.get())
+        guard snapshot.done >= taskCount else { return nil }
+        return snapshot.statusRecord(
+            eventId: status.eventId, taskCount: taskCount, publishedAt: status.timings.publishedAt, acceptedAt: status.timings.acceptedAt)
     }
 
     /// The status the writers would leave after `current` and then `next` (see `StatusScripts`).

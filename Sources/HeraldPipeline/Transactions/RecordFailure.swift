@@ -1,5 +1,6 @@
 import HeraldKafka
 import HeraldRedis
+import HeraldRegistry
 
 /// A record that no retry can handle: the loop that met it dead-letters it, with this reason,
 /// and moves on. Handlers throw it for their own input (an unreadable task); the loop also
@@ -35,7 +36,7 @@ enum FailureKind: Equatable {
             return .permanent(reason: failure.reason)
         case let kafka as KafkaError:
             return kafka.isRecordTooLarge ? .permanent(reason: "record_too_large") : .transient
-        case is RedisError, is CancellationError:
+        case is RedisError, is IndexNotReady, is CancellationError:
             return .transient
         default:
             // A handler's own error that is neither Kafka's nor Redis's comes from the input.

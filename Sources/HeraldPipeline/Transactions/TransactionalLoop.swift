@@ -1,5 +1,6 @@
 import Foundation
 import HeraldKafka
+import HeraldRegistry
 import Logging
 import Synchronization
 
@@ -189,9 +190,18 @@ final class TransactionalLoop: Sendable {
                     let canDeadLetter = settings.deadLetterTopic != nil && producer != nil
                     switch Self.recovery(after: error, part: part, work: work, canDeadLetter: canDeadLetter) {
                     case .rewind:
-                        // A new consumer starts again from the group's committed offsets.
-                        try? await activeConsumer.close()
-                        consumer = nil
+                        // Waiting for the index to be rebuilt is not this worker's stall: it must
+                        // not be restarted by its liveness probe (readiness says not ready).
+                        if error is IndexNotReady { progress.caughtUp() }
+                        // Read the records again from the group's committed offsets: by seeking
+                        // back when Kafka is not what failed (no rebalance), otherwise with a new
+                        // consumer.
+                        var rewound = false
+                        if !(error is KafkaError) { rewound = (try? await activeConsumer.rewindToCommitted()) != nil }
+                        if !rewound {
+                            try? await activeConsumer.close()
+                            consumer = nil
+                        }
                         try? await Task.sleep(for: backoff(failures))
                         break parts
                     case .deadLetter(let record, let reason, let message):

@@ -1,7 +1,7 @@
 import HeraldRedis
 
 extension RegistrationIndex {
-    /// Fingerprints every key under the prefix (see `IndexDigest`). Walks the whole keyspace
+    /// Fingerprints every key under the prefix but the meta hash (see `IndexDigest`). Walks the whole keyspace
     /// with SCAN on the connected node, so it is a test and diagnostics tool, not something
     /// to run against a large production Redis.
     public func digest() async throws -> IndexDigest {
@@ -17,7 +17,9 @@ extension RegistrationIndex {
                 keys.append(contentsOf: page.elements.compactMap(\.string))
                 cursor = page.cursor
             } while cursor != 0
-            return Set(keys).filter { !$0.contains("}:tmp:") }.sorted()
+            // Not scratch sets, and not `herald:meta`: its epoch is unique to each build of the
+            // index (`IndexEpoch`), and its layout is checked on every start.
+            return Set(keys).filter { !$0.contains("}:tmp:") && $0 != layout.metaKey }.sorted()
         }
         var perKey: [String: String] = [:]
         var total = DigestHasher()

@@ -133,10 +133,11 @@ public final class RegistrationService: Sendable {
 
     // MARK: Readiness
 
-    /// True when Redis answers PING and the broker describes the registrations topic.
+    /// True when Redis holds a whole index (`IndexEpoch`) and the broker describes the
+    /// registrations topic. While the index is missing or being rebuilt, reads would miss
+    /// registrations that are in the log.
     public func isReady() async -> Bool {
-        let redisReady = (try? await index.pool.withConnection { try await $0.send(.ping) }) != nil
-        guard redisReady else { return false }
+        guard (try? await index.epoch()) != nil else { return false }
         guard let admin else { return true }
         let topic = configuration.registrationsTopic
         return (try? await admin.describeTopic(topic, timeout: .seconds(2))) != nil
