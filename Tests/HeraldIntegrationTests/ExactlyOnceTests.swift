@@ -191,7 +191,8 @@ struct ExactlyOnceTests {
 struct DeliveryWatcher {
     let consumer: KafkaConsumer
 
-    init(bootstrapServers: String, topic: String) async throws {
+    /// - Parameter fromEnd: count only records written after now (from each partition's end).
+    init(bootstrapServers: String, topic: String, fromEnd: Bool = false) async throws {
         var configuration = KafkaConsumerConfiguration(bootstrapServers: bootstrapServers, groupId: TestBroker.uniqueName("watch"))
         configuration.isolationLevel = .readUncommitted
         configuration.autoOffsetReset = .earliest
@@ -199,7 +200,12 @@ struct DeliveryWatcher {
         consumer = try KafkaConsumer(configuration: configuration)
         let partitions = try await KafkaAdmin(configuration: KafkaAdminConfiguration(bootstrapServers: bootstrapServers))
             .describeTopic(topic).partitions
-        try consumer.assign(partitions.map { KafkaTopicPartitionOffset(topic: topic, partition: $0.id, offset: 0) })
+        var starts: [KafkaTopicPartitionOffset] = []
+        for partition in partitions {
+            let offset = fromEnd ? try await consumer.queryWatermarkOffsets(topic: topic, partition: partition.id).high : 0
+            starts.append(KafkaTopicPartitionOffset(topic: topic, partition: partition.id, offset: offset))
+        }
+        try consumer.assign(starts)
     }
 
     func wait(forAtLeast count: Int, timeout: Duration) async throws -> Int {
