@@ -1,6 +1,7 @@
 import Foundation
 import HeraldDomain
 import HeraldRedis
+import HeraldRegistry
 
 /// The state of one task while it runs: the event's renditions (one per distinct template
 /// and platform met so far) and the counts that become its `TaskProgress`.

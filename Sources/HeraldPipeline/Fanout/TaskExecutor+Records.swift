@@ -1,0 +1,103 @@
+import Foundation
+import HeraldDomain
+import HeraldKafka
+import HeraldRedis
+import HeraldRegistry
+import Logging
+
+/// Writing a page of views as delivery records: skip or render each registration and queue its
+/// record, every record of a page with the same clock.
+extension TaskExecutor {
+    /// The clock of one page: every record of a page carries the same `renderedAt`.
+    struct PageClock {
+        let now: Date
+        let nowSeconds: Int64
+        /// The records' Kafka timestamp (milliseconds since 1970).
+        let nowMilliseconds: Int64
+        var renderedAt: [UInt8] = []
+
+        init() {
+            now = Date()
+            nowSeconds = Int64(now.timeIntervalSince1970)
+            nowMilliseconds = Int64((now.timeIntervalSince1970 * 1_000).rounded(.down))
+            ISO8601Timestamp.append(now, precision: .milliseconds, to: &renderedAt)
+        }
+    }
+
+    /// Writes the records of every pack in `reply` (elements `first`, `first + step`, ...; nil
+    /// elements are packs with no registration), read in place.
+    func write(
+        packs reply: RedisReplyReference, first: Int, step: Int, key: String, run: inout TaskRun, producer: KafkaProducer
+    ) throws {
+        let clock = PageClock()
+        var delivered = 0
+        var index = first
+        let count = reply.count
+        while index < count {
+            if let pack = reply[index].bytes {
+                let whole = try ViewPack.forEachEntry(in: pack) { id, view in
+                    if try write(id: id, view: view, clock: clock, run: &run, producer: producer) { delivered += 1 }
+                }
+                if !whole {
+                    run.skip("unreadable_view")
+                    logger.error(
+                        "malformed view pack: its registrations after the last whole entry were skipped",
+                        metadata: ["key": "\(key)"]
+                    )
+                }
+            }
+            index += step
+        }
+        finishPage(delivered: delivered, clock: clock, run: &run)
+    }
+
+    /// One registration: skips it with a reason, or renders (once per template and platform
+    /// per task) and queues its record. Returns true when a record was queued.
+    func write(
+        id: UnsafeRawBufferPointer, view: UnsafeRawBufferPointer?, clock: PageClock, run: inout TaskRun,
+        producer: KafkaProducer
+    ) throws -> Bool {
+        guard let view else {
+            // Removed between SSCAN and HMGET (or its pack is malformed).
+            run.skip("registration_gone")
+            return false
+        }
+        guard let fields = ViewFields(view) else {
+            run.skip("unreadable_view")
+            return false
+        }
+        if let expiry = fields.expiresAt(in: view), expiry <= clock.nowSeconds {
+            run.skip("registration_expired")
+            return false
+        }
+        let slot = try run.rendition(for: view, fields: fields, templates: templates, redis: redis, now: clock.now)
+        guard case .deliver(let rendition) = run.renditions[slot].outcome else {
+            switch run.renditions[slot].outcome {
+            case .skip(let reason): run.skip(reason)
+            case .fail: run.failed += 1
+            case .deliver: break
+            }
+            return false
+        }
+        buffer.removeAll(keepingCapacity: true)
+        let idBytes = id.assumingMemoryBound(to: UInt8.self)
+        let handle = UnsafeRawBufferPointer(rebasing: view[fields.handle]).assumingMemoryBound(to: UInt8.self)
+        rendition.write(registrationId: idBytes, handle: handle, renderedAt: clock.renderedAt, into: &buffer)
+        guard let topic = deliveriesTopic else { preconditionFailure("write outside run") }
+        try buffer.withUnsafeBytes { value in
+            try producer.enqueue(
+                to: topic, partition: transactionPartition, key: id, value: value, timestampMs: clock.nowMilliseconds
+            )
+        }
+        run.renditions[slot].delivered += 1
+        return true
+    }
+
+    func finishPage(delivered: Int, clock: PageClock, run: inout TaskRun) {
+        guard delivered > 0 else { return }
+        if run.firstDeliveryAt == nil { run.firstDeliveryAt = clock.now }
+        if let publishedAt = run.task.event.publishedAt {
+            metrics.publishToDelivery.recordNanoseconds(Int64(clock.now.timeIntervalSince(publishedAt) * 1e9))
+        }
+    }
+}
