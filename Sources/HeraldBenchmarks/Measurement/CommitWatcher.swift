@@ -94,7 +94,7 @@ final class CommitWatcher: Sendable {
                     record(progress, at: now)
                 } catch {
                     if stopping.load(ordering: .relaxed) { break }
-                    logger.warning("commit watcher poll failed: \(error)")
+                    logger.warning("commit watcher poll failed", metadata: ["error": "\(error)"])
                     try? await Task.sleep(for: .milliseconds(50))
                 }
             }

@@ -121,7 +121,7 @@ final class DeliveryWatcher: Sendable {
                         if batch.records > 0 { record(batch, at: Date()) }
                     } catch {
                         if stopping.load(ordering: .relaxed) { break }
-                        logger.warning("delivery watcher poll failed: \(error)")
+                        logger.warning("delivery watcher poll failed", metadata: ["error": "\(error)"])
                         try? await Task.sleep(for: .milliseconds(50))
                     }
                 }

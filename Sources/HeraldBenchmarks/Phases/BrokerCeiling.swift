@@ -71,7 +71,7 @@ struct BrokerCeiling: Sendable {
             throw error
         }
         do { try await admin.deleteTopics([topic, commitsTopic], ignoreMissing: true) } catch {
-            logger.warning("deleting \(topic) failed: \(error)")
+            logger.warning("deleting a topic failed", metadata: ["topic": "\(topic)", "error": "\(error)"])
         }
         return result
     }

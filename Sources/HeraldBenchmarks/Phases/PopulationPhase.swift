@@ -211,11 +211,13 @@ struct PopulationPhase {
         adminConfiguration.extra = configuration.kafkaExtra
         if let admin = try? KafkaAdmin(configuration: adminConfiguration, logger: logger) {
             let topics = configuration.topics.all.map(\.name) + resources.extraTopics
-            do { try await admin.deleteTopics(topics, ignoreMissing: true) } catch { logger.warning("deleting topics failed: \(error)") }
+            do { try await admin.deleteTopics(topics, ignoreMissing: true) } catch {
+                logger.warning("deleting topics failed", metadata: ["error": "\(error)"])
+            }
         }
         for prefix in [names.redisPrefix] + resources.extraPrefixes {
             do { try await RedisKeyspace.deleteAll(prefix: prefix, redis: configuration.redis) } catch {
-                logger.warning("removing Redis keys \(prefix):* failed: \(error)")
+                logger.warning("removing Redis keys failed", metadata: ["pattern": "\(prefix):*", "error": "\(error)"])
             }
         }
     }

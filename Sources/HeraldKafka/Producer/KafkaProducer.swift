@@ -163,7 +163,7 @@ public final class KafkaProducer: Sendable {
             do {
                 try await flush(timeout: flushTimeout)
             } catch {
-                logger.error("producer shutdown: \(error)")
+                logger.error("producer shutdown failed", metadata: ["error": "\(error)"])
             }
         }
         pollThread.stop()

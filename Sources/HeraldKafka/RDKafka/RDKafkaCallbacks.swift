@@ -81,13 +81,13 @@ final class RDKafkaCallbacks: Sendable {
     private func reportError(handle: OpaquePointer, code: rd_kafka_resp_err_t, reason: UnsafePointer<CChar>?) {
         let text = reason.map { String(cString: $0) } ?? String(cString: rd_kafka_err2str(code))
         if code == RD_KAFKA_RESP_ERR__FATAL {
-            logger.critical("librdkafka fatal error, the client must be recreated: \(text)")
+            logger.critical("librdkafka fatal error, the client must be recreated", metadata: ["error": "\(text)"])
         } else if code == RD_KAFKA_RESP_ERR__ALL_BROKERS_DOWN {
-            logger.error("all Kafka brokers are down: \(text)")
+            logger.error("all Kafka brokers are down", metadata: ["error": "\(text)"])
         } else {
             // Most error events are transient (a broker connection dropped) and librdkafka
             // recovers by itself, so they are reported, not thrown.
-            logger.warning("librdkafka error \(String(cString: rd_kafka_err2name(code))): \(text)")
+            logger.warning("librdkafka error", metadata: ["code": "\(String(cString: rd_kafka_err2name(code)))", "error": "\(text)"])
         }
     }
 
@@ -102,30 +102,36 @@ final class RDKafkaCallbacks: Sendable {
         case RD_KAFKA_RESP_ERR__ASSIGN_PARTITIONS:
             if cooperative {
                 if let error = rd_kafka_incremental_assign(handle, partitions) {
-                    logger.error("\(KafkaError(consuming: error, operation: "incremental assign"))")
+                    logger.error(
+                        "rebalance failed", metadata: ["error": "\(KafkaError(consuming: error, operation: "incremental assign"))"])
                 }
             } else {
                 let result = rd_kafka_assign(handle, partitions)
-                if result != RD_KAFKA_RESP_ERR_NO_ERROR { logger.error("\(KafkaError(result, operation: "assign"))") }
+                if result != RD_KAFKA_RESP_ERR_NO_ERROR {
+                    logger.error("rebalance failed", metadata: ["error": "\(KafkaError(result, operation: "assign"))"])
+                }
             }
-            logger.info("partitions assigned: \(changed.map(\.description).joined(separator: ", "))")
+            logger.info("partitions assigned", metadata: ["partitions": "\(changed.map(\.description).joined(separator: ", "))"])
             rebalanceHandler?(.assigned(changed))
         case RD_KAFKA_RESP_ERR__REVOKE_PARTITIONS:
             let lost = rd_kafka_assignment_lost(handle) != 0
             revocationCount.add(1, ordering: .releasing)
-            logger.info("partitions \(lost ? "lost" : "revoked"): \(changed.map(\.description).joined(separator: ", "))")
+            logger.info(
+                lost ? "partitions lost" : "partitions revoked",
+                metadata: ["partitions": "\(changed.map(\.description).joined(separator: ", "))"])
             // The owner hears first, while the partitions are still assigned, so it can drop
             // in-flight work (and, if revoked rather than lost, still commit finished work).
             rebalanceHandler?(lost ? .lost(changed) : .revoked(changed))
             if cooperative {
                 if let error = rd_kafka_incremental_unassign(handle, partitions) {
-                    logger.error("\(KafkaError(consuming: error, operation: "incremental unassign"))")
+                    logger.error(
+                        "rebalance failed", metadata: ["error": "\(KafkaError(consuming: error, operation: "incremental unassign"))"])
                 }
             } else {
                 rd_kafka_assign(handle, nil)
             }
         default:
-            logger.error("rebalance failed: \(KafkaError(code, operation: "rebalance")); dropping the assignment")
+            logger.error("rebalance failed; dropping the assignment", metadata: ["error": "\(KafkaError(code, operation: "rebalance"))"])
             revocationCount.add(1, ordering: .releasing)
             rebalanceHandler?(.lost(changed))
             rd_kafka_assign(handle, nil)

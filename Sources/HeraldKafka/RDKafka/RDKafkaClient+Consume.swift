@@ -41,7 +41,7 @@ extension RDKafkaClient {
             }
             let error = KafkaError(code, operation: "consume", topic: topic, detail: detail)
             if error.isFatal { throw error }
-            callbacks.logger.warning("\(error)")
+            callbacks.logger.warning("consume error", metadata: ["error": "\(error)"])
             return nil
         }
         return message

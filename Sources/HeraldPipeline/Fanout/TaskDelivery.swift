@@ -188,7 +188,7 @@ final class TaskDelivery: Sendable {
             try await onLaneThread(work)
         } catch {
             metrics.countError(error)
-            logger.warning("storing status in Redis failed: \(error)")
+            logger.warning("storing status in Redis failed", metadata: ["error": "\(error)"])
         }
     }
 

@@ -94,8 +94,9 @@ final class EventPlanner: Sendable {
             try producer.enqueue(letter.outgoing(topic: topics.eventsDeadLetters))
             metrics.deadLetters(letter.reason).increment()
             logger.warning(
-                "event dead-lettered: \(letter.reason)",
+                "event dead-lettered",
                 metadata: [
+                    "reason": "\(letter.reason)",
                     "eventId": "\(letter.eventId ?? "-")", "source": "\(message.topic)/\(message.partition)/\(message.offset)",
                     "message": "\(letter.message)",
                 ]
@@ -148,7 +149,8 @@ final class EventPlanner: Sendable {
                 )
                 try producer.enqueue(letter.outgoing(topic: topics.eventsDeadLetters))
                 metrics.deadLetters(letter.reason).increment()
-                log.warning("event dead-lettered: duplicate_id_conflict", metadata: ["claimedBy": "\(holder)", "record": "\(claim)"])
+                log.warning(
+                    "event dead-lettered", metadata: ["reason": "duplicate_id_conflict", "claimedBy": "\(holder)", "record": "\(claim)"])
                 return .deadLetter
             }
             log.info("duplicate event skipped", metadata: ["claimedBy": "\(holderText ?? "?")", "record": "\(claim)"])

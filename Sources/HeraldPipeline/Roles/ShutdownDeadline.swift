@@ -25,7 +25,9 @@ struct ShutdownDeadline: Service {
         let logger = logger
         DispatchQueue.global().asyncAfter(deadline: .now() + .nanoseconds(Int(seconds) * 1_000_000_000 + Int(attoseconds / 1_000_000_000)))
         {
-            logger.critical("shutdown did not finish within \(limit) (HERALD_DRAIN_SECONDS plus \(grace)); exiting now")
+            logger.critical(
+                "shutdown did not finish within HERALD_DRAIN_SECONDS plus the grace; exiting now",
+                metadata: ["limit": "\(limit)", "grace": "\(grace)"])
             exit(2)
         }
     }

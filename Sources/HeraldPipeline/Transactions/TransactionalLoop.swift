@@ -75,6 +75,8 @@ final class TransactionalLoop: Sendable {
 
     init(settings: Settings, logger: Logger, metrics: PipelineMetrics = .shared) {
         self.settings = settings
+        var logger = logger
+        logger[metadataKey: "loop"] = "\(settings.name)"
         self.logger = logger
         self.metrics = metrics
     }
@@ -128,7 +130,7 @@ final class TransactionalLoop: Sendable {
             } catch {
                 metrics.countError(error)
                 failures += 1
-                logger.error("\(settings.name): cannot create Kafka clients: \(error)")
+                logger.error("cannot create Kafka clients", metadata: ["error": "\(error)"])
                 if failures > 20 {
                     await producer?.shutdown(flushTimeout: .seconds(1))
                     throw error
@@ -143,7 +145,7 @@ final class TransactionalLoop: Sendable {
                 batch = try await activeConsumer.pollBatch(maxMessages: settings.batchSize, timeout: settings.pollTimeout)
             } catch {
                 metrics.countError(error)
-                logger.warning("\(settings.name): poll failed: \(error)")
+                logger.warning("poll failed", metadata: ["error": "\(error)"])
                 try? await Task.sleep(for: .milliseconds(100))
                 continue
             }
@@ -173,7 +175,7 @@ final class TransactionalLoop: Sendable {
                         for letter in letters {
                             metrics.deadLetters(letter.reason).increment()
                             logger.error(
-                                "\(settings.name): record dead-lettered",
+                                "record dead-lettered",
                                 metadata: [
                                     "reason": "\(letter.reason)",
                                     "source": "\(letter.sourceTopic)/\(letter.sourcePartition)/\(letter.sourceOffset)",
@@ -208,8 +210,8 @@ final class TransactionalLoop: Sendable {
                         poisoned[Position(record)] = DeadLetter(reason: reason, message: message, source: record, now: Date())
                     case .isolate:
                         logger.warning(
-                            "\(settings.name): a batch of \(part.count) failed permanently; handling its records one by one",
-                            metadata: ["error": "\(error)"])
+                            "a batch failed permanently; handling its records one by one",
+                            metadata: ["records": "\(part.count)", "error": "\(error)"])
                         parts.removeFirst()
                         parts.insert(contentsOf: part.map { [$0] }, at: 0)
                     }
@@ -219,13 +221,13 @@ final class TransactionalLoop: Sendable {
             if parts.isEmpty { progress.caughtUp() }
         }
         if let consumer {
-            do { try await consumer.close() } catch { logger.warning("\(settings.name): leaving the group failed: \(error)") }
+            do { try await consumer.close() } catch { logger.warning("leaving the group failed", metadata: ["error": "\(error)"]) }
         }
         if let producer {
             await producer.shutdown(flushTimeout: .seconds(10))
         }
         producer = nil
-        logger.info("\(settings.name): stopped", metadata: ["batches": "\(batchesCommitted)"])
+        logger.info("stopped", metadata: ["batches": "\(batchesCommitted)"])
     }
 
     /// What to do after `part` (of which `work` is what was not dead-lettered yet) failed.
@@ -274,7 +276,7 @@ final class TransactionalLoop: Sendable {
         committedBatches.add(1, ordering: .relaxed)
         await afterCommit?()
         logger.debug(
-            "\(settings.name): batch committed",
+            "batch committed",
             metadata: [
                 "records": "\(part.count)",
                 "gateWaitMs": "\(Self.milliseconds(timings.gateWait))",
@@ -290,12 +292,12 @@ final class TransactionalLoop: Sendable {
         _ producer: inout KafkaProducer?, configuration: KafkaProducerConfiguration, after error: any Error, records: Int
     ) async {
         guard let failed = producer else { return }
-        logger.error("\(settings.name): batch of \(records) failed, aborting and rewinding: \(error)")
+        logger.error("batch failed, aborting and rewinding", metadata: ["records": "\(records)", "error": "\(error)"])
         if !failed.isAbandoned {
             do {
                 try await failed.abortTransaction()
             } catch {
-                logger.warning("\(settings.name): abort failed: \(error)")
+                logger.warning("abort failed", metadata: ["error": "\(error)"])
             }
         }
         await failed.shutdown(flushTimeout: .seconds(1))
@@ -306,7 +308,7 @@ final class TransactionalLoop: Sendable {
             producer = fresh
         } catch {
             metrics.countError(error)
-            logger.warning("\(settings.name): cannot replace the producer yet: \(error)")
+            logger.warning("cannot replace the producer yet", metadata: ["error": "\(error)"])
         }
     }
 

@@ -247,7 +247,8 @@ public final class RedisConnection: @unchecked Sendable {
                     retried = true
                     counters.retries += 1
                     logger.warning(
-                        "retrying read-only \(label) from command \(handled) after connection failure", metadata: ["error": "\(error)"])
+                        "retrying read-only commands after a connection failure",
+                        metadata: ["commands": "\(label)", "from": "\(handled)", "error": "\(error)"])
                     continue
                 }
                 throw error
@@ -297,7 +298,8 @@ public final class RedisConnection: @unchecked Sendable {
                 if error.code == .io && retryable && !retried {
                     retried = true
                     counters.retries += 1
-                    logger.warning("retrying read-only \(label) after connection failure", metadata: ["error": "\(error)"])
+                    logger.warning(
+                        "retrying a read-only command after a connection failure", metadata: ["command": "\(label)", "error": "\(error)"])
                     continue
                 }
                 throw error
