@@ -1,4 +1,5 @@
 import Foundation
+import HeraldDomain
 import HeraldKafka
 import Logging
 
@@ -51,7 +52,7 @@ public struct RecordTail: Sendable {
         if let key = message.key, key.elementsEqual(eventId.utf8) { return true }
         guard let value = message.value else { return false }
         var needle = Array(#""eventId":""#.utf8)
-        DeliveryRendition.escaped(eventId.utf8, &needle)
+        Array(eventId.utf8).withUnsafeBufferPointer { JSONEscaping.append($0, to: &needle) }
         needle.append(UInt8(ascii: "\""))
         return Self.contains(value, needle)
     }
