@@ -38,28 +38,19 @@ public enum IndexEpoch {
         }
     }
 
-    /// KEYS[1] meta. ARGV: token, now ms, lease ms. 1 when the lease is taken, 0 while another
-    /// holder's lease runs.
-    static let begin = RedisScript(
+    /// KEYS[1] meta. ARGV: token, now ms, lease ms, mode. Mode `take`: takes the lease unless
+    /// another holder's runs. Mode `renew`: extends the lease only when `token` still holds it
+    /// (not after it ran out and was taken, or Redis was flushed). 1 when `token` holds the
+    /// lease afterwards, 0 otherwise.
+    static let lease = RedisScript(
         #"""
         local held = redis.call('HGET', KEYS[1], 'rebuild')
-        if held then
+        local mine = held and string.sub(held, 1, #ARGV[1] + 1) == ARGV[1] .. ':'
+        if ARGV[4] == 'renew' then
+          if not mine then return 0 end
+        elseif held and not mine then
           local deadline = tonumber(string.match(held, ':(%d+)$'))
-          if deadline and deadline > tonumber(ARGV[2]) and string.sub(held, 1, #ARGV[1] + 1) ~= ARGV[1] .. ':' then
-            return 0
-          end
-        end
-        redis.call('HSET', KEYS[1], 'rebuild', ARGV[1] .. ':' .. (tonumber(ARGV[2]) + tonumber(ARGV[3])))
-        return 1
-        """#)
-
-    /// KEYS[1] meta. ARGV: token, now ms, lease ms. Extends the lease `token` holds; 0 when it
-    /// holds none (it ran out and was taken, or Redis was flushed).
-    static let renew = RedisScript(
-        #"""
-        local held = redis.call('HGET', KEYS[1], 'rebuild')
-        if not held or string.sub(held, 1, #ARGV[1] + 1) ~= ARGV[1] .. ':' then
-          return 0
+          if deadline and deadline > tonumber(ARGV[2]) then return 0 end
         end
         redis.call('HSET', KEYS[1], 'rebuild', ARGV[1] .. ':' .. (tonumber(ARGV[2]) + tonumber(ARGV[3])))
         return 1
@@ -103,21 +94,21 @@ extension RegistrationIndex {
 
     /// Takes the rebuild lease for `token`. False while another holder's lease runs.
     public func takeRebuildLease(token: String, lease: Duration, now: Date = Date()) async throws -> Bool {
-        try await leaseScript(IndexEpoch.begin, token: token, lease: lease, now: now)
+        try await leaseScript(mode: "take", token: token, lease: lease, now: now)
     }
 
     /// Extends the lease `token` holds. False when it holds none any more: the rebuild under
     /// it cannot finish (`finishRebuild` throws) and must start over.
     public func renewRebuildLease(token: String, lease: Duration, now: Date = Date()) async throws -> Bool {
-        try await leaseScript(IndexEpoch.renew, token: token, lease: lease, now: now)
+        try await leaseScript(mode: "renew", token: token, lease: lease, now: now)
     }
 
-    private func leaseScript(_ script: RedisScript, token: String, lease: Duration, now: Date) async throws -> Bool {
+    private func leaseScript(mode: String, token: String, lease: Duration, now: Date) async throws -> Bool {
         let milliseconds = lease.components.seconds * 1_000 + lease.components.attoseconds / 1_000_000_000_000_000
         let reply = try await pool.withConnection {
             try await $0.evalScript(
-                script, keys: [layout.metaKey],
-                arguments: [token, String(Int64(now.timeIntervalSince1970 * 1_000)), String(milliseconds)])
+                IndexEpoch.lease, keys: [layout.metaKey],
+                arguments: [token, String(Int64(now.timeIntervalSince1970 * 1_000)), String(milliseconds), mode])
         }
         return reply.int == 1
     }
