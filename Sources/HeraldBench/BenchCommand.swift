@@ -11,6 +11,11 @@ import Logging
 /// A separate executable, so the production `herald` binary links no benchmark code.
 @main
 struct BenchCommand: AsyncParsableCommand {
+    /// Setting flags (`--kafka-brokers …`) are taken out before the harness's own options.
+    static func main() async {
+        do { await main(try SettingFlags.take(from: Array(CommandLine.arguments.dropFirst()))) } catch { exit(withError: error) }
+    }
+
     static let configuration = CommandConfiguration(
         commandName: "herald-bench",
         abstract: "Measure Herald against the broker's own ceiling: broadcast, latency, memory, micro.",
@@ -91,8 +96,9 @@ struct BenchCommand: AsyncParsableCommand {
         options.runMemory = !skipMemory && !skipBroadcast && !microOnly
 
         // Tansu delays a group join by about half the session timeout: keep it short unless set.
-        let timeout = settings.sessionTimeoutMs ?? ProcessInfo.processInfo.environment["HERALD_SESSION_TIMEOUT_MS"] ?? "6000"
-        let base = settings.settings(extra: [.sessionTimeoutMs: timeout])
+        let timeout =
+            SettingFlags.given[.sessionTimeoutMs] ?? ProcessInfo.processInfo.environment[Setting(.sessionTimeoutMs).environment] ?? "6000"
+        let base = settings.settings().overriding([.sessionTimeoutMs: timeout])
         // The same malloc as the workers it spawns (they get HERALD_ALLOCATOR from `base`), so
         // the ceiling's producers and the lanes' producers run on the same allocator settings.
         try base.applyAllocator(environment: ProcessInfo.processInfo.environment)
@@ -125,7 +131,7 @@ struct BenchCommand: AsyncParsableCommand {
                 for setting in Setting.all { variables[setting.environment] = phase[setting.key] }
                 let roles = "planner,fanout"
                 for (key, value) in [(Setting.Key.instanceId, spec.instanceId), (.metricsPort, "0"), (.roles, roles)] {
-                    if let setting = Setting.all.first(where: { $0.key == key }) { variables[setting.environment] = value }
+                    variables[Setting(key).environment] = value
                 }
                 return WorkerLaunch(executable: executable, arguments: ["worker", "--roles", roles], environment: variables)
             },

@@ -1,5 +1,6 @@
 import ArgumentParser
 import HeraldApp
+import HeraldCommandLine
 
 @main
 struct Herald: AsyncParsableCommand {
@@ -27,4 +28,14 @@ struct Herald: AsyncParsableCommand {
             VersionCommand.self,
         ]
     )
+
+    /// Setting flags (`--kafka-brokers …`) are taken out first; `herald bench` passes every
+    /// argument on to herald-bench untouched.
+    static func main() async {
+        var arguments = Array(CommandLine.arguments.dropFirst())
+        if arguments.first != BenchCommand.configuration.commandName {
+            do { arguments = try SettingFlags.take(from: arguments) } catch { exit(withError: error) }
+        }
+        await main(arguments)
+    }
 }

@@ -87,6 +87,27 @@ struct CommandLineTests {
         #expect(!tls.stderr.contains("s3cret-pass"))
     }
 
+    @Test("setting flags come from the one settings table: both spellings, flag over environment, arguments around them intact")
+    func settingFlags() throws {
+        let config = try HeraldBinary.run(
+            ["config", "--roles=planner", "--redis-pool-size", "7"], environment: ["HERALD_REDIS_POOL_SIZE": "3", "HERALD_LINGER_MS": "9"]
+        )
+        #expect(config.status == 0, "\(config.stderr)")
+        for line in ["HERALD_ROLES=planner", "HERALD_REDIS_POOL_SIZE=7", "HERALD_LINGER_MS=9"] {
+            #expect(config.stdout.split(separator: "\n").contains { $0 == line }, "\(line) missing in \(config.stdout)")
+        }
+        // A setting flag between a command and its positional argument takes its own value only.
+        let expression = try HeraldBinary.run(["expr", "check", "--log-level", "debug", "A||B"])
+        #expect(expression.stdout == "A || B\n", "\(expression.stderr)")
+
+        let missing = try HeraldBinary.run(["config", "--roles"])
+        #expect(missing.status != 0)
+        #expect(missing.stderr.contains("missing value for --roles (HERALD_ROLES)"), "\(missing.stderr)")
+        let unknown = try HeraldBinary.run(["config", "--rolez", "planner"])
+        #expect(unknown.status != 0)
+        #expect(unknown.stderr.contains("Unknown option '--rolez'"), "\(unknown.stderr)")
+    }
+
     @Test("expr check prints the canonical form, or the error with a caret and a non-zero exit")
     func exprCheck() throws {
         let good = try HeraldBinary.run(["expr", "check", "( World||Politics )&&!Sports"])

@@ -60,7 +60,6 @@ public struct SecretError: Error, CustomStringConvertible {
     public var problem: String
 
     public var description: String {
-        let environment = Setting.all.first { $0.key == setting }?.environment ?? setting.rawValue
-        return "\(environment) \(problem) (set HERALD_ALLOW_DEMO_KEYS=true only for local development)"
+        "\(Setting(setting).environment) \(problem) (set HERALD_ALLOW_DEMO_KEYS=true only for local development)"
     }
 }

@@ -83,9 +83,9 @@ public struct SettingError: Error, CustomStringConvertible {
     public var value: String
     public var expected: String
     public var description: String {
-        let setting = Setting.all.first { $0.key == key }
+        let setting = Setting(key)
         // Callers describe credentials without their values; a Redis URL may carry a password.
         let shown = key == .redisUrl ? RedisConfiguration.redacting(value) : value
-        return "invalid value '\(shown)' for \(setting?.flag ?? key.rawValue) (\(setting?.environment ?? "")): expected \(expected)"
+        return "invalid value '\(shown)' for \(setting.flag) (\(setting.environment)): expected \(expected)"
     }
 }

@@ -1,8 +1,8 @@
 import HeraldRedis
 
 /// One configurable value of Herald: its environment variable, its command-line flag, its
-/// default and what it does. Every setting is declared once, in `Setting.all`, which is also
-/// what `herald config` prints and what docs/configuration.md is generated from.
+/// default and what it does. Every setting is declared once, in `Setting.Key`; `Setting.all`
+/// is what `herald config` prints and what docs/configuration.md is generated from.
 public struct Setting: Sendable, Hashable {
     public let key: Key
     /// `HERALD_...` environment variable.
@@ -12,6 +12,9 @@ public struct Setting: Sendable, Hashable {
     public let defaultValue: String
     public let help: String
 
+    /// The settings, in the order `herald config` and docs/configuration.md list them. A new
+    /// setting is a case here and its arm in `declaration`; the flag, the environment variable,
+    /// the command-line parsing and the reference table all follow from them.
     public enum Key: String, Sendable, CaseIterable {
         case kafkaBrokers = "kafka-brokers"
         case kafkaConfigFile = "kafka-config-file"
@@ -44,6 +47,8 @@ public struct Setting: Sendable, Hashable {
         case hubUri = "hub-uri"
         case policies
         case userTokenKey = "user-token-key"
+        case userTokenAudience = "user-token-audience"
+        case userTokenIssuer = "user-token-issuer"
         case idSecret = "id-secret"
         case logLevel = "log-level"
         case payloadLimits = "payload-limits"
@@ -51,92 +56,137 @@ public struct Setting: Sendable, Hashable {
         case stallLiveSeconds = "stall-live-seconds"
         case drainSeconds = "drain-seconds"
         case allowDemoKeys = "allow-demo-keys"
-        case userTokenAudience = "user-token-audience"
-        case userTokenIssuer = "user-token-issuer"
+
+        /// The default value and the meaning; the switch makes the compiler ask for both.
+        var declaration: (defaultValue: String, help: String) {
+            switch self {
+            case .kafkaBrokers:
+                ("127.0.0.1:9092", "Kafka bootstrap servers, comma separated.")
+            case .kafkaConfigFile:
+                (
+                    "",
+                    "File of librdkafka properties added to every Kafka client, one key=value per line (# comments): security.protocol, sasl.*, ssl.*, tuning. They override Herald's own values."
+                )
+            case .redisUrl:
+                ("redis://127.0.0.1:6379", "Redis URL (redis://[:password@]host:port[/db]).")
+            case .redisPoolSize:
+                ("4", "Redis connections per process.")
+            case .slots:
+                ("256", "Registration slots; fixed for the life of a deployment (recorded in Redis).")
+            case .redisPrefix:
+                ("herald", "Prefix of every Redis key.")
+            case .topicPrefix:
+                ("herald.", "Prefix of every Kafka topic name (herald.events, herald.tasks, ...).")
+            case .eventPartitions:
+                ("4", "Partitions of the events topic (herald topics create).")
+            case .taskPartitions:
+                ("8", "Partitions of the task topics; bounds fan-out parallelism.")
+            case .deliveryPartitions:
+                (
+                    "10",
+                    "Partitions of the deliveries topic: 2 for one-user deliveries, plus at least the task partitions (each bulk lane then writes partitions no other lane writes)."
+                )
+            case .registrationPartitions:
+                ("8", "Partitions of the compacted registrations topic.")
+            case .replicationFactor:
+                ("1", "Replication factor for created topics (3 in production).")
+            case .deliveryRetentionHours:
+                ("168", "retention.ms of deliveries and status topics, in hours.")
+            case .roles:
+                ("planner,fanout,indexer", "Worker roles this process runs.")
+            case .tasksPerBroadcast:
+                ("16", "Tasks a broadcast (or any wide event) is split into, at least.")
+            case .deliveriesPerTask:
+                (
+                    "32000",
+                    "Registrations per task a wide event aims at: bigger audiences get more tasks (up to one per slot), so each transaction stays this size."
+                )
+            case .narrowEvents:
+                (
+                    "planner",
+                    "Who delivers narrow events (one user, a few slots): planner (in its own transaction, fastest) or express-lane (via the express task topic)."
+                )
+            case .taskFetchWaitMs:
+                (
+                    "100",
+                    "Longest wait of an idle fetch of the task topics (bulk lanes; express lanes too when the planner delivers narrow events), in milliseconds."
+                )
+            case .plannerFetchWaitMs:
+                (
+                    "5",
+                    "Longest wait of an idle fetch of the events topic by the planner, in milliseconds. Apache Kafka answers as soon as an event arrives, so 100-500 costs neither latency nor CPU there; the embedded broker (Tansu) answers late (up to about half the wait) and spends CPU on every fetch (13 % of a core at 5 ms, 6 % at 20 ms)."
+                )
+            case .bulkLanes:
+                (
+                    "2",
+                    "Bulk fan-out lanes per worker process, each a consumer of the task topic with its own Redis connection and transactional producer."
+                )
+            case .instanceId:
+                ("", "Stable instance name for transactional ids (default: host name and pid).")
+            case .sessionTimeoutMs:
+                ("10000", "Kafka consumer group session timeout.")
+            case .lingerMs:
+                (
+                    "1000",
+                    "Delivery producer linger (batching delay) of the bulk lanes, in milliseconds. A lane writes each task to one partition and flushes when the task ends, so this only has to outlast the broker's answer; lanes that partition by key (no express partitions reserved) use at most 25."
+                )
+            case .compression:
+                ("lz4", "Producer compression codec: none, gzip, snappy, lz4, zstd.")
+            case .allocator:
+                (
+                    "tuned",
+                    "glibc malloc of the process: tuned (fixed thresholds that keep librdkafka's batch buffers in the heap instead of returning them to the kernel after every batch) or glibc (its adaptive defaults). MALLOC_*_ variables or glibc.malloc tunables set by the operator win over tuned."
+                )
+            case .apiHost:
+                ("127.0.0.1", "Bind address of the HTTP API and of the worker's /metrics and /health (containers set 0.0.0.0).")
+            case .apiPort:
+                ("8080", "HTTP API port.")
+            case .metricsPort:
+                ("9090", "Worker port for /metrics and /health (0 disables).")
+            case .hubUri:
+                ("http://localhost:8080/", "Resource URI that shared-access signatures are issued for.")
+            case .policies:
+                ("", "Shared-access policies: name:rights:key;... (rights from listen,send,manage joined with +).")
+            case .userTokenKey:
+                ("", "HS256 key for user tokens (notify-users); empty disables user tokens.")
+            case .userTokenAudience:
+                ("", "When set, a user token's aud claim must contain this value.")
+            case .userTokenIssuer:
+                ("", "When set, a user token's iss claim must equal this value.")
+            case .idSecret:
+                ("", "Secret that signs issued registration ids (required in production).")
+            case .logLevel:
+                ("info", "trace, debug, info, notice, warning, error, critical.")
+            case .payloadLimits:
+                (
+                    "apns=4096,fcm=4096,wns=5120,webpush=4096",
+                    "Largest rendered payload per platform, in bytes (each from 256 to 65536); a larger rendition is skipped with reason payload_too_large, and registration refuses templates whose fixed text passes it."
+                )
+            case .stallReadySeconds:
+                (
+                    "60",
+                    "A worker reports not ready (/health/ready 503) once one of its loops has held input this long without committing it."
+                )
+            case .stallLiveSeconds:
+                (
+                    "300",
+                    "A worker reports not live (/health/live 503, so the orchestrator restarts it) once a loop has been stalled this long."
+                )
+            case .drainSeconds:
+                (
+                    "30",
+                    "Longest graceful shutdown: past it the roles are cancelled, and 10 s later the process exits with status 2 whatever is still running."
+                )
+            case .allowDemoKeys:
+                (
+                    "false",
+                    "true lets herald api and herald worker start with the demo keys of docker-compose.yml or without an id secret (never in production; the embedded stack always allows them)."
+                )
+            }
+        }
     }
 
-    public static let all: [Setting] = [
-        Setting(.kafkaBrokers, "127.0.0.1:9092", "Kafka bootstrap servers, comma separated."),
-        Setting(
-            .kafkaConfigFile, "",
-            "File of librdkafka properties added to every Kafka client, one key=value per line (# comments): security.protocol, sasl.*, ssl.*, tuning. They override Herald's own values."
-        ),
-        Setting(.redisUrl, "redis://127.0.0.1:6379", "Redis URL (redis://[:password@]host:port[/db])."),
-        Setting(.redisPoolSize, "4", "Redis connections per process."),
-        Setting(.slots, "256", "Registration slots; fixed for the life of a deployment (recorded in Redis)."),
-        Setting(.redisPrefix, "herald", "Prefix of every Redis key."),
-        Setting(.topicPrefix, "herald.", "Prefix of every Kafka topic name (herald.events, herald.tasks, ...)."),
-        Setting(.eventPartitions, "4", "Partitions of the events topic (herald topics create)."),
-        Setting(.taskPartitions, "8", "Partitions of the task topics; bounds fan-out parallelism."),
-        Setting(
-            .deliveryPartitions, "10",
-            "Partitions of the deliveries topic: 2 for one-user deliveries, plus at least the task partitions (each bulk lane then writes partitions no other lane writes)."
-        ),
-        Setting(.registrationPartitions, "8", "Partitions of the compacted registrations topic."),
-        Setting(.replicationFactor, "1", "Replication factor for created topics (3 in production)."),
-        Setting(.deliveryRetentionHours, "168", "retention.ms of deliveries and status topics, in hours."),
-        Setting(.roles, "planner,fanout,indexer", "Worker roles this process runs."),
-        Setting(.tasksPerBroadcast, "16", "Tasks a broadcast (or any wide event) is split into, at least."),
-        Setting(
-            .deliveriesPerTask, "32000",
-            "Registrations per task a wide event aims at: bigger audiences get more tasks (up to one per slot), so each transaction stays this size."
-        ),
-        Setting(
-            .narrowEvents, "planner",
-            "Who delivers narrow events (one user, a few slots): planner (in its own transaction, fastest) or express-lane (via the express task topic)."
-        ),
-        Setting(
-            .taskFetchWaitMs, "100",
-            "Longest wait of an idle fetch of the task topics (bulk lanes; express lanes too when the planner delivers narrow events), in milliseconds."
-        ),
-        Setting(
-            .plannerFetchWaitMs, "5",
-            "Longest wait of an idle fetch of the events topic by the planner, in milliseconds. Apache Kafka answers as soon as an event arrives, so 100-500 costs neither latency nor CPU there; the embedded broker (Tansu) answers late (up to about half the wait) and spends CPU on every fetch (13 % of a core at 5 ms, 6 % at 20 ms)."
-        ),
-        Setting(
-            .bulkLanes, "2",
-            "Bulk fan-out lanes per worker process, each a consumer of the task topic with its own Redis connection and transactional producer."
-        ),
-        Setting(.instanceId, "", "Stable instance name for transactional ids (default: host name and pid)."),
-        Setting(.sessionTimeoutMs, "10000", "Kafka consumer group session timeout."),
-        Setting(
-            .lingerMs, "1000",
-            "Delivery producer linger (batching delay) of the bulk lanes, in milliseconds. A lane writes each task to one partition and flushes when the task ends, so this only has to outlast the broker's answer; lanes that partition by key (no express partitions reserved) use at most 25."
-        ),
-        Setting(.compression, "lz4", "Producer compression codec: none, gzip, snappy, lz4, zstd."),
-        Setting(
-            .allocator, "tuned",
-            "glibc malloc of the process: tuned (fixed thresholds that keep librdkafka's batch buffers in the heap instead of returning them to the kernel after every batch) or glibc (its adaptive defaults). MALLOC_*_ variables or glibc.malloc tunables set by the operator win over tuned."
-        ),
-        Setting(.apiHost, "127.0.0.1", "Bind address of the HTTP API and of the worker's /metrics and /health (containers set 0.0.0.0)."),
-        Setting(.apiPort, "8080", "HTTP API port."),
-        Setting(.metricsPort, "9090", "Worker port for /metrics and /health (0 disables)."),
-        Setting(.hubUri, "http://localhost:8080/", "Resource URI that shared-access signatures are issued for."),
-        Setting(.policies, "", "Shared-access policies: name:rights:key;... (rights from listen,send,manage joined with +)."),
-        Setting(.userTokenKey, "", "HS256 key for user tokens (notify-users); empty disables user tokens."),
-        Setting(.userTokenAudience, "", "When set, a user token's aud claim must contain this value."),
-        Setting(.userTokenIssuer, "", "When set, a user token's iss claim must equal this value."),
-        Setting(.idSecret, "", "Secret that signs issued registration ids (required in production)."),
-        Setting(.logLevel, "info", "trace, debug, info, notice, warning, error, critical."),
-        Setting(
-            .payloadLimits, "apns=4096,fcm=4096,wns=5120,webpush=4096",
-            "Largest rendered payload per platform, in bytes (each from 256 to 65536); a larger rendition is skipped with reason payload_too_large, and registration refuses templates whose fixed text passes it."
-        ),
-        Setting(
-            .stallReadySeconds, "60",
-            "A worker reports not ready (/health/ready 503) once one of its loops has held input this long without committing it."),
-        Setting(
-            .stallLiveSeconds, "300",
-            "A worker reports not live (/health/live 503, so the orchestrator restarts it) once a loop has been stalled this long."),
-        Setting(
-            .drainSeconds, "30",
-            "Longest graceful shutdown: past it the roles are cancelled, and 10 s later the process exits with status 2 whatever is still running."
-        ),
-        Setting(
-            .allowDemoKeys, "false",
-            "true lets herald api and herald worker start with the demo keys of docker-compose.yml or without an id secret (never in production; the embedded stack always allows them)."
-        ),
-    ]
+    public static let all: [Setting] = Key.allCases.map(Setting.init)
 
     /// Settings whose values are credentials: never printed.
     public static let secrets: Set<Key> = [.policies, .userTokenKey, .idSecret]
@@ -148,14 +198,8 @@ public struct Setting: Sendable, Hashable {
         return value
     }
 
-    /// The help text of `key` (for command-line flags).
-    public static func help(_ key: Key) -> String {
-        all.first { $0.key == key }.map { "\($0.help) (\($0.environment))" } ?? ""
-    }
-
-    init(_ key: Key, _ defaultValue: String, _ help: String) {
+    public init(_ key: Key) {
         self.key = key
-        self.defaultValue = defaultValue
-        self.help = help
+        (defaultValue, help) = key.declaration
     }
 }
