@@ -12,8 +12,11 @@ WORKDIR /src
 COPY Package.swift ./
 COPY Sources ./Sources
 COPY Tests ./Tests
+# The API's openapi.yaml is a SwiftPM resource: its bundle folder goes next to the binary.
 RUN swift build -c release --product herald --static-swift-stdlib \
- && install -D "$(swift build -c release --show-bin-path)/herald" /out/herald
+ && bin="$(swift build -c release --show-bin-path)" \
+ && install -D "$bin/herald" /out/herald \
+ && cp -R "$bin/herald_HeraldAPI.resources" /out/
 
 FROM ubuntu:24.04 AS runtime
 RUN apt-get update \
@@ -21,7 +24,7 @@ RUN apt-get update \
       librdkafka1 libhiredis1.1.0 ca-certificates curl tzdata \
  && rm -rf /var/lib/apt/lists/* \
  && useradd --system --uid 10001 --home-dir /nonexistent --shell /usr/sbin/nologin herald
-COPY --from=build /out/herald /usr/local/bin/herald
+COPY --from=build /out/ /usr/local/bin/
 USER 10001:10001
 # API on 8080, worker metrics and health on 9090.
 EXPOSE 8080 9090

@@ -29,6 +29,8 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-crypto.git", from: "4.5.2"),
         .package(url: "https://github.com/vapor/jwt-kit.git", from: "5.8.0"),
         .package(url: "https://github.com/x-sheep/swift-property-based.git", from: "2.0.1"),
+        // Tests only: reads the checked-in openapi.yaml to compare it with the router.
+        .package(url: "https://github.com/jpsim/Yams.git", from: "6.2.2"),
     ],
     targets: [
         // MARK: C libraries
@@ -94,7 +96,8 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Metrics", package: "swift-metrics"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
-            ]
+            ],
+            resources: [.copy("openapi.yaml")]
         ),
         // The harness of `herald-bench`: broker ceiling, broadcast, latency, memory and micro-benchmarks.
         .target(
@@ -160,6 +163,7 @@ let package = Package(
             dependencies: [
                 "HeraldAPI", "HeraldTestSupport",
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
+                .product(name: "Yams", package: "Yams"),
             ]
         ),
         .testTarget(

@@ -27,8 +27,11 @@ public func buildRouter(
     router.add(middleware: RequestMetricsMiddleware(factory: metricsFactory ?? MetricsSystem.factory))
     router.add(middleware: ErrorMiddleware())
 
-    var openAPI: [UInt8] = []
-    OpenAPIDocument.json().write(into: &openAPI)
+    guard let openAPI = OperationsRoutes.openAPIDocument() else {
+        throw APIConfigurationError(
+            code: "openapi_document_missing",
+            message: "openapi.yaml is missing: install the herald_HeraldAPI.resources folder next to the herald executable")
+    }
     OperationsRoutes(readinessChecks: services.readinessChecks, prometheus: prometheus, openAPI: openAPI).add(to: router)
 
     var userTokens: UserTokenVerifier?

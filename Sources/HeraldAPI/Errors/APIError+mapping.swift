@@ -78,7 +78,7 @@ extension APIError {
     static func http(_ error: HTTPError) -> APIError {
         switch error.status {
         case .notFound:
-            return APIError(status: .notFound, code: "route_not_found", message: "no route matches this method and path; see /openapi.json")
+            return APIError(status: .notFound, code: "route_not_found", message: "no route matches this method and path; see /openapi.yaml")
         case .contentTooLarge:
             return requestTooLarge(limit: nil)
         default:

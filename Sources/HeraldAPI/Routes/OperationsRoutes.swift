@@ -1,3 +1,4 @@
+import Foundation
 import HTTPTypes
 import HeraldDomain
 import Hummingbird
@@ -17,11 +18,18 @@ struct OperationsRoutes: Sendable {
         }
         router.get("health/ready", use: ready)
         router.get("metrics", use: metrics)
-        router.get("openapi.json") { [openAPI] _, _ in
+        router.get("openapi.yaml") { [openAPI] _, _ in
             Response(
-                status: .ok, headers: [.contentType: "application/json; charset=utf-8"],
+                status: .ok, headers: [.contentType: "application/yaml; charset=utf-8"],
                 body: ResponseBody(byteBuffer: ByteBuffer(bytes: openAPI)))
         }
+    }
+
+    /// The checked-in `openapi.yaml`, a resource of this module; nil when the resource bundle
+    /// was not installed next to the executable.
+    static func openAPIDocument() -> [UInt8]? {
+        guard let url = Bundle.module.url(forResource: "openapi", withExtension: "yaml") else { return nil }
+        return (try? Data(contentsOf: url)).map { [UInt8]($0) }
     }
 
     /// 200 only when every dependency answers; 503 otherwise, so a load balancer stops
