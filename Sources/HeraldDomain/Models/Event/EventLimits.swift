@@ -24,4 +24,13 @@ public struct EventLimits: Sendable, Hashable {
     }
 
     public static let `default` = EventLimits()
+
+    /// For copies of events that were validated at the door with the deployment's limits
+    /// (which may be wider than the defaults): no size ceilings, only the nesting depth that
+    /// keeps the expression parser's recursion bounded.
+    public static let trusted = EventLimits(
+        maxBytes: .max, maxProperties: .max, maxCollapseIdBytes: .max,
+        tagExpression: TagExpressionLimits(maxLength: .max, maxTags: .max),
+        payloadLimits: PayloadLimits(apns: .max, fcm: .max, wns: .max, webpush: .max)
+    )
 }

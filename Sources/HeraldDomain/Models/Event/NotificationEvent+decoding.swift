@@ -9,11 +9,16 @@ extension NotificationEvent {
     public static func decode(_ bytes: some Collection<UInt8>, limits: EventLimits = .default) throws(ValidationFailure)
         -> NotificationEvent
     {
-        let root: JSONValue
         switch JSONFieldReader.parseObject(bytes, maximumBytes: limits.maxBytes, what: "the event") {
-        case .success(let value): root = value
+        case .success(let root): return try decode(root, limits: limits)
         case .failure(let failure): throw failure
         }
+    }
+
+    /// Validates an event already parsed as JSON: the one reader of the event's fields, used
+    /// for untrusted bytes and, with ``EventLimits/trusted``, for the copies inside fan-out
+    /// tasks (`Codable`).
+    static func decode(_ root: JSONValue, limits: EventLimits) throws(ValidationFailure) -> NotificationEvent {
         var issues: [ValidationIssue] = []
         let reader = JSONFieldReader(root)
 
