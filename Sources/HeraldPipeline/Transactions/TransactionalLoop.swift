@@ -93,25 +93,14 @@ final class TransactionalLoop: Sendable {
     var recordsDeadLettered: Int { deadLettered.load(ordering: .relaxed) }
 
     /// A record's place in its partition, to remember it across attempts.
-    private struct Position: Hashable {
-        var partition: KafkaTopicPartition
-        var offset: Int64
-        init(_ message: KafkaMessage) {
-            partition = message.topicPartition
-            offset = message.offset
-        }
-    }
-
     /// Runs until `stop()` or cancellation. Throws only when the clients cannot be created.
     /// - Parameter producerConfiguration: replaces `settings.producer` (a lane decides its
     ///   producer's linger once it knows how it partitions).
     func run(producer producerConfiguration: KafkaProducerConfiguration? = nil, _ handle: @escaping Handler) async throws {
         var producer: KafkaProducer?
         var consumer: KafkaConsumer?
-        var failures = 0
+        var machine = TransactionalLoopStateMachine()
         var lastLagSample = ContinuousClock.now
-        // Records found to fail permanently, with their dead letters, until committed.
-        var poisoned: [Position: DeadLetter] = [:]
         let progress = settings.progress.register(settings.name)
         defer { settings.progress.unregister(progress) }
 
@@ -129,14 +118,15 @@ final class TransactionalLoop: Sendable {
                 }
             } catch {
                 metrics.countError(error)
-                failures += 1
                 logger.error("cannot create Kafka clients", metadata: ["error": "\(error)"])
-                if failures > 20 {
+                switch machine.clientsFailed() {
+                case .giveUp:
                     await producer?.shutdown(flushTimeout: .seconds(1))
                     throw error
+                case .retry(let delay):
+                    try? await Task.sleep(for: delay)
+                    continue
                 }
-                try? await Task.sleep(for: backoff(failures))
-                continue
             }
             guard producer != nil, let activeConsumer = consumer else { continue }
 
@@ -159,66 +149,50 @@ final class TransactionalLoop: Sendable {
             }
             progress.holding()
 
-            // Parts of the batch still to commit: the whole batch, or one record each while a
-            // permanent failure is being looked for.
-            var parts: [[KafkaMessage]] = [batch]
-            parts: while let part = parts.first {
-                guard let activeProducer = producer else { break }
-                let letters = part.compactMap { poisoned[Position($0)] }
-                let work = part.filter { poisoned[Position($0)] == nil }
+            machine.received(batch)
+            while let part = machine.nextPart, let activeProducer = producer {
                 do {
-                    try await commit(work, deadLetters: letters, offsetsOf: part, activeProducer, activeConsumer, handle)
-                    parts.removeFirst()
-                    for message in part { poisoned.removeValue(forKey: Position(message)) }
-                    if !letters.isEmpty {
-                        deadLettered.add(letters.count, ordering: .relaxed)
-                        for letter in letters {
-                            metrics.deadLetters(letter.reason).increment()
-                            logger.error(
-                                "record dead-lettered",
-                                metadata: [
-                                    "reason": "\(letter.reason)",
-                                    "source": "\(letter.sourceTopic)/\(letter.sourcePartition)/\(letter.sourceOffset)",
-                                    "error": "\(letter.message)",
-                                ])
-                        }
+                    try await commit(
+                        part.work, deadLetters: part.deadLetters, offsetsOf: part.records, activeProducer, activeConsumer, handle)
+                    let letters = machine.partCommitted()
+                    deadLettered.add(letters.count, ordering: .relaxed)
+                    for letter in letters {
+                        metrics.deadLetters(letter.reason).increment()
+                        logger.error(
+                            "record dead-lettered",
+                            metadata: [
+                                "reason": "\(letter.reason)",
+                                "source": "\(letter.sourceTopic)/\(letter.sourcePartition)/\(letter.sourceOffset)",
+                                "error": "\(letter.message)",
+                            ])
                     }
-                    failures = 0
                 } catch {
                     metrics.countError(error)
-                    failures += 1
                     await abortAndReplace(
-                        &producer, configuration: producerConfiguration ?? settings.producer, after: error, records: part.count)
+                        &producer, configuration: producerConfiguration ?? settings.producer, after: error, records: part.records.count)
                     let canDeadLetter = settings.deadLetterTopic != nil && producer != nil
-                    switch Self.recovery(after: error, part: part, work: work, canDeadLetter: canDeadLetter) {
-                    case .rewind:
+                    switch machine.partFailed(error, canDeadLetter: canDeadLetter, now: Date()) {
+                    case .rewind(let delay, let seek):
                         // Waiting for the index to be rebuilt is not this worker's stall: it must
                         // not be restarted by its liveness probe (readiness says not ready).
                         if error is IndexNotReady { progress.caughtUp() }
-                        // Read the records again from the group's committed offsets: by seeking
-                        // back when Kafka is not what failed (no rebalance), otherwise with a new
-                        // consumer.
                         var rewound = false
-                        if !(error is KafkaError) { rewound = (try? await activeConsumer.rewindToCommitted()) != nil }
+                        if seek { rewound = (try? await activeConsumer.rewindToCommitted()) != nil }
                         if !rewound {
                             try? await activeConsumer.close()
                             consumer = nil
                         }
-                        try? await Task.sleep(for: backoff(failures))
-                        break parts
-                    case .deadLetter(let record, let reason, let message):
-                        poisoned[Position(record)] = DeadLetter(reason: reason, message: message, source: record, now: Date())
-                    case .isolate:
+                        try? await Task.sleep(for: delay)
+                    case .deadLetter:
+                        break
+                    case .isolate(let records):
                         logger.warning(
                             "a batch failed permanently; handling its records one by one",
-                            metadata: ["records": "\(part.count)", "error": "\(error)"])
-                        parts.removeFirst()
-                        parts.insert(contentsOf: part.map { [$0] }, at: 0)
+                            metadata: ["records": "\(records)", "error": "\(error)"])
                     }
-                    if poisoned.count > 10_000 { poisoned.removeAll() }
                 }
             }
-            if parts.isEmpty { progress.caughtUp() }
+            if machine.isBatchDone { progress.caughtUp() }
         }
         if let consumer {
             do { try await consumer.close() } catch { logger.warning("leaving the group failed", metadata: ["error": "\(error)"]) }
@@ -228,29 +202,6 @@ final class TransactionalLoop: Sendable {
         }
         producer = nil
         logger.info("stopped", metadata: ["batches": "\(batchesCommitted)"])
-    }
-
-    /// What to do after `part` (of which `work` is what was not dead-lettered yet) failed.
-    enum Recovery {
-        /// Abort, rewind to the committed offsets, back off: the infrastructure failed, or
-        /// there is nowhere to dead-letter, or writing only dead letters failed.
-        case rewind
-        /// Dead-letter `record` in the next attempt of the same part.
-        case deadLetter(KafkaMessage, reason: String, message: String)
-        /// Handle the part's records one per transaction, to find the one at fault.
-        case isolate
-    }
-
-    static func recovery(after error: any Error, part: [KafkaMessage], work: [KafkaMessage], canDeadLetter: Bool) -> Recovery {
-        guard case .permanent(let reason) = FailureKind.of(error), canDeadLetter else { return .rewind }
-        if let failure = error as? PermanentRecordFailure,
-            part.contains(where: { $0.topicPartition == failure.source.topicPartition && $0.offset == failure.source.offset })
-        {
-            return .deadLetter(failure.source, reason: failure.reason, message: failure.message)
-        }
-        if work.count > 1 { return .isolate }
-        if let only = work.first { return .deadLetter(only, reason: reason, message: "\(error)") }
-        return .rewind
     }
 
     /// Handles `work` and writes `deadLetters` in one transaction with the offsets of every
@@ -372,10 +323,6 @@ final class TransactionalLoop: Sendable {
 
     private static func milliseconds(_ duration: Duration) -> Int64 {
         duration.components.seconds * 1_000 + duration.components.attoseconds / 1_000_000_000_000_000
-    }
-
-    private func backoff(_ failures: Int) -> Duration {
-        .milliseconds(min(5_000, 100 * (1 << min(failures, 6))))
     }
 
     private func sampleLag(_ consumer: KafkaConsumer) {

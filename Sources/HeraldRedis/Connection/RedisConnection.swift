@@ -38,19 +38,18 @@ public final class RedisConnection: @unchecked Sendable {
     private let logger: Logger
     private let queue: DispatchQueue
 
-    // Everything below is guarded by `lock`.
+    // Guarded by `lock`: the socket, the scripts it has, the counters.
     private let lock = NSLock()
-    private var context: HiredisContext?
-    private var hasConnectedBefore = false
-    private var isClosed = false
-    private var loadedScripts: Set<String> = []
-    private var counters = Statistics()
+    private var machine: RedisConnectionStateMachine<HiredisContext>
 
     /// Creates the connection without connecting; the first command connects.
     public init(configuration: RedisConfiguration, logger: Logger = Logger(label: "herald.redis")) {
         self.configuration = configuration
         self.logger = logger
         self.queue = DispatchQueue(label: "herald.redis.connection.\(configuration.endpoint)")
+        self.machine = RedisConnectionStateMachine(
+            connectAttempts: configuration.connectAttempts, initialBackoff: configuration.initialBackoff,
+            maximumBackoff: configuration.maximumBackoff)
     }
 
     /// Creates a connection and connects it (off the cooperative pool), so a wrong address
@@ -67,22 +66,20 @@ public final class RedisConnection: @unchecked Sendable {
     public func connectBlocking() throws {
         lock.lock()
         defer { lock.unlock() }
-        guard !isClosed else { throw closedError("connect") }
-        _ = try liveContext()
+        _ = try liveContext("connect")
     }
 
     /// Closes the socket; later commands fail with `.closed`. Waits for an in-flight command.
     public func close() {
         lock.lock()
         defer { lock.unlock() }
-        isClosed = true
-        context = nil
+        machine.close()
     }
 
     public var statistics: Statistics {
         lock.lock()
         defer { lock.unlock() }
-        return counters
+        return machine.statistics
     }
 
     // MARK: Async API
@@ -134,12 +131,12 @@ public final class RedisConnection: @unchecked Sendable {
             var toLoad: [RedisScript] = []
             for index in commands.indices where commands[index].script != nil {
                 let script = commands[index].script!
-                if !loadedScripts.contains(script.sha1), !toLoad.contains(script) { toLoad.append(script) }
+                if !machine.loadedScripts.contains(script.sha1), !toLoad.contains(script) { toLoad.append(script) }
             }
             if !toLoad.isEmpty { try context.append(toLoad.map { RedisCommand.scriptLoad($0.source) }) }
             try context.append(commands)
             for script in toLoad {
-                if case .success = try context.readReply(for: "SCRIPT LOAD") { loadedScripts.insert(script.sha1) }
+                if case .success = try context.readReply(for: "SCRIPT LOAD") { machine.scriptLoaded(script.sha1) }
             }
             var results: [Result<RedisValue, RedisError>] = []
             results.reserveCapacity(commands.count)
@@ -150,7 +147,7 @@ public final class RedisConnection: @unchecked Sendable {
                 return error.serverPrefix == "NOSCRIPT"
             }
             if !missing.isEmpty {
-                loadedScripts.removeAll()
+                machine.scriptsFlushed()
                 var reloaded: Set<String> = []
                 for index in missing where reloaded.insert(commands[index].script!.sha1).inserted {
                     try reloadLocked(commands[index].script!, context)
@@ -216,11 +213,10 @@ public final class RedisConnection: @unchecked Sendable {
         let label = "stream of \(commands.count) commands"
         lock.lock()
         defer { lock.unlock() }
-        guard !isClosed else { throw closedError(label) }
         var handled = 0
         var retried = false
         while handled < commands.count {
-            let live = try liveContext()
+            let live = try liveContext(label)
             var sent = handled
             do {
                 while handled < commands.count {
@@ -234,7 +230,7 @@ public final class RedisConnection: @unchecked Sendable {
                     do {
                         try body(handled, reply)
                     } catch {
-                        context = nil
+                        machine.socketLost()
                         throw BodyFailure(error: error)
                     }
                     handled += 1
@@ -242,10 +238,8 @@ public final class RedisConnection: @unchecked Sendable {
             } catch let failure as BodyFailure {
                 throw failure.error
             } catch let error as RedisError where error.breaksConnection {
-                context = nil
-                if error.code == .io && !retried {
+                if machine.commandFailed(error, readOnly: true, alreadyRetried: retried) == .retry {
                     retried = true
-                    counters.retries += 1
                     logger.warning(
                         "retrying read-only commands after a connection failure",
                         metadata: ["commands": "\(label)", "from": "\(handled)", "error": "\(error)"])
@@ -276,70 +270,65 @@ public final class RedisConnection: @unchecked Sendable {
     // MARK: Internals (all called with `lock` held)
 
     private func reloadLocked(_ script: RedisScript, _ context: HiredisContext) throws {
-        counters.scriptReloads += 1
+        machine.scriptReloaded()
         logger.debug("loading Lua script after NOSCRIPT", metadata: ["sha1": "\(script.sha1)"])
         try context.append(.scriptLoad(script.source))
         _ = try context.readReply(for: "SCRIPT LOAD").get()
-        loadedScripts.insert(script.sha1)
+        machine.scriptLoaded(script.sha1)
     }
 
     /// Runs `body` with a live context under the lock, applying the reconnect/retry rules.
     private func withContext<T>(_ label: String, retryable: Bool, _ body: (HiredisContext) throws -> T) throws -> T {
         lock.lock()
         defer { lock.unlock() }
-        guard !isClosed else { throw closedError(label) }
         var retried = false
         while true {
-            let live = try liveContext()
+            let live = try liveContext(label)
             do {
                 return try body(live)
             } catch let error as RedisError where error.breaksConnection {
-                context = nil
-                if error.code == .io && retryable && !retried {
-                    retried = true
-                    counters.retries += 1
-                    logger.warning(
-                        "retrying a read-only command after a connection failure", metadata: ["command": "\(label)", "error": "\(error)"])
-                    continue
-                }
-                throw error
+                guard machine.commandFailed(error, readOnly: retryable, alreadyRetried: retried) == .retry else { throw error }
+                retried = true
+                logger.warning(
+                    "retrying a read-only command after a connection failure", metadata: ["command": "\(label)", "error": "\(error)"])
             }
         }
     }
 
     /// The current context if it is usable, else a new one (with backoff between attempts).
-    private func liveContext() throws -> HiredisContext {
-        if let context, !context.isBroken, !context.peerHasHungUp { return context }
-        context = nil
-        loadedScripts.removeAll()
-        let attempts = max(1, configuration.connectAttempts)
-        var backoff = configuration.initialBackoff
-        var lastError = RedisError(code: .connection, message: "no connect attempt to \(configuration.endpoint)")
-        for attempt in 1...attempts {
+    private func liveContext(_ label: String) throws -> HiredisContext {
+        switch machine.acquire() {
+        case .fail:
+            throw closedError(label)
+        case .use(let context):
+            if !context.isBroken, !context.peerHasHungUp { return context }
+            machine.socketLost()
+        case .connect:
+            break
+        }
+        var attempt = 1
+        while true {
             do {
                 let fresh = try openContext()
-                if hasConnectedBefore {
-                    counters.reconnects += 1
+                if machine.connected(fresh) {
                     logger.info("reconnected to Redis", metadata: ["endpoint": "\(configuration.endpoint)", "attempt": "\(attempt)"])
                 }
-                hasConnectedBefore = true
-                context = fresh
                 return fresh
             } catch let error as RedisError {
-                lastError = error
-                if error.code == .server { break }  // wrong password or database: waiting will not help
-                if attempt < attempts {
+                switch machine.connectFailed(attempt: attempt, error: error) {
+                case .giveUp:
+                    throw RedisError(
+                        code: .connection,
+                        message: "could not connect to \(configuration.endpoint) after \(attempt) attempts: \(error.message)",
+                        serverPrefix: error.serverPrefix
+                    )
+                case .retry(let delay):
                     logger.debug("Redis connect attempt failed", metadata: ["attempt": "\(attempt)", "error": "\(error)"])
-                    usleep(UInt32(min(backoff, configuration.maximumBackoff) * 1_000_000))
-                    backoff *= 2
+                    usleep(UInt32(delay * 1_000_000))
+                    attempt += 1
                 }
             }
         }
-        throw RedisError(
-            code: .connection,
-            message: "could not connect to \(configuration.endpoint) after \(attempts) attempts: \(lastError.message)",
-            serverPrefix: lastError.serverPrefix
-        )
     }
 
     private func openContext() throws -> HiredisContext {

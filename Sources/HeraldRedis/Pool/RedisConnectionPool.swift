@@ -19,32 +19,22 @@ public final class RedisConnectionPool: @unchecked Sendable {
         case connection(RedisConnection)
         case openSlot
     }
-
-    private struct Waiter {
-        var id: Int
-        var continuation: CheckedContinuation<Grant, any Error>
-    }
+    private typealias Machine = RedisConnectionPoolStateMachine<RedisConnection, CheckedContinuation<Grant, any Error>>
 
     // Guarded by `lock`.
     private let lock = NSLock()
-    private var idle: [RedisConnection] = []
-    private var opened = 0
-    private var waiters: [Waiter] = []
-    private var nextWaiterID = 0
-    private var isShutDown = false
+    private var machine: Machine
 
     public init(configuration: RedisConfiguration, size: Int, logger: Logger = Logger(label: "herald.redis.pool")) {
-        precondition(size > 0, "a Redis connection pool needs at least one connection")
         self.configuration = configuration
         self.size = size
         self.logger = logger
+        self.machine = Machine(size: size)
     }
 
     /// Connections opened so far (never more than `size`).
     public var openConnectionCount: Int {
-        lock.lock()
-        defer { lock.unlock() }
-        return opened
+        lock.withLock { machine.opened }
     }
 
     /// Borrows a connection for the duration of `body`, waiting if all are in use.
@@ -63,42 +53,19 @@ public final class RedisConnectionPool: @unchecked Sendable {
     /// Closes idle connections now and borrowed ones when they come back; waiting and later
     /// borrowers fail with `.closed`.
     public func shutdown() {
-        lock.lock()
-        isShutDown = true
-        let idleConnections = idle
-        idle.removeAll()
-        opened -= idleConnections.count
-        let pending = waiters
-        waiters.removeAll()
-        lock.unlock()
-        for connection in idleConnections { connection.close() }
-        for waiter in pending { waiter.continuation.resume(throwing: closedError()) }
+        let (idle, waiters) = lock.withLock { machine.shutdown() }
+        for connection in idle { connection.close() }
+        for waiter in waiters { waiter.resume(throwing: closedError()) }
     }
 
     private func lease() async throws -> RedisConnection {
-        enum FastPath {
-            case shutDown
-            case idle(RedisConnection)
-            case open
-            case wait(id: Int)
-        }
-        let fastPath: FastPath = lock.withLock {
-            if isShutDown { return .shutDown }
-            if let connection = idle.popLast() { return .idle(connection) }
-            if opened < size {
-                opened += 1
-                return .open
-            }
-            nextWaiterID += 1
-            return .wait(id: nextWaiterID)
-        }
-        let id: Int
-        switch fastPath {
+        switch lock.withLock({ machine.lease() }) {
         case .shutDown: throw closedError()
-        case .idle(let connection): return connection
+        case .use(let connection): return connection
         case .open: return try await openInSlot()
-        case .wait(let waiterID): id = waiterID
+        case .wait: break
         }
+        let id = lock.withLock { machine.nextWaiterID() }
         // The lock is not held across the await: an already-cancelled task runs `onCancel`
         // at once on this thread, and it takes the lock.
         let grant = try await withTaskCancellationHandler {
@@ -107,27 +74,26 @@ public final class RedisConnectionPool: @unchecked Sendable {
                 if Task.isCancelled {
                     lock.unlock()
                     continuation.resume(throwing: CancellationError())
-                } else if isShutDown {
+                    return
+                }
+                switch machine.lease() {
+                case .shutDown:
                     lock.unlock()
                     continuation.resume(throwing: closedError())
-                } else if let connection = idle.popLast() {
+                case .use(let connection):
                     lock.unlock()
                     continuation.resume(returning: .connection(connection))
-                } else if opened < size {
-                    opened += 1
+                case .open:
                     lock.unlock()
                     continuation.resume(returning: .openSlot)
-                } else {
-                    waiters.append(Waiter(id: id, continuation: continuation))
+                case .wait:
+                    machine.enqueue(continuation, id: id)
                     lock.unlock()
                 }
             }
         } onCancel: {
-            lock.lock()
-            let index = waiters.firstIndex { $0.id == id }
-            let waiter = index.map { waiters.remove(at: $0) }
-            lock.unlock()
-            waiter?.continuation.resume(throwing: CancellationError())
+            let waiter = lock.withLock { machine.cancel(id: id) }
+            waiter?.resume(throwing: CancellationError())
         }
         switch grant {
         case .connection(let connection): return connection
@@ -135,39 +101,23 @@ public final class RedisConnectionPool: @unchecked Sendable {
         }
     }
 
-    /// Opens a connection in a slot already counted in `opened`; gives the slot up on failure.
+    /// Opens a connection in a slot already reserved; passes the slot on or gives it up on failure.
     private func openInSlot() async throws -> RedisConnection {
         do {
             return try await RedisConnection.connect(configuration: configuration, logger: logger)
         } catch {
-            let waiter: Waiter? = lock.withLock {
-                if waiters.isEmpty {
-                    opened -= 1
-                    return nil
-                }
-                return waiters.removeFirst()
-            }
-            waiter?.continuation.resume(returning: .openSlot)
+            let waiter = lock.withLock { machine.openFailed() }
+            waiter?.resume(returning: .openSlot)
             throw error
         }
     }
 
     private func giveBack(_ connection: RedisConnection) {
-        lock.lock()
-        if isShutDown {
-            opened -= 1
-            lock.unlock()
-            connection.close()
-            return
+        switch lock.withLock({ machine.giveBack(connection) }) {
+        case .keep: break
+        case .hand(let connection, let waiter): waiter.resume(returning: .connection(connection))
+        case .close(let connection): connection.close()
         }
-        if !waiters.isEmpty {
-            let waiter = waiters.removeFirst()
-            lock.unlock()
-            waiter.continuation.resume(returning: .connection(connection))
-            return
-        }
-        idle.append(connection)
-        lock.unlock()
     }
 
     private func closedError() -> RedisError {
