@@ -189,3 +189,78 @@ struct TemplateRenderTests {
         #expect(CompiledTemplate.detectFormat(body) == format)
     }
 }
+
+/// Regressions found by the template fuzzer: the opener of a comment may not also serve as
+/// its terminator, and XML comments may not contain "--".
+@Suite("XML template comments")
+struct TemplateXMLCommentTests {
+    @Test(
+        "unclosed or malformed comments are refused",
+        arguments: [
+            "<a><!--></a>",
+            "<a><!---></a>",
+            "<a><!-- a -- b --></a>",
+        ])
+    func refused(_ body: String) {
+        #expect(throws: TemplateError.self) { try CompiledTemplate.compile(body, format: .xml) }
+    }
+
+    @Test("expressions inside a comment stay comment text")
+    func expressionsInComment() throws {
+        // The fuzzer's case: the comment runs from the first "<!--" to the next "-->".
+        let template = try CompiledTemplate.compile("<a><!-->$(a)<!--></a>", format: .xml)
+        #expect(template.render(TemplateProperties(["a": "<!-- -->"])) == "<a><!-->$(a)<!--></a>")
+    }
+
+    @Test("a well-formed comment is kept and expressions after it are rendered")
+    func wellFormed() throws {
+        let template = try CompiledTemplate.compile("<a><!-- note --><b>$(x)</b></a>", format: .xml)
+        #expect(template.render(TemplateProperties(["x": "<&>"])) == "<a><!-- note --><b>&lt;&amp;&gt;</b></a>")
+    }
+}
+
+@Suite("Template properties")
+struct TemplatePropertiesTests {
+    @Test("lookup ignores ASCII case", arguments: ["news_french", "NEWS_FRENCH", "News_French", "nEwS_fReNcH"])
+    func caseInsensitive(_ name: String) {
+        let properties = TemplateProperties(["News_French": "Fin du sommet"])
+        #expect(properties[name] == "Fin du sommet")
+    }
+
+    @Test("keys differing only in case: the first in code-point order wins")
+    func collision() {
+        let properties = TemplateProperties(["title": "c", "Title": "b", "TITLE": "a"])
+        #expect(properties["title"] == "a")
+        #expect(properties.count == 1)
+    }
+
+    @Test("folding is ASCII only")
+    func asciiFolding() {
+        // The Kelvin sign lower-cases to "k" under Unicode rules; it must not match $(key).
+        let properties = TemplateProperties(["\u{212A}ey": "x"])
+        #expect(properties["key"] == nil)
+        let template = try? CompiledTemplate.compile("$(key)", format: .text)
+        #expect(template?.render(properties) == "")
+    }
+
+    @Test("dictionary literal")
+    func literal() {
+        let properties: TemplateProperties = ["A": "1", "b": "2"]
+        #expect(properties["a"] == "1")
+        #expect(properties["B"] == "2")
+        #expect(properties["c"] == nil)
+        #expect(!properties.isEmpty)
+    }
+
+    @Test("large property sets are looked up by hash", arguments: [3, 12, 13, 200])
+    func sizes(_ count: Int) {
+        var values: [String: String] = [:]
+        for index in 0..<count { values["Key_\(index)"] = "value \(index)" }
+        let properties = TemplateProperties(values)
+        #expect(properties.count == count)
+        for index in 0..<count { #expect(properties["KEY_\(index)"] == "value \(index)") }
+        #expect(properties["key_\(count)"] == nil)
+        let template = try? CompiledTemplate.compile("$(key_\(count - 1))", format: .text)
+        #expect(template?.render(properties) == "value \(count - 1)")
+    }
+}

@@ -1,4 +1,7 @@
 import Foundation
+import HeraldDomain
+import HeraldRedis
+import HeraldRegistry
 import HeraldTestSupport
 
 /// The `herald` executable built next to the tests (`swift build --build-tests` builds it),
@@ -73,5 +76,20 @@ enum HeraldBinary {
         running.process.standardError = try FileHandle(forWritingTo: err)
         try withTerminationSignalsUnblocked { try running.process.run() }
         return running
+    }
+}
+
+/// `count` template registrations tagged World (ids `<idPrefix>0`...), written straight into the
+/// index: the audience of the fault tests' broadcasts.
+func seedBroadcastAudience(_ index: RegistrationIndex, count: Int, idPrefix: String) async throws {
+    try await index.markBuilt()
+    let template = RegistrationTemplate(name: "news", body: #"{"aps":{"alert":"$(News_English)"}}"#)
+    for chunk in stride(from: 0, to: count, by: 2_000) {
+        let batch = (chunk..<min(chunk + 2_000, count)).map {
+            Registration(
+                registrationId: "\(idPrefix)\($0)", platform: .apns, handle: String(repeating: "ab", count: 32), tags: ["World"],
+                template: template, version: 1)
+        }
+        _ = try await index.apply(batch.map { .registration(IndexedRegistration($0)) })
     }
 }

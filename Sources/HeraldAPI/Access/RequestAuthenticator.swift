@@ -1,5 +1,6 @@
 import Foundation
 import HTTPTypes
+import Hummingbird
 
 /// Establishes the ``Caller`` of a request from its `Authorization` header: a
 /// `SharedAccessSignature` (policy rights) or a `Bearer` user token (notify users).
@@ -46,5 +47,17 @@ struct RequestAuthenticator: Sendable {
         }
         throw .unauthenticated(
             "unsupported_scheme", "Authorization scheme \"\(scheme.prefix(32))\" is not supported; use SharedAccessSignature or Bearer")
+    }
+}
+
+/// Authenticates every request of the group it is added to and records the caller.
+struct AuthenticationMiddleware: RouterMiddleware {
+    typealias Context = APIRequestContext
+    let authenticator: RequestAuthenticator
+
+    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+        var context = context
+        context.caller = try await authenticator.caller(authorization: request.headers[.authorization], path: request.uri.path)
+        return try await next(request, context)
     }
 }

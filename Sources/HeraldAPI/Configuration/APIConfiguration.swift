@@ -1,3 +1,5 @@
+import HeraldDomain
+
 /// Everything the HTTP API needs from the operator. `HeraldApp` fills it from flags and
 /// environment variables; the defaults suit a local run.
 public struct APIConfiguration: Sendable {
@@ -43,5 +45,111 @@ public struct APIConfiguration: Sendable {
         self.userTokenKey = userTokenKey
         self.userTokenLeeway = userTokenLeeway
         self.limits = limits
+    }
+}
+
+extension APIConfiguration {
+    /// HS256 keys shorter than the hash output are weak (RFC 7518 section 3.2), and
+    /// jwt-kit refuses them.
+    public static let minimumUserTokenKeyBytes = 32
+
+    /// Refuses settings that would make authentication weak or ambiguous.
+    public func validate() throws(APIConfigurationError) {
+        if let key = userTokenKey {
+            try Self.checkUserTokenKey(key)
+        }
+        var names = Set<String>()
+        for policy in policies {
+            if policy.key.isEmpty {
+                throw APIConfigurationError(code: "empty_policy_key", message: "shared-access policy \"\(policy.name)\" has an empty key")
+            }
+            if !names.insert(policy.name).inserted {
+                throw APIConfigurationError(code: "duplicate_policy", message: "two shared-access policies are named \"\(policy.name)\"")
+            }
+        }
+        guard hubResource.contains("://") else {
+            throw APIConfigurationError(
+                code: "invalid_hub_resource",
+                message: "the hub resource must be an absolute URI such as http://localhost:8080; got \"\(hubResource)\"")
+        }
+    }
+
+    static func checkUserTokenKey(_ key: String) throws(APIConfigurationError) {
+        guard key.utf8.count >= minimumUserTokenKeyBytes else {
+            throw APIConfigurationError(
+                code: "user_token_key_too_short",
+                message: "the user-token key has \(key.utf8.count) bytes; HS256 needs at least \(minimumUserTokenKeyBytes)"
+            )
+        }
+    }
+}
+
+/// The operator's API configuration cannot be used; `message` says which setting and why.
+public struct APIConfigurationError: Error, Sendable, Hashable, CustomStringConvertible {
+    /// Stable code: `user_token_key_too_short`, `empty_policy_key`, `duplicate_policy`, `invalid_hub_resource`,
+    /// `openapi_document_missing`.
+    public var code: String
+    public var message: String
+
+    public var description: String { "\(code): \(message)" }
+}
+
+/// Size and paging bounds of the HTTP API. Document-level limits (tags per registration,
+/// template size) come from the domain's ``RegistrationLimits`` so the API and the topic
+/// consumers agree on what is valid.
+public struct APILimits: Sendable, Hashable {
+    /// Largest request body accepted, in bytes (default 512 KiB, the largest registration
+    /// document; notification bodies are also held to the event limit). Bigger bodies get 413.
+    public var maxRequestBytes: Int
+    /// Page size when `limit` is absent.
+    public var defaultPageSize: Int
+    /// Largest `limit` a list request may ask for.
+    public var maxPageSize: Int
+    /// Tags, templates and sizes checked when registrations and installations are written
+    /// (default: 1,000 tags, 64 KiB template bodies).
+    public var registration: RegistrationLimits
+    /// Operations in one JSON Patch document.
+    public var maxPatchOperations: Int
+
+    public init(
+        maxRequestBytes: Int = RecordSizes.maxDocumentBytes, defaultPageSize: Int = 100, maxPageSize: Int = 1_000,
+        registration: RegistrationLimits = .default, maxPatchOperations: Int = 256
+    ) {
+        self.maxRequestBytes = maxRequestBytes
+        self.defaultPageSize = defaultPageSize
+        self.maxPageSize = maxPageSize
+        self.registration = registration
+        self.maxPatchOperations = maxPatchOperations
+    }
+
+    public static let `default` = APILimits()
+}
+
+/// What a shared-access policy lets its token holders do, named after Azure Notification
+/// Hubs' claims. Rights do not imply each other except that `manage` allows everything.
+public enum AccessRight: String, Sendable, Hashable, Codable, CaseIterable, CustomStringConvertible {
+    /// Create, read, update and delete single registrations and installations (devices).
+    case listen
+    /// Publish notifications and read their status (newsroom systems).
+    case send
+    /// Everything, including listing registrations by tag (operators and app backends).
+    case manage
+
+    public var description: String { rawValue }
+}
+
+/// An operator-configured, named key that signs `SharedAccessSignature` tokens, with the
+/// rights those tokens carry. The key never travels; only HMACs made with it do.
+public struct SharedAccessPolicy: Sendable, Hashable {
+    /// The `skn` a token names, for example `DefaultListenSharedAccessSignature`.
+    public var name: String
+    /// The secret, used as UTF-8 bytes for HMAC-SHA256 (as Azure does with its base64-looking keys).
+    public var key: String
+    public var rights: Set<AccessRight>
+
+    public init(name: String, key: String, rights: Set<AccessRight>) {
+        self.name = name
+        self.key = key
+        self.rights = rights
     }
 }

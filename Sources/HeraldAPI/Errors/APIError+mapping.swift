@@ -1,6 +1,7 @@
-import HTTPTypes
 import HeraldDomain
+import HTTPTypes
 import Hummingbird
+import Logging
 
 /// The one place where failures become HTTP statuses: registry outcomes, validation,
 /// access control, request syntax and Hummingbird's own errors.
@@ -131,5 +132,21 @@ extension APIError {
 
     static func forbidden(_ code: String, _ message: String, field: String? = nil) -> APIError {
         APIError(status: .forbidden, code: code, message: message, field: field)
+    }
+}
+
+/// Turns whatever a route throws into the JSON error document, so no client ever sees a
+/// plain-text or empty error body. Server faults are logged; client errors are not.
+struct ErrorMiddleware<Context: RequestContext>: RouterMiddleware {
+    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+        do {
+            return try await next(request, context)
+        } catch {
+            let apiError = APIError.from(error)
+            if apiError.status.code >= 500 {
+                context.logger.error("request failed", metadata: ["error": "\(String(reflecting: error))", "path": "\(request.uri.path)"])
+            }
+            return apiError.response(from: request, context: context)
+        }
     }
 }

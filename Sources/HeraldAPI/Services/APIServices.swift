@@ -1,3 +1,5 @@
+import HeraldDomain
+
 /// The services behind the routes, injected so tests can run the API in memory.
 public struct APIServices: Sendable {
     public var registry: any RegistrationStore
@@ -17,4 +19,52 @@ public struct APIServices: Sendable {
         self.statusReader = statusReader
         self.readinessChecks = readinessChecks ?? [registry]
     }
+}
+
+/// The registration system of record as the API sees it. HeraldRegistry's service has
+/// exactly these methods, so `HeraldApp` conforms it with an empty extension; tests use an
+/// in-memory fake.
+public protocol RegistrationStore: ReadinessChecking {
+    /// A fresh id for `PUT /v1/registrations/{id}`.
+    func issueRegistrationId() -> String
+    /// Whether `id` came from ``issueRegistrationId()``; other ids get 410 Gone on PUT.
+    func isIssued(_ id: String) -> Bool
+    func registration(id: String) async throws(RegistryError) -> RegistrationLookup
+    /// Writes `registration`; with `expectedVersion`, only if the stored version equals it.
+    func put(_ registration: Registration, expectedVersion: Int64?) async throws(RegistryError) -> Registration
+    func delete(id: String, expectedVersion: Int64?) async throws(RegistryError)
+    func list(_ query: RegistrationQuery) async throws(RegistryError) -> RegistrationPage
+    func installation(id: String) async throws(RegistryError) -> InstallationLookup
+    func putInstallation(_ installation: Installation, expectedVersion: Int64?) async throws(RegistryError) -> StoredInstallation
+    func deleteInstallation(id: String, expectedVersion: Int64?) async throws(RegistryError)
+    func listInstallations(_ query: InstallationQuery) async throws(RegistryError) -> InstallationPage
+}
+
+/// Puts a validated event on `herald.events`.
+public protocol NotificationPublishing: Sendable {
+    /// Publishes `event`, whose JSON encoding is `body`, and returns the event id once the
+    /// log has it. Throws ``EventIdConflict`` when the id was already used by an event with
+    /// other content (an identical retry is accepted again).
+    func publish(_ event: NotificationEvent, body: [UInt8]) async throws -> String
+}
+
+/// An event id already taken by an event with other content: 409, with its location.
+public struct EventIdConflict: Error, Sendable {
+    public var eventId: String
+
+    public init(eventId: String) {
+        self.eventId = eventId
+    }
+}
+
+/// The latest `herald.status` record of an event, for `GET /v1/notifications/{id}`.
+public protocol NotificationStatusReading: Sendable {
+    /// `nil` when no status is known for `eventId`.
+    func status(eventId: String) async throws -> StatusRecord?
+}
+
+/// Something `/health/ready` asks before saying the API can take traffic (Kafka and Redis
+/// answer, for example).
+public protocol ReadinessChecking: Sendable {
+    func isReady() async -> Bool
 }

@@ -1,5 +1,6 @@
 import Foundation
 import HeraldAPI
+import HeraldDomain
 import HeraldKafka
 import HeraldPipeline
 import HeraldRedis
@@ -75,5 +76,57 @@ public struct APIRunner: Sendable {
             services: [application], gracefulShutdownSignals: [.sigterm, .sigint], logger: logger
         )
         try await group.run()
+    }
+}
+
+// HeraldRegistry's service and HeraldPipeline's status reader have exactly the methods the
+// API declares for them.
+extension RegistrationService: RegistrationStore {}
+extension StatusReader: NotificationStatusReading {}
+
+/// `POST /v1/notifications` publishes through the pipeline's event publisher (acks=all).
+///
+/// An event with an id the planner has already claimed is checked against that claim first:
+/// other content is a conflict (409); the same content is a retry, answered again without a
+/// second record. (An id published but not planned yet is published again; the planner then
+/// skips the retry or dead-letters the conflict.)
+struct KafkaNotificationPublisher: NotificationPublishing {
+    let publisher: EventPublisher
+    let pool: RedisConnectionPool
+    let layout: SlotLayout
+
+    func publish(_ event: NotificationEvent, body: [UInt8]) async throws -> String {
+        if let id = event.id {
+            let stored = try await pool.withConnection { try await $0.send(.get(layout.eventClaimKey(eventId: id))) }.string
+            if let claim = stored.flatMap(EventClaim.init) {
+                let fingerprint = EventClaim.fingerprint(of: event)
+                if claim.conflicts(with: fingerprint) { throw EventIdConflict(eventId: id) }
+                if claim.fingerprint == fingerprint { return id }
+            }
+        }
+        return try await publisher.publish(event).eventId
+    }
+}
+
+extension SharedAccessPolicy {
+    /// Parses `HERALD_POLICIES`: `name:rights:key` entries separated by `;`, rights from
+    /// `listen`, `send`, `manage` joined with `+`. The key is everything after the second `:`.
+    static func parseList(_ text: String) throws -> [SharedAccessPolicy] {
+        var policies: [SharedAccessPolicy] = []
+        for (index, entry) in text.split(separator: ";").enumerated() {
+            let parts = entry.split(separator: ":", maxSplits: 2, omittingEmptySubsequences: false)
+            guard parts.count == 3, !parts[0].isEmpty, !parts[2].isEmpty else {
+                throw SettingError(key: .policies, value: "entry \(index + 1)", expected: "name:rights:key")
+            }
+            var rights: Set<AccessRight> = []
+            for name in parts[1].split(separator: "+") {
+                guard let right = AccessRight(rawValue: name.lowercased()) else {
+                    throw SettingError(key: .policies, value: "\(parts[0]): \(name)", expected: "rights from listen, send, manage")
+                }
+                rights.insert(right)
+            }
+            policies.append(SharedAccessPolicy(name: String(parts[0]), key: String(parts[2]), rights: rights))
+        }
+        return policies
     }
 }

@@ -106,3 +106,160 @@ public indirect enum TagExpression: Hashable, Sendable {
         if case .or(let inner) = expression { operands.append(contentsOf: inner) } else { operands.append(expression) }
     }
 }
+
+extension TagExpression {
+    /// Whether a registration carrying `tags` is selected.
+    ///
+    /// Called per registration on some fan-out paths, so it allocates nothing: it walks the
+    /// tree in place and short-circuits `&&` and `||`.
+    public func evaluate(_ tags: Set<String>) -> Bool {
+        switch self {
+        case .tag(let tag):
+            return tags.contains(tag)
+        case .not(let operand):
+            return !operand.evaluate(tags)
+        case .and(let operands):
+            for operand in operands where !operand.evaluate(tags) { return false }
+            return true
+        case .or(let operands):
+            for operand in operands where operand.evaluate(tags) { return true }
+            return false
+        }
+    }
+
+    /// Whether a registration is selected, given a membership test for its tags (for callers
+    /// whose tags live in another structure, such as a sorted array or a Redis reply).
+    public func evaluate(contains: (String) -> Bool) -> Bool {
+        switch self {
+        case .tag(let tag):
+            return contains(tag)
+        case .not(let operand):
+            return !operand.evaluate(contains: contains)
+        case .and(let operands):
+            for operand in operands where !operand.evaluate(contains: contains) { return false }
+            return true
+        case .or(let operands):
+            for operand in operands where operand.evaluate(contains: contains) { return true }
+            return false
+        }
+    }
+}
+
+extension TagExpression: CustomStringConvertible {
+    /// The canonical form: operators spaced (`a && b`, `a || b`, `!a`), parentheses only where
+    /// precedence needs them (`(a || b) && c`, `!(a && b)`). `parse(description)` gives back
+    /// the same value for every normalized expression (see `normalized()`).
+    public var description: String {
+        var text = ""
+        write(to: &text)
+        return text
+    }
+
+    private func write(to text: inout String) {
+        switch self {
+        case .tag(let tag):
+            text += tag
+        case .not(let operand):
+            text += "!"
+            operand.writeOperand(to: &text, parenthesize: !operand.isAtom)
+        case .and(let operands):
+            for (index, operand) in operands.enumerated() {
+                if index > 0 { text += " && " }
+                operand.writeOperand(to: &text, parenthesize: operand.isOr)
+            }
+        case .or(let operands):
+            for (index, operand) in operands.enumerated() {
+                if index > 0 { text += " || " }
+                // A hand-built `or` inside an `or` keeps its parentheses, so printing never
+                // changes meaning even before normalization.
+                operand.writeOperand(to: &text, parenthesize: operand.isOr)
+            }
+        }
+    }
+
+    private func writeOperand(to text: inout String, parenthesize: Bool) {
+        if parenthesize { text += "(" }
+        write(to: &text)
+        if parenthesize { text += ")" }
+    }
+
+    private var isAtom: Bool {
+        switch self {
+        case .tag, .not: true
+        case .and, .or: false
+        }
+    }
+
+    private var isOr: Bool {
+        if case .or = self { true } else { false }
+    }
+}
+
+/// Facts the planner uses to choose how to resolve an expression.
+extension TagExpression {
+    /// Every distinct tag the expression names.
+    public var referencedTags: Set<String> {
+        var tags: Set<String> = []
+        collectTags(into: &tags)
+        return tags
+    }
+
+    /// Tag occurrences, counting repeats (`a || a` has two); the quantity the limits bound.
+    public var tagCount: Int {
+        switch self {
+        case .tag: 1
+        case .not(let operand): operand.tagCount
+        case .and(let operands), .or(let operands): operands.reduce(0) { $0 + $1.tagCount }
+        }
+    }
+
+    /// True for a single tag or tags joined only by `||`: such an expression is a plain union of
+    /// tag sets (and Azure allows 20 tags in it instead of 6).
+    public var isOrOnly: Bool {
+        switch self {
+        case .tag:
+            return true
+        case .or(let operands):
+            for operand in operands {
+                guard case .tag = operand else { return false }
+            }
+            return true
+        case .not, .and:
+            return false
+        }
+    }
+
+    /// The tags of an OR-only expression in order of appearance (repeats removed), else `nil`.
+    public var orOnlyTags: [String]? {
+        guard isOrOnly else { return nil }
+        var seen: Set<String> = []
+        var tags: [String] = []
+        switch self {
+        case .tag(let tag):
+            tags.append(tag)
+        case .or(let operands):
+            for case .tag(let tag) in operands where seen.insert(tag).inserted { tags.append(tag) }
+        case .not, .and:
+            break
+        }
+        return tags
+    }
+
+    /// True when a registration carrying none of the referenced tags is selected (`!Sports`,
+    /// `!a || b`). Such an expression cannot be answered from tag sets alone: the planner must
+    /// start from all registrations.
+    public var matchesWithoutTags: Bool {
+        evaluate(contains: { _ in false })
+    }
+
+    private func collectTags(into tags: inout Set<String>) {
+        switch self {
+        case .tag(let tag):
+            tags.insert(tag)
+        case .not(let operand):
+            operand.collectTags(into: &tags)
+        case .and(let operands), .or(let operands):
+            for operand in operands { operand.collectTags(into: &tags) }
+        }
+    }
+}

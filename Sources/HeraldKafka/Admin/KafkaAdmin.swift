@@ -63,3 +63,35 @@ public final class KafkaAdmin: Sendable {
         return try await runBlocking(on: blockingQueue) { try client.describeAllTopics(timeoutMs: timeout.rdKafkaMilliseconds) }
     }
 }
+
+/// A topic to create.
+public struct KafkaTopicSpec: Sendable, Hashable {
+    public var name: String
+    public var partitions: Int
+    public var replicationFactor: Int
+    /// Topic-level configs, for example `["cleanup.policy": "compact"]`.
+    public var configs: [String: String]
+
+    public init(name: String, partitions: Int, replicationFactor: Int = 1, configs: [String: String] = [:]) {
+        self.name = name
+        self.partitions = partitions
+        self.replicationFactor = replicationFactor
+        self.configs = configs
+    }
+}
+
+/// A topic as the cluster metadata describes it.
+public struct KafkaTopicDescription: Sendable, Hashable {
+    public struct Partition: Sendable, Hashable {
+        public var id: Int32
+        /// Broker id of the leader, -1 when there is none.
+        public var leader: Int32
+        public var replicas: [Int32]
+        public var inSyncReplicas: [Int32]
+    }
+
+    public var name: String
+    public var partitions: [Partition]
+
+    public var partitionCount: Int { partitions.count }
+}

@@ -40,3 +40,32 @@ public struct KafkaOutgoingMessage: Sendable {
         )
     }
 }
+
+/// One record header. Kafka allows repeated keys, so headers are a list, not a dictionary.
+public struct KafkaHeader: Hashable, Sendable {
+    public var key: String
+    /// `nil` is a header with a null value, distinct from an empty one.
+    public var value: [UInt8]?
+
+    public init(key: String, value: [UInt8]?) {
+        self.key = key
+        self.value = value
+    }
+
+    public init(key: String, value: String) {
+        self.init(key: key, value: Array(value.utf8))
+    }
+}
+
+/// Where the broker stored a produced record.
+public struct KafkaDeliveryReport: Sendable, Hashable {
+    public var topic: String
+    public var partition: Int32
+    public var offset: Int64
+
+    public init(topic: String, partition: Int32, offset: Int64) {
+        self.topic = topic
+        self.partition = partition
+        self.offset = offset
+    }
+}

@@ -1,4 +1,6 @@
 import CRdKafka
+import Foundation
+import Synchronization
 
 /// Owns one `rd_kafka_t` and the callback context its C callbacks reach through the opaque
 /// pointer. The public clients (`KafkaProducer`, `KafkaConsumer`, `KafkaAdmin`) each hold one.
@@ -85,5 +87,89 @@ extension [CChar] {
     /// The NUL-terminated text librdkafka wrote into an error buffer.
     var nulTerminatedText: String {
         String(decoding: prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    }
+}
+
+// Every transactional call blocks (it waits for the transaction coordinator) and returns an
+// rd_kafka_error_t that carries librdkafka's retriable / abortable / fatal classification.
+extension RDKafkaClient {
+    func initTransactions(timeoutMs: Int32) throws {
+        try KafkaError.check(rd_kafka_init_transactions(handle, timeoutMs), operation: "init transactions")
+    }
+
+    func beginTransaction() throws {
+        try KafkaError.check(rd_kafka_begin_transaction(handle), operation: "begin transaction")
+    }
+
+    func sendOffsetsToTransaction(
+        _ offsets: [KafkaTopicPartitionOffset],
+        groupMetadata: KafkaConsumerGroupMetadata,
+        timeoutMs: Int32
+    ) throws {
+        let operation = "send offsets to transaction"
+        var metadata: OpaquePointer?
+        let readError = groupMetadata.serialized.withUnsafeBytes {
+            rd_kafka_consumer_group_metadata_read(&metadata, $0.baseAddress, $0.count)
+        }
+        try KafkaError.check(readError, operation: operation)
+        guard let metadata else {
+            throw KafkaError(code: .invalidArgument, message: "unreadable consumer group metadata", operation: operation)
+        }
+        defer { rd_kafka_consumer_group_metadata_destroy(metadata) }
+        let list = RDKafkaTopicPartitionList(offsets)
+        try KafkaError.check(
+            rd_kafka_send_offsets_to_transaction(handle, list.pointer, metadata, timeoutMs),
+            operation: operation
+        )
+    }
+
+    func commitTransaction(timeoutMs: Int32) throws {
+        try KafkaError.check(rd_kafka_commit_transaction(handle, timeoutMs), operation: "commit transaction")
+    }
+
+    func abortTransaction(timeoutMs: Int32) throws {
+        try KafkaError.check(rd_kafka_abort_transaction(handle, timeoutMs), operation: "abort transaction")
+    }
+}
+
+extension RDKafkaClient {
+    /// The bootstrap servers of the mock cluster this client created (librdkafka's
+    /// `test.mock.num.brokers`), nil for a client of a real cluster.
+    var mockClusterBootstraps: String? {
+        guard let cluster = rd_kafka_handle_mock_cluster(handle), let text = rd_kafka_mock_cluster_bootstraps(cluster) else {
+            return nil
+        }
+        return String(cString: text)
+    }
+}
+
+extension KafkaProducer {
+    /// With `extra["test.mock.num.brokers"]` set, librdkafka starts an in-process mock cluster
+    /// for this producer: its address, for other clients of the same process or of others.
+    public var mockClusterBootstraps: String? { client.mockClusterBootstraps }
+}
+
+/// A dedicated thread that serves a client's callbacks (delivery reports, errors) by calling
+/// `rd_kafka_poll` in a loop. It is a plain thread because the call blocks, and blocking a
+/// thread of Swift's cooperative pool would starve unrelated tasks.
+final class RDKafkaPollThread: Sendable {
+    private let stopRequested = Atomic<Bool>(false)
+    private let finished = DispatchSemaphore(value: 0)
+
+    init(client: RDKafkaClient, name: String, intervalMs: Int32 = 100) {
+        let thread = Thread { [self] in
+            while !self.stopRequested.load(ordering: .acquiring) {
+                client.poll(timeoutMs: intervalMs)
+            }
+            self.finished.signal()
+        }
+        thread.name = name
+        thread.start()
+    }
+
+    /// Stops the loop and waits for the thread to leave it (at most one poll interval).
+    func stop() {
+        let (exchanged, _) = stopRequested.compareExchange(expected: false, desired: true, ordering: .acquiringAndReleasing)
+        if exchanged { finished.wait() }
     }
 }

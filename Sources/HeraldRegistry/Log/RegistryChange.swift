@@ -1,4 +1,6 @@
+import Foundation
 import HeraldDomain
+import HeraldKafka
 
 /// One change of the system of record: what one `herald.registrations` record says.
 public enum RegistryChange: Sendable, Hashable {
@@ -28,5 +30,72 @@ public enum RegistryChange: Sendable, Hashable {
         case .registrationDeleted, .installationDeleted: true
         case .registration, .installation: false
         }
+    }
+}
+
+/// How changes are written to and read from `herald.registrations`.
+///
+/// - key: the registration id, or `$installation:<id>` for an installation document
+///   (registration ids never start with `$`);
+/// - value: the registration JSON (contract shape) or the installation document; null for a delete;
+/// - header `herald-version`: the change's version in decimal. A tombstone has no value to
+///   carry its version, and the index needs it so a replayed delete cannot undo a newer write.
+extension RegistryChange {
+    public static let installationKeyPrefix = "$installation:"
+    public static let versionHeader = "herald-version"
+
+    /// The Kafka key of this change.
+    public var recordKey: String {
+        switch self {
+        case .registration(let entry): entry.id
+        case .registrationDeleted(let id, _): id
+        case .installation(let id, _, _), .installationDeleted(let id, _): Self.installationKeyPrefix + id
+        }
+    }
+
+    public func outgoingMessage(topic: String) -> KafkaOutgoingMessage {
+        let value: [UInt8]? =
+            switch self {
+            case .registration(let entry): entry.document
+            case .installation(_, _, let document): document
+            case .registrationDeleted, .installationDeleted: nil
+            }
+        return KafkaOutgoingMessage(
+            topic: topic, key: Array(recordKey.utf8), value: value,
+            headers: [KafkaHeader(key: Self.versionHeader, value: String(version))]
+        )
+    }
+
+    /// Reads a consumed record. A record without a version (produced by another tool) gets
+    /// its timestamp in microseconds, the same clock `reserve` uses, so it still orders
+    /// sensibly and a reindex derives the same version again.
+    public init(message: KafkaMessage) throws(RegistryRecordError) {
+        guard let keyBytes = message.key, let key = String(validating: keyBytes, as: UTF8.self), !key.isEmpty else {
+            throw RegistryRecordError(message: "record at \(message.topic)[\(message.partition)]@\(message.offset) has no key")
+        }
+        let headerVersion = message.header(Self.versionHeader)
+            .flatMap { String(validating: $0, as: UTF8.self) }
+            .flatMap { Int64($0) }
+        let fallbackVersion = message.timestamp.map { Int64(($0.timeIntervalSince1970 * 1_000_000).rounded()) } ?? 1
+        if key.hasPrefix(Self.installationKeyPrefix) {
+            let id = String(key.dropFirst(Self.installationKeyPrefix.count))
+            guard let value = message.value else {
+                self = .installationDeleted(id: id, version: headerVersion ?? fallbackVersion)
+                return
+            }
+            let version = try StoredInstallation.version(inDocument: value) ?? headerVersion ?? fallbackVersion
+            self = .installation(id: id, version: version, document: value)
+            return
+        }
+        guard let value = message.value else {
+            self = .registrationDeleted(id: key, version: headerVersion ?? fallbackVersion)
+            return
+        }
+        var entry = try IndexedRegistration(document: value)
+        guard entry.id == key else {
+            throw RegistryRecordError(message: "record key \(key) names a different registration than its value (\(entry.id))")
+        }
+        if entry.version == 0 { entry.version = headerVersion ?? fallbackVersion }
+        self = .registration(entry)
     }
 }

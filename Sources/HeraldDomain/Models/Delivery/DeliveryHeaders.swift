@@ -1,3 +1,5 @@
+import Foundation
+
 /// The platform headers of one delivery, in a fixed order: the headers Herald derives
 /// from the event first, then the registration's own header templates sorted by name.
 ///
@@ -59,5 +61,104 @@ extension String {
         return zip(utf8, other.utf8).allSatisfy { lhs, rhs in
             lhs == rhs || (lhs | 0x20 == rhs | 0x20 && (lhs | 0x20) >= UInt8(ascii: "a") && (lhs | 0x20) <= UInt8(ascii: "z"))
         }
+    }
+}
+
+extension DeliveryHeaders {
+    /// The web push TTL used when the event has no `expiresAt`: RFC 8030 requires a TTL
+    /// header, and four weeks matches FCM's default retention.
+    public static let defaultWebPushTTLSeconds: Int64 = 2_419_200
+
+    /// The longest TTL each service keeps a message: FCM 28 days (its documented maximum),
+    /// WNS 30 days, web push 28 days (what the big push services keep; RFC 8030 lets them
+    /// shorten it). A later `expiresAt` is capped, and the record's headers say the capped value.
+    public static let maximumTTLSeconds: [Platform: Int64] = [.fcm: 2_419_200, .wns: 2_592_000, .webpush: 2_419_200]
+
+    /// Builds the platform headers for one delivery. Pure: `now` is the render time, used
+    /// to turn `expiresAt` into the relative TTLs that FCM, WNS and web push expect.
+    ///
+    /// Rule of precedence: what the *event* says (priority, expiry, collapse id) wins over
+    /// a registration header template of the same name, because the newsroom decides per
+    /// send; the *registration* decides the notification kind (`apns-push-type`,
+    /// `X-WNS-Type`), where Herald only fills in a default. Every other header template is
+    /// passed through after the derived ones, sorted by name.
+    ///
+    /// - APNs: `apns-push-type` (default `alert`), `apns-priority` (`10` high, `5` normal;
+    ///   without a priority `10` for alerts, Apple's default, so iOS does not hold breaking
+    ///   news; always `5` for `background` pushes, which APNs requires), `apns-expiration`
+    ///   (epoch seconds of `expiresAt`), `apns-collapse-id`.
+    /// - FCM: `fcm-priority` (`high`/`normal`, the HTTP v1 Android priority; default normal),
+    ///   `fcm-ttl` (`"<seconds>s"`, the HTTP v1 duration format, at most 28 days),
+    ///   `fcm-collapse-key`.
+    /// - WNS: `X-WNS-Type` (default `wns/toast` for XML bodies, `wns/raw` otherwise),
+    ///   `X-WNS-TTL` (seconds, at most 30 days). WNS has no collapse header for toasts; none is sent.
+    /// - Web push: `Urgency` (`high`/`normal`), `TTL` (seconds, default
+    ///   ``defaultWebPushTTLSeconds``, at most 28 days), `Topic` (the collapse id, only when it fits RFC
+    ///   8030's 32 URL-safe base64 characters; otherwise left out rather than refused).
+    public static func forDelivery(
+        platform: Platform, priority: NotificationPriority?, expiresAt: Date?, collapseId: String?,
+        templateHeaders: [String: String], bodyFormat: TemplateFormat, now: Date
+    ) -> DeliveryHeaders {
+        var headers = DeliveryHeaders()
+        var derivedNames: [String] = []
+        func derive(_ name: String, _ value: String?) {
+            derivedNames.append(name)
+            if let value { headers.append(name: name, value: value) }
+        }
+        func template(_ name: String) -> String? {
+            templateHeaders.first { $0.key.caseInsensitiveEquals(name) }?.value
+        }
+        func ttlSeconds(_ expiresAt: Date) -> Int64 {
+            let seconds = Swift.max(0, Int64(Swift.min(expiresAt.timeIntervalSince(now), 1e15).rounded(.down)))
+            return Swift.min(seconds, maximumTTLSeconds[platform] ?? seconds)
+        }
+
+        switch platform {
+        case .apns:
+            let pushType = template("apns-push-type") ?? "alert"
+            derive("apns-push-type", pushType)
+            derive("apns-priority", pushType != "background" && (priority ?? .high) == .high ? "10" : "5")
+            derive(
+                "apns-expiration", expiresAt.map { String(Int64($0.timeIntervalSince1970.rounded(.down))) } ?? template("apns-expiration"))
+            derive("apns-collapse-id", collapseId ?? template("apns-collapse-id"))
+        case .fcm:
+            derive("fcm-priority", (priority ?? .normal).rawValue)
+            derive("fcm-ttl", expiresAt.map { "\(ttlSeconds($0))s" } ?? template("fcm-ttl"))
+            derive("fcm-collapse-key", collapseId ?? template("fcm-collapse-key"))
+        case .wns:
+            derive("X-WNS-Type", template("X-WNS-Type") ?? (bodyFormat == .xml ? "wns/toast" : "wns/raw"))
+            derive("X-WNS-TTL", expiresAt.map { String(ttlSeconds($0)) } ?? template("X-WNS-TTL"))
+        case .webpush:
+            derive("Urgency", (priority ?? .normal).rawValue)
+            derive("TTL", expiresAt.map { String(ttlSeconds($0)) } ?? template("TTL") ?? String(defaultWebPushTTLSeconds))
+            derive("Topic", (collapseId ?? template("Topic")).flatMap { isWebPushTopic($0) ? $0 : nil })
+        }
+        for (name, value) in templateHeaders.sorted(by: { $0.key < $1.key })
+        where !derivedNames.contains(where: { $0.caseInsensitiveEquals(name) }) {
+            headers.append(name: name, value: value)
+        }
+        return headers
+    }
+
+    /// ``forDelivery(platform:priority:expiresAt:collapseId:templateHeaders:bodyFormat:now:)``
+    /// with the event's priority, expiry and collapse id.
+    public static func forDelivery(
+        platform: Platform, event: NotificationEvent, templateHeaders: [String: String],
+        bodyFormat: TemplateFormat, now: Date
+    ) -> DeliveryHeaders {
+        forDelivery(
+            platform: platform, priority: event.priority, expiresAt: event.expiresAt, collapseId: event.collapseId,
+            templateHeaders: templateHeaders, bodyFormat: bodyFormat, now: now
+        )
+    }
+
+    static func isWebPushTopic(_ topic: String) -> Bool {
+        !topic.isEmpty && topic.utf8.count <= 32
+            && topic.utf8.allSatisfy { byte in
+                (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte)
+                    || (UInt8(ascii: "a")...UInt8(ascii: "z")).contains(byte)
+                    || (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains(byte)
+                    || byte == UInt8(ascii: "-") || byte == UInt8(ascii: "_")
+            }
     }
 }

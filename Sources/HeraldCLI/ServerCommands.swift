@@ -1,0 +1,53 @@
+import ArgumentParser
+import HeraldApp
+import HeraldCommandLine
+
+struct WorkerCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "worker",
+        abstract: "Run worker roles (planner, fanout, indexer); scale by running more workers.",
+        discussion: "herald worker --roles planner,fanout,indexer --metrics-port 9090  (every setting: herald config)"
+    )
+
+    @OptionGroup var options: SettingsOptions
+
+    func run() async throws {
+        let settings = options.settings()
+        try settings.checkSecrets(for: .worker)
+        let registry = Observability.bootstrap(level: settings.logLevel)
+        try await WorkerRunner(settings: settings, registry: registry).run()
+    }
+}
+
+struct APICommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "api",
+        abstract: "Serve the HTTP API (registrations, installations, notifications, health, metrics).",
+        discussion: "herald api --api-port 8080 --policies 'Full:listen+send+manage:<key>'  (every setting: herald config)"
+    )
+
+    @OptionGroup var options: SettingsOptions
+
+    func run() async throws {
+        let settings = options.settings()
+        try settings.checkSecrets(for: .api)
+        let registry = Observability.bootstrap(level: settings.logLevel)
+        try await APIRunner(settings: settings, registry: registry).run()
+    }
+}
+
+struct DemoCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "demo",
+        abstract: "Run the API, every worker role and the breaking-news story in one process (make run)."
+    )
+
+    @OptionGroup var options: SettingsOptions
+    @Flag(help: "Keep running after the story until Ctrl-C.") var keepRunning = false
+
+    func run() async throws {
+        let settings = options.settings()
+        let registry = Observability.bootstrap(level: settings.logLevel)
+        try await DemoRunner(settings: settings, registry: registry, keepRunning: keepRunning).run()
+    }
+}

@@ -1,0 +1,319 @@
+import Foundation
+
+extension NotificationEvent {
+    /// Decodes and validates an event from untrusted bytes (a Kafka record value or an HTTP
+    /// body). Every problem is reported with its field path: an oversized event, malformed
+    /// JSON (line and column), wrong types, an empty `tags` string or array (never taken as
+    /// a broadcast), an invalid tag expression (with its column), unknown platforms in
+    /// `native`, nested property values, bad timestamps and priorities.
+    public static func decode(_ bytes: some Collection<UInt8>, limits: EventLimits = .default) throws(ValidationFailure)
+        -> NotificationEvent
+    {
+        switch JSONFieldReader.parseObject(bytes, maximumBytes: limits.maxBytes, what: "the event") {
+        case .success(let root): return try decode(root, limits: limits)
+        case .failure(let failure): throw failure
+        }
+    }
+
+    /// Validates an event already parsed as JSON: the one reader of the event's fields, used
+    /// for untrusted bytes and, with ``EventLimits/trusted``, for the copies inside fan-out
+    /// tasks (`Codable`).
+    static func decode(_ root: JSONValue, limits: EventLimits) throws(ValidationFailure) -> NotificationEvent {
+        var issues: [ValidationIssue] = []
+        let reader = JSONFieldReader(root)
+
+        let id = reader.string("id", required: false, issues: &issues)
+        if let id, let problem = IdentifierRules.eventIdProblem(id) {
+            issues.append(ValidationIssue(field: "id", code: ValidationIssue.Code.invalidIdentifier, message: problem))
+        }
+        let audience = readAudience(reader.member("tags"), limits: limits, issues: &issues)
+        let properties = readProperties(reader.member("properties"), limits: limits, issues: &issues)
+        let native = readNative(reader.member("native"), payloadLimits: limits.payloadLimits, issues: &issues)
+        let templates = reader.stringArray("templates", required: false, issues: &issues)
+        if let templates {
+            if templates.isEmpty {
+                issues.append(
+                    ValidationIssue(
+                        field: "templates", code: ValidationIssue.Code.invalidValue,
+                        message: "an empty template list would deliver to no template; omit the field to deliver to all"
+                    ))
+            }
+            for (position, name) in templates.enumerated() {
+                if let problem = IdentifierRules.templateNameProblem(name) {
+                    issues.append(
+                        ValidationIssue(field: "templates[\(position)]", code: ValidationIssue.Code.invalidIdentifier, message: problem))
+                }
+            }
+        }
+        let expiresAt = reader.timestamp("expiresAt", issues: &issues)
+        let publishedAt = reader.timestamp("publishedAt", issues: &issues)
+        var priority: NotificationPriority?
+        if let text = reader.string("priority", required: false, issues: &issues) {
+            if let parsed = NotificationPriority(rawValue: text) {
+                priority = parsed
+            } else {
+                issues.append(
+                    ValidationIssue(
+                        field: "priority", code: ValidationIssue.Code.invalidValue,
+                        message: "unknown priority \"\(text)\"; expected \"high\" or \"normal\""
+                    ))
+            }
+        }
+        let collapseId = reader.string("collapseId", required: false, issues: &issues)
+        if let collapseId {
+            if collapseId.isEmpty {
+                issues.append(
+                    ValidationIssue(
+                        field: "collapseId", code: ValidationIssue.Code.invalidValue,
+                        message: "a collapse id cannot be empty; omit the field instead"))
+            } else if collapseId.utf8.count > limits.maxCollapseIdBytes {
+                issues.append(
+                    ValidationIssue(
+                        field: "collapseId", code: ValidationIssue.Code.invalidValue,
+                        message: "collapse id is \(collapseId.utf8.count) bytes; the limit is \(limits.maxCollapseIdBytes)"
+                    ))
+            }
+        }
+
+        guard issues.isEmpty, let audience else { throw ValidationFailure(issues: issues) }
+        return NotificationEvent(
+            id: id, audience: audience, properties: properties, native: native, templates: templates,
+            expiresAt: expiresAt, priority: priority, collapseId: collapseId, publishedAt: publishedAt
+        )
+    }
+
+    /// Reads `tags`: absent or null is a broadcast; a string is an expression; an array of
+    /// tags means any of them. An empty string or array is an error, never a broadcast,
+    /// because a bug that loses the audience must not notify everyone.
+    static func readAudience(_ value: JSONValue?, limits: EventLimits, issues: inout [ValidationIssue]) -> Audience? {
+        guard let value else { return .broadcast }
+        switch value {
+        case .string(let text):
+            guard !text.allSatisfy(\.isWhitespace) else {
+                issues.append(
+                    ValidationIssue(
+                        field: "tags", code: ValidationIssue.Code.emptyTags,
+                        message: "tags is an empty expression; omit the field to broadcast to every registration"
+                    ))
+                return nil
+            }
+            return parseExpression(text, limits: limits, issues: &issues)
+        case .array(let elements):
+            guard !elements.isEmpty else {
+                issues.append(
+                    ValidationIssue(
+                        field: "tags", code: ValidationIssue.Code.emptyTags,
+                        message: "tags is an empty list; omit the field to broadcast to every registration"
+                    ))
+                return nil
+            }
+            var tags: [String] = []
+            for (position, element) in elements.enumerated() {
+                guard case .string(let tag) = element else {
+                    issues.append(JSONFieldReader.wrongType("tags[\(position)]", expected: "a tag (string)", found: element))
+                    continue
+                }
+                if let problem = TagRules.problem(with: tag) {
+                    issues.append(ValidationIssue(field: "tags[\(position)]", code: ValidationIssue.Code.invalidTag, message: problem))
+                    continue
+                }
+                tags.append(tag)
+            }
+            guard tags.count == elements.count else { return nil }
+            return parseExpression(tags.joined(separator: " || "), limits: limits, issues: &issues)
+        default:
+            issues.append(JSONFieldReader.wrongType("tags", expected: "a tag expression (string) or an array of tags", found: value))
+            return nil
+        }
+    }
+
+    static func parseExpression(_ text: String, limits: EventLimits, issues: inout [ValidationIssue]) -> Audience? {
+        do {
+            let expression = try TagExpression.parse(text, limits: limits.tagExpression)
+            return .expression(expression, source: text)
+        } catch {
+            issues.append(ValidationIssue(field: "tags", code: ValidationIssue.Code.invalidTagExpression, message: error.description))
+            return nil
+        }
+    }
+
+    static func readProperties(_ value: JSONValue?, limits: EventLimits, issues: inout [ValidationIssue]) -> [String: String] {
+        guard let value else { return [:] }
+        guard case .object(let members) = value else {
+            issues.append(JSONFieldReader.wrongType("properties", expected: "an object", found: value))
+            return [:]
+        }
+        if members.count > limits.maxProperties {
+            issues.append(
+                ValidationIssue(
+                    field: "properties", code: ValidationIssue.Code.tooLarge,
+                    message: "\(members.count) properties; the limit is \(limits.maxProperties)"
+                ))
+        }
+        var properties: [String: String] = [:]
+        var seenLowercased: [String: String] = [:]
+        for member in members {
+            let field = "properties.\(member.key)"
+            let text: String
+            switch member.value {
+            case .string(let string): text = string
+            case .number(let number): text = number
+            case .bool(let flag): text = flag ? "true" : "false"
+            // A null property is treated as not given, which templates render as "" or
+            // their default.
+            case .null: continue
+            case .array, .object:
+                issues.append(
+                    JSONFieldReader.wrongType(field, expected: "a string, number or boolean (properties are flat)", found: member.value))
+                continue
+            }
+            // Template property names are case-insensitive, so two names that differ only
+            // in case would make rendering depend on which one wins.
+            let folded = member.key.lowercased()
+            if let earlier = seenLowercased[folded], earlier != member.key || properties[member.key] != nil {
+                issues.append(
+                    ValidationIssue(
+                        field: field, code: ValidationIssue.Code.duplicateProperty,
+                        message: "property \"\(member.key)\" repeats \"\(earlier)\" (names are case-insensitive)"
+                    ))
+                continue
+            }
+            seenLowercased[folded] = member.key
+            properties[member.key] = text
+        }
+        return properties
+    }
+
+    /// The native payloads by platform: JSON objects for APNs, FCM and web push, an object or
+    /// a well-formed XML string for WNS, each within its platform's payload limit.
+    static func readNative(_ value: JSONValue?, payloadLimits: PayloadLimits, issues: inout [ValidationIssue]) -> [Platform: String] {
+        guard let value else { return [:] }
+        guard case .object(let members) = value else {
+            issues.append(JSONFieldReader.wrongType("native", expected: "an object of payloads by platform", found: value))
+            return [:]
+        }
+        var native: [Platform: String] = [:]
+        for member in members {
+            let field = "native.\(member.key)"
+            guard let platform = Platform(rawValue: member.key) else {
+                issues.append(Platform.unknownIssue(field: field, text: member.key))
+                continue
+            }
+            let payload: String
+            switch member.value {
+            case .object:
+                payload = member.value.compactText(sortingKeys: true)
+            case .string(let xml) where platform == .wns:
+                if let problem = Self.xmlProblem(xml) {
+                    issues.append(
+                        ValidationIssue(field: field, code: ValidationIssue.Code.invalidValue, message: "not well-formed XML: \(problem)"))
+                    continue
+                }
+                payload = xml
+            default:
+                let expected = platform == .wns ? "an object or a string of XML" : "an object (the platform's payload)"
+                issues.append(JSONFieldReader.wrongType(field, expected: expected, found: member.value))
+                continue
+            }
+            let limit = payloadLimits[platform]
+            guard payload.utf8.count <= limit else {
+                issues.append(
+                    ValidationIssue(
+                        field: field, code: ValidationIssue.Code.payloadTooLarge,
+                        message: "the payload is \(payload.utf8.count) bytes; the \(platform) payload limit is \(limit)"
+                    ))
+                continue
+            }
+            native[platform] = payload
+        }
+        return native
+    }
+
+    /// Why `xml` is not well-formed XML, or nil. Checked with the template scanner, which
+    /// checks well-formedness as it compiles (a native payload has no expressions to render).
+    static func xmlProblem(_ xml: String) -> String? {
+        do {
+            _ = try CompiledTemplate.compile(xml, format: .xml)
+            return nil
+        } catch {
+            return "line \(error.line), column \(error.column): \(error.message)"
+        }
+    }
+}
+
+/// Trusted copies of a validated event (inside fan-out tasks) travel as the contract's JSON:
+/// encoded as ``canonicalJSON()`` is, decoded by the same field reader as untrusted events
+/// (``decode(_:limits:)``) with ``EventLimits/trusted``, so there is one reader of the shape.
+/// Re-validating a copy costs microseconds per task; a second, lenient decoder would be a
+/// second definition of the event to keep in step.
+extension NotificationEvent: Codable {
+    public init(from decoder: any Decoder) throws {
+        do {
+            self = try Self.decode(try JSONValue(from: decoder), limits: .trusted)
+        } catch let failure as ValidationFailure {
+            throw DecodingError.dataCorrupted(
+                DecodingError.Context(codingPath: decoder.codingPath, debugDescription: "invalid event: \(failure)"))
+        }
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        try canonicalValue().encode(to: encoder)
+    }
+
+    /// A stored native payload as JSON: objects are re-parsed, WNS XML stays a string.
+    static func nativeJSON(_ text: String) -> JSONValue {
+        if text.utf8.first == UInt8(ascii: "{"), let value = try? JSONValue.parse(text) {
+            return value
+        }
+        return .string(text)
+    }
+
+    /// What makes two records with the same id the same event: the canonical JSON without
+    /// `publishedAt` (a retry is published again, later). A reused id whose content differs
+    /// is a conflict, not a retry.
+    public func contentJSON() -> [UInt8] {
+        var content = self
+        content.publishedAt = nil
+        return content.canonicalJSON()
+    }
+
+    /// The event as compact JSON in the contract's field order, with native payloads
+    /// written byte for byte as stored. Decoding this with ``decode(_:limits:)`` gives the
+    /// same event back.
+    public func canonicalJSON() -> [UInt8] {
+        var bytes: [UInt8] = []
+        canonicalValue().write(into: &bytes)
+        return bytes
+    }
+
+    /// The canonical JSON as a value, members in the contract's order.
+    func canonicalValue() -> JSONValue {
+        var members: [JSONMember] = []
+        if let id { members.append(JSONMember(key: "id", value: .string(id))) }
+        if case .expression(_, let source) = audience { members.append(JSONMember(key: "tags", value: .string(source))) }
+        members.append(
+            JSONMember(
+                key: "properties",
+                value: .object(
+                    properties.sorted { $0.key < $1.key }.map { JSONMember(key: $0.key, value: .string($0.value)) }
+                )))
+        if !native.isEmpty {
+            members.append(
+                JSONMember(
+                    key: "native",
+                    value: .object(
+                        native.sorted { $0.key.rawValue < $1.key.rawValue }.map {
+                            JSONMember(key: $0.key.rawValue, value: Self.nativeJSON($0.value))
+                        }
+                    )))
+        }
+        if let templates { members.append(JSONMember(key: "templates", value: .array(templates.map(JSONValue.string)))) }
+        if let expiresAt {
+            members.append(JSONMember(key: "expiresAt", value: .string(ISO8601Timestamp.format(expiresAt, precision: .secondsWhenExact))))
+        }
+        if let priority { members.append(JSONMember(key: "priority", value: .string(priority.rawValue))) }
+        if let collapseId { members.append(JSONMember(key: "collapseId", value: .string(collapseId))) }
+        if let publishedAt { members.append(JSONMember(key: "publishedAt", value: .string(ISO8601Timestamp.format(publishedAt)))) }
+        return .object(members)
+    }
+}
