@@ -44,10 +44,8 @@ struct InstallationRoutes: Sendable {
         let caller = try context.requireCaller()
         try caller.authorize(.manageOwnDevice)
         let id = try RequestReading.parameter("id", of: context)
-        var expected = try RequestReading.expectedVersion(request)
-        if !caller.isManager {
-            let current = try await existing(id: id, caller: caller)
-            if expected == nil { expected = current.version }
+        let expected = try await RequestReading.deletionVersion(request, caller: caller) {
+            try await existing(id: id, caller: caller).version
         }
         try await registry.deleteInstallation(id: id, expectedVersion: expected)
         return Response(status: .noContent)

@@ -37,6 +37,20 @@ enum RequestReading {
 
     /// `If-Match` as an expected version: `nil` when absent or `*`; a quoted (or bare, or
     /// weak `W/"…"`) decimal version otherwise.
+    /// The version a `DELETE` must match: the `If-Match` one, else, for a caller who is not a
+    /// manager, the version `owned` returns after checking that the caller owns the device, so
+    /// that ownership is checked on the version that is then deleted.
+    static func deletionVersion(
+        _ request: Request, caller: Caller, owned: () async throws -> Int64
+    ) async throws -> Int64? {
+        var expected = try expectedVersion(request)
+        if !caller.isManager {
+            let current = try await owned()
+            if expected == nil { expected = current }
+        }
+        return expected
+    }
+
     static func expectedVersion(_ request: Request) throws(APIError) -> Int64? {
         guard var text = request.headers[.ifMatch]?.trimmingCharacters(in: .whitespaces), !text.isEmpty, text != "*" else { return nil }
         if text.hasPrefix("W/") { text.removeFirst(2) }
