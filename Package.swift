@@ -6,6 +6,8 @@ import PackageDescription
 //   HeraldKafka     the only module that imports librdkafka (CRdKafka)
 //   HeraldRedis     the only module that imports hiredis (CHiredis)
 //   HeraldRegistry  registration log (Kafka) and index (Redis slot layout, Lua)
+//   HeraldStreams   Herald's topics from outside the hot path: names, provisioning, publishing
+//                   events, tailing records, statistics, status record coding
 //   HeraldPipeline  worker roles: planner, fan-out, indexer
 //   HeraldAPI       Hummingbird HTTP API and access control (builds without librdkafka and hiredis)
 //   HeraldApp       configuration and service wiring shared by the commands
@@ -76,9 +78,13 @@ let package = Package(
             ]
         ),
         .target(
+            name: "HeraldStreams",
+            dependencies: ["HeraldDomain", "HeraldKafka", .product(name: "Logging", package: "swift-log")]
+        ),
+        .target(
             name: "HeraldPipeline",
             dependencies: [
-                "HeraldDomain", "HeraldKafka", "HeraldRedis", "HeraldRegistry",
+                "HeraldDomain", "HeraldKafka", "HeraldRedis", "HeraldRegistry", "HeraldStreams",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Metrics", package: "swift-metrics"),
@@ -103,14 +109,15 @@ let package = Package(
         .target(
             name: "HeraldBenchmarks",
             dependencies: [
-                "HeraldDomain", "HeraldKafka", "HeraldRedis", "HeraldRegistry", "HeraldPipeline",
+                "HeraldDomain", "HeraldKafka", "HeraldRedis", "HeraldRegistry", "HeraldPipeline", "HeraldStreams",
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
         .target(
             name: "HeraldApp",
             dependencies: [
-                "CMalloc", "HeraldDomain", "HeraldKafka", "HeraldRedis", "HeraldRegistry", "HeraldPipeline", "HeraldAPI",
+                "CMalloc", "HeraldDomain", "HeraldKafka", "HeraldRedis", "HeraldRegistry", "HeraldPipeline", "HeraldStreams",
+                "HeraldAPI",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Metrics", package: "swift-metrics"),
@@ -127,7 +134,7 @@ let package = Package(
             name: "HeraldCLI",
             dependencies: [
                 "HeraldApp", "HeraldCommandLine", "HeraldAPI", "HeraldDomain", "HeraldKafka",
-                "HeraldPipeline", "HeraldRedis", "HeraldRegistry",
+                "HeraldPipeline", "HeraldRedis", "HeraldRegistry", "HeraldStreams",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]
@@ -157,7 +164,7 @@ let package = Package(
         .testTarget(name: "HeraldKafkaTests", dependencies: ["HeraldKafka", "HeraldTestSupport"]),
         .testTarget(name: "HeraldRedisTests", dependencies: ["HeraldRedis", "HeraldTestSupport"]),
         .testTarget(name: "HeraldRegistryTests", dependencies: ["HeraldRegistry", "HeraldTestSupport"]),
-        .testTarget(name: "HeraldPipelineTests", dependencies: ["HeraldPipeline", "HeraldTestSupport"]),
+        .testTarget(name: "HeraldPipelineTests", dependencies: ["HeraldPipeline", "HeraldStreams", "HeraldTestSupport"]),
         .testTarget(
             name: "HeraldAPITests",
             dependencies: [
@@ -176,7 +183,7 @@ let package = Package(
         .testTarget(
             name: "HeraldIntegrationTests",
             dependencies: [
-                "HeraldAPI", "HeraldApp", "HeraldTestSupport", "HeraldDomain", "HeraldKafka", "HeraldPipeline",
+                "HeraldAPI", "HeraldApp", "HeraldTestSupport", "HeraldDomain", "HeraldKafka", "HeraldPipeline", "HeraldStreams",
                 "HeraldRedis", "HeraldRegistry",
             ]
         ),

@@ -5,6 +5,7 @@ import HeraldApp
 import HeraldDomain
 import HeraldKafka
 import HeraldPipeline
+import HeraldStreams
 
 struct DLQCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(

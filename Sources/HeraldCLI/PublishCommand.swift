@@ -5,6 +5,7 @@ import HeraldApp
 import HeraldDomain
 import HeraldPipeline
 import HeraldRedis
+import HeraldStreams
 
 struct PublishCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(

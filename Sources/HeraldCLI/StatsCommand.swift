@@ -4,6 +4,7 @@ import HeraldApp
 import HeraldCommandLine
 import HeraldDomain
 import HeraldPipeline
+import HeraldStreams
 
 /// `herald stats`: per event, what the log says happened (statuses, deliveries by platform and
 /// template, skips by reason, publish-to-render latency), read from the status and delivery

@@ -4,6 +4,7 @@ import Foundation
 import HeraldApp
 import HeraldDomain
 import HeraldPipeline
+import HeraldStreams
 
 struct TailCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(

@@ -3,6 +3,7 @@ import HeraldDomain
 import HeraldKafka
 import HeraldRedis
 import HeraldRegistry
+import HeraldStreams
 
 /// Settings of the pipeline roles (planner, fan-out) and the tools built on them. One struct,
 /// documented defaults; the app maps flags and environment variables onto it in one place.

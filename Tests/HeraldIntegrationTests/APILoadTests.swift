@@ -5,6 +5,7 @@ import HeraldPipeline
 import HeraldTestSupport
 import Synchronization
 import Testing
+import HeraldStreams
 
 /// Fault suite: registration writes through `herald api` as fast as 16 concurrent clients go,
 /// with the indexer worker SIGKILLed and restarted half way. Every write the API acknowledged

@@ -6,6 +6,7 @@ import HeraldRedis
 import HeraldRegistry
 import HeraldTestSupport
 import Testing
+import HeraldStreams
 
 /// The real `herald api` process on a private Redis and broker: access rules, validation and
 /// versioning with the real registry behind them, and what reached Kafka and Redis.

@@ -9,6 +9,7 @@ import HeraldRedis
 import HeraldRegistry
 import HeraldTestSupport
 import Testing
+import HeraldStreams
 
 /// The broker's process paused (SIGSTOP) in the middle of a broadcast, then resumed: the
 /// worker's health says so while it lasts, the worker recovers by itself, nothing is lost, and

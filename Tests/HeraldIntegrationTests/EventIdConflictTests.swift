@@ -8,6 +8,7 @@ import HeraldRedis
 import HeraldRegistry
 import HeraldTestSupport
 import Testing
+import HeraldStreams
 
 /// `POST /v1/notifications` with an id the planner already claimed: other content is a
 /// conflict (409 in the API), the same content an idempotent retry that writes nothing.

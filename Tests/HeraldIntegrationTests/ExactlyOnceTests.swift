@@ -6,6 +6,7 @@ import HeraldRedis
 import HeraldRegistry
 import HeraldTestSupport
 import Testing
+import HeraldStreams
 
 /// A worker process killed with SIGKILL in the middle of a large fan-out, then restarted
 /// with the same instance id (its transactional ids fence the dead one).

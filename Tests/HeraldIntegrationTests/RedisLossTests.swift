@@ -6,6 +6,7 @@ import HeraldRedis
 import HeraldRegistry
 import HeraldTestSupport
 import Testing
+import HeraldStreams
 
 /// Fault suite: Redis loses everything in the middle of a broadcast, once by FLUSHALL and
 /// once by a restart of a server that persists nothing. The worker (planner, fan-out and

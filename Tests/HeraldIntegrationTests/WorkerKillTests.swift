@@ -6,6 +6,7 @@ import HeraldRedis
 import HeraldRegistry
 import HeraldTestSupport
 import Testing
+import HeraldStreams
 
 /// Fault suite: a worker SIGKILLed again and again across one broadcast, restarted each time
 /// with the same instance id. Every deliveryId must be present afterwards and the status

@@ -4,6 +4,7 @@ import HeraldKafka
 @testable import HeraldPipeline
 import HeraldRegistry
 import Testing
+import HeraldStreams
 
 enum KafkaMessageFixture {
     static func make(_ topic: String, _ partition: Int32, _ offset: Int64, key: String? = nil, value: [UInt8]? = nil) -> KafkaMessage {

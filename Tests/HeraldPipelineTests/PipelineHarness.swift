@@ -6,6 +6,7 @@ import HeraldRedis
 import HeraldRegistry
 import HeraldTestSupport
 import Logging
+import HeraldStreams
 
 /// A private Redis and broker, prefixed topics, and the planner and fan-out roles running in
 /// this process: the whole pipeline for one test.

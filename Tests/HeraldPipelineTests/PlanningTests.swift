@@ -2,6 +2,7 @@ import Foundation
 import HeraldDomain
 @testable import HeraldPipeline
 import Testing
+import HeraldStreams
 
 @Suite("Planning")
 struct PlanningTests {

@@ -5,6 +5,7 @@ import HeraldPipeline
 import HeraldRegistry
 import HeraldTestSupport
 import Testing
+import HeraldStreams
 
 /// Inputs that once stopped delivery for everyone: each must cost only itself.
 @Suite("Poison inputs", .serialized)

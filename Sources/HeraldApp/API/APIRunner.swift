@@ -8,6 +8,7 @@ import HeraldRegistry
 import Logging
 import Prometheus
 import ServiceLifecycle
+import HeraldStreams
 
 /// Builds `herald api`: the registration service (Kafka log + Redis index), the event
 /// publisher, the status reader and the Hummingbird application over them.

@@ -4,6 +4,7 @@ import HeraldDomain
 import HeraldPipeline
 import Logging
 import ServiceLifecycle
+import HeraldStreams
 
 #if canImport(Glibc)
     import Glibc

@@ -4,6 +4,7 @@ import HeraldPipeline
 import HeraldRedis
 import HeraldRegistry
 import Logging
+import HeraldStreams
 
 /// Turns resolved settings into each component's configuration. This is the one place where
 /// `HERALD_*` values reach the Kafka, Redis, registry and pipeline configuration structs.

@@ -1,6 +1,7 @@
 import HeraldKafka
 import HeraldPipeline
 import HeraldRegistry
+import HeraldStreams
 
 /// Every Herald topic with the recommended settings: the pipeline's topics from
 /// `TopicProvisioner`, retention for deliveries and status, and the compacted registrations

@@ -6,6 +6,7 @@ import HeraldRedis
 import HeraldRegistry
 import Logging
 import Synchronization
+import HeraldStreams
 
 /// One population in its own topics and Redis prefix, with its own worker processes:
 /// seed, start the workers, warm up, then publish the measured events, time each until its

@@ -3,6 +3,7 @@ import HeraldDomain
 import HeraldKafka
 import HeraldRedis
 import Logging
+import HeraldStreams
 
 /// Delivers batches of fan-out tasks inside the caller's open transaction: runs each task
 /// (`TaskExecutor`), queues its `TaskProgress` and, for the event's last task, the final

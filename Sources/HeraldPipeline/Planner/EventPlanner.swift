@@ -4,6 +4,7 @@ import HeraldKafka
 import HeraldRedis
 import HeraldRegistry
 import Logging
+import HeraldStreams
 
 /// The planner role's work on one `herald.events` record, inside the batch's transaction:
 /// validate (or dead-letter), claim the event id (de-duplication), check expiry, probe the

@@ -2,6 +2,7 @@ import Dispatch
 import Foundation
 import Logging
 import ServiceLifecycle
+import HeraldStreams
 
 /// Runs the given pipeline roles until SIGTERM or SIGINT, then shuts them down gracefully
 /// (each finishes or aborts its open transaction, commits, and leaves its consumer group).

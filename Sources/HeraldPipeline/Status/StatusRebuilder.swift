@@ -4,6 +4,7 @@ import HeraldKafka
 import HeraldRedis
 import HeraldRegistry
 import Logging
+import HeraldStreams
 
 /// Rebuilds what the pipeline keeps in Redis about events from the `herald.status` topic:
 /// each event's status (`herald:status:<id>`) and its de-duplication claim
@@ -84,7 +85,7 @@ public struct StatusRebuilder: Sendable {
             {
                 claims[record.eventId] = String(decoding: claim, as: UTF8.self)
             }
-            let folded = Self.fold(statuses[record.eventId], record)
+            let folded = StatusRecord.fold(statuses[record.eventId], record)
             statuses[record.eventId] = folded
             if folded.state.isTerminal { progress[record.eventId] = nil }
         }
@@ -164,15 +165,6 @@ public struct StatusRebuilder: Sendable {
         guard snapshot.done >= taskCount else { return nil }
         return snapshot.statusRecord(
             eventId: status.eventId, taskCount: taskCount, publishedAt: status.timings.publishedAt, acceptedAt: status.timings.acceptedAt)
-    }
-
-    /// The status the writers would leave after `current` and then `next` (see `StatusScripts`).
-    static func fold(_ current: StatusRecord?, _ next: StatusRecord) -> StatusRecord {
-        guard let current else { return next }
-        if next.state == .rejected { return current }
-        if (current.state == .completed || current.state == .expired) && current.state != next.state { return current }
-        if next.tasks.completed < current.tasks.completed { return current }
-        return next
     }
 
     /// The registry's digest hasher over the sorted keys and values, 16 hex digits.

@@ -1,6 +1,7 @@
 import HeraldDomain
 import HeraldRedis
 import HeraldRegistry
+import HeraldStreams
 
 /// The Lua scripts behind per-event status in Redis (keys in docs/redis-layout.md).
 enum StatusScripts {

@@ -154,3 +154,16 @@ extension StatusRecord.Timings: Codable {
         try container.encode(durationMs, forKey: .durationMs)
     }
 }
+
+extension StatusRecord {
+    /// The status the writers leave after `current` and then `next` (the status scripts of
+    /// HeraldPipeline apply the same rule in Redis): a rejection never replaces a status, a
+    /// final state is kept against a different one, and progress never goes back.
+    public static func fold(_ current: StatusRecord?, _ next: StatusRecord) -> StatusRecord {
+        guard let current else { return next }
+        if next.state == .rejected { return current }
+        if (current.state == .completed || current.state == .expired) && current.state != next.state { return current }
+        if next.tasks.completed < current.tasks.completed { return current }
+        return next
+    }
+}

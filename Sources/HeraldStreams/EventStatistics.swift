@@ -82,7 +82,7 @@ public struct EventStatistics: Sendable {
     }
 
     public mutating func add(status record: StatusRecord) {
-        statuses[record.eventId] = StatusRebuilder.fold(statuses[record.eventId], record)
+        statuses[record.eventId] = StatusRecord.fold(statuses[record.eventId], record)
     }
 
     public mutating func add(progress record: TaskProgress) {
