@@ -6,6 +6,15 @@ import struct Foundation.Date
 // With length 0 it is never read.
 private nonisolated(unsafe) let emptyBytes = UnsafeMutableRawPointer.allocate(byteCount: 1, alignment: 1)
 
+extension rd_kafka_vu_t {
+    /// Points a key or value field at `bytes` (an empty buffer stays an empty field, not null).
+    @inline(__always)
+    fileprivate mutating func setBytes(_ bytes: UnsafeRawBufferPointer) {
+        u.mem.ptr = UnsafeMutableRawPointer(mutating: bytes.baseAddress) ?? emptyBytes
+        u.mem.size = bytes.count
+    }
+}
+
 extension RDKafkaClient {
     /// Hands one record to librdkafka's queue, which copies the bytes (`RD_KAFKA_MSG_F_COPY`),
     /// so the buffers only need to live for the duration of this call.
@@ -29,18 +38,8 @@ extension RDKafkaClient {
             }
             field(RD_KAFKA_VTYPE_TOPIC) { $0.u.cstr = topicName }
             if let partition { field(RD_KAFKA_VTYPE_PARTITION) { $0.u.i32 = partition } }
-            if let key {
-                field(RD_KAFKA_VTYPE_KEY) {
-                    $0.u.mem.ptr = UnsafeMutableRawPointer(mutating: key.baseAddress) ?? emptyBytes
-                    $0.u.mem.size = key.count
-                }
-            }
-            if let value {
-                field(RD_KAFKA_VTYPE_VALUE) {
-                    $0.u.mem.ptr = UnsafeMutableRawPointer(mutating: value.baseAddress) ?? emptyBytes
-                    $0.u.mem.size = value.count
-                }
-            }
+            if let key { field(RD_KAFKA_VTYPE_KEY) { $0.setBytes(key) } }
+            if let value { field(RD_KAFKA_VTYPE_VALUE) { $0.setBytes(value) } }
             field(RD_KAFKA_VTYPE_MSGFLAGS) { $0.u.i = RD_KAFKA_MSG_F_COPY }
             field(RD_KAFKA_VTYPE_OPAQUE) { $0.u.ptr = UnsafeMutableRawPointer(bitPattern: ticket) }
             if let timestamp {
@@ -73,18 +72,8 @@ extension RDKafkaClient {
             }
             field(RD_KAFKA_VTYPE_RKT) { $0.u.rkt = topic.handle }
             if let partition { field(RD_KAFKA_VTYPE_PARTITION) { $0.u.i32 = partition } }
-            if let key {
-                field(RD_KAFKA_VTYPE_KEY) {
-                    $0.u.mem.ptr = UnsafeMutableRawPointer(mutating: key.baseAddress) ?? emptyBytes
-                    $0.u.mem.size = key.count
-                }
-            }
-            if let value {
-                field(RD_KAFKA_VTYPE_VALUE) {
-                    $0.u.mem.ptr = UnsafeMutableRawPointer(mutating: value.baseAddress) ?? emptyBytes
-                    $0.u.mem.size = value.count
-                }
-            }
+            if let key { field(RD_KAFKA_VTYPE_KEY) { $0.setBytes(key) } }
+            if let value { field(RD_KAFKA_VTYPE_VALUE) { $0.setBytes(value) } }
             field(RD_KAFKA_VTYPE_MSGFLAGS) { $0.u.i = RD_KAFKA_MSG_F_COPY }
             if let timestampMs { field(RD_KAFKA_VTYPE_TIMESTAMP) { $0.u.i64 = timestampMs } }
             defer { fields.baseAddress!.deinitialize(count: count) }
