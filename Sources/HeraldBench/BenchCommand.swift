@@ -12,9 +12,7 @@ import Logging
 @main
 struct BenchCommand: AsyncParsableCommand {
     /// Setting flags (`--kafka-brokers …`) are taken out before the harness's own options.
-    static func main() async {
-        do { await main(try SettingFlags.take(from: Array(CommandLine.arguments.dropFirst()))) } catch { exit(withError: error) }
-    }
+    static func main() async { await mainTakingSettingFlags() }
 
     static let configuration = CommandConfiguration(
         commandName: "herald-bench",
@@ -96,9 +94,7 @@ struct BenchCommand: AsyncParsableCommand {
         options.runMemory = !skipMemory && !skipBroadcast && !microOnly
 
         // Tansu delays a group join by about half the session timeout: keep it short unless set.
-        let timeout =
-            SettingFlags.given[.sessionTimeoutMs] ?? ProcessInfo.processInfo.environment[Setting(.sessionTimeoutMs).environment] ?? "6000"
-        let base = settings.settings().overriding([.sessionTimeoutMs: timeout])
+        let base = settings.settings(defaults: [.sessionTimeoutMs: "6000"])
         // The same malloc as the workers it spawns (they get HERALD_ALLOCATOR from `base`), so
         // the ceiling's producers and the lanes' producers run on the same allocator settings.
         try base.applyAllocator(environment: ProcessInfo.processInfo.environment)

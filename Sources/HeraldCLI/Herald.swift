@@ -32,10 +32,6 @@ struct Herald: AsyncParsableCommand {
     /// Setting flags (`--kafka-brokers …`) are taken out first; `herald bench` passes every
     /// argument on to herald-bench untouched.
     static func main() async {
-        var arguments = Array(CommandLine.arguments.dropFirst())
-        if arguments.first != BenchCommand.configuration.commandName {
-            do { arguments = try SettingFlags.take(from: arguments) } catch { exit(withError: error) }
-        }
-        await main(arguments)
+        await mainTakingSettingFlags(passThrough: BenchCommand.configuration.commandName)
     }
 }

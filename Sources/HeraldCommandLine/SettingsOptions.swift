@@ -10,8 +10,21 @@ import HeraldApp
 public struct SettingsOptions: ParsableArguments {
     public init() {}
 
-    public func settings() -> HeraldSettings {
-        HeraldSettings(flags: SettingFlags.given)
+    /// - Parameter defaults: the command's own defaults for some settings.
+    public func settings(defaults: [Setting.Key: String] = [:]) -> HeraldSettings {
+        HeraldSettings(flags: SettingFlags.given, defaults: defaults)
+    }
+}
+
+extension AsyncParsableCommand {
+    /// Runs the command with the setting flags taken out of the command line first, or, when
+    /// the first argument is `passThrough`, with every argument left as it is.
+    public static func mainTakingSettingFlags(passThrough: String? = nil) async {
+        var arguments = Array(CommandLine.arguments.dropFirst())
+        if passThrough == nil || arguments.first != passThrough {
+            do { arguments = try SettingFlags.take(from: arguments) } catch { exit(withError: error) }
+        }
+        await main(arguments)
     }
 }
 

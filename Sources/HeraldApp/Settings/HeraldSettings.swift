@@ -7,10 +7,13 @@ import HeraldRedis
 public struct HeraldSettings: Sendable {
     private var values: [Setting.Key: String]
 
+    /// - Parameter defaults: a command's own defaults, in place of the documented ones (the
+    ///   benchmark's shorter session timeout); flags, environment and stack still win.
     public init(
         flags: [Setting.Key: String] = [:],
         environment: [String: String] = ProcessInfo.processInfo.environment,
-        endpointsFile: URL? = HeraldSettings.defaultEndpointsFile
+        endpointsFile: URL? = HeraldSettings.defaultEndpointsFile,
+        defaults: [Setting.Key: String] = [:]
     ) {
         let stack = endpointsFile.flatMap(HeraldSettings.readEnvironmentFile) ?? [:]
         var resolved: [Setting.Key: String] = [:]
@@ -19,6 +22,7 @@ public struct HeraldSettings: Sendable {
                 flags[setting.key]
                 ?? environment[setting.environment]
                 ?? stack[setting.environment]
+                ?? defaults[setting.key]
                 ?? setting.defaultValue
         }
         values = resolved

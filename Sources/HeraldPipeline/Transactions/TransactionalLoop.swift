@@ -92,7 +92,6 @@ final class TransactionalLoop: Sendable {
     /// Records dead-lettered by the loop itself (permanent failures) so far.
     var recordsDeadLettered: Int { deadLettered.load(ordering: .relaxed) }
 
-    /// A record's place in its partition, to remember it across attempts.
     /// Runs until `stop()` or cancellation. Throws only when the clients cannot be created.
     /// - Parameter producerConfiguration: replaces `settings.producer` (a lane decides its
     ///   producer's linger once it knows how it partitions).

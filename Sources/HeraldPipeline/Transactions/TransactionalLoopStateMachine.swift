@@ -12,8 +12,9 @@ struct TransactionalLoopStateMachine {
     /// Parts of the current batch still to commit: the whole batch, or one record each while
     /// a permanent failure is being looked for.
     private var parts: [[KafkaMessage]] = []
-    /// Records found to fail permanently, with their dead letters, until committed.
-    private var poisoned: [Position: DeadLetter] = [:]
+    /// Records found to fail permanently (by their place in the log), with their dead letters,
+    /// until committed.
+    private var poisoned: [KafkaTopicPartitionOffset: DeadLetter] = [:]
     /// Past this many, the poisoned records are forgotten (they are found again if re-read).
     let poisonedCeiling: Int
     /// Client creation gives up after this many failures in a row.
@@ -22,16 +23,6 @@ struct TransactionalLoopStateMachine {
     init(poisonedCeiling: Int = 10_000, clientAttempts: Int = 20) {
         self.poisonedCeiling = poisonedCeiling
         self.clientAttempts = clientAttempts
-    }
-
-    struct Position: Hashable {
-        var partition: KafkaTopicPartition
-        var offset: Int64
-
-        init(_ message: KafkaMessage) {
-            partition = message.topicPartition
-            offset = message.offset
-        }
     }
 
     /// Wait before the next attempt: 200 ms doubling per failure in a row, at most 5 s.
@@ -70,8 +61,8 @@ struct TransactionalLoopStateMachine {
     var nextPart: Part? {
         guard let part = parts.first else { return nil }
         return Part(
-            work: part.filter { poisoned[Position($0)] == nil },
-            deadLetters: part.compactMap { poisoned[Position($0)] },
+            work: part.filter { poisoned[$0.nextOffset] == nil },
+            deadLetters: part.compactMap { poisoned[$0.nextOffset] },
             records: part)
     }
 
@@ -80,7 +71,7 @@ struct TransactionalLoopStateMachine {
         guard !parts.isEmpty else { return [] }
         let part = parts.removeFirst()
         failures = 0
-        return part.compactMap { poisoned.removeValue(forKey: Position($0)) }
+        return part.compactMap { poisoned.removeValue(forKey: $0.nextOffset) }
     }
 
     enum AfterPartFailure: Equatable {
@@ -100,11 +91,9 @@ struct TransactionalLoopStateMachine {
         failures += 1
         guard let part = parts.first else { return .rewind(after: backoff, seek: !(error is KafkaError)) }
         if poisoned.count > poisonedCeiling { poisoned.removeAll() }
-        let work = part.filter { poisoned[Position($0)] == nil }
+        let work = part.filter { poisoned[$0.nextOffset] == nil }
         guard case .permanent(let reason) = FailureKind.of(error), canDeadLetter else { return rewind(error) }
-        if let failure = error as? PermanentRecordFailure,
-            part.contains(where: { $0.topicPartition == failure.source.topicPartition && $0.offset == failure.source.offset })
-        {
+        if let failure = error as? PermanentRecordFailure, part.contains(where: { $0.nextOffset == failure.source.nextOffset }) {
             return poison(failure.source, reason: failure.reason, message: failure.message, now: now)
         }
         if work.count > 1 {
@@ -123,7 +112,7 @@ struct TransactionalLoopStateMachine {
     }
 
     private mutating func poison(_ record: KafkaMessage, reason: String, message: String, now: Date) -> AfterPartFailure {
-        poisoned[Position(record)] = DeadLetter(reason: reason, message: message, source: record, now: now)
+        poisoned[record.nextOffset] = DeadLetter(reason: reason, message: message, source: record, now: now)
         return .deadLetter(source: "\(record.topic)/\(record.partition)/\(record.offset)")
     }
 }
