@@ -3,14 +3,19 @@ import Foundation
 /// A private `redis-server` for one test (or suite), on a free port with its own scratch
 /// folder, stopped and cleaned up when this value goes away.
 ///
-/// With `HERALD_TEST_REDIS_URL` set (for example `redis://127.0.0.1:6390`) nothing is
-/// started and that server is used instead; tests must then rely on unique key prefixes, and
-/// `restart()` throws because someone else owns that process (check `canRestart` first).
+/// With `HERALD_TEST_REDIS_URL` set (for example `redis://127.0.0.1:6390`, or a
+/// `redis+cluster://` URL to run the suites on a cluster) nothing is started and that server
+/// is used instead; tests must then rely on unique key prefixes, and `restart()` throws
+/// because someone else owns that process (check `canRestart` first).
 public final class TestRedis: @unchecked Sendable {
+    /// The server's host and port (a cluster's first seed).
     public let host: String
     public let port: Int
-    /// `redis://host:port`.
-    public var url: String { "redis://\(host):\(port)" }
+    /// `redis://host:port`, or the external URL as given.
+    public var url: String { external ?? "redis://\(host):\(port)" }
+    /// True when the external URL is a Redis Cluster.
+    public var isCluster: Bool { external?.hasPrefix("redis+cluster://") ?? false }
+    private var external: String?
     /// False when the server is external (`HERALD_TEST_REDIS_URL`).
     public var canRestart: Bool { scratch != nil }
 
@@ -23,6 +28,7 @@ public final class TestRedis: @unchecked Sendable {
     public init() throws {
         if let external = ProcessInfo.processInfo.environment["HERALD_TEST_REDIS_URL"], !external.isEmpty {
             (host, port) = try Self.hostAndPort(external)
+            self.external = external
             scratch = nil
             return
         }
@@ -99,8 +105,11 @@ public final class TestRedis: @unchecked Sendable {
     }
 
     static func hostAndPort(_ url: String) throws -> (String, Int) {
-        guard let components = URLComponents(string: url), components.scheme == "redis", let host = components.host else {
-            throw TestServerError(message: "HERALD_TEST_REDIS_URL \"\(url)\" is not a redis://host:port URL")
+        let first = url.split(separator: ",")[0]
+        guard let components = URLComponents(string: String(first)), ["redis", "redis+cluster"].contains(components.scheme),
+            let host = components.host
+        else {
+            throw TestServerError(message: "HERALD_TEST_REDIS_URL \"\(url)\" is not a redis:// or redis+cluster:// URL")
         }
         return (host.isEmpty ? "127.0.0.1" : host, components.port ?? 6379)
     }

@@ -12,7 +12,7 @@ struct SeedIdentityTests {
         let redis = try TestRedis()
         defer { redis.stop() }
         var check = SeedIdentityCheck(
-            redis: RedisConfiguration(host: redis.host, port: redis.port), slotCount: 32,
+            redis: try RedisConfiguration(url: redis.url), slotCount: 32,
             prefix: TestBroker.uniqueName("seed")
         )
         check.registrations = 1_000
@@ -42,7 +42,7 @@ struct RedisBackgroundWorkTests {
     func waitEnds() async throws {
         let redis = try TestRedis()
         defer { redis.stop() }
-        let configuration = RedisConfiguration(host: redis.host, port: redis.port)
+        let configuration = try RedisConfiguration(url: redis.url)
         let waited = try await RedisBackgroundWork.waitUntilIdle(configuration, limit: .seconds(60))
         #expect(waited != nil)
         let connection = RedisConnection(configuration: configuration)

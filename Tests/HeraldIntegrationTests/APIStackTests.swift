@@ -29,7 +29,7 @@ final class APIStackTests {
         base = URL(string: "http://127.0.0.1:\(port)/")!
         // No worker runs here to build the index (its indexer role would); declare the empty
         // index whole so the API is ready.
-        let pool = RedisConnectionPool(configuration: RedisConfiguration(host: redis.host, port: redis.port), size: 1)
+        let pool = RedisConnectionPool(configuration: try RedisConfiguration(url: redis.url), size: 1)
         try await RegistrationIndex(pool: pool, layout: RegistryConfiguration().layout).markBuilt()
         pool.shutdown()
         api = try HeraldBinary.start(

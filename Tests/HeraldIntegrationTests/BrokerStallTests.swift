@@ -31,7 +31,7 @@ struct BrokerStallTests {
         let prefix = TestBroker.uniqueName("stall")
         let layout = SlotLayout(slotCount: 64, prefix: prefix)
         let topics = HeraldTopics.prefixed(prefix)
-        let pool = RedisConnectionPool(configuration: RedisConfiguration(host: redis.host, port: redis.port), size: 2)
+        let pool = RedisConnectionPool(configuration: try RedisConfiguration(url: redis.url), size: 2)
         defer { pool.shutdown() }
         try await seedBroadcastAudience(RegistrationIndex(pool: pool, layout: layout), count: Self.registrations, idPrefix: "st")
 

@@ -26,7 +26,7 @@ struct EventIdConflictTests {
         let topics = HeraldTopics.prefixed(prefix)
         try await TopicProvisioner(topics: topics, bootstrapServers: broker.bootstrapServers).provision()
         let layout = SlotLayout(slotCount: 8, prefix: prefix)
-        let pool = RedisConnectionPool(configuration: RedisConfiguration(host: redis.host, port: redis.port), size: 1)
+        let pool = RedisConnectionPool(configuration: try RedisConfiguration(url: redis.url), size: 1)
         defer { pool.shutdown() }
         let publisher = KafkaNotificationPublisher(
             publisher: try EventPublisher(bootstrapServers: broker.bootstrapServers, topics: topics), pool: pool, layout: layout

@@ -37,7 +37,7 @@ struct ExactlyOnceTests {
         let topics = HeraldTopics.prefixed(prefix)
 
         // Seed through the real index path.
-        let pool = RedisConnectionPool(configuration: RedisConfiguration(host: redis.host, port: redis.port), size: 2)
+        let pool = RedisConnectionPool(configuration: try RedisConfiguration(url: redis.url), size: 2)
         defer { pool.shutdown() }
         let index = RegistrationIndex(pool: pool, layout: layout)
         try await index.markBuilt()

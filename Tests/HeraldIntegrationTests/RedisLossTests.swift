@@ -49,7 +49,7 @@ struct RedisLossTests {
             worker.signal(SIGTERM)
             _ = worker.waitForExit(timeout: 40)
         }
-        let pool = RedisConnectionPool(configuration: RedisConfiguration(host: redis.host, port: redis.port), size: 2)
+        let pool = RedisConnectionPool(configuration: try RedisConfiguration(url: redis.url), size: 2)
         defer { pool.shutdown() }
         let index = RegistrationIndex(pool: pool, layout: layout)
         // A new deployment has no index: the worker builds it from the log before planning.

@@ -33,7 +33,7 @@ struct WorkerKillTests {
         let slots = 64
         let layout = SlotLayout(slotCount: slots, prefix: prefix)
         let topics = HeraldTopics.prefixed(prefix)
-        let pool = RedisConnectionPool(configuration: RedisConfiguration(host: redis.host, port: redis.port), size: 2)
+        let pool = RedisConnectionPool(configuration: try RedisConfiguration(url: redis.url), size: 2)
         defer { pool.shutdown() }
         try await seedBroadcastAudience(RegistrationIndex(pool: pool, layout: layout), count: Self.registrations, idPrefix: "k")
         let environment = [

@@ -27,7 +27,7 @@ final class PipelineHarness: @unchecked Sendable {
         broker = try TestBroker()
         var configuration = PipelineConfiguration()
         configuration.bootstrapServers = broker.bootstrapServers
-        configuration.redis = RedisConfiguration(host: redis.host, port: redis.port)
+        configuration.redis = try RedisConfiguration(url: redis.url)
         let prefix = TestBroker.uniqueName("t")
         var topics = HeraldTopics.prefixed(prefix)
         topics.eventsPartitions = 2

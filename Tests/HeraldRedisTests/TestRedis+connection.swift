@@ -6,7 +6,11 @@ import Testing
 extension TestRedis {
     /// A configuration for this server with short backoff so failure tests finish quickly.
     var configuration: RedisConfiguration {
-        RedisConfiguration(host: host, port: port, connectAttempts: 20, initialBackoff: 0.02, maximumBackoff: 0.2)
+        var configuration = (try? RedisConfiguration(url: url)) ?? RedisConfiguration(host: host, port: port)
+        configuration.connectAttempts = 20
+        configuration.initialBackoff = 0.02
+        configuration.maximumBackoff = 0.2
+        return configuration
     }
 
     func connect() async throws -> RedisConnection {
@@ -14,9 +18,10 @@ extension TestRedis {
     }
 }
 
-/// A key prefix no other test (or earlier run against an external Redis) uses.
+/// A key prefix no other test (or earlier run against an external Redis) uses. It is a hash
+/// tag, so a test's keys share one cluster slot and may meet in one multi-key command.
 func uniquePrefix(_ test: String = #function) -> String {
-    "herald-test:\(test.prefix(while: { $0 != "(" })):\(UUID().uuidString.prefix(8)):"
+    "herald-test:{\(test.prefix(while: { $0 != "(" })):\(UUID().uuidString.prefix(8))}:"
 }
 
 extension Trait where Self == ConditionTrait {

@@ -9,7 +9,7 @@ import HeraldTestSupport
 /// topic names, so tests run in parallel without seeing each other.
 enum RegistryFixtures {
     static func pool(_ redis: TestRedis) -> RedisConnectionPool {
-        RedisConnectionPool(configuration: RedisConfiguration(host: redis.host, port: redis.port), size: 4)
+        RedisConnectionPool(configuration: try! RedisConfiguration(url: redis.url), size: 4)
     }
 
     /// A key prefix no other test uses, so tests can share one Redis (HERALD_TEST_REDIS_URL).
@@ -111,15 +111,6 @@ extension RegistrationIndex {
             _ = try await pool.withConnection { try await $0.send(.flushall) }
             return
         }
-        try await pool.withConnection { connection in
-            var cursor: UInt64 = 0
-            repeat {
-                let reply = try await connection.send(.scan(cursor: cursor, match: layout.prefix + ":*", count: 1_000))
-                guard let page = reply.scanPage else { return }
-                let keys = page.elements.compactMap(\.string)
-                if !keys.isEmpty { _ = try await connection.send(.del(keys)) }
-                cursor = page.cursor
-            } while cursor != 0
-        }
+        _ = try await pool.withConnection { try await $0.deleteKeys(matching: layout.prefix + ":*") }
     }
 }

@@ -16,20 +16,7 @@ enum RedisKeyspace {
 
     @discardableResult
     static func deleteAll(prefix: String, connection: RedisConnection) throws -> Int {
-        var cursor: UInt64 = 0
-        var removed = 0
-        repeat {
-            guard let page = try connection.sendBlocking(.scan(cursor: cursor, match: prefix + ":*", count: 10_000)).scanPage else {
-                throw BenchmarkError("SCAN did not answer with a page while removing \(prefix):*")
-            }
-            cursor = page.cursor
-            let keys = page.elements.compactMap(\.bytes)
-            if !keys.isEmpty {
-                _ = try connection.sendBlocking(RedisCommand("UNLINK", arguments: keys))
-                removed += keys.count
-            }
-        } while cursor != 0
-        return removed
+        try connection.deleteKeysBlocking(matching: prefix + ":*", count: 10_000)
     }
 }
 

@@ -10,7 +10,7 @@ public enum RedisClusterKeys {
         case none
         /// Word 1 only (most data commands).
         case first
-        /// Every word from 1 on (`DEL`, `MGET`, `EXISTS`, `UNLINK`).
+        /// Every word from 1 on (`DEL`, `MGET`, `EXISTS`, `UNLINK`, `SINTERSTORE` and its kin).
         case all
         /// Words 1, 3, 5, ... (`MSET`).
         case everyOther
@@ -26,10 +26,12 @@ public enum RedisClusterKeys {
         ] {
             table[name] = .first
         }
-        for name in ["DEL", "UNLINK", "EXISTS", "MGET"] { table[name] = .all }
+        for name in ["DEL", "UNLINK", "EXISTS", "MGET", "SINTERSTORE", "SUNIONSTORE", "SDIFFSTORE"] { table[name] = .all }
         table["MSET"] = .everyOther
         for name in ["EVAL", "EVALSHA"] { table[name] = .script }
-        for name in ["PING", "INFO", "SCAN", "SCRIPT", "AUTH", "SELECT", "FLUSHALL", "DBSIZE", "CLUSTER", "READONLY", "ASKING"] {
+        for name in [
+            "PING", "INFO", "SCAN", "SCRIPT", "AUTH", "SELECT", "FLUSHALL", "FLUSHDB", "DBSIZE", "KEYS", "CLUSTER", "READONLY", "ASKING",
+        ] {
             table[name] = Positions.none
         }
         return table

@@ -20,6 +20,23 @@ public struct RedisClusterSlotMap: Equatable, Sendable {
     /// How many slots no master serves (a healthy cluster has none).
     public var uncoveredSlotCount: Int { owners.lazy.filter { $0 == Self.uncovered }.count }
 
+    /// The runs of slots no master serves.
+    public var uncoveredRanges: [ClosedRange<Int>] {
+        var ranges: [ClosedRange<Int>] = []
+        var slot = 0
+        while slot < RedisClusterSlot.count {
+            guard owners[slot] == Self.uncovered else {
+                slot += 1
+                continue
+            }
+            var end = slot
+            while end + 1 < RedisClusterSlot.count, owners[end + 1] == Self.uncovered { end += 1 }
+            ranges.append(slot...end)
+            slot = end + 1
+        }
+        return ranges
+    }
+
     /// The slots each master serves, as ranges, in the order of `masters`.
     public var slotRanges: [[ClosedRange<Int>]] {
         var ranges = [[ClosedRange<Int>]](repeating: [], count: masters.count)

@@ -193,6 +193,9 @@ extension RedisCommand {
     }
 
     /// Deletes every key in every database. Only for tests and `herald reindex --from-scratch`.
+    /// `CLUSTER SLOTS`: which master and replicas serve each range of hash slots.
+    public static var clusterSlots: RedisCommand { RedisCommand("CLUSTER", "SLOTS", isReadOnly: true) }
+
     public static var flushall: RedisCommand { RedisCommand(name: "FLUSHALL", isReadOnly: false) }
 
     public static func select(_ database: Int) -> RedisCommand {

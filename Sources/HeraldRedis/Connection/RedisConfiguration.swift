@@ -1,10 +1,20 @@
 /// Where and how a `RedisConnection` connects. Every field has a default suited to a local
-/// Redis; `init(url:)` reads the `redis://[:password@]host[:port][/db]` form operators pass in.
+/// Redis; `init(url:)` reads the `redis://[:password@]host[:port][/db]` form operators pass
+/// in, and `redis+cluster://[:password@]host:port,host:port,...` for a Redis Cluster.
 public struct RedisConfiguration: Sendable, Hashable {
-    /// Host name or IP address. Default `127.0.0.1`.
+    /// Host name or IP address. Default `127.0.0.1`. For a cluster: its first seed node.
     public var host: String
     /// TCP port. Default `6379`.
     public var port: Int
+    /// The seed nodes of a Redis Cluster, nil for a single Redis. Any one of them that answers
+    /// tells the client the rest of the cluster.
+    public var cluster: [RedisClusterEndpoint]?
+    /// Redirections (`MOVED`, `ASK`) one command may follow before it fails. Default 5: a slot
+    /// can be asked and then moved, twice during a two-step reshard.
+    public var maximumRedirects: Int
+    /// Seconds a cluster command keeps retrying `TRYAGAIN`, `CLUSTERDOWN`, `LOADING` and
+    /// unreachable masters (a failover in progress) before it fails. Default 30.
+    public var clusterRetrySeconds: Double
     /// Sent with `AUTH` after every (re)connect when set. Default nil.
     public var username: String?
     public var password: String?
@@ -34,10 +44,16 @@ public struct RedisConfiguration: Sendable, Hashable {
         commandTimeout: Double = 10,
         connectAttempts: Int = 5,
         initialBackoff: Double = 0.05,
-        maximumBackoff: Double = 1
+        maximumBackoff: Double = 1,
+        cluster: [RedisClusterEndpoint]? = nil,
+        maximumRedirects: Int = 5,
+        clusterRetrySeconds: Double = 30
     ) {
         self.host = host
         self.port = port
+        self.cluster = cluster
+        self.maximumRedirects = maximumRedirects
+        self.clusterRetrySeconds = clusterRetrySeconds
         self.username = username
         self.password = password
         self.database = database
@@ -48,16 +64,21 @@ public struct RedisConfiguration: Sendable, Hashable {
         self.maximumBackoff = maximumBackoff
     }
 
-    /// Parses `redis://[[username]:password@]host[:port][/database]`; other fields keep
-    /// their defaults. Throws `.connection` naming the offending part.
+    /// Parses `redis://[[username]:password@]host[:port][/database]`, or
+    /// `redis+cluster://[[username]:password@]host[:port],host[:port],...` for the seed nodes
+    /// of a Redis Cluster; other fields keep their defaults. Throws `.connection` naming the
+    /// offending part.
     public init(url: String) throws {
         self.init()
-        let scheme = "redis://"
-        if url.lowercased().hasPrefix("rediss://") {
+        let lowered = url.lowercased()
+        if lowered.hasPrefix("rediss://") || lowered.hasPrefix("rediss+cluster://") {
             throw RedisError(code: .connection, message: Self.noTLSMessage)
         }
+        let isCluster = url.hasPrefix(Self.clusterScheme)
+        let scheme = isCluster ? Self.clusterScheme : "redis://"
         guard url.hasPrefix(scheme) else {
-            throw RedisError(code: .connection, message: "expected a redis:// URL, got \"\(Self.redacting(url))\"")
+            throw RedisError(
+                code: .connection, message: "expected a redis:// or redis+cluster:// URL, got \"\(Self.redacting(url))\"")
         }
         var rest = Substring(url.dropFirst(scheme.count))
         if let at = rest.lastIndex(of: "@") {
@@ -71,6 +92,45 @@ public struct RedisConfiguration: Sendable, Hashable {
                 password = String(credentials).removingPercentEncodingIfPossible
             }
         }
+        if isCluster {
+            try parseSeeds(rest, url)
+            return
+        }
+        try parseHostPortAndDatabase(rest, url)
+    }
+
+    static let clusterScheme = "redis+cluster://"
+
+    /// `host:port,host:port,...` (a path other than `/` or `/0` is refused: a cluster has only database 0).
+    private mutating func parseSeeds(_ text: Substring, _ url: String) throws {
+        var list = text
+        if let slash = list.firstIndex(of: "/") {
+            let path = list[list.index(after: slash)...]
+            guard path.isEmpty || path == "0" else {
+                throw RedisError(
+                    code: .connection,
+                    message: "database \"\(path)\" in \(Self.redacting(url)): a Redis Cluster has only database 0")
+            }
+            list = list[..<slash]
+        }
+        var seeds: [RedisClusterEndpoint] = []
+        for part in list.split(separator: ",", omittingEmptySubsequences: false) {
+            var seed = self
+            seed.host = ""
+            seed.port = 6379
+            try seed.parseHostPortAndDatabase(part, url)
+            guard !seed.host.isEmpty, !part.contains("/") else {
+                throw RedisError(code: .connection, message: "seed node \"\(part)\" in \(Self.redacting(url)) is not host:port")
+            }
+            seeds.append(RedisClusterEndpoint(host: seed.host, port: seed.port))
+        }
+        host = seeds[0].host
+        port = seeds[0].port
+        cluster = seeds
+    }
+
+    private mutating func parseHostPortAndDatabase(_ rest: Substring, _ url: String) throws {
+        let emptyHost = host.isEmpty
         var authority = rest
         if let slash = rest.firstIndex(of: "/") {
             authority = rest[..<slash]
@@ -93,7 +153,7 @@ public struct RedisConfiguration: Sendable, Hashable {
         } else {
             host = String(authority)
         }
-        if host.isEmpty { host = "127.0.0.1" }
+        if host.isEmpty && !emptyHost { host = "127.0.0.1" }
     }
 
     private mutating func setPort(_ text: Substring, _ url: String) throws {
@@ -116,8 +176,20 @@ public struct RedisConfiguration: Sendable, Hashable {
         return url[..<schemeEnd.upperBound] + user + "***" + url[at...]
     }
 
-    /// `host:port` for messages.
-    public var endpoint: String { host.contains(":") ? "[\(host)]:\(port)" : "\(host):\(port)" }
+    /// `host:port` for messages; `cluster(host:port,...)` for a cluster's seeds.
+    public var endpoint: String {
+        if let cluster { return "cluster(\(cluster.map(\.description).joined(separator: ",")))" }
+        return host.contains(":") ? "[\(host)]:\(port)" : "\(host):\(port)"
+    }
+
+    /// The configuration of one node of this cluster: same credentials and timeouts.
+    func node(_ endpoint: RedisClusterEndpoint) -> RedisConfiguration {
+        var node = self
+        node.cluster = nil
+        node.host = endpoint.host
+        node.port = endpoint.port
+        return node
+    }
 }
 
 extension String {

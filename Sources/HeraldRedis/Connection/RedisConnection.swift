@@ -2,7 +2,8 @@ import Dispatch
 import Foundation
 import Logging
 
-/// One connection to Redis over hiredis's blocking API, with reconnects and pipelining.
+/// A connection to Redis, a single server or a Redis Cluster, over hiredis's blocking API,
+/// with reconnects and pipelining.
 ///
 /// Two ways to use it:
 /// - `send`, `pipeline`, `evalScript` (async): the blocking hiredis I/O runs on this
@@ -13,16 +14,15 @@ import Logging
 ///   issues many pipelines in a row and wants no per-call hop); calling them from async code
 ///   would park a cooperative thread for the whole round trip.
 ///
-/// Both may be mixed: every command holds the connection's lock from the first byte written
-/// to the last reply read, so replies never interleave.
+/// Both may be mixed: every command holds its server connection's lock from the first byte
+/// written to the last reply read, so replies never interleave.
 ///
-/// Reconnects: before each command (or pipeline) the connection checks, with one non-blocking
-/// peek, that the server has not hung up while it was idle, and reconnects (with backoff,
-/// `RedisConfiguration.connectAttempts`) if it has; that is how a Redis restart is absorbed
-/// before anything is written. If the socket fails while a command is in flight, the
-/// connection is discarded and rebuilt on the next use; the failed command is retried once
-/// only when it is read-only (`RedisCommand.isReadOnly`, for a pipeline: every command),
-/// because a write may already have been applied. Timeouts are never retried.
+/// For a single Redis (`redis://`) this is one socket; `RedisNodeConnection` describes its
+/// reconnect and retry rules. For a cluster (`redis+cluster://`) it is one socket per master,
+/// and each command goes to the master that owns its keys' hash slot (`RedisClusterRouter`).
+///
+/// In both modes a command whose keys hash to two cluster slots is refused with `.routing`
+/// before anything is sent, so the single-node tests catch what a cluster would refuse.
 public final class RedisConnection: @unchecked Sendable {
     /// Counters for metrics and tests.
     public struct Statistics: Sendable, Hashable {
@@ -32,24 +32,47 @@ public final class RedisConnection: @unchecked Sendable {
         public var retries = 0
         /// Times a NOSCRIPT reply was repaired by loading the script and running it again.
         public var scriptReloads = 0
+        /// Cluster: commands sent again to another node after `MOVED`.
+        public var moved = 0
+        /// Cluster: commands sent to a migration's target after `ASK`.
+        public var asked = 0
+        /// Cluster: commands sent again after `TRYAGAIN`, `CLUSTERDOWN`, `LOADING` or an
+        /// unreachable master.
+        public var clusterRetries = 0
+        /// Cluster: times the slot map was read again from the cluster.
+        public var topologyRefreshes = 0
+
+        static func + (left: Statistics, right: Statistics) -> Statistics {
+            var sum = left
+            sum.reconnects += right.reconnects
+            sum.retries += right.retries
+            sum.scriptReloads += right.scriptReloads
+            sum.moved += right.moved
+            sum.asked += right.asked
+            sum.clusterRetries += right.clusterRetries
+            sum.topologyRefreshes += right.topologyRefreshes
+            return sum
+        }
+    }
+
+    private enum Backend {
+        case node(RedisNodeConnection)
+        case cluster(RedisClusterRouter)
     }
 
     public let configuration: RedisConfiguration
-    private let logger: Logger
+    private let backend: Backend
     private let queue: DispatchQueue
-
-    // Guarded by `lock`: the socket, the scripts it has, the counters.
-    private let lock = NSLock()
-    private var machine: RedisConnectionStateMachine<HiredisContext>
 
     /// Creates the connection without connecting; the first command connects.
     public init(configuration: RedisConfiguration, logger: Logger = Logger(label: "herald.redis")) {
         self.configuration = configuration
-        self.logger = logger
         self.queue = DispatchQueue(label: "herald.redis.connection.\(configuration.endpoint)")
-        self.machine = RedisConnectionStateMachine(
-            connectAttempts: configuration.connectAttempts, initialBackoff: configuration.initialBackoff,
-            maximumBackoff: configuration.maximumBackoff)
+        if configuration.cluster != nil {
+            backend = .cluster(RedisClusterRouter(configuration: configuration, logger: logger))
+        } else {
+            backend = .node(RedisNodeConnection(configuration: configuration, logger: logger))
+        }
     }
 
     /// Creates a connection and connects it (off the cooperative pool), so a wrong address
@@ -62,24 +85,48 @@ public final class RedisConnection: @unchecked Sendable {
         return connection
     }
 
-    /// Connects now on the calling thread if not yet connected. See the type's threading note.
+    /// Connects now on the calling thread if not yet connected (for a cluster: reads its slot
+    /// map). See the type's threading note.
     public func connectBlocking() throws {
-        lock.lock()
-        defer { lock.unlock() }
-        _ = try liveContext("connect")
+        switch backend {
+        case .node(let node): try node.connectBlocking()
+        case .cluster(let router): _ = try router.slotMap()
+        }
     }
 
-    /// Closes the socket; later commands fail with `.closed`. Waits for an in-flight command.
+    /// Checks that the configuration fits the server before a process starts work, and throws
+    /// one line saying what is wrong: a `redis://` URL pointing at a cluster node, a
+    /// `redis+cluster://` URL pointing at a plain Redis, no seed answering, or hash slots
+    /// without a master.
+    public func verify() async throws {
+        try await onQueue {
+            switch self.backend {
+            case .node(let node):
+                let info = try node.sendBlocking(.info("cluster")).string ?? ""
+                if info.contains("cluster_enabled:1") {
+                    let endpoint = self.configuration.endpoint
+                    throw RedisError(
+                        code: .cluster, message: "\(endpoint) is a Redis Cluster node; use redis+cluster://\(endpoint)")
+                }
+            case .cluster(let router):
+                try router.verify()
+            }
+        }
+    }
+
+    /// Closes the sockets; later commands fail with `.closed`. Waits for an in-flight command.
     public func close() {
-        lock.lock()
-        defer { lock.unlock() }
-        machine.close()
+        switch backend {
+        case .node(let node): node.close()
+        case .cluster(let router): router.close()
+        }
     }
 
     public var statistics: Statistics {
-        lock.lock()
-        defer { lock.unlock() }
-        return machine.statistics
+        switch backend {
+        case .node(let node): node.statistics
+        case .cluster(let router): router.statistics
+        }
     }
 
     // MARK: Async API
@@ -89,8 +136,9 @@ public final class RedisConnection: @unchecked Sendable {
         try await onQueue { try self.sendBlocking(command) }
     }
 
-    /// Sends all `commands` in one round trip and returns one result per command, in order.
-    /// A Redis error reply is only that command's `.failure`; a connection failure throws.
+    /// Sends all `commands` in one round trip (for a cluster: one per master, all masters at
+    /// once) and returns one result per command, in order. A Redis error reply is only that
+    /// command's `.failure`; a connection failure throws.
     public func pipeline(_ commands: [RedisCommand]) async throws -> [Result<RedisValue, RedisError>] {
         try await onQueue { try self.pipelineBlocking(commands) }
     }
@@ -102,60 +150,51 @@ public final class RedisConnection: @unchecked Sendable {
         try await send(.evalScript(script, keys: keys, arguments: arguments))
     }
 
+    /// Every key matching `pattern` (`SCAN MATCH`; on a cluster, on every master). A key may be
+    /// listed twice if it was moved during the scan. Meant for tools and tests, not hot paths.
+    public func keys(matching pattern: String, count: Int = 1_000) async throws -> [String] {
+        try await onQueue {
+            var keys: [String] = []
+            try self.forEachKeyPageBlocking(matching: pattern, count: count) { page in
+                keys += page.map { String(decoding: $0, as: UTF8.self) }
+            }
+            return keys
+        }
+    }
+
+    /// Unlinks every key matching `pattern`, page by page; returns how many were removed.
+    @discardableResult
+    public func deleteKeys(matching pattern: String, count: Int = 1_000) async throws -> Int {
+        try await onQueue { try self.deleteKeysBlocking(matching: pattern, count: count) }
+    }
+
     // MARK: Blocking API (calling thread)
 
     /// Blocking `send`: run only on a thread you own.
     public func sendBlocking(_ command: RedisCommand) throws -> RedisValue {
-        try withContext(command.label, retryable: command.isReadOnly) { context in
-            try context.append(command)
-            var result = try context.readReply(for: command.label)
-            if let script = command.script, case .failure(let error) = result, error.serverPrefix == "NOSCRIPT" {
-                try reloadLocked(script, context)
-                try context.append(command)
-                result = try context.readReply(for: command.label)
-            }
-            return result
-        }.get()
+        switch backend {
+        case .node(let node):
+            try Self.checkOneSlot(command)
+            return try node.sendBlocking(command)
+        case .cluster(let router):
+            return try router.sendBlocking(command)
+        }
     }
 
     /// Blocking `pipeline`: run only on a thread you own.
     ///
-    /// Scripts of `.evalScript` commands not yet loaded on this connection are loaded in the
-    /// same round trip, ahead of the commands, so ordering is kept. If one is missing anyway
-    /// (someone ran `SCRIPT FLUSH` meanwhile), the commands that got NOSCRIPT are run again
-    /// after loading it, that is after the rest of the pipeline.
+    /// Scripts of `.evalScript` commands not yet loaded on a server are loaded in the same
+    /// round trip, ahead of the commands, so ordering is kept. If one is missing anyway
+    /// (someone ran `SCRIPT FLUSH` meanwhile, or a replica was promoted), the commands that got
+    /// NOSCRIPT are run again after loading it, that is after the rest of the pipeline. On a
+    /// cluster, commands keep their relative order per master, not across masters.
     public func pipelineBlocking(_ commands: [RedisCommand]) throws -> [Result<RedisValue, RedisError>] {
-        if commands.isEmpty { return [] }
-        let label = "pipeline of \(commands.count) commands"
-        return try withContext(label, retryable: commands.allSatisfy(\.isReadOnly)) { context in
-            var toLoad: [RedisScript] = []
-            for index in commands.indices where commands[index].script != nil {
-                let script = commands[index].script!
-                if !machine.loadedScripts.contains(script.sha1), !toLoad.contains(script) { toLoad.append(script) }
-            }
-            if !toLoad.isEmpty { try context.append(toLoad.map { RedisCommand.scriptLoad($0.source) }) }
-            try context.append(commands)
-            for script in toLoad {
-                if case .success = try context.readReply(for: "SCRIPT LOAD") { machine.scriptLoaded(script.sha1) }
-            }
-            var results: [Result<RedisValue, RedisError>] = []
-            results.reserveCapacity(commands.count)
-            for index in commands.indices { results.append(try context.readReply(for: commands[index].label)) }
-
-            let missing = commands.indices.filter { index in
-                guard commands[index].script != nil, case .failure(let error) = results[index] else { return false }
-                return error.serverPrefix == "NOSCRIPT"
-            }
-            if !missing.isEmpty {
-                machine.scriptsFlushed()
-                var reloaded: Set<String> = []
-                for index in missing where reloaded.insert(commands[index].script!.sha1).inserted {
-                    try reloadLocked(commands[index].script!, context)
-                }
-                try context.append(missing.map { commands[$0] })
-                for index in missing { results[index] = try context.readReply(for: commands[index].label) }
-            }
-            return results
+        switch backend {
+        case .node(let node):
+            for command in commands { try Self.checkOneSlot(command) }
+            return try node.pipelineBlocking(commands)
+        case .cluster(let router):
+            return try router.pipelineBlocking(commands)
         }
     }
 
@@ -166,27 +205,18 @@ public final class RedisConnection: @unchecked Sendable {
     /// Scripts are not supported here (no NOSCRIPT handling): use `pipelineBlocking`.
     ///
     /// Server error replies reach `body` as references with `isError`; `error(in:of:)` turns
-    /// one into the `RedisError` `pipelineBlocking` would have returned.
+    /// one into the `RedisError` `pipelineBlocking` would have returned. On a cluster,
+    /// redirections are followed before `body` runs.
     public func withPipelineRepliesBlocking<T>(
         _ commands: [RedisCommand], _ body: ([RedisReplyReference]) throws -> T
     ) throws -> T {
-        precondition(commands.allSatisfy { $0.script == nil }, "withPipelineRepliesBlocking does not load scripts")
-        if commands.isEmpty { return try body([]) }
-        let label = "pipeline of \(commands.count) commands"
-        let replies = try withContext(label, retryable: commands.allSatisfy(\.isReadOnly)) { context in
-            try context.append(commands)
-            var replies: [RedisReplyReference] = []
-            replies.reserveCapacity(commands.count)
-            do {
-                for index in commands.indices { replies.append(try context.readReplyReference(for: commands[index].label)) }
-            } catch {
-                for reply in replies { HiredisContext.free(reply) }
-                throw error
-            }
-            return replies
+        switch backend {
+        case .node(let node):
+            for command in commands { try Self.checkOneSlot(command) }
+            return try node.withPipelineRepliesBlocking(commands, body)
+        case .cluster(let router):
+            return try router.withPipelineRepliesBlocking(commands, body)
         }
-        defer { for reply in replies { HiredisContext.free(reply) } }
-        return try body(replies)
     }
 
     /// Sends read-only `commands` in order and hands each reply to `body` in place, with the
@@ -200,64 +230,29 @@ public final class RedisConnection: @unchecked Sendable {
     /// the next use reconnects. Server error replies reach `body` as references with
     /// `isError` (`error(in:of:)`). Scripts are not supported.
     ///
+    /// On a cluster, each master's commands are streamed in turn, in their order; `body` gets
+    /// each command's index in `commands`, and a redirected command's reply after the rest.
+    ///
     /// `body` must not use this connection: it runs with the connection held, and the
     /// read-ahead reply is still owed on it. Use another connection for anything else.
     public func streamRepliesBlocking(
         _ commands: [RedisCommand], _ body: (_ index: Int, _ reply: RedisReplyReference) throws -> Void
     ) throws {
-        precondition(
-            commands.allSatisfy { $0.script == nil && $0.isReadOnly },
-            "streamRepliesBlocking takes read-only commands without scripts"
-        )
-        guard !commands.isEmpty else { return }
-        let label = "stream of \(commands.count) commands"
-        lock.lock()
-        defer { lock.unlock() }
-        var handled = 0
-        var retried = false
-        while handled < commands.count {
-            let live = try liveContext(label)
-            var sent = handled
-            do {
-                while handled < commands.count {
-                    while sent < min(commands.count, handled + 2) {
-                        try live.append(commands[sent])
-                        sent += 1
-                    }
-                    try live.flush(for: commands[handled].label)
-                    let reply = try live.readReplyReference(for: commands[handled].label)
-                    defer { HiredisContext.free(reply) }
-                    do {
-                        try body(handled, reply)
-                    } catch {
-                        machine.socketLost()
-                        throw BodyFailure(error: error)
-                    }
-                    handled += 1
-                }
-            } catch let failure as BodyFailure {
-                throw failure.error
-            } catch let error as RedisError where error.breaksConnection {
-                if machine.commandFailed(error, readOnly: true, alreadyRetried: retried) == .retry {
-                    retried = true
-                    logger.warning(
-                        "retrying read-only commands after a connection failure",
-                        metadata: ["commands": "\(label)", "from": "\(handled)", "error": "\(error)"])
-                    continue
-                }
-                throw error
-            }
+        switch backend {
+        case .node(let node):
+            for command in commands { try Self.checkOneSlot(command) }
+            try node.streamRepliesBlocking(commands, body)
+        case .cluster(let router):
+            try router.streamRepliesBlocking(commands, body)
         }
-    }
-
-    /// Carries an error thrown by a caller's body past the connection-failure handling.
-    private struct BodyFailure: Error {
-        let error: any Error
     }
 
     /// The `RedisError` for an error reply of `command` read with `withPipelineRepliesBlocking`.
     public func error(in reply: RedisReplyReference, of command: RedisCommand) -> RedisError? {
-        reply.error(command: command.label, endpoint: configuration.endpoint)
+        switch backend {
+        case .node(let node): node.error(in: reply, of: command)
+        case .cluster(let router): reply.error(command: command.label, endpoint: router.endpoint(of: command))
+        }
     }
 
     /// Blocking `evalScript`: run only on a thread you own.
@@ -267,87 +262,52 @@ public final class RedisConnection: @unchecked Sendable {
         try sendBlocking(.evalScript(script, keys: keys, arguments: arguments))
     }
 
-    // MARK: Internals (all called with `lock` held)
-
-    private func reloadLocked(_ script: RedisScript, _ context: HiredisContext) throws {
-        machine.scriptReloaded()
-        logger.debug("loading Lua script after NOSCRIPT", metadata: ["sha1": "\(script.sha1)"])
-        try context.append(.scriptLoad(script.source))
-        _ = try context.readReply(for: "SCRIPT LOAD").get()
-        machine.scriptLoaded(script.sha1)
+    /// Hands the keys matching `pattern` to `body` one `SCAN` page at a time (on a cluster,
+    /// every master's pages in turn).
+    public func forEachKeyPageBlocking(matching pattern: String, count: Int, _ body: ([[UInt8]]) throws -> Void) throws {
+        func scanOne(_ node: RedisNodeConnection) throws {
+            var cursor: UInt64 = 0
+            repeat {
+                let reply = try node.sendBlocking(.scan(cursor: cursor, match: pattern, count: count))
+                guard let page = reply.scanPage else {
+                    throw RedisError(code: .unexpectedReply, message: "SCAN MATCH \(pattern) answered \(reply)")
+                }
+                let keys = page.elements.compactMap(\.bytes)
+                if !keys.isEmpty { try body(keys) }
+                cursor = page.cursor
+            } while cursor != 0
+        }
+        switch backend {
+        case .node(let node): try scanOne(node)
+        case .cluster(let router): try router.forEachMaster(scanOne)
+        }
     }
 
-    /// Runs `body` with a live context under the lock, applying the reconnect/retry rules.
-    private func withContext<T>(_ label: String, retryable: Bool, _ body: (HiredisContext) throws -> T) throws -> T {
-        lock.lock()
-        defer { lock.unlock() }
-        var retried = false
-        while true {
-            let live = try liveContext(label)
-            do {
-                return try body(live)
-            } catch let error as RedisError where error.breaksConnection {
-                guard machine.commandFailed(error, readOnly: retryable, alreadyRetried: retried) == .retry else { throw error }
-                retried = true
-                logger.warning(
-                    "retrying a read-only command after a connection failure", metadata: ["command": "\(label)", "error": "\(error)"])
+    /// Blocking `deleteKeys(matching:)`.
+    @discardableResult
+    public func deleteKeysBlocking(matching pattern: String, count: Int = 1_000) throws -> Int {
+        var pages: [[[UInt8]]] = []
+        try forEachKeyPageBlocking(matching: pattern, count: count) { pages.append($0) }
+        var removed = 0
+        for page in pages {
+            for result in try pipelineBlocking(page.map { RedisCommand("UNLINK", $0) }) {
+                removed += try result.get().int ?? 0
             }
         }
+        return removed
     }
 
-    /// The current context if it is usable, else a new one (with backoff between attempts).
-    private func liveContext(_ label: String) throws -> HiredisContext {
-        switch machine.acquire() {
-        case .fail:
-            throw closedError(label)
-        case .use(let context):
-            if !context.isBroken, !context.peerHasHungUp { return context }
-            machine.socketLost()
-        case .connect:
-            break
+    // MARK: Internals
+
+    /// Refuses a command whose keys hash to two cluster slots, in single-node mode too. Only
+    /// commands with several keys are checked; one key cannot disagree with itself.
+    static func checkOneSlot(_ command: RedisCommand) throws {
+        guard command.count > 2, let keys = try? RedisClusterKeys.keys(of: command), keys.count > 1 else { return }
+        do {
+            _ = try RedisClusterKeys.slot(of: command)
+        } catch {
+            throw RedisError(code: .routing, message: error.description)
         }
-        var attempt = 1
-        while true {
-            do {
-                let fresh = try openContext()
-                if machine.connected(fresh) {
-                    logger.info("reconnected to Redis", metadata: ["endpoint": "\(configuration.endpoint)", "attempt": "\(attempt)"])
-                }
-                return fresh
-            } catch let error as RedisError {
-                switch machine.connectFailed(attempt: attempt, error: error) {
-                case .giveUp:
-                    throw RedisError(
-                        code: .connection,
-                        message: "could not connect to \(configuration.endpoint) after \(attempt) attempts: \(error.message)",
-                        serverPrefix: error.serverPrefix
-                    )
-                case .retry(let delay):
-                    logger.debug("Redis connect attempt failed", metadata: ["attempt": "\(attempt)", "error": "\(error)"])
-                    usleep(UInt32(delay * 1_000_000))
-                    attempt += 1
-                }
-            }
-        }
-    }
-
-    private func openContext() throws -> HiredisContext {
-        let endpoint = configuration.endpoint
-        let fresh = try HiredisContext.connect(
-            host: configuration.host, port: configuration.port,
-            timeout: configuration.connectTimeout, endpoint: endpoint
-        )
-        try fresh.setCommandTimeout(configuration.commandTimeout)
-        var setup: [RedisCommand] = []
-        if let password = configuration.password { setup.append(.auth(username: configuration.username, password: password)) }
-        if configuration.database != 0 { setup.append(.select(configuration.database)) }
-        for command in setup { try fresh.append(command) }
-        for command in setup { _ = try fresh.readReply(for: command.label).get() }
-        return fresh
-    }
-
-    private func closedError(_ label: String) -> RedisError {
-        RedisError(code: .closed, message: "\(label) on \(configuration.endpoint): the connection was closed")
     }
 
     /// Runs blocking work on this connection's serial queue and resumes the caller after.

@@ -5,7 +5,7 @@
 public struct RedisError: Error, Sendable, Hashable, CustomStringConvertible {
     public struct Code: Sendable, Hashable, CustomStringConvertible {
         private enum Base: String, Sendable, Hashable {
-            case connection, io, timeout, `protocol`, server, closed, unexpectedReply
+            case connection, io, timeout, `protocol`, server, closed, unexpectedReply, cluster, routing
         }
         private let base: Base
         private init(_ base: Base) { self.base = base }
@@ -24,6 +24,12 @@ public struct RedisError: Error, Sendable, Hashable, CustomStringConvertible {
         public static let closed = Code(.closed)
         /// The reply had a shape the caller did not expect (for example a typed accessor).
         public static let unexpectedReply = Code(.unexpectedReply)
+        /// A Redis Cluster cannot serve the command: no seed node answered, a seed is not a
+        /// cluster node, hash slots have no master, or redirects and retries ran out.
+        public static let cluster = Code(.cluster)
+        /// A programming error caught before anything is sent: a command whose keys hash to
+        /// two cluster slots, or one whose keys the client does not know how to find.
+        public static let routing = Code(.routing)
 
         public var description: String { base.rawValue }
     }

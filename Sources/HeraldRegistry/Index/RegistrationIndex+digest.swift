@@ -2,25 +2,13 @@ import HeraldRedis
 
 extension RegistrationIndex {
     /// Fingerprints every key under the prefix but the meta hash (see `IndexDigest`). Walks the whole keyspace
-    /// with SCAN on the connected node, so it is a test and diagnostics tool, not something
-    /// to run against a large production Redis.
+    /// with SCAN (on a cluster, on every master), so it is a test and diagnostics tool, not
+    /// something to run against a large production Redis.
     public func digest() async throws -> IndexDigest {
-        let pattern = layout.prefix + ":*"
-        let keys = try await pool.withConnection { connection in
-            var keys: [String] = []
-            var cursor: UInt64 = 0
-            repeat {
-                let reply = try await connection.send(.scan(cursor: cursor, match: pattern, count: 1_000))
-                guard let page = reply.scanPage else {
-                    throw RedisError(code: .unexpectedReply, message: "SCAN answered \(reply)")
-                }
-                keys.append(contentsOf: page.elements.compactMap(\.string))
-                cursor = page.cursor
-            } while cursor != 0
-            // Not scratch sets, and not `herald:meta`: its epoch is unique to each build of the
-            // index (`IndexEpoch`), and its layout is checked on every start.
-            return Set(keys).filter { !$0.contains("}:tmp:") && $0 != layout.metaKey }.sorted()
-        }
+        let listed = try await pool.withConnection { try await $0.keys(matching: layout.prefix + ":*") }
+        // Not scratch sets, and not `herald:meta`: its epoch is unique to each build of the
+        // index (`IndexEpoch`), and its layout is checked on every start.
+        let keys = Set(listed).filter { !$0.contains("}:tmp:") && $0 != layout.metaKey }.sorted()
         var perKey: [String: String] = [:]
         var total = DigestHasher()
         for chunk in stride(from: 0, to: keys.count, by: 500).map({ Array(keys[$0..<min($0 + 500, keys.count)]) }) {

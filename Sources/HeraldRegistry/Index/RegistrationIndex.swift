@@ -78,8 +78,13 @@ public final class RegistrationIndex: Sendable {
         }
     }
 
+    /// A registry script on the slot of `prefix`. It declares two keys of the slot that never
+    /// exist, the prefix and the guard `prefix~`, and builds the slot's other keys itself. Two
+    /// missing keys make Redis Cluster answer `TRYAGAIN` while the slot is half migrated
+    /// (with one, the target would run the script against a half-moved slot after `ASK`), so
+    /// the client waits until the slot is whole on one node.
     static func script(_ script: RedisScript, prefix: String, arguments: [any RedisArgument]) -> RedisCommand {
-        var command = RedisCommand.evalScript(script, keys: [prefix], arguments: [String]())
+        var command = RedisCommand.evalScript(script, keys: [prefix, prefix + "~"], arguments: [String]())
         for argument in arguments { command.append(argument) }
         return command
     }
@@ -102,7 +107,18 @@ public final class RegistrationIndex: Sendable {
             commands.append(contentsOf: self.commands(for: change, nowSeconds: nowSeconds))
             scriptPositions.append(commands.count - 1)
         }
-        let replies = try await pool.withConnection { try await $0.pipeline(commands) }
+        let replies = try await pool.withConnection { connection in
+            guard connection.configuration.cluster != nil else { return try await connection.pipeline(commands) }
+            // On a cluster a pipeline keeps its order per master only, and a template key
+            // lives on another master than its view: the templates go first, on their own.
+            let templates = commands.indices.filter { !scriptPositions.contains($0) }
+            var replies = try await connection.pipeline(templates.map { commands[$0] })
+            for reply in replies { _ = try reply.get() }
+            replies = try await connection.pipeline(scriptPositions.map { commands[$0] })
+            var all = [Result<RedisValue, RedisError>](repeating: .success(.null), count: commands.count)
+            for (reply, position) in zip(replies, scriptPositions) { all[position] = reply }
+            return all
+        }
         return try scriptPositions.map { position in
             let reply = try replies[position].get()
             guard let flag = reply.int else {

@@ -2,7 +2,9 @@ import HeraldRedis
 
 /// The Lua scripts that change the registration index. Each runs on one slot (`KEYS[1]` is the
 /// slot prefix `herald:{s}:`, which carries the hash tag), so it is atomic and Redis Cluster
-/// routes it to the node owning the slot. docs/redis-layout.md is the specification.
+/// routes it to the node owning the slot. `KEYS[2]`, the guard `herald:{s}:~`, is never used
+/// by the script: it only makes Redis Cluster hold the script back (`TRYAGAIN`) while the slot
+/// is being migrated (`RegistrationIndex.script`). docs/redis-layout.md is the specification.
 ///
 /// Versions travel as decimal strings and are compared with `tonumber`: they are at most
 /// microseconds since 1970 (about 2^51), exact in Lua's doubles. The stored `ver` field is

@@ -1,0 +1,528 @@
+import Dispatch
+import Foundation
+import Logging
+
+/// The cluster side of `RedisConnection`: one `RedisNodeConnection` per master, opened on
+/// first use, and the rules that send each command to the master owning its hash slot.
+///
+/// - The slot map is shared by every router of the same configuration in the process
+///   (`RedisClusterState`): read once from `CLUSTER SLOTS`, patched by each `MOVED`, read again
+///   after a master could not be reached or a slot had no master.
+/// - `MOVED`: the map is patched and the command sent to the new owner. `ASK`: the command is
+///   sent to the migration's target after `ASKING`, the map left as it is. At most
+///   `maximumRedirects` rounds of redirections per call.
+/// - `TRYAGAIN`, `CLUSTERDOWN`, `LOADING`, `MASTERDOWN` and a master that cannot be connected
+///   to: none of them means the command ran, so reads and writes alike are sent again after a
+///   pause (10 ms, doubling, at most 500 ms) until `clusterRetrySeconds` have passed.
+/// - A pipeline is split per master; the parts go out on all masters at once (one thread
+///   each) and the results come back in the caller's order.
+/// - A command whose keys hash to two slots is refused before anything is sent (`.routing`).
+final class RedisClusterRouter: @unchecked Sendable {
+    let configuration: RedisConfiguration
+    private let logger: Logger
+    private let state: RedisClusterState
+
+    // Guarded by `lock`.
+    private let lock = NSLock()
+    private var nodes: [RedisClusterEndpoint: RedisNodeConnection] = [:]
+    private var counters = RedisConnection.Statistics()
+    private var isClosed = false
+
+    init(configuration: RedisConfiguration, logger: Logger) {
+        self.configuration = configuration
+        self.logger = logger
+        self.state = RedisClusterState.shared(for: configuration)
+    }
+
+    var statistics: RedisConnection.Statistics {
+        lock.withLock { nodes.values.reduce(counters) { $0 + $1.statistics } }
+    }
+
+    func close() {
+        let open = lock.withLock {
+            isClosed = true
+            defer { nodes.removeAll() }
+            return Array(nodes.values)
+        }
+        for node in open { node.close() }
+    }
+
+    // MARK: Topology
+
+    /// The current slot map, read from the seeds the first time.
+    func slotMap() throws -> RedisClusterSlotMap {
+        if let map = state.map { return map }
+        return try refresh(reason: "first use")
+    }
+
+    /// Reads the slot map again: from a known master, else a replica, else a seed; the first
+    /// node that answers wins. One line naming every node tried when none does.
+    @discardableResult
+    func refresh(reason: String) throws -> RedisClusterSlotMap {
+        var candidates: [RedisClusterEndpoint] = []
+        if let map = state.map { candidates = map.masters + map.replicas.flatMap { $0 } }
+        for seed in configuration.cluster ?? [] where !candidates.contains(seed) { candidates.append(seed) }
+        var failures: [String] = []
+        for candidate in candidates {
+            var once = configuration.node(candidate)
+            once.connectAttempts = 1
+            let probe = RedisNodeConnection(configuration: once, logger: logger)
+            defer { probe.close() }
+            do {
+                let reply = try probe.sendBlocking(.clusterSlots)
+                let map = try RedisClusterSlotMap(clusterSlots: reply, answeredBy: candidate)
+                guard !map.masters.isEmpty else {
+                    failures.append("\(candidate) (it serves no hash slots yet)")
+                    continue
+                }
+                state.replace(map)
+                lock.withLock { counters.topologyRefreshes += 1 }
+                logger.debug("read the cluster's slot map", metadata: ["from": "\(candidate)", "reason": "\(reason)"])
+                return map
+            } catch let error as RedisError where error.code == .server {
+                if error.message.contains("cluster support disabled") {
+                    throw RedisError(
+                        code: .cluster,
+                        message:
+                            "\(candidate) is not a cluster node (cluster support disabled); use redis://\(candidate) for a single Redis")
+                }
+                failures.append("\(candidate) (\(error.message))")
+            } catch let error as RedisClusterTopologyError {
+                failures.append("\(candidate) (\(error))")
+            } catch {
+                failures.append("\(candidate) (\((error as? RedisError)?.message ?? "\(error)"))")
+            }
+        }
+        throw RedisError(code: .cluster, message: "no cluster node answered: \(failures.joined(separator: ", "))")
+    }
+
+    /// For start-up: the cluster answers and every hash slot has a master.
+    func verify() throws {
+        let map = try refresh(reason: "start-up check")
+        let uncovered = map.uncoveredRanges
+        guard uncovered.isEmpty else {
+            let ranges = uncovered.prefix(4).map { $0.count == 1 ? "\($0.lowerBound)" : "\($0.lowerBound)-\($0.upperBound)" }
+            throw RedisError(
+                code: .cluster,
+                message:
+                    "\(map.uncoveredSlotCount) hash slots have no master (\(ranges.joined(separator: ", "))\(uncovered.count > 4 ? ", ..." : "")); wait for the failover or run redis-cli --cluster fix"
+            )
+        }
+    }
+
+    /// Runs `body` on a connection to every master, in turn.
+    func forEachMaster(_ body: (RedisNodeConnection) throws -> Void) throws {
+        for master in try slotMap().masters { try body(try node(master)) }
+    }
+
+    /// The node a command goes to now, for messages.
+    func endpoint(of command: RedisCommand) -> String {
+        guard let map = state.map, let slot = try? RedisClusterKeys.slot(of: command), let master = map.master(forSlot: slot)
+        else { return configuration.endpoint }
+        return master.description
+    }
+
+    private func node(_ endpoint: RedisClusterEndpoint) throws -> RedisNodeConnection {
+        try lock.withLock {
+            if isClosed { throw RedisError(code: .closed, message: "the connection to \(configuration.endpoint) was closed") }
+            if let node = nodes[endpoint] { return node }
+            let node = RedisNodeConnection(configuration: configuration.node(endpoint), logger: logger)
+            nodes[endpoint] = node
+            return node
+        }
+    }
+
+    // MARK: Routing
+
+    /// Where one command goes.
+    private enum Route: Equatable {
+        case slot(Int)
+        /// Keyless: any master will do (`PING`, `INFO`, `CLUSTER ...`).
+        case anyMaster
+        /// Every master, replies combined (`FLUSHALL`, `SCRIPT ...`, `DBSIZE`, `KEYS`).
+        case everyMaster
+    }
+
+    private static let everyMaster: Set<String> = ["FLUSHALL", "FLUSHDB", "SCRIPT", "DBSIZE", "KEYS"]
+    private static let refused: [String: String] = [
+        "SCAN": "SCAN walks one node; use RedisConnection.keys(matching:) or forEachKeyPageBlocking on a cluster",
+        "SELECT": "a Redis Cluster has only database 0",
+        "AUTH": "credentials belong in the redis+cluster:// URL",
+    ]
+
+    private func route(_ command: RedisCommand) throws -> Route {
+        do {
+            if let slot = try RedisClusterKeys.slot(of: command) { return .slot(slot) }
+        } catch {
+            throw RedisError(code: .routing, message: error.description)
+        }
+        let name = command.name.uppercased()
+        if let reason = Self.refused[name] { throw RedisError(code: .routing, message: "\(command.label): \(reason)") }
+        return Self.everyMaster.contains(name) ? .everyMaster : .anyMaster
+    }
+
+    // MARK: Commands
+
+    func sendBlocking(_ command: RedisCommand) throws -> RedisValue {
+        if try route(command) == .everyMaster { return try sendToEveryMaster(command) }
+        return try pipelineBlocking([command])[0].get()
+    }
+
+    /// Sends `command` to every master and combines the replies: the sum for `DBSIZE`, all
+    /// keys for `KEYS`, else the first master's reply once all succeeded.
+    private func sendToEveryMaster(_ command: RedisCommand) throws -> RedisValue {
+        var replies: [RedisValue] = []
+        try forEachMaster { replies.append(try $0.sendBlocking(command)) }
+        switch command.name.uppercased() {
+        case "DBSIZE": return .integer(replies.reduce(0) { $0 + ($1.int ?? 0) })
+        case "KEYS": return .array(replies.flatMap { $0.array ?? [] })
+        default: return replies.first ?? .null
+        }
+    }
+
+    func pipelineBlocking(_ commands: [RedisCommand]) throws -> [Result<RedisValue, RedisError>] {
+        if commands.isEmpty { return [] }
+        var results = [Result<RedisValue, RedisError>?](repeating: nil, count: commands.count)
+        var routes: [Route] = []
+        routes.reserveCapacity(commands.count)
+        for command in commands {
+            let route = try route(command)
+            if route == .everyMaster, commands.count > 1 {
+                throw RedisError(code: .routing, message: "\(command.label) goes to every master; send it alone")
+            }
+            routes.append(route)
+        }
+        var retry = RetryBudget(configuration: configuration)
+        var pending = Array(commands.indices)
+        var asking: [Int: RedisClusterEndpoint] = [:]
+        while !pending.isEmpty {
+            let plan = try plan(pending, routes: routes, asking: asking)
+            let outcomes = runPipelines(plan, commands: commands, asking: asking)
+            var next: [Int] = []
+            var pause: RedisError?
+            for (group, outcome) in zip(plan.groups, outcomes) {
+                switch outcome {
+                case .failure(let error) where error.code == .connection:
+                    // Nothing was sent: the master is unreachable (killed, failing over).
+                    next += group.indices
+                    pause = error
+                case .failure(let error):
+                    throw error
+                case .success(let replies):
+                    let answers = Self.withoutAsking(replies, indices: group.indices, asking: asking)
+                    for (index, result) in zip(group.indices, answers) {
+                        guard case .failure(let error) = result, let redirection = Self.redirection(error) else {
+                            results[index] = result
+                            asking[index] = nil
+                            continue
+                        }
+                        next.append(index)
+                        if let wait = follow(redirection, index: index, asking: &asking) { pause = error.appending(wait) }
+                    }
+                }
+            }
+            for index in plan.uncovered { next.append(index) }
+            if !plan.uncovered.isEmpty, pause == nil {
+                pause = RedisError(code: .cluster, message: "hash slot has no master (\(configuration.endpoint))")
+            }
+            if next.isEmpty { break }
+            try retry.next(after: pause, label: commands[next[0]].label, router: self)
+            pending = next.sorted()
+        }
+        return results.map { $0! }
+    }
+
+    func withPipelineRepliesBlocking<T>(_ commands: [RedisCommand], _ body: ([RedisReplyReference]) throws -> T) throws -> T {
+        if commands.isEmpty { return try body([]) }
+        let routes = try commands.map { command in
+            let route = try route(command)
+            if route == .everyMaster { throw RedisError(code: .routing, message: "\(command.label) goes to every master") }
+            return route
+        }
+        var retry = RetryBudget(configuration: configuration)
+        var asking: [Int: RedisClusterEndpoint] = [:]
+        while true {
+            let plan = try plan(Array(commands.indices), routes: routes, asking: asking)
+            var replies = [RedisReplyReference?](repeating: nil, count: commands.count)
+            var outcome: Result<T, any Error>?
+            var pause: RedisError?
+            do {
+                outcome = try nest(plan.groups[...], commands: commands, asking: asking, into: &replies) { replies in
+                    var redirected = false
+                    for (index, reply) in replies.enumerated() {
+                        guard reply.isError, let error = reply.error(command: commands[index].label, endpoint: ""),
+                            let redirection = Self.redirection(error)
+                        else { continue }
+                        redirected = true
+                        if let wait = follow(redirection, index: index, asking: &asking) { pause = error.appending(wait) }
+                    }
+                    guard !redirected, plan.uncovered.isEmpty else { return nil }
+                    return Result { try body(replies) }
+                }
+            } catch let error as RedisError where error.code == .connection {
+                pause = error
+            }
+            if let outcome { return try outcome.get() }
+            guard commands.allSatisfy(\.isReadOnly) else {
+                throw RedisError(
+                    code: .cluster,
+                    message: "a pipeline with writes was redirected (\(commands[0].label)); send writes with pipelineBlocking")
+            }
+            if !plan.uncovered.isEmpty, pause == nil {
+                pause = RedisError(code: .cluster, message: "hash slot has no master (\(configuration.endpoint))")
+            }
+            try retry.next(after: pause, label: commands[0].label, router: self)
+        }
+    }
+
+    /// Runs each group's pipeline inside the one before, so every group's replies are alive
+    /// when `finish` runs; `finish` returns nil to ask for another attempt.
+    private func nest<T>(
+        _ groups: ArraySlice<Plan.Group>, commands: [RedisCommand], asking: [Int: RedisClusterEndpoint],
+        into replies: inout [RedisReplyReference?], _ finish: ([RedisReplyReference]) -> Result<T, any Error>?
+    ) throws -> Result<T, any Error>? {
+        guard let group = groups.first else { return finish(replies.map { $0! }) }
+        let node = try node(group.endpoint)
+        return try node.withPipelineRepliesBlocking(Self.withAsking(group.indices, commands: commands, asking: asking)) {
+            groupReplies in
+            var position = 0
+            for index in group.indices {
+                if asking[index] != nil { position += 1 }
+                replies[index] = groupReplies[position]
+                position += 1
+            }
+            return try nest(groups.dropFirst(), commands: commands, asking: asking, into: &replies, finish)
+        }
+    }
+
+    func streamRepliesBlocking(
+        _ commands: [RedisCommand], _ body: (_ index: Int, _ reply: RedisReplyReference) throws -> Void
+    ) throws {
+        let routes = try commands.map { try route($0) }
+        let plan = try plan(Array(commands.indices), routes: routes, asking: [:])
+        var redirected: [Int] = plan.uncovered
+        for group in plan.groups {
+            try node(group.endpoint).streamRepliesBlocking(group.indices.map { commands[$0] }) { position, reply in
+                let index = group.indices[position]
+                if reply.isError, let error = reply.error(command: commands[index].label, endpoint: group.endpoint.description),
+                    Self.redirection(error) != nil
+                {
+                    redirected.append(index)
+                    return
+                }
+                try body(index, reply)
+            }
+        }
+        for index in redirected.sorted() {
+            try withPipelineRepliesBlocking([commands[index]]) { try body(index, $0[0]) }
+        }
+    }
+
+    // MARK: Plans and redirections
+
+    /// Commands grouped by the master they go to, in caller order within each group.
+    private struct Plan {
+        struct Group {
+            var endpoint: RedisClusterEndpoint
+            var indices: [Int]
+        }
+        var groups: [Group] = []
+        /// Commands whose slot has no master right now.
+        var uncovered: [Int] = []
+    }
+
+    private func plan(_ indices: [Int], routes: [Route], asking: [Int: RedisClusterEndpoint]) throws -> Plan {
+        let map = try slotMap()
+        var plan = Plan()
+        var groupOf: [RedisClusterEndpoint: Int] = [:]
+        for index in indices {
+            let target: RedisClusterEndpoint?
+            if let asked = asking[index] {
+                target = asked
+            } else {
+                switch routes[index] {
+                case .slot(let slot): target = map.master(forSlot: slot)
+                case .anyMaster, .everyMaster: target = map.masters.first
+                }
+            }
+            guard let target else {
+                plan.uncovered.append(index)
+                continue
+            }
+            if let group = groupOf[target] {
+                plan.groups[group].indices.append(index)
+            } else {
+                groupOf[target] = plan.groups.count
+                plan.groups.append(Plan.Group(endpoint: target, indices: [index]))
+            }
+        }
+        return plan
+    }
+
+    /// Sends each group's commands to its master as one pipeline, all masters at once when
+    /// there are several.
+    private func runPipelines(
+        _ plan: Plan, commands: [RedisCommand], asking: [Int: RedisClusterEndpoint]
+    ) -> [Result<[Result<RedisValue, RedisError>], RedisError>] {
+        if plan.groups.count == 1 { return [attempt(plan.groups[0], commands: commands, asking: asking)] }
+        let outcomes = OutcomeSlots<Result<[Result<RedisValue, RedisError>], RedisError>>(count: plan.groups.count)
+        DispatchQueue.concurrentPerform(iterations: plan.groups.count) { group in
+            outcomes[group] = attempt(plan.groups[group], commands: commands, asking: asking)
+        }
+        return outcomes.values
+    }
+
+    private func attempt(
+        _ group: Plan.Group, commands: [RedisCommand], asking: [Int: RedisClusterEndpoint]
+    ) -> Result<[Result<RedisValue, RedisError>], RedisError> {
+        do {
+            return .success(try node(group.endpoint).pipelineBlocking(Self.withAsking(group.indices, commands: commands, asking: asking)))
+        } catch let error as RedisError {
+            return .failure(error)
+        } catch {
+            return .failure(RedisError(code: .io, message: "\(error)"))
+        }
+    }
+
+    private static func withAsking(
+        _ indices: [Int], commands: [RedisCommand], asking: [Int: RedisClusterEndpoint]
+    ) -> [RedisCommand] {
+        guard !asking.isEmpty else { return indices.map { commands[$0] } }
+        var sent: [RedisCommand] = []
+        for index in indices {
+            if asking[index] != nil { sent.append(RedisCommand("ASKING")) }
+            sent.append(commands[index])
+        }
+        return sent
+    }
+
+    private static func withoutAsking(
+        _ replies: [Result<RedisValue, RedisError>], indices: [Int], asking: [Int: RedisClusterEndpoint]
+    ) -> [Result<RedisValue, RedisError>] {
+        guard !asking.isEmpty else { return replies }
+        var answers: [Result<RedisValue, RedisError>] = []
+        var position = 0
+        for index in indices {
+            if asking[index] != nil { position += 1 }
+            answers.append(replies[position])
+            position += 1
+        }
+        return answers
+    }
+
+    private static func redirection(_ error: RedisError) -> RedisClusterRedirection? {
+        guard error.code == .server, let prefix = error.serverPrefix,
+            ["MOVED", "ASK", "TRYAGAIN", "CLUSTERDOWN", "LOADING", "MASTERDOWN"].contains(prefix)
+        else { return nil }
+        if prefix == "MASTERDOWN" { return .retryLater(reason: prefix) }
+        return RedisClusterRedirection(errorReply: error.message.split(separator: " ").prefix(3).joined(separator: " "))
+    }
+
+    /// Applies a redirection for command `index`; returns why to wait first, if it must.
+    private func follow(_ redirection: RedisClusterRedirection, index: Int, asking: inout [Int: RedisClusterEndpoint]) -> String? {
+        switch redirection {
+        case .moved(let slot, let endpoint):
+            state.assign(slot: slot, to: endpoint)
+            asking[index] = nil
+            lock.withLock { counters.moved += 1 }
+            return nil
+        case .ask(_, let endpoint):
+            asking[index] = endpoint
+            lock.withLock { counters.asked += 1 }
+            return nil
+        case .retryLater(let reason):
+            asking[index] = nil
+            lock.withLock { counters.clusterRetries += 1 }
+            return reason
+        }
+    }
+
+    /// How long a call may keep retrying, and how many rounds of redirections it may follow.
+    private struct RetryBudget {
+        let deadline: ContinuousClock.Instant
+        let seconds: Double
+        let maximumRedirects: Int
+        var redirects = 0
+        var pauses = 0
+
+        init(configuration: RedisConfiguration) {
+            seconds = configuration.clusterRetrySeconds
+            deadline = .now + .milliseconds(Int(configuration.clusterRetrySeconds * 1000))
+            maximumRedirects = configuration.maximumRedirects
+        }
+
+        /// Before another round: counts a redirection, or pauses (re-reading the slot map) for
+        /// a retryable error; throws once the budget is spent. A pause starts a new count of
+        /// redirections: during a migration a script is asked, told to try again, asked again.
+        mutating func next(after pause: RedisError?, label: String, router: RedisClusterRouter) throws {
+            guard let pause else {
+                redirects += 1
+                if redirects > maximumRedirects {
+                    throw RedisError(code: .cluster, message: "\(label): more than \(maximumRedirects) redirections in a row")
+                }
+                return
+            }
+            if ContinuousClock.now >= deadline {
+                throw RedisError(
+                    code: .cluster,
+                    message: "\(pause.message) (gave up after \(pauses) retries over \(seconds) s)",
+                    serverPrefix: pause.serverPrefix)
+            }
+            let milliseconds = min(500, 10 << min(pauses, 6))
+            pauses += 1
+            redirects = 0
+            usleep(UInt32(milliseconds * 1000))
+            if pause.code != .server || pause.serverPrefix == "CLUSTERDOWN" {
+                _ = try? router.refresh(reason: pause.message)
+            }
+        }
+    }
+}
+
+extension RedisError {
+    fileprivate func appending(_ reason: String) -> RedisError {
+        RedisError(code: code, message: message, serverPrefix: serverPrefix ?? reason)
+    }
+}
+
+/// Results written by concurrent iterations, one slot each.
+private final class OutcomeSlots<Value>: @unchecked Sendable {
+    private let lock = NSLock()
+    private var slots: [Value?]
+
+    init(count: Int) { slots = Array(repeating: nil, count: count) }
+
+    subscript(index: Int) -> Value? {
+        get { lock.withLock { slots[index] } }
+        set { lock.withLock { slots[index] = newValue } }
+    }
+
+    var values: [Value] { lock.withLock { slots.map { $0! } } }
+}
+
+/// The slot map shared by every router of one configuration in the process, so a `MOVED` seen
+/// by one connection redirects them all.
+final class RedisClusterState: @unchecked Sendable {
+    private let lock = NSLock()
+    private var current: RedisClusterSlotMap?
+
+    private static let registryLock = NSLock()
+    nonisolated(unsafe) private static var registry: [RedisConfiguration: RedisClusterState] = [:]
+
+    static func shared(for configuration: RedisConfiguration) -> RedisClusterState {
+        registryLock.withLock {
+            if let state = registry[configuration] { return state }
+            let state = RedisClusterState()
+            registry[configuration] = state
+            return state
+        }
+    }
+
+    var map: RedisClusterSlotMap? { lock.withLock { current } }
+
+    func replace(_ map: RedisClusterSlotMap) { lock.withLock { current = map } }
+
+    func assign(slot: Int, to endpoint: RedisClusterEndpoint) {
+        lock.withLock { current?.assign(slot: slot, to: endpoint) }
+    }
+}
