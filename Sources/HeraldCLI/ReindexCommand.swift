@@ -31,6 +31,7 @@ struct ReindexCommand: AsyncParsableCommand {
         let configuration = try settings.registryConfiguration()
         let pool = RedisConnectionPool(configuration: try settings.redisConfiguration(), size: max(2, try settings.int(.redisPoolSize)))
         defer { pool.shutdown() }
+        try await pool.verify()
         let index = RegistrationIndex(pool: pool, layout: try settings.layout())
         try await index.checkMeta()
         let reindexer = Reindexer(

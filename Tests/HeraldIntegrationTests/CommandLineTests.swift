@@ -1,6 +1,7 @@
 import Foundation
 import HeraldAPI
 @testable import HeraldApp
+import HeraldTestSupport
 import Testing
 
 @Suite("herald command line", .enabled(if: HeraldBinary.isBuilt, "build the herald executable first (swift build --build-tests)"))
@@ -85,6 +86,25 @@ struct CommandLineTests {
         #expect(tls.status != 0)
         #expect(tls.stderr.contains("rediss:// (Redis over TLS) is not supported"), "\(tls.stderr)")
         #expect(!tls.stderr.contains("s3cret-pass"))
+    }
+
+    @Test("a Redis URL that does not fit the server stops worker, api and reindex at start-up with one line")
+    func redisTopologyMismatch() throws {
+        let closed = freeLocalPort()
+        let single = try TestRedis()
+        let cases: [(String, String)] = [
+            ("redis+cluster://127.0.0.1:\(closed)", "no cluster node answered: 127.0.0.1:\(closed)"),
+            ("redis+cluster://127.0.0.1:\(single.port)", "use redis://127.0.0.1:\(single.port) for a single Redis"),
+        ]
+        for (url, message) in cases {
+            for command in [["worker"], ["api"], ["reindex"]] {
+                let output = try HeraldBinary.run(
+                    command + ["--kafka-brokers", "127.0.0.1:1", "--redis-url", url],
+                    environment: ["HERALD_ALLOW_DEMO_KEYS": "true"], timeout: 60)
+                #expect(output.status != 0)
+                #expect(output.stderr.contains(message), "\(command) \(url): \(output.stderr)")
+            }
+        }
     }
 
     @Test("setting flags come from the one settings table: both spellings, flag over environment, arguments around them intact")

@@ -142,7 +142,9 @@ struct StatusRebuildTests {
             try #require(before.allSatisfy { $0 != nil }, "\(before)")
             try await harness.stopRoles()
 
-            _ = try await harness.pool.withConnection { try await $0.send(RedisCommand("FLUSHALL")) }
+            // FLUSHALL of this test's keys (the Redis may be shared: HERALD_TEST_REDIS_URL).
+            let prefix = harness.configuration.layout.prefix
+            _ = try await harness.pool.withConnection { try await $0.deleteKeys(matching: prefix + ":*") }
             #expect(try await snapshot().allSatisfy { $0 == nil })
             // The planner waits while the index is missing; the full rebuild lets it go on.
             let summary = try #require(try await harness.rebuild().run(token: "test", logger: PipelineHarness.logger)).statuses

@@ -72,6 +72,7 @@ public struct APIRunner: Sendable {
         logger.debug("allocator", metadata: ["allocator": "\(allocator)"])
         let pool = RedisConnectionPool(configuration: try settings.redisConfiguration(), size: try settings.int(.redisPoolSize))
         defer { pool.shutdown() }
+        try await pool.verify()
         let application = try await makeService(pool: pool, logger: logger)
         let group = ServiceGroup(
             services: [application], gracefulShutdownSignals: [.sigterm, .sigint], logger: logger

@@ -50,6 +50,13 @@ public final class RedisConnectionPool: @unchecked Sendable {
         }
     }
 
+    /// The start-up check of `RedisConnection.verify()` on one of the pool's connections:
+    /// throws one line when the URL does not fit the server (single node or cluster) or the
+    /// cluster cannot serve every hash slot.
+    public func verify() async throws {
+        try await withConnection { try await $0.verify() }
+    }
+
     /// Closes idle connections now and borrowed ones when they come back; waiting and later
     /// borrowers fail with `.closed`.
     public func shutdown() {
