@@ -3,6 +3,8 @@ SHELL := /bin/bash
 SWIFT ?= swift
 SWIFT_BUILD_FLAGS ?=
 HERALD := .build/debug/herald
+# REDIS_CLUSTER=3 runs make run / make bench on a Redis Cluster of 3 masters + 3 replicas.
+STACK_FLAGS := $(if $(REDIS_CLUSTER),--redis-cluster $(REDIS_CLUSTER))
 
 .PHONY: all bootstrap build test run bench fuzz format stack-up stack-down stack-status validate-deploy clean help
 
@@ -10,6 +12,7 @@ all: build
 
 help:
 	@echo "make run           set up, start the embedded stack, run Herald's breaking-news story end to end"
+	@echo "                   (REDIS_CLUSTER=3: the same story on a Redis Cluster of 3 masters + 3 replicas)"
 	@echo "make test          set up, build, start servers, run every test"
 	@echo "make bench         release build, benchmarks side by side with the broker ceiling"
 	@echo "make format        apply .swift-format to the Swift sources (make test checks it)"
@@ -27,11 +30,11 @@ test: bootstrap
 	scripts/stack run -- scripts/test-all
 
 run: build
-	scripts/stack run -- $(HERALD) demo --keep-running
+	scripts/stack run $(STACK_FLAGS) -- $(HERALD) demo --keep-running
 
 bench: bootstrap
 	$(SWIFT) build -c release $(SWIFT_BUILD_FLAGS)
-	scripts/stack run -- .build/release/herald-bench $(BENCH_ARGS)
+	scripts/stack run $(STACK_FLAGS) -- .build/release/herald-bench $(BENCH_ARGS)
 
 fuzz: bootstrap
 	scripts/fuzz $(FUZZ_SECONDS)

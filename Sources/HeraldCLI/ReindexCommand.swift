@@ -24,6 +24,16 @@ struct ReindexCommand: AsyncParsableCommand {
             "Rebuild only the registration index, not the statuses and claims. The index is not marked whole: on an emptied Redis the planner and fan-out keep waiting for a full rebuild."
     )
     var registrationsOnly = false
+    @Option(
+        help:
+            "Rebuild only these Herald slots (for example 0-31,77) of the registration index, plus every template; for writes a failed-over Redis master lost. Statuses and claims are rebuilt whole (they only fill in what is missing)."
+    )
+    var slots: String?
+    @Option(
+        help:
+            "Rebuild only the Herald slots whose hash slots the cluster master at host:port serves; after a failover, name the replica that took over."
+    )
+    var node: String?
 
     func run() async throws {
         let settings = options.settings()
@@ -34,17 +44,30 @@ struct ReindexCommand: AsyncParsableCommand {
         try await pool.verify()
         let index = RegistrationIndex(pool: pool, layout: try settings.layout())
         try await index.checkMeta()
-        let reindexer = Reindexer(
+        var reindexer = Reindexer(
             configuration: configuration,
             consumerConfiguration: try settings.consumerConfiguration(groupId: nil, clientId: "herald-reindex"),
             index: index, concurrency: pool.size, batchSize: batchSize
         )
+        let scope = try await Self.scope(slots: slots, node: node, layout: index.layout, pool: pool)
+        reindexer.slots = scope
         let bar = ProgressBar(label: "reindex \(configuration.registrationsTopic)")
         let progress: @Sendable (Reindexer.Progress) -> Void = { bar.update(done: $0.recordsRead, total: $0.recordsTotal) }
         guard !registrationsOnly else {
             let summary = try await reindexer.run(progress: progress)
             bar.finish()
             print(Self.describe(summary))
+            return
+        }
+        if let scope {
+            // A scoped rebuild repairs an index that is whole otherwise: no lease, same epoch.
+            let summary = try await reindexer.run(progress: progress)
+            bar.finish()
+            print(Self.describe(summary))
+            let statuses = try await StatusRebuilder(configuration: try settings.pipelineConfiguration(), pool: pool)
+                .run(logger: Logger(label: "herald.reindex"))
+            print("slots         \(scope.count) of \(index.layout.slotCount)")
+            print("statuses      \(statuses.statuses), claims \(statuses.claims), \(statuses.mismatched) differ from the log")
             return
         }
         let pipeline = try settings.pipelineConfiguration()
@@ -80,6 +103,40 @@ struct ReindexCommand: AsyncParsableCommand {
                 "\(statuses.mismatched) statuses or claims in Redis differ from \(pipeline.topics.status) after the rebuild (see the warnings)"
             )
         }
+    }
+
+    /// The Herald slots of `--slots` or `--node`, nil when neither is given.
+    static func scope(slots: String?, node: String?, layout: SlotLayout, pool: RedisConnectionPool) async throws -> Set<Int>? {
+        if slots != nil, node != nil { throw CommandFailure("--slots and --node: give one of them") }
+        if let slots { return try parseSlots(slots, slotCount: layout.slotCount) }
+        guard let node else { return nil }
+        guard let endpoint = RedisClusterEndpoint(node) else { throw CommandFailure("--node \(node): expected host:port") }
+        guard pool.configuration.cluster != nil else { throw CommandFailure("--node needs a redis+cluster:// HERALD_REDIS_URL") }
+        let reply = try await pool.withConnection { try await $0.send(.clusterSlots) }
+        let map = try RedisClusterSlotMap(clusterSlots: reply, answeredBy: endpoint)
+        let owned = Set(
+            (0..<layout.slotCount).filter { map.master(forSlot: RedisClusterSlot.of(Array(layout.slotPrefix($0).utf8))) == endpoint })
+        guard !owned.isEmpty else {
+            throw CommandFailure(
+                "--node \(node) serves none of Herald's \(layout.slotCount) slots; masters now: \(map.masters.map(\.description).joined(separator: ", "))"
+            )
+        }
+        return owned
+    }
+
+    /// `0-31,77` → {0...31, 77}; every number within `0..<slotCount`.
+    static func parseSlots(_ text: String, slotCount: Int) throws -> Set<Int> {
+        var slots: Set<Int> = []
+        for part in text.split(separator: ",", omittingEmptySubsequences: false) {
+            let bounds = part.split(separator: "-", maxSplits: 1, omittingEmptySubsequences: false).map {
+                Int($0.trimmingCharacters(in: .whitespaces))
+            }
+            guard let low = bounds.first ?? nil, let high = bounds.last ?? nil, low <= high, low >= 0, high < slotCount else {
+                throw CommandFailure("--slots \(text): \"\(part)\" is not a slot or a range of slots within 0-\(slotCount - 1)")
+            }
+            slots.formUnion(low...high)
+        }
+        return slots
     }
 
     static func describe(_ summary: Reindexer.Summary) -> String {

@@ -36,7 +36,7 @@ struct RedisLossTests {
         registry.registrationsTopic = prefix + ".herald.registrations"
         registry.slotCount = slots
         registry.redisPrefix = prefix
-        try await seedLog(registry, broker: broker)
+        try await Self.seedLog(registry, broker: broker)
 
         let environment = [
             "HERALD_KAFKA_BROKERS": broker.bootstrapServers, "HERALD_REDIS_URL": redis.url,
@@ -53,7 +53,7 @@ struct RedisLossTests {
         defer { pool.shutdown() }
         let index = RegistrationIndex(pool: pool, layout: layout)
         // A new deployment has no index: the worker builds it from the log before planning.
-        try await waitForEpoch(index, worker: worker)
+        try await Self.waitForEpoch(index, worker: worker)
         try await ExactlyOnceTests.waitForTopic(topics.deliveries, bootstrapServers: broker.bootstrapServers, timeout: .seconds(60))
 
         let publisher = try EventPublisher(bootstrapServers: broker.bootstrapServers, topics: topics)
@@ -72,10 +72,10 @@ struct RedisLossTests {
             try await loseRedis()
             #expect(!completedEarly, "the \(name) broadcast completed before Redis was lost; make it larger")
 
-            let status = try await waitForCompletion(eventId, reader: statusReader, worker: worker)
+            let status = try await Self.waitForCompletion(eventId, reader: statusReader, worker: worker)
             #expect(status.targets.total == Self.registrations, "\(name): \(status.targets.total) targets")
             #expect(status.tasks.completed == status.tasks.planned)
-            let copies = try await deliveryCopies(eventId: eventId, topic: topics.deliveries, broker: broker)
+            let copies = try await Self.deliveryCopies(eventId: eventId, topic: topics.deliveries, broker: broker)
             let expected = Set((0..<Self.registrations).map { "\(eventId)/rl\($0)/news" })
             let missing = expected.subtracting(copies.keys)
             #expect(missing.isEmpty, "\(name): lost \(missing.count) deliveries, e.g. \(missing.prefix(3))")
@@ -89,6 +89,15 @@ struct RedisLossTests {
 
         // The cache equals the log: a second Redis rebuilt from scratch holds the same index,
         // statuses and claims.
+        try await Self.expectEqualToRebuild(index, registry: registry, topics: topics, broker: broker)
+    }
+
+    /// Rebuilds the index, statuses and claims from the log into a fresh single Redis and
+    /// expects `index` to hold the same log state, key by key.
+    static func expectEqualToRebuild(
+        _ index: RegistrationIndex, registry: RegistryConfiguration, topics: HeraldTopics, broker: TestBroker
+    ) async throws {
+        let layout = index.layout
         let reference = try TestRedis()
         defer { reference.stop() }
         let referencePool = RedisConnectionPool(configuration: RedisConfiguration(host: reference.host, port: reference.port), size: 2)
@@ -119,16 +128,17 @@ struct RedisLossTests {
         #expect(differing.isEmpty, "keys that differ from a rebuild of the log: \(differing.sorted().prefix(5))")
     }
 
-    /// Writes the audience to the registrations topic only: Redis gets it from the worker.
-    private func seedLog(_ registry: RegistryConfiguration, broker: TestBroker) async throws {
+    /// Writes the audience (ids `rl0`, `rl1`, ...) to the registrations topic only: Redis
+    /// gets it from the worker.
+    static func seedLog(_ registry: RegistryConfiguration, broker: TestBroker, count: Int = registrations) async throws {
         let admin = try KafkaAdmin(configuration: KafkaAdminConfiguration(bootstrapServers: broker.bootstrapServers))
         try await RegistrationLog.createTopic(admin: admin, configuration: registry)
         let producer = try KafkaProducer(configuration: RegistrationLog.producerConfiguration(bootstrapServers: broker.bootstrapServers))
         let log = RegistrationLog(producer: producer, topic: registry.registrationsTopic)
         let template = RegistrationTemplate(name: "news", body: #"{"aps":{"alert":"$(News_English)"}}"#)
-        for chunk in stride(from: 0, to: Self.registrations, by: 2_000) {
+        for chunk in stride(from: 0, to: count, by: 5_000) {
             try await log.write(
-                (chunk..<min(chunk + 2_000, Self.registrations)).map {
+                (chunk..<min(chunk + 5_000, count)).map {
                     .registration(
                         IndexedRegistration(
                             Registration(
@@ -139,8 +149,8 @@ struct RedisLossTests {
         await producer.shutdown()
     }
 
-    private func waitForEpoch(_ index: RegistrationIndex, worker: HeraldBinary.Running) async throws {
-        for _ in 0..<600 {
+    static func waitForEpoch(_ index: RegistrationIndex, worker: HeraldBinary.Running) async throws {
+        for _ in 0..<1_800 {
             if (try? await index.epoch()) != nil { return }
             try await Task.sleep(for: .milliseconds(100))
         }
@@ -148,7 +158,7 @@ struct RedisLossTests {
         throw CancellationError()
     }
 
-    private func waitForCompletion(_ eventId: String, reader: StatusReader, worker: HeraldBinary.Running) async throws -> StatusRecord {
+    static func waitForCompletion(_ eventId: String, reader: StatusReader, worker: HeraldBinary.Running) async throws -> StatusRecord {
         for _ in 0..<1_800 {
             if let status = try? await reader.status(eventId: eventId), status.state == .completed { return status }
             try await Task.sleep(for: .milliseconds(100))
@@ -158,7 +168,7 @@ struct RedisLossTests {
         throw CancellationError()
     }
 
-    private func deliveryCopies(eventId: String, topic: String, broker: TestBroker) async throws -> [String: Int] {
+    static func deliveryCopies(eventId: String, topic: String, broker: TestBroker) async throws -> [String: Int] {
         var copies: [String: Int] = [:]
         var tail = RecordTail(topic: topic, bootstrapServers: broker.bootstrapServers)
         tail.eventId = eventId

@@ -68,7 +68,10 @@ public struct Setting: Sendable, Hashable {
                     "File of librdkafka properties added to every Kafka client, one key=value per line (# comments): security.protocol, sasl.*, ssl.*, tuning. They override Herald's own values."
                 )
             case .redisUrl:
-                ("redis://127.0.0.1:6379", "Redis URL (redis://[:password@]host:port[/db]).")
+                (
+                    "redis://127.0.0.1:6379",
+                    "Redis URL: redis://[:password@]host:port[/db] for one Redis, redis+cluster://[:password@]host:port,host:port,... (seed nodes) for a Redis Cluster."
+                )
             case .redisPoolSize:
                 ("4", "Redis connections per process.")
             case .slots:

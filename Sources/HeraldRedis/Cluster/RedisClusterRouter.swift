@@ -110,9 +110,10 @@ final class RedisClusterRouter: @unchecked Sendable {
         }
     }
 
-    /// Runs `body` on a connection to every master, in turn.
+    /// Runs `body` on a connection to every master that serves slots now (the map is read
+    /// again first, so a master replaced by a failover is not visited), in turn.
     func forEachMaster(_ body: (RedisNodeConnection) throws -> Void) throws {
-        for master in try slotMap().masters { try body(try node(master)) }
+        for master in try refresh(reason: "visiting every master").masters { try body(try node(master)) }
     }
 
     /// The node a command goes to now, for messages.

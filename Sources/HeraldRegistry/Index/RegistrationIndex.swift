@@ -89,6 +89,16 @@ public final class RegistrationIndex: Sendable {
         return command
     }
 
+    /// Writes the template bodies of `changes` that are missing (SET NX), and nothing else.
+    public func restoreTemplates(of changes: [RegistryChange]) async throws {
+        let commands: [RedisCommand] = changes.compactMap { change in
+            guard case .registration(let entry) = change, let template = entry.templateJSON else { return nil }
+            return .set(layout.templateKey(entry.view.templateKey), template, onlyIfAbsent: true)
+        }
+        guard !commands.isEmpty else { return }
+        for reply in try await pool.withConnection({ try await $0.pipeline(commands) }) { _ = try reply.get() }
+    }
+
     /// Applies one change atomically; true when applied, false when it was older than (or
     /// the same as) what the index holds.
     @discardableResult

@@ -40,6 +40,10 @@ public struct Reindexer: Sendable {
     public var concurrency: Int
     /// Records per poll and per pipeline.
     public var batchSize: Int
+    /// The Herald slots to rebuild, nil for all (`herald reindex --slots`). Every template
+    /// seen is written back whatever its registration's slot: template keys hash elsewhere
+    /// and may have lived on the node whose slots are being rebuilt.
+    public var slots: Set<Int>?
     private let logger: Logger
 
     public init(
@@ -159,7 +163,12 @@ public struct Reindexer: Sendable {
     }
 
     private func apply(_ records: [KafkaMessage]) async throws -> Summary {
-        let (changes, unreadable) = RegistryChange.decode(records, logger: logger)
+        var (changes, unreadable) = RegistryChange.decode(records, logger: logger)
+        if let slots {
+            let outside = changes.filter { !slots.contains(index.layout.slot(of: $0.slotId)) }
+            try await index.restoreTemplates(of: outside)
+            changes.removeAll { !slots.contains(index.layout.slot(of: $0.slotId)) }
+        }
         let flags = try await index.apply(changes)
         var summary = Summary()
         summary.ignored = unreadable
