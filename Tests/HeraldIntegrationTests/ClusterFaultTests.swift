@@ -171,3 +171,57 @@ struct ClusterFaultTests {
         }
     }
 }
+
+/// Growing a deployment, as docs/operations.md tells it: from one Redis to a cluster with
+/// `herald reindex`, then to more Herald slots under a new prefix, nothing lost on the way.
+@Suite("Growing onto a Redis Cluster", .enabled(if: HeraldBinary.isBuilt, "build the herald executable first"))
+struct ClusterGrowthTests {
+    @Test("one Redis → a 3+3 cluster → twice the slots: every registration indexed, the cluster equal to the log")
+    func singleToClusterToMoreSlots() async throws {
+        let registrations = 5_000
+        let single = try TestRedis()
+        let cluster = try TestRedisCluster()
+        let broker = try TestBroker()
+        defer { broker.stop() }
+        let prefix = TestBroker.uniqueName("grow")
+        var registry = RegistryConfiguration()
+        registry.registrationsTopic = prefix + ".herald.registrations"
+        registry.slotCount = 64
+        registry.redisPrefix = prefix
+        try await RedisLossTests.seedLog(registry, broker: broker, count: registrations)
+        let base = [
+            "HERALD_KAFKA_BROKERS": broker.bootstrapServers, "HERALD_TOPIC_PREFIX": prefix + ".herald.",
+            "HERALD_REDIS_PREFIX": prefix, "HERALD_SLOTS": "64", "HERALD_ALLOW_DEMO_KEYS": "true",
+        ]
+        let topics = try HeraldBinary.run(["topics", "create"], environment: base, timeout: 120)
+        #expect(topics.status == 0, "\(topics.stderr.suffix(1_500))")
+        for url in [single.url, cluster.url] {
+            let run = try HeraldBinary.run(["reindex"], environment: base.merging(["HERALD_REDIS_URL": url]) { $1 }, timeout: 300)
+            #expect(run.status == 0, "\(url): \(run.stderr.suffix(1_500))")
+        }
+        let layout = SlotLayout(slotCount: 64, prefix: prefix)
+        let singlePool = RedisConnectionPool(configuration: try RedisConfiguration(url: single.url), size: 2)
+        let clusterPool = RedisConnectionPool(configuration: try RedisConfiguration(url: cluster.url), size: 2)
+        defer {
+            singlePool.shutdown()
+            clusterPool.shutdown()
+        }
+        let before = try await RegistrationIndex(pool: singlePool, layout: layout).digest()
+        let after = try await RegistrationIndex(pool: clusterPool, layout: layout).digest()
+        #expect(before.keyCount > registrations)
+        #expect(after == before)
+
+        // More slots: a new prefix with HERALD_SLOTS=128, rebuilt from the same log.
+        let grown = prefix + "-128"
+        let run = try HeraldBinary.run(
+            ["reindex"],
+            environment: base.merging(["HERALD_REDIS_URL": cluster.url, "HERALD_REDIS_PREFIX": grown, "HERALD_SLOTS": "128"]) { $1 },
+            timeout: 300)
+        #expect(run.status == 0, "\(run.stderr.suffix(1_500))")
+        let grownLayout = SlotLayout(slotCount: 128, prefix: grown)
+        let sizes = try await clusterPool.withConnection { connection in
+            try await connection.pipeline((0..<128).map { .scard(grownLayout.allKey(slot: $0)) })
+        }
+        #expect(try sizes.reduce(0) { $0 + (try $1.get().int ?? 0) } == registrations)
+    }
+}
