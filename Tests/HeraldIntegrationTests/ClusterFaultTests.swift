@@ -11,7 +11,9 @@ import Testing
 /// Fault suite on a 3+3 Redis Cluster: hash slots resharded while a broadcast runs, and a
 /// master killed during one. A worker process (planner, fan-out, indexer) builds the index
 /// from the log and delivers; the test plays the operator with `redis-cli`.
-@Suite("Redis Cluster faults under a live broadcast", .serialized, .enabled(if: HeraldBinary.isBuilt, "build the herald executable first"))
+@Suite(
+    "Redis Cluster faults under a live broadcast", .serialized, .enabled(if: HeraldBinary.isBuilt, "build the herald executable first"),
+    .enabled(if: TestRedisCluster.suitesEnabled, "runs in make test's cluster pass"))
 struct ClusterFaultTests {
     static let slots = 256
 
@@ -174,7 +176,9 @@ struct ClusterFaultTests {
 
 /// Growing a deployment, as docs/operations.md tells it: from one Redis to a cluster with
 /// `herald reindex`, then to more Herald slots under a new prefix, nothing lost on the way.
-@Suite("Growing onto a Redis Cluster", .enabled(if: HeraldBinary.isBuilt, "build the herald executable first"))
+@Suite(
+    "Growing onto a Redis Cluster", .enabled(if: HeraldBinary.isBuilt, "build the herald executable first"),
+    .enabled(if: TestRedisCluster.suitesEnabled, "runs in make test's cluster pass"))
 struct ClusterGrowthTests {
     @Test("one Redis → a 3+3 cluster → twice the slots: every registration indexed, the cluster equal to the log")
     func singleToClusterToMoreSlots() async throws {

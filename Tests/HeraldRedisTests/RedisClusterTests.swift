@@ -5,7 +5,7 @@ import Testing
 
 /// The cluster client against a real 3+3 Redis Cluster (`TestRedisCluster`): routing by hash
 /// slot, pipelines split over masters, redirections during a migration, start-up checks.
-@Suite("Redis Cluster client", .serialized)
+@Suite("Redis Cluster client", .serialized, .enabled(if: TestRedisCluster.suitesEnabled, "runs in make test's cluster pass"))
 struct RedisClusterTests {
     static func configuration(_ cluster: TestRedisCluster, retrySeconds: Double = 15) throws -> RedisConfiguration {
         var configuration = try RedisConfiguration(url: cluster.url)
@@ -154,9 +154,13 @@ struct RedisClusterTests {
 
         let good = RedisConnection(configuration: try Self.configuration(cluster))
         try await good.verify()
+        let pool = RedisConnectionPool(configuration: try Self.configuration(cluster), size: 1)
+        defer { pool.shutdown() }
+        #expect(await pool.everySlotServed())
         for port in cluster.ports { try cluster.cli(port, "CLUSTER", "DELSLOTSRANGE", "0", "100") }
         let uncovered = await #expect(throws: RedisError.self) { try await good.verify() }
         #expect(uncovered?.message.contains("101 hash slots have no master (0-100)") == true)
+        #expect(await !pool.everySlotServed())
     }
 
     /// Starts moving `slot` from `source` to `target` and moves `keys` of it, as

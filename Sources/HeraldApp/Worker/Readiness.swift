@@ -3,7 +3,8 @@ import HeraldRedis
 import HeraldRegistry
 
 /// Answers `/health/ready`: true only when the broker lists topics and Redis holds a whole
-/// registration index (`IndexEpoch`), each within two seconds.
+/// registration index (`IndexEpoch`), each within two seconds, and on a Redis Cluster every
+/// hash slot has a master.
 public struct Readiness: Sendable {
     let admin: KafkaAdmin
     let redis: RedisConnectionPool
@@ -28,6 +29,7 @@ public struct Readiness: Sendable {
 
     private func redisAnswers() async -> Bool {
         guard let reply = try? await redis.withConnection({ try await $0.send(IndexEpoch.read(layout)) }) else { return false }
-        return (try? IndexEpoch.require(reply, layout: layout)) != nil
+        guard (try? IndexEpoch.require(reply, layout: layout)) != nil else { return false }
+        return await redis.everySlotServed()
     }
 }

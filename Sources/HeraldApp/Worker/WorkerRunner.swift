@@ -43,8 +43,8 @@ public struct WorkerRunner: Sendable {
         let registryConfiguration = try settings.registryConfiguration()
         let pool = try sharedPool ?? RedisConnectionPool(configuration: pipeline.redis, size: settings.int(.redisPoolSize))
         defer { if sharedPool == nil { pool.shutdown() } }
-        try await pool.verify()
         let admin = try KafkaAdmin(configuration: settings.adminConfiguration())
+        try await pool.verify()
 
         var services: [any Service] = extraServices
         if roles.contains(.indexer) {

@@ -19,6 +19,10 @@ extension TaskExecutor {
         let limit = max(1, configuration.snapshotReadLimit)
         var packsPerRead: Int?
         var cursor: UInt64 = 0
+        // An SSCAN cursor means something only on the node that issued it. If the slot moved
+        // to another master between two pages (a reshard: the client followed MOVED or ASK),
+        // the rest of the scan could skip or repeat members, so the task is done again.
+        var redirections = redis.statistics.redirections
         repeat {
             // Up to `limit` members (whole SSCAN pages; ids copied once, flat), then the packs
             // holding them, each pack once, so a slot's packs are read about once per `limit`
@@ -26,7 +30,13 @@ extension TaskExecutor {
             members.removeAll(keepingCapacity: true)
             repeat {
                 gate?.yieldIfBusy()
+                let continuing = cursor != 0
                 cursor = try scan(source, cursor: cursor, count: configuration.scanCount, into: &members)
+                let now = redis.statistics.redirections
+                if continuing, now != redirections {
+                    throw IndexNotReady(message: "slot \(slot) moved to another Redis master while its audience was read")
+                }
+                redirections = now
             } while cursor != 0 && members.count < limit
             guard !members.isEmpty else { continue }
             try deliverMembers(packsKey: packsKey, run: &run, producer: producer) {

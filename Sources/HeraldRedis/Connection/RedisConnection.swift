@@ -41,6 +41,8 @@ public final class RedisConnection: @unchecked Sendable {
         public var clusterRetries = 0
         /// Cluster: times the slot map was read again from the cluster.
         public var topologyRefreshes = 0
+        /// Cluster: `moved + asked`, commands that went to another node than the map said.
+        public var redirections: Int { moved + asked }
 
         static func + (left: Statistics, right: Statistics) -> Statistics {
             var sum = left

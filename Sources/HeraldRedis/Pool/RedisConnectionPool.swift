@@ -57,6 +57,13 @@ public final class RedisConnectionPool: @unchecked Sendable {
         try await withConnection { try await $0.verify() }
     }
 
+    /// For readiness probes: on a cluster, true when every hash slot has a master (the slot
+    /// map is read again); on a single Redis, true (the caller's own command tells).
+    public func everySlotServed() async -> Bool {
+        guard configuration.cluster != nil else { return true }
+        return (try? await verify()) != nil
+    }
+
     /// Closes idle connections now and borrowed ones when they come back; waiting and later
     /// borrowers fail with `.closed`.
     public func shutdown() {

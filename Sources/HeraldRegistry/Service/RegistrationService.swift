@@ -133,11 +133,11 @@ public final class RegistrationService: Sendable {
 
     // MARK: Readiness
 
-    /// True when Redis holds a whole index (`IndexEpoch`) and the broker describes the
-    /// registrations topic. While the index is missing or being rebuilt, reads would miss
-    /// registrations that are in the log.
+    /// True when Redis holds a whole index (`IndexEpoch`), every cluster hash slot has a
+    /// master, and the broker describes the registrations topic. While the index is missing or
+    /// being rebuilt, reads would miss registrations that are in the log.
     public func isReady() async -> Bool {
-        guard (try? await index.epoch()) != nil else { return false }
+        guard (try? await index.epoch()) != nil, await index.pool.everySlotServed() else { return false }
         guard let admin else { return true }
         let topic = configuration.registrationsTopic
         return (try? await admin.describeTopic(topic, timeout: .seconds(2))) != nil
