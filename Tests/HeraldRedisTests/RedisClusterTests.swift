@@ -37,6 +37,17 @@ struct RedisClusterTests {
             seen[index] = reply.bytes.map { String(decoding: $0, as: UTF8.self) }
         }
         #expect(seen.count == keys.count && seen.allSatisfy { $0.value == "v-" + keys[$0.key] })
+        // An error thrown by the caller stops every master's stream; the connection goes on.
+        struct Stop: Error {}
+        var handled = 0
+        #expect(throws: Stop.self) {
+            try connection.streamRepliesBlocking(keys.map { RedisCommand.get($0) }) { _, _ in
+                handled += 1
+                if handled == 500 { throw Stop() }
+            }
+        }
+        #expect(handled == 500)
+        #expect(try connection.sendBlocking(.get(keys[0])).string == "v-" + keys[0])
         var counted = 0
         try connection.withPipelineRepliesBlocking(keys.prefix(100).map { .get($0) }) { replies in
             counted = replies.filter { !$0.isError && !$0.isNull }.count

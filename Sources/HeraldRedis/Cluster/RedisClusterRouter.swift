@@ -296,25 +296,54 @@ final class RedisClusterRouter: @unchecked Sendable {
         }
     }
 
+    /// Streams every master's commands at once: one thread per master reads its replies
+    /// (with its own read-ahead) and hands each to the caller's thread, which runs `body` for
+    /// one reply at a time. All masters prepare replies while the caller works, so a broadcast
+    /// over slots on several masters uses all of them. A redirected command is run again after
+    /// the rest, through the redirect-following pipeline.
     func streamRepliesBlocking(
         _ commands: [RedisCommand], _ body: (_ index: Int, _ reply: RedisReplyReference) throws -> Void
     ) throws {
         let routes = try commands.map { try route($0) }
         let plan = try plan(Array(commands.indices), routes: routes, asking: [:])
-        var redirected: [Int] = plan.uncovered
+        let exchange = ReplyExchange(streams: plan.groups.count)
+        let done = DispatchGroup()
         for group in plan.groups {
-            try node(group.endpoint).streamRepliesBlocking(group.indices.map { commands[$0] }) { position, reply in
-                let index = group.indices[position]
-                if reply.isError, let error = reply.error(command: commands[index].label, endpoint: group.endpoint.description),
-                    Self.redirection(error) != nil
-                {
-                    redirected.append(index)
-                    return
+            let node = try node(group.endpoint)
+            let stream = UncheckedCommands(commands: group.indices.map { commands[$0] }, labels: commands, indices: group.indices)
+            DispatchQueue.global().async(group: done) {
+                do {
+                    try node.streamRepliesBlocking(stream.commands) { position, reply in
+                        let index = stream.indices[position]
+                        if reply.isError,
+                            let error = reply.error(command: stream.labels[index].label, endpoint: group.endpoint.description),
+                            Self.redirection(error) != nil
+                        {
+                            exchange.redirected(index)
+                            return
+                        }
+                        try exchange.hand(index, reply)
+                    }
+                    exchange.finished(nil)
+                } catch {
+                    exchange.finished(error)
                 }
-                try body(index, reply)
             }
         }
-        for index in redirected.sorted() {
+        while let (index, reply) = exchange.next() {
+            do {
+                try body(index, reply)
+            } catch {
+                exchange.cancel()
+                exchange.handled()
+                done.wait()
+                throw error
+            }
+            exchange.handled()
+        }
+        done.wait()
+        if let error = exchange.failure { throw error }
+        for index in (plan.uncovered + exchange.redirections).sorted() {
             try withPipelineRepliesBlocking([commands[index]]) { try body(index, $0[0]) }
         }
     }
@@ -483,6 +512,87 @@ final class RedisClusterRouter: @unchecked Sendable {
 extension RedisError {
     fileprivate func appending(_ reason: String) -> RedisError {
         RedisError(code: code, message: message, serverPrefix: serverPrefix ?? reason)
+    }
+}
+
+/// One master's part of a stream, handed to its reading thread.
+private struct UncheckedCommands: @unchecked Sendable {
+    let commands: [RedisCommand]
+    let labels: [RedisCommand]
+    let indices: [Int]
+}
+
+/// Hands replies from the masters' reading threads to the caller's thread, one at a time: a
+/// reading thread waits until the caller has handled its reply (the reply is freed when the
+/// reading thread goes on), while the other masters keep preparing theirs.
+private final class ReplyExchange: @unchecked Sendable {
+    private let condition = NSCondition()
+    private var waiting: [(index: Int, reply: RedisReplyReference)] = []
+    private var inHand = false
+    private var handledCount = 0
+    private var running: Int
+    private var cancelled = false
+    private(set) var failure: (any Error)?
+    private(set) var redirections: [Int] = []
+
+    init(streams: Int) { running = streams }
+
+    /// Reading thread: offers a reply and waits until the caller has handled it.
+    func hand(_ index: Int, _ reply: RedisReplyReference) throws {
+        condition.lock()
+        defer { condition.unlock() }
+        guard !cancelled else { throw CancellationError() }
+        waiting.append((index, reply))
+        let ticket = handledCount + waiting.count + (inHand ? 1 : 0)
+        condition.broadcast()
+        while handledCount < ticket, !cancelled { condition.wait() }
+        if handledCount < ticket { throw CancellationError() }
+    }
+
+    func redirected(_ index: Int) {
+        condition.lock()
+        redirections.append(index)
+        condition.unlock()
+    }
+
+    /// Reading thread: its stream ended (with the error that ended it, if any).
+    func finished(_ error: (any Error)?) {
+        condition.lock()
+        running -= 1
+        if let error, failure == nil, !(error is CancellationError) {
+            failure = error
+            cancelled = true
+        }
+        condition.broadcast()
+        condition.unlock()
+    }
+
+    /// Caller: the next reply, or nil once every stream has ended (or one failed).
+    func next() -> (Int, RedisReplyReference)? {
+        condition.lock()
+        defer { condition.unlock() }
+        while waiting.isEmpty, running > 0, !cancelled { condition.wait() }
+        guard !cancelled, !waiting.isEmpty else { return nil }
+        inHand = true
+        let entry = waiting.removeFirst()
+        return (entry.index, entry.reply)
+    }
+
+    /// Caller: done with the reply `next` returned.
+    func handled() {
+        condition.lock()
+        inHand = false
+        handledCount += 1
+        condition.broadcast()
+        condition.unlock()
+    }
+
+    /// Caller: stop every stream (its body failed).
+    func cancel() {
+        condition.lock()
+        cancelled = true
+        condition.broadcast()
+        condition.unlock()
     }
 }
 

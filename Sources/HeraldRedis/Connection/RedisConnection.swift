@@ -232,8 +232,10 @@ public final class RedisConnection: @unchecked Sendable {
     /// the next use reconnects. Server error replies reach `body` as references with
     /// `isError` (`error(in:of:)`). Scripts are not supported.
     ///
-    /// On a cluster, each master's commands are streamed in turn, in their order; `body` gets
-    /// each command's index in `commands`, and a redirected command's reply after the rest.
+    /// On a cluster, every master streams its own commands at once, each with its own
+    /// read-ahead: `body` still runs on the calling thread, one reply at a time, each
+    /// master's replies in their order, the masters interleaved. `body` gets each command's
+    /// index in `commands`, and a redirected command's reply after the rest.
     ///
     /// `body` must not use this connection: it runs with the connection held, and the
     /// read-ahead reply is still owed on it. Use another connection for anything else.
