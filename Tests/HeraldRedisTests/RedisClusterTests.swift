@@ -25,11 +25,12 @@ struct RedisClusterTests {
         #expect(reads.map { try? $0.get().string } == keys.map { "v-" + $0 })
         #expect(try connection.sendBlocking(RedisCommand("DBSIZE")).int == 3_000)
         // Each master holds exactly the keys whose slot it serves.
-        let nodes = try cluster.nodes().filter { $0.isMaster }
+        // Masters serving slots now (a master demoted by a failover keeps its stale keys).
+        let nodes = try cluster.nodes().filter { $0.isMaster && $0.servesSlots }
         for master in nodes {
             let held = Int(try cluster.cli(master.port, "DBSIZE").trimmingCharacters(in: .whitespacesAndNewlines)) ?? -1
             let expected = keys.filter { key in master.slots.contains { $0.contains(RedisClusterSlot.of(Array(key.utf8))) } }.count
-            #expect(held == expected && held > 0, "master \(master.port)")
+            #expect(held == expected && held > 0, "master \(master.port): \(held) keys, \(expected) expected; \(nodes)")
         }
         // The streaming read hands every reply over once, with its own index.
         var seen: [Int: String] = [:]
@@ -173,6 +174,54 @@ struct RedisClusterTests {
         #expect(uncovered?.message.contains("101 hash slots have no master (0-100)") == true)
         #expect(await !pool.everySlotServed())
     }
+
+    @Test("redirections are bounded: a node that answers every command with MOVED to itself fails it after 5 rounds")
+    func redirectionBound() throws {
+        // A stand-in cluster node: CLUSTER SLOTS says it serves every slot, and every other
+        // command is answered MOVED to itself, for ever.
+        let port = freeLocalPort()
+        let scratch = try ToolPaths.scratchDirectory("moved-loop")
+        let server = try ChildProcess(
+            name: "moved-loop", executable: "/usr/bin/env", arguments: ["python3", "-c", Self.movedLoop, String(port)],
+            logFile: scratch.appendingPathComponent("server.log"))
+        defer { server.stop(signal: SIGKILL) }
+        try waitUntil(timeout: 10, "the stand-in node to listen") { isAcceptingConnections(port: port) }
+        let connection = RedisConnection(configuration: try RedisConfiguration(url: "redis+cluster://127.0.0.1:\(port)"))
+        defer { connection.close() }
+        let error = #expect(throws: RedisError.self) { try connection.sendBlocking(.get("k")) }
+        #expect(error?.code == .cluster)
+        #expect(error?.message.contains("more than 5 redirections in a row") == true)
+        #expect(connection.statistics.moved == 6)
+    }
+
+    static let movedLoop = """
+        import socket, sys, threading
+        port = int(sys.argv[1])
+        def reply(words):
+            if [w.upper() for w in words[:2]] == [b"CLUSTER", b"SLOTS"]:
+                return b"*1\\r\\n*3\\r\\n:0\\r\\n:16383\\r\\n*2\\r\\n$9\\r\\n127.0.0.1\\r\\n:%d\\r\\n" % port
+            return b"-MOVED 0 127.0.0.1:%d\\r\\n" % port
+        def serve(conn):
+            data = b""
+            while True:
+                chunk = conn.recv(65536)
+                if not chunk: return
+                data += chunk
+                while True:
+                    lines = data.split(b"\\r\\n")
+                    if not lines[0].startswith(b"*") or len(lines) < 1 + 2 * int(lines[0][1:]): break
+                    count = int(lines[0][1:])
+                    words = [lines[2 + 2 * i] for i in range(count)]
+                    data = b"\\r\\n".join(lines[1 + 2 * count:])
+                    conn.sendall(reply(words))
+        listener = socket.socket()
+        listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        listener.bind(("127.0.0.1", port))
+        listener.listen()
+        while True:
+            conn, _ = listener.accept()
+            threading.Thread(target=serve, args=(conn,), daemon=True).start()
+        """
 
     /// Starts moving `slot` from `source` to `target` and moves `keys` of it, as
     /// `redis-cli --cluster reshard` does one slot at a time.
