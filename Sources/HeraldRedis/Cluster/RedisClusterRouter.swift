@@ -218,7 +218,7 @@ final class RedisClusterRouter: @unchecked Sendable {
                             continue
                         }
                         next.append(index)
-                        if let wait = follow(redirection, index: index, asking: &asking) { pause = error.appending(wait) }
+                        if follow(redirection, index: index, asking: &asking) { pause = error }
                     }
                 }
             }
@@ -255,7 +255,7 @@ final class RedisClusterRouter: @unchecked Sendable {
                             let redirection = Self.redirection(error)
                         else { continue }
                         redirected = true
-                        if let wait = follow(redirection, index: index, asking: &asking) { pause = error.appending(wait) }
+                        if follow(redirection, index: index, asking: &asking) { pause = error }
                     }
                     guard !redirected, plan.uncovered.isEmpty else { return nil }
                     return Result { try body(replies) }
@@ -448,22 +448,23 @@ final class RedisClusterRouter: @unchecked Sendable {
         return RedisClusterRedirection(errorReply: error.message.split(separator: " ").prefix(3).joined(separator: " "))
     }
 
-    /// Applies a redirection for command `index`; returns why to wait first, if it must.
-    private func follow(_ redirection: RedisClusterRedirection, index: Int, asking: inout [Int: RedisClusterEndpoint]) -> String? {
+    /// Applies a redirection for command `index`; true when the command must wait before it
+    /// is sent again (`TRYAGAIN` and its kin), false when it can go at once (`MOVED`, `ASK`).
+    private func follow(_ redirection: RedisClusterRedirection, index: Int, asking: inout [Int: RedisClusterEndpoint]) -> Bool {
         switch redirection {
         case .moved(let slot, let endpoint):
             state.assign(slot: slot, to: endpoint)
             asking[index] = nil
             lock.withLock { counters.moved += 1 }
-            return nil
+            return false
         case .ask(_, let endpoint):
             asking[index] = endpoint
             lock.withLock { counters.asked += 1 }
-            return nil
-        case .retryLater(let reason):
+            return false
+        case .retryLater:
             asking[index] = nil
             lock.withLock { counters.clusterRetries += 1 }
-            return reason
+            return true
         }
     }
 
@@ -506,12 +507,6 @@ final class RedisClusterRouter: @unchecked Sendable {
                 _ = try? router.refresh(reason: pause.message)
             }
         }
-    }
-}
-
-extension RedisError {
-    fileprivate func appending(_ reason: String) -> RedisError {
-        RedisError(code: code, message: message, serverPrefix: serverPrefix ?? reason)
     }
 }
 
