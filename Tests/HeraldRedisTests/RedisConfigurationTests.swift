@@ -42,6 +42,19 @@ struct RedisConfigurationTests {
         #expect(error?.message.contains(mentions) == true)
     }
 
+    @Test("redis+cluster:// URLs list the seed nodes; a database other than 0 is refused")
+    func clusterURL() throws {
+        let configuration = try RedisConfiguration(url: "redis+cluster://:pw@a:7000,[::1]:7001,b")
+        #expect(configuration.cluster?.map(\.description) == ["a:7000", "[::1]:7001", "b:6379"])
+        #expect(configuration.password == "pw")
+        #expect(configuration.host == "a" && configuration.port == 7000)
+        #expect(configuration.endpoint == "cluster(a:7000,[::1]:7001,b:6379)")
+        let database = #expect(throws: RedisError.self) { try RedisConfiguration(url: "redis+cluster://a:7000/3") }
+        #expect(database?.message.contains("only database 0") == true)
+        let empty = #expect(throws: RedisError.self) { try RedisConfiguration(url: "redis+cluster://a:7000,,b:7001") }
+        #expect(empty?.message.contains("seed node") == true)
+    }
+
     @Test("RedisCommand keeps arguments byte for byte and in order")
     func commandWords() {
         let command = RedisCommand.hset("h", [("f", [UInt8]([0, 1])), ("g", [UInt8]())])

@@ -39,8 +39,7 @@ public enum RedisClusterKeys {
 
     /// The key words of `command` (for `OBJECT ENCODING key`, the word after the subcommand).
     public static func keys(of command: RedisCommand) throws(RedisClusterRoutingError) -> [ArraySlice<UInt8>] {
-        let name = command.name.uppercased()
-        guard let positions = table[name] else { throw .unknownCommand(command.label) }
+        guard let (name, positions) = positions(of: command) else { throw .unknownCommand(command.label) }
         switch positions {
         case .none:
             return []
@@ -57,6 +56,22 @@ public enum RedisClusterKeys {
             else { throw .malformed(command.label, "the number of keys is missing or larger than the arguments") }
             return (0..<count).map { command[3 + $0] }
         }
+    }
+
+    /// The upper-case name of `command` and where its keys are, nil for a command not in the
+    /// table. Herald spells command names in upper case, so that lookup comes first.
+    static func positions(of command: RedisCommand) -> (name: String, positions: Positions)? {
+        let name = command.name
+        if let positions = table[name] { return (name, positions) }
+        let upper = name.uppercased()
+        return table[upper].map { (upper, $0) }
+    }
+
+    /// True when `command` may name keys in more than one slot (a command with keys at
+    /// several positions and more than one argument after its name).
+    static func maySpanSlots(_ command: RedisCommand) -> Bool {
+        guard command.count > 2, let (_, positions) = positions(of: command) else { return false }
+        return positions == .all || positions == .everyOther || positions == .script
     }
 
     /// The one slot all keys of `command` hash to, or nil for a command without keys.

@@ -165,8 +165,21 @@ final class RedisClusterRouter: @unchecked Sendable {
     // MARK: Commands
 
     func sendBlocking(_ command: RedisCommand) throws -> RedisValue {
-        if try route(command) == .everyMaster { return try sendToEveryMaster(command) }
-        return try pipelineBlocking([command])[0].get()
+        let route = try route(command)
+        if route == .everyMaster { return try sendToEveryMaster(command) }
+        return try pipelineBlocking([command], routes: [route])[0].get()
+    }
+
+    /// The route of each command of a pipeline; a command for every master is refused there
+    /// (`sendBlocking` sends those).
+    private func routes(_ commands: [RedisCommand]) throws -> [Route] {
+        try commands.map { command in
+            let route = try route(command)
+            if route == .everyMaster {
+                throw RedisError(code: .routing, message: "\(command.label) goes to every master: send it with send, not in a pipeline")
+            }
+            return route
+        }
     }
 
     /// Sends `command` to every master and combines the replies: the sum for `DBSIZE`, all
@@ -182,17 +195,12 @@ final class RedisClusterRouter: @unchecked Sendable {
     }
 
     func pipelineBlocking(_ commands: [RedisCommand]) throws -> [Result<RedisValue, RedisError>] {
+        try pipelineBlocking(commands, routes: routes(commands))
+    }
+
+    private func pipelineBlocking(_ commands: [RedisCommand], routes: [Route]) throws -> [Result<RedisValue, RedisError>] {
         if commands.isEmpty { return [] }
         var results = [Result<RedisValue, RedisError>?](repeating: nil, count: commands.count)
-        var routes: [Route] = []
-        routes.reserveCapacity(commands.count)
-        for command in commands {
-            let route = try route(command)
-            if route == .everyMaster, commands.count > 1 {
-                throw RedisError(code: .routing, message: "\(command.label) goes to every master; send it alone")
-            }
-            routes.append(route)
-        }
         var retry = RetryBudget(configuration: configuration)
         var pending = Array(commands.indices)
         var asking: [Int: RedisClusterEndpoint] = [:]
@@ -222,11 +230,9 @@ final class RedisClusterRouter: @unchecked Sendable {
                     }
                 }
             }
-            for index in plan.uncovered { next.append(index) }
-            if !plan.uncovered.isEmpty, pause == nil {
-                pause = RedisError(code: .cluster, message: "hash slot has no master (\(configuration.endpoint))")
-            }
+            next += plan.uncovered
             if next.isEmpty { break }
+            pause = pause ?? plan.uncoveredPause(configuration)
             try retry.next(after: pause, label: commands[next[0]].label, router: self)
             pending = next.sorted()
         }
@@ -235,11 +241,7 @@ final class RedisClusterRouter: @unchecked Sendable {
 
     func withPipelineRepliesBlocking<T>(_ commands: [RedisCommand], _ body: ([RedisReplyReference]) throws -> T) throws -> T {
         if commands.isEmpty { return try body([]) }
-        let routes = try commands.map { command in
-            let route = try route(command)
-            if route == .everyMaster { throw RedisError(code: .routing, message: "\(command.label) goes to every master") }
-            return route
-        }
+        let routes = try routes(commands)
         var retry = RetryBudget(configuration: configuration)
         var asking: [Int: RedisClusterEndpoint] = [:]
         while true {
@@ -269,10 +271,7 @@ final class RedisClusterRouter: @unchecked Sendable {
                     code: .cluster,
                     message: "a pipeline with writes was redirected (\(commands[0].label)); send writes with pipelineBlocking")
             }
-            if !plan.uncovered.isEmpty, pause == nil {
-                pause = RedisError(code: .cluster, message: "hash slot has no master (\(configuration.endpoint))")
-            }
-            try retry.next(after: pause, label: commands[0].label, router: self)
+            try retry.next(after: pause ?? plan.uncoveredPause(configuration), label: commands[0].label, router: self)
         }
     }
 
@@ -286,11 +285,8 @@ final class RedisClusterRouter: @unchecked Sendable {
         let node = try node(group.endpoint)
         return try node.withPipelineRepliesBlocking(Self.withAsking(group.indices, commands: commands, asking: asking)) {
             groupReplies in
-            var position = 0
-            for index in group.indices {
-                if asking[index] != nil { position += 1 }
+            for (index, position) in zip(group.indices, Self.answerPositions(group.indices, asking: asking)) {
                 replies[index] = groupReplies[position]
-                position += 1
             }
             return try nest(groups.dropFirst(), commands: commands, asking: asking, into: &replies, finish)
         }
@@ -359,6 +355,11 @@ final class RedisClusterRouter: @unchecked Sendable {
         var groups: [Group] = []
         /// Commands whose slot has no master right now.
         var uncovered: [Int] = []
+
+        /// Why to wait before another attempt when some slot has no master.
+        func uncoveredPause(_ configuration: RedisConfiguration) -> RedisError? {
+            uncovered.isEmpty ? nil : RedisError(code: .cluster, message: "hash slot has no master (\(configuration.endpoint))")
+        }
     }
 
     private func plan(_ indices: [Int], routes: [Route], asking: [Int: RedisClusterEndpoint]) throws -> Plan {
@@ -430,14 +431,17 @@ final class RedisClusterRouter: @unchecked Sendable {
         _ replies: [Result<RedisValue, RedisError>], indices: [Int], asking: [Int: RedisClusterEndpoint]
     ) -> [Result<RedisValue, RedisError>] {
         guard !asking.isEmpty else { return replies }
-        var answers: [Result<RedisValue, RedisError>] = []
-        var position = 0
-        for index in indices {
-            if asking[index] != nil { position += 1 }
-            answers.append(replies[position])
-            position += 1
+        return answerPositions(indices, asking: asking).map { replies[$0] }
+    }
+
+    /// Where each command's reply is among the replies of `withAsking(indices, ...)`: one
+    /// further on for each `ASKING` sent before it.
+    private static func answerPositions(_ indices: [Int], asking: [Int: RedisClusterEndpoint]) -> [Int] {
+        var position = -1
+        return indices.map { index in
+            position += asking[index] != nil ? 2 : 1
+            return position
         }
-        return answers
     }
 
     private static func redirection(_ error: RedisError) -> RedisClusterRedirection? {

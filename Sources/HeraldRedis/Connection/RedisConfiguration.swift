@@ -115,14 +115,11 @@ public struct RedisConfiguration: Sendable, Hashable {
         }
         var seeds: [RedisClusterEndpoint] = []
         for part in list.split(separator: ",", omittingEmptySubsequences: false) {
-            var seed = self
-            seed.host = ""
-            seed.port = 6379
-            try seed.parseHostPortAndDatabase(part, url)
-            guard !seed.host.isEmpty, !part.contains("/") else {
+            let (seedHost, seedPort) = try Self.hostAndPort(part, url)
+            guard !seedHost.isEmpty else {
                 throw RedisError(code: .connection, message: "seed node \"\(part)\" in \(Self.redacting(url)) is not host:port")
             }
-            seeds.append(RedisClusterEndpoint(host: seed.host, port: seed.port))
+            seeds.append(RedisClusterEndpoint(host: seedHost, port: seedPort ?? 6379))
         }
         host = seeds[0].host
         port = seeds[0].port
@@ -130,7 +127,6 @@ public struct RedisConfiguration: Sendable, Hashable {
     }
 
     private mutating func parseHostPortAndDatabase(_ rest: Substring, _ url: String) throws {
-        let emptyHost = host.isEmpty
         var authority = rest
         if let slash = rest.firstIndex(of: "/") {
             authority = rest[..<slash]
@@ -142,25 +138,30 @@ public struct RedisConfiguration: Sendable, Hashable {
                 database = db
             }
         }
-        if authority.hasPrefix("["), let close = authority.firstIndex(of: "]") {
-            // IPv6 literal: [::1]:6379
-            host = String(authority[authority.index(after: authority.startIndex)..<close])
-            let afterClose = authority[authority.index(after: close)...]
-            if afterClose.hasPrefix(":") { try setPort(afterClose.dropFirst(), url) }
-        } else if let colon = authority.lastIndex(of: ":") {
-            host = String(authority[..<colon])
-            try setPort(authority[authority.index(after: colon)...], url)
-        } else {
-            host = String(authority)
-        }
-        if host.isEmpty && !emptyHost { host = "127.0.0.1" }
+        let (parsedHost, parsedPort) = try Self.hostAndPort(authority, url)
+        host = parsedHost.isEmpty ? "127.0.0.1" : parsedHost
+        port = parsedPort ?? port
     }
 
-    private mutating func setPort(_ text: Substring, _ url: String) throws {
+    /// `host`, `host:port`, `[v6]` or `[v6]:port`; the port is nil when not given.
+    private static func hostAndPort(_ authority: Substring, _ url: String) throws -> (String, Int?) {
+        if authority.hasPrefix("["), let close = authority.firstIndex(of: "]") {
+            // IPv6 literal: [::1]:6379
+            let host = String(authority[authority.index(after: authority.startIndex)..<close])
+            let afterClose = authority[authority.index(after: close)...]
+            return (host, afterClose.hasPrefix(":") ? try port(afterClose.dropFirst(), url) : nil)
+        }
+        if let colon = authority.lastIndex(of: ":") {
+            return (String(authority[..<colon]), try port(authority[authority.index(after: colon)...], url))
+        }
+        return (String(authority), nil)
+    }
+
+    private static func port(_ text: Substring, _ url: String) throws -> Int {
         guard let value = Int(text), (1...65535).contains(value) else {
             throw RedisError(code: .connection, message: "port \"\(text)\" in \(Self.redacting(url)) is not a TCP port")
         }
-        port = value
+        return value
     }
 
     /// Why `rediss://` is refused: the hiredis Herald links (0.14, Debian 12) has no TLS.

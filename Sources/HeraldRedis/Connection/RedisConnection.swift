@@ -290,10 +290,9 @@ public final class RedisConnection: @unchecked Sendable {
     /// Blocking `deleteKeys(matching:)`.
     @discardableResult
     public func deleteKeysBlocking(matching pattern: String, count: Int = 1_000) throws -> Int {
-        var pages: [[[UInt8]]] = []
-        try forEachKeyPageBlocking(matching: pattern, count: count) { pages.append($0) }
         var removed = 0
-        for page in pages {
+        // SCAN goes on correctly while keys are removed between its pages.
+        try forEachKeyPageBlocking(matching: pattern, count: count) { page in
             for result in try pipelineBlocking(page.map { RedisCommand("UNLINK", $0) }) {
                 removed += try result.get().int ?? 0
             }
@@ -304,9 +303,9 @@ public final class RedisConnection: @unchecked Sendable {
     // MARK: Internals
 
     /// Refuses a command whose keys hash to two cluster slots, in single-node mode too. Only
-    /// commands with several keys are checked; one key cannot disagree with itself.
+    /// commands that can name several keys are checked; one key cannot disagree with itself.
     static func checkOneSlot(_ command: RedisCommand) throws {
-        guard command.count > 2, let keys = try? RedisClusterKeys.keys(of: command), keys.count > 1 else { return }
+        guard RedisClusterKeys.maySpanSlots(command) else { return }
         do {
             _ = try RedisClusterKeys.slot(of: command)
         } catch {

@@ -59,9 +59,7 @@ public final class RegistrationIndex: Sendable {
         switch change {
         case .registration(let entry):
             var commands: [RedisCommand] = []
-            if let template = entry.templateJSON {
-                commands.append(.set(layout.templateKey(entry.view.templateKey), template, onlyIfAbsent: true))
-            }
+            if let template = templateCommand(entry) { commands.append(template) }
             var arguments: [any RedisArgument] = [
                 entry.id, entry.version, entry.document, entry.view.encoded, entry.handle,
                 entry.view.expiresAtEpochSeconds.map(String.init) ?? "", nowSeconds, entry.tags.count,
@@ -89,11 +87,16 @@ public final class RegistrationIndex: Sendable {
         return command
     }
 
+    /// The SET NX of `entry`'s template body (content addressed, so never changed), if it has one.
+    func templateCommand(_ entry: IndexedRegistration) -> RedisCommand? {
+        entry.templateJSON.map { .set(layout.templateKey(entry.view.templateKey), $0, onlyIfAbsent: true) }
+    }
+
     /// Writes the template bodies of `changes` that are missing (SET NX), and nothing else.
     public func restoreTemplates(of changes: [RegistryChange]) async throws {
         let commands: [RedisCommand] = changes.compactMap { change in
-            guard case .registration(let entry) = change, let template = entry.templateJSON else { return nil }
-            return .set(layout.templateKey(entry.view.templateKey), template, onlyIfAbsent: true)
+            guard case .registration(let entry) = change else { return nil }
+            return templateCommand(entry)
         }
         guard !commands.isEmpty else { return }
         for reply in try await pool.withConnection({ try await $0.pipeline(commands) }) { _ = try reply.get() }
@@ -106,31 +109,30 @@ public final class RegistrationIndex: Sendable {
         try await apply([change], now: now)[0]
     }
 
-    /// Applies changes in one pipeline, in order; one applied/ignored flag per change.
+    /// Applies changes in one pipeline, in order; one applied/ignored flag per change. The
+    /// template bodies go ahead of all the scripts, so no view points at a missing template.
     public func apply(_ changes: [RegistryChange], now: Date = Date()) async throws -> [Bool] {
         if changes.isEmpty { return [] }
         let nowSeconds = Int64(now.timeIntervalSince1970)
-        var commands: [RedisCommand] = []
-        var scriptPositions: [Int] = []
-        commands.reserveCapacity(changes.count * 2)
+        var templates: [RedisCommand] = []
+        var scripts: [RedisCommand] = []
+        scripts.reserveCapacity(changes.count)
         for change in changes {
-            commands.append(contentsOf: self.commands(for: change, nowSeconds: nowSeconds))
-            scriptPositions.append(commands.count - 1)
+            let commands = self.commands(for: change, nowSeconds: nowSeconds)
+            templates.append(contentsOf: commands.dropLast())
+            scripts.append(commands[commands.count - 1])
         }
         let replies = try await pool.withConnection { connection in
-            guard connection.configuration.cluster != nil else { return try await connection.pipeline(commands) }
+            guard connection.configuration.cluster != nil, !templates.isEmpty else {
+                return try await connection.pipeline(templates + scripts).suffix(scripts.count)
+            }
             // On a cluster a pipeline keeps its order per master only, and a template key
             // lives on another master than its view: the templates go first, on their own.
-            let templates = commands.indices.filter { !scriptPositions.contains($0) }
-            var replies = try await connection.pipeline(templates.map { commands[$0] })
-            for reply in replies { _ = try reply.get() }
-            replies = try await connection.pipeline(scriptPositions.map { commands[$0] })
-            var all = [Result<RedisValue, RedisError>](repeating: .success(.null), count: commands.count)
-            for (reply, position) in zip(replies, scriptPositions) { all[position] = reply }
-            return all
+            for reply in try await connection.pipeline(templates) { _ = try reply.get() }
+            return try await connection.pipeline(scripts)[...]
         }
-        return try scriptPositions.map { position in
-            let reply = try replies[position].get()
+        return try replies.map { result in
+            let reply = try result.get()
             guard let flag = reply.int else {
                 throw RedisError(code: .unexpectedReply, message: "apply script answered \(reply), expected 0 or 1")
             }
