@@ -33,6 +33,11 @@ struct BenchCommand: AsyncParsableCommand {
     @Option(help: "Populations whose worker peak RSS is measured, comma separated.") var memorySizes: String = "100000,1000000"
     @Option(help: "Records written by the broker-ceiling phase.") var ceilingRecords: Int = 400_000
     @Option(help: "Extra broadcasts of the main population, each between two ceilings of its own (0: none).") var rounds: Int = 3
+    @Option(
+        help:
+            "Masters of a Redis Cluster (plus as many replicas) started by scripts/redis-cluster to run the main broadcast on once more, next to the single node (0: none)."
+    )
+    var redisCluster: Int = 3
     @Option(help: "How registrations are seeded: lua (the indexer's apply script) or bulk (checked identical first).")
     var seedPath: BenchmarkOptions.SeedPath = .bulk
     @Option(help: "Threads seeding Redis in parallel.") var seedThreads: Int = 2
@@ -63,6 +68,10 @@ struct BenchCommand: AsyncParsableCommand {
         guard (0...20).contains(rounds) else { throw ValidationError("--rounds must be 0 to 20") }
         guard latencyRate >= 1, latencySeconds >= 1 else { throw ValidationError("--latency-rate and --latency-seconds must be positive") }
         guard parsedMemorySizes != nil else { throw ValidationError("--memory-sizes must be comma-separated counts of at least 1000") }
+        guard redisCluster == 0 || redisCluster >= 3 else { throw ValidationError("--redis-cluster must be 0 or at least 3 masters") }
+        if redisCluster > 0 && !FileManager.default.isExecutableFile(atPath: Self.clusterScript) {
+            throw ValidationError("--redis-cluster needs \(Self.clusterScript) (run from the repository root, or pass --redis-cluster 0)")
+        }
     }
 
     private var parsedMemorySizes: [Int]? {
@@ -79,6 +88,7 @@ struct BenchCommand: AsyncParsableCommand {
         options.memorySizes = parsedMemorySizes ?? []
         options.ceilingRecords = ceilingRecords
         options.rounds = rounds
+        options.redisClusterMasters = redisCluster
         options.seedPath = seedPath
         options.seedThreads = seedThreads
         options.latencyRate = latencyRate
@@ -106,6 +116,7 @@ struct BenchCommand: AsyncParsableCommand {
             for setting in Setting.all { flags[setting.key] = base[setting.key] }
             flags[.topicPrefix] = names.topicPrefix
             flags[.redisPrefix] = names.redisPrefix
+            if let url = names.redisURL { flags[.redisUrl] = url }
             flags[.taskPartitions] = partitionCount
             flags[.deliveryPartitions] = deliveryPartitionCount
             return HeraldSettings(flags: flags, environment: [:], endpointsFile: nil)
@@ -131,7 +142,10 @@ struct BenchCommand: AsyncParsableCommand {
                 }
                 return WorkerLaunch(executable: executable, arguments: ["worker", "--roles", roles], environment: variables)
             },
-            resultsDirectory: URL(fileURLWithPath: results), workDirectory: workDirectory, logger: logger
+            resultsDirectory: URL(fileURLWithPath: results), workDirectory: workDirectory, logger: logger,
+            startRedisCluster: { masters in
+                try Self.startRedisCluster(masters: masters, directory: workDirectory.appendingPathComponent("redis-cluster"))
+            }
         )
         let (report, url) = try await BenchmarkRunner(options: options, environment: environment, runId: runId).run()
         print(report.table)
@@ -141,6 +155,46 @@ struct BenchCommand: AsyncParsableCommand {
         } else {
             try? FileManager.default.removeItem(at: workDirectory)
         }
+    }
+
+    static let clusterScript = "scripts/redis-cluster"
+
+    /// `scripts/redis-cluster start`: the cluster's URL and its nodes' process ids, and a
+    /// `stop` that removes it.
+    static func startRedisCluster(masters: Int, directory: URL) throws -> BenchmarkRedisCluster {
+        let script = URL(fileURLWithPath: clusterScript).path
+        let output = try runTool(script, ["start", directory.path, String(masters)])
+        guard let url = output.split(separator: "\n").last.map(String.init), url.hasPrefix("redis+cluster://") else {
+            throw BenchmarkError("\(clusterScript) start printed no cluster URL: \(output.suffix(400))", code: "redis_cluster")
+        }
+        let ports = try String(contentsOf: directory.appendingPathComponent("ports"), encoding: .utf8).split(separator: "\n")
+        let pids = ports.compactMap { port in
+            (try? String(contentsOf: directory.appendingPathComponent("\(port)/redis.pid"), encoding: .utf8))
+                .flatMap { Int32($0.trimmingCharacters(in: .whitespacesAndNewlines)) }
+        }
+        return BenchmarkRedisCluster(url: url, pids: pids) { _ = try? runTool(script, ["stop", directory.path]) }
+    }
+
+    /// Runs a tool to completion and returns its output. The output goes through a file, not a
+    /// pipe: the daemonized redis-servers inherit the descriptor and would hold a pipe open.
+    static func runTool(_ path: String, _ arguments: [String]) throws -> String {
+        let outputFile = FileManager.default.temporaryDirectory.appendingPathComponent("herald-bench-\(UUID().uuidString)")
+        FileManager.default.createFile(atPath: outputFile.path, contents: nil)
+        defer { try? FileManager.default.removeItem(at: outputFile) }
+        let output = try FileHandle(forWritingTo: outputFile)
+        defer { try? output.close() }
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: path)
+        process.arguments = arguments
+        process.standardOutput = output
+        process.standardError = output
+        try process.run()
+        process.waitUntilExit()
+        let text = (try? String(contentsOf: outputFile, encoding: .utf8)) ?? ""
+        guard process.terminationStatus == 0 else {
+            throw BenchmarkError("\(path) \(arguments.joined(separator: " ")) failed: \(text.suffix(800))", code: "redis_cluster")
+        }
+        return text
     }
 
     /// The `herald` built next to this executable, so workers run the code of the same build.

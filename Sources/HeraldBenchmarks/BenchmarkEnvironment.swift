@@ -14,16 +14,37 @@ public struct BenchmarkEnvironment: Sendable {
     /// Where worker logs go (kept when a run fails).
     public var workDirectory: URL
     public var logger: Logger
+    /// Starts a private Redis Cluster of this many masters (and as many replicas) for the
+    /// cluster row (`BenchmarkOptions.redisClusterMasters`); nil: the row is not measured.
+    public var startRedisCluster: (@Sendable (_ masters: Int) throws -> BenchmarkRedisCluster)?
 
     public init(
         configuration: @escaping @Sendable (BenchmarkNames) throws -> PipelineConfiguration,
         workerLaunch: @escaping @Sendable (WorkerSpec) -> WorkerLaunch,
-        resultsDirectory: URL, workDirectory: URL, logger: Logger
+        resultsDirectory: URL, workDirectory: URL, logger: Logger,
+        startRedisCluster: (@Sendable (_ masters: Int) throws -> BenchmarkRedisCluster)? = nil
     ) {
         self.configuration = configuration
         self.workerLaunch = workerLaunch
         self.resultsDirectory = resultsDirectory
         self.workDirectory = workDirectory
         self.logger = logger
+        self.startRedisCluster = startRedisCluster
+    }
+}
+
+/// A Redis Cluster started for one phase of a run.
+public struct BenchmarkRedisCluster: Sendable {
+    /// `redis+cluster://` with the masters as seeds.
+    public var url: String
+    /// Process ids of every node (masters and replicas), whose CPU the phase counts as Redis's.
+    public var pids: [Int32]
+    /// Stops the nodes and removes their data.
+    public var stop: @Sendable () -> Void
+
+    public init(url: String, pids: [Int32], stop: @escaping @Sendable () -> Void) {
+        self.url = url
+        self.pids = pids
+        self.stop = stop
     }
 }

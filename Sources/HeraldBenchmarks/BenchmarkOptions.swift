@@ -15,6 +15,10 @@ public struct BenchmarkOptions: Sendable {
     /// two ceilings of its own (`BenchmarkReport.Rounds`); 0 skips them. Needs the ceiling and
     /// the broadcast phases.
     public var rounds: Int = 3
+    /// Masters of the Redis Cluster the main population's broadcast is measured on once more,
+    /// next to the single node (`BenchmarkEnvironment.startRedisCluster`); 0 skips it, and so
+    /// does a run whose own Redis is already a cluster.
+    public var redisClusterMasters: Int = 3
 
     public var runMicro: Bool = true
     public var runCeiling: Bool = true

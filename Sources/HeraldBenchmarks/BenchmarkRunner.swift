@@ -84,6 +84,7 @@ public struct BenchmarkRunner: Sendable {
         let brokerPID = MachineDescription.brokerPID(base.bootstrapServers)
         let mainSize = options.registrations
         let mainPopulation = SeedPopulation(count: mainSize, seed: options.populationSeed)
+        let redisPIDs = redisPID.map { [$0] } ?? []
 
         if options.runCeiling {
             Console.say("== broker ceiling")
@@ -113,9 +114,9 @@ public struct BenchmarkRunner: Sendable {
             for size in options.memorySizes.sorted() where size != mainSize {
                 let names = names("r\(size)")
                 let phase = PopulationPhase(
-                    population: SeedPopulation(count: size, seed: options.populationSeed), isMain: false, names: names,
+                    population: SeedPopulation(count: size, seed: options.populationSeed), kind: .memory, names: names,
                     configuration: try environment.configuration(names), options: options, environment: environment,
-                    redisPID: redisPID, brokerPID: brokerPID, probe: probe
+                    redisPIDs: redisPIDs, brokerPID: brokerPID, probe: probe
                 )
                 try await phase.run(into: &report)
             }
@@ -123,8 +124,8 @@ public struct BenchmarkRunner: Sendable {
         if options.runBroadcast || options.runLatency {
             let names = names("main")
             var phase = PopulationPhase(
-                population: mainPopulation, isMain: true, names: names, configuration: try environment.configuration(names),
-                options: options, environment: environment, redisPID: redisPID, brokerPID: brokerPID, probe: probe
+                population: mainPopulation, kind: .main, names: names, configuration: try environment.configuration(names),
+                options: options, environment: environment, redisPIDs: redisPIDs, brokerPID: brokerPID, probe: probe
             )
             if options.runCeiling && options.runBroadcast && options.rounds > 0 {
                 phase.roundCeiling = { round, eventId, workers, aroundTimed in
@@ -135,6 +136,9 @@ public struct BenchmarkRunner: Sendable {
                 }
             }
             try await phase.run(into: &report)
+            if options.runBroadcast {
+                try await clusterPhase(base: base, population: mainPopulation, brokerPID: brokerPID, report: &report)
+            }
             if options.runCeiling && options.runBroadcast {
                 // The host's speed drifts over a run on a shared machine: a second measurement
                 // next to the fan-outs, and the better of the two as the reference.
@@ -152,6 +156,34 @@ public struct BenchmarkRunner: Sendable {
         report.applyCeilingReference()
     }
 
+    /// The main population's broadcast once more, on a Redis Cluster started for it and removed
+    /// afterwards: same broker, same run, so its time stands next to the single node's.
+    private func clusterPhase(
+        base: PipelineConfiguration, population: SeedPopulation, brokerPID: Int32?, report: inout BenchmarkReport
+    ) async throws {
+        let masters = options.redisClusterMasters
+        guard masters > 0 else { return }
+        guard base.redis.cluster == nil else {
+            Console.say("== no separate Redis Cluster row: the run's own Redis is a cluster")
+            return
+        }
+        guard let start = environment.startRedisCluster else {
+            Console.say("== no Redis Cluster row: this harness cannot start a cluster")
+            return
+        }
+        Console.say("== the broadcast on a Redis Cluster of \(masters) masters and \(masters) replicas")
+        let cluster = try start(masters)
+        defer { cluster.stop() }
+        var names = names("cluster")
+        names.redisURL = cluster.url
+        let phase = PopulationPhase(
+            population: population, kind: .cluster(masters: masters), names: names,
+            configuration: try environment.configuration(names), options: options, environment: environment,
+            redisPIDs: cluster.pids, brokerPID: brokerPID, probe: probe
+        )
+        try await phase.run(into: &report)
+    }
+
     /// Herald's own producers alone, with the fan-out's settings, writing real delivery records
     /// to a topic of their own.
     ///
@@ -164,7 +196,8 @@ public struct BenchmarkRunner: Sendable {
         aroundTimed: (@Sendable (Bool) -> Void)? = nil
     ) async throws -> BenchmarkReport.Ceiling {
         let producers = max(1, options.workers * base.bulkLanes)
-        let meter = CPUMeter(brokerPID: MachineDescription.brokerPID(base.bootstrapServers), redisPID: redisPID, probe: probe)
+        let meter = CPUMeter(
+            brokerPID: MachineDescription.brokerPID(base.bootstrapServers), redisPIDs: redisPID.map { [$0] } ?? [], probe: probe)
         let waited = await meter.waitForQuiet(workers: workers)
         var ceiling = try await BrokerCeiling(
             eventId: eventId ?? names("main").broadcastEventId, configuration: base, topic: topic,
@@ -198,11 +231,7 @@ public struct BenchmarkRunner: Sendable {
         let connection = RedisConnection(configuration: configuration)
         defer { connection.close() }
         guard let info = try? await connection.send(.info("server")).string else { return ("unknown", nil) }
-        var fields: [String: String] = [:]
-        for line in info.split(whereSeparator: \.isNewline) {
-            let parts = line.split(separator: ":", maxSplits: 1)
-            if parts.count == 2 { fields[String(parts[0])] = String(parts[1]) }
-        }
+        let fields = RedisNodeUsage.infoFields(info)
         var pid = fields["process_id"].flatMap { Int32($0) }
         // Only a local process can be measured: check that the pid is a redis-server here.
         if let candidate = pid, !((try? String(contentsOfFile: "/proc/\(candidate)/cmdline", encoding: .utf8)) ?? "").contains("redis") {

@@ -23,6 +23,40 @@ struct SeedIdentityTests {
     }
 }
 
+@Suite("Redis per-master usage")
+struct RedisNodeUsageTests {
+    @Test("INFO commandstats and INFO cpu lines become commands, most time first, and CPU seconds")
+    func parsing() {
+        let stats =
+            "# Commandstats\r\ncmdstat_hgetall:calls=2000,usec=9000,usec_per_call=4.50,rejected_calls=0,failed_calls=0\r\n"
+            + "cmdstat_scard:calls=32,usec=40,usec_per_call=1.25,rejected_calls=0,failed_calls=0\r\ncmdstat_broken:calls=x\r\n"
+        let commands = RedisNodeUsage.commands(info: stats)
+        #expect(commands.map(\.name) == ["hgetall", "scard"])
+        #expect(commands.first?.calls == 2_000 && commands.first?.microseconds == 9_000)
+        #expect(RedisNodeUsage.cpuSeconds(info: "# CPU\r\nused_cpu_sys:1.5\r\nused_cpu_user:2.25\r\n") == 3.75)
+        #expect(RedisNodeUsage.cpuSeconds(info: "# CPU\r\nused_cpu_sys:1.5\r\n") == nil)
+    }
+
+    @Test("the meter counts exactly the commands run between its start and its finish")
+    func meter() async throws {
+        let redis = try TestRedis()
+        defer { redis.stop() }
+        let configuration = try RedisConfiguration(url: redis.url)
+        let connection = RedisConnection(configuration: configuration)
+        defer { connection.close() }
+        let prefix = TestBroker.uniqueName("usage")
+        _ = try await connection.send(.set("\(prefix):before", "1"))
+        let meter = RedisNodeUsage.Meter(redis: configuration)
+        let started = try await meter.start()
+        _ = try await connection.pipeline((0..<250).map { .set("\(prefix):\($0)", "v") })
+        let usage = try await meter.finish(started)
+        #expect(usage.count == 1)
+        #expect(usage.first?.commands.first { $0.name == "set" }?.calls == 250)
+        #expect((usage.first?.cpuSeconds ?? -1) >= 0)
+        _ = try await connection.deleteKeys(matching: "\(prefix):*")
+    }
+}
+
 @Suite("Redis background work")
 struct RedisBackgroundWorkTests {
     @Test("only nonzero rewrite and save fields count as busy")

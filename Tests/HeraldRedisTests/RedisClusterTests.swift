@@ -32,6 +32,10 @@ struct RedisClusterTests {
             let expected = keys.filter { key in master.slots.contains { $0.contains(RedisClusterSlot.of(Array(key.utf8))) } }.count
             #expect(held == expected && held > 0, "master \(master.port): \(held) keys, \(expected) expected; \(nodes)")
         }
+        // A keyless command for every master: one reply each, named by the master's address.
+        let perMaster = try await connection.sendToEveryMaster(RedisCommand("DBSIZE"))
+        #expect(Set(perMaster.map(\.endpoint)) == Set(nodes.map { "127.0.0.1:\($0.port)" }))
+        #expect(perMaster.map { $0.reply.int ?? 0 }.reduce(0, +) == 3_000)
         // The streaming read hands every reply over once, with its own index.
         var seen: [Int: String] = [:]
         try connection.streamRepliesBlocking(keys.map { RedisCommand.get($0) }) { index, reply in
@@ -135,7 +139,7 @@ struct RedisClusterTests {
         let script = RedisScript("return redis.call('GET', '\(stays)')")
         let finisher = Thread {
             usleep(400_000)
-            try? cluster.cli(source, "MIGRATE", "127.0.0.1", String(target), "", "0", "5000", "KEYS", stays)
+            _ = try? cluster.cli(source, "MIGRATE", "127.0.0.1", String(target), "", "0", "5000", "KEYS", stays)
             try? Self.finish(cluster, slot: slot, to: target)
         }
         finisher.start()

@@ -5,7 +5,8 @@ import Foundation
 /// Redis or other work on a shared machine used the cores.
 struct CPUMeter: Sendable {
     let brokerPID: Int32?
-    let redisPID: Int32?
+    /// Every Redis server of the measurement (one, or a cluster's masters and replicas).
+    let redisPIDs: [Int32]
     /// Samples the host's speed during the run (`CPUAccount.hostProbeMilliseconds`).
     var probe: HostSpeedProbe? = nil
 
@@ -25,7 +26,7 @@ struct CPUMeter: Sendable {
         Snapshot(
             at: .now, workers: workers.compactMap(\.cpuSeconds).reduce(0, +),
             broker: brokerPID.flatMap { ProcessProbe.cpuSeconds(pid: $0) },
-            redis: redisPID.flatMap { ProcessProbe.cpuSecondsWithChildren(pid: $0) },
+            redis: Self.total(redisPIDs.map { ProcessProbe.cpuSecondsWithChildren(pid: $0) }),
             benchmark: ProcessProbe.cpuSeconds(pid: getpid()) ?? 0,
             machine: ProcessProbe.machineBusySeconds(),
             workersLibrdkafka: workers.compactMap { ProcessProbe.threadCPUSeconds(pid: $0.pid, namePrefix: Self.librdkafkaThreads) }.reduce(
@@ -58,6 +59,11 @@ struct CPUMeter: Sendable {
             if others < threshold || ContinuousClock.now - started >= limit { break }
         }
         return (ContinuousClock.now - started).seconds
+    }
+
+    /// The sum of the servers' CPU seconds, nil when there are none or one could not be read.
+    private static func total(_ seconds: [Double?]) -> Double? {
+        seconds.isEmpty || seconds.contains(nil) ? nil : seconds.compactMap { $0 }.reduce(0, +)
     }
 
     /// The prefix of the names librdkafka gives its threads.

@@ -15,15 +15,17 @@ import HeraldStreams
 ///
 /// The main phase measures everything (latency idle, broadcast, expression event, broadcast
 /// under targeted load, memory); a memory-only phase seeds, broadcasts once and reads the
-/// workers' peak RSS.
+/// workers' peak RSS; a cluster phase broadcasts once on a Redis Cluster and reads what each
+/// master did.
 struct PopulationPhase {
     let population: SeedPopulation
-    let isMain: Bool
+    let kind: Kind
     let names: BenchmarkNames
     let configuration: PipelineConfiguration
     let options: BenchmarkOptions
     let environment: BenchmarkEnvironment
-    let redisPID: Int32?
+    /// The Redis servers whose CPU is measured (a cluster's masters and replicas).
+    let redisPIDs: [Int32]
     let brokerPID: Int32?
     var probe: HostSpeedProbe? = nil
     /// Measures one ceiling of the rounds (`BenchmarkOptions.rounds`): its number (0...n), the
@@ -36,8 +38,19 @@ struct PopulationPhase {
             _ round: Int, _ eventId: String, _ workers: [WorkerProcess], _ aroundTimed: @escaping @Sendable (Bool) -> Void
         ) async throws -> BenchmarkReport.Ceiling
 
+    enum Kind: Equatable {
+        case main
+        case memory
+        /// On a Redis Cluster of this many masters that the run started and discards afterwards.
+        case cluster(masters: Int)
+    }
+
+    private var isMain: Bool { kind == .main }
+    private var broadcastLabel: String {
+        if case .cluster(let masters) = kind { "broadcast on a Redis Cluster of \(masters) masters" } else { "broadcast" }
+    }
     private var logger: Logger { environment.logger }
-    var meter: CPUMeter { CPUMeter(brokerPID: brokerPID, redisPID: redisPID, probe: probe) }
+    var meter: CPUMeter { CPUMeter(brokerPID: brokerPID, redisPIDs: redisPIDs, probe: probe) }
     private var label: String { "R=\(Console.count(population.count))" }
 
     func run(into report: inout BenchmarkReport) async throws {
@@ -140,11 +153,16 @@ struct PopulationPhase {
             report.latency.append(idle)
         }
 
-        // 4. The measured broadcast (no one-user events: the express partitions are not read).
+        // 4. The measured broadcast (no one-user events: the express partitions are not read),
+        // with what each Redis master did for it.
         try watcher.readPriorityPartitions(false)
         let baseline = resources.workers.map { $0.rssBytes ?? 0 }
-        let measured = try await context.fanout(label: "broadcast", event: broadcast, expected: expected[0])
+        let usage = RedisNodeUsage.Meter(redis: configuration.redis)
+        let usageBefore = try await usage.start()
+        var measured = try await context.fanout(label: broadcastLabel, event: broadcast, expected: expected[0])
+        measured.redisNodes = try await usage.finish(usageBefore)
         report.fanouts.append(measured)
+        if case .cluster = kind { return }
         report.memory.append(
             BenchmarkReport.Memory(
                 population: total, baselineRSSBytes: baseline, peakRSSBytes: resources.workers.map { $0.peakRSSBytes ?? 0 }
@@ -216,7 +234,9 @@ struct PopulationPhase {
                 logger.warning("deleting topics failed", metadata: ["error": "\(error)"])
             }
         }
-        for prefix in [names.redisPrefix] + resources.extraPrefixes {
+        // A cluster phase's Redis is stopped and removed, data and all, right after the phase.
+        let prefixes = if case .cluster = kind { [String]() } else { [names.redisPrefix] + resources.extraPrefixes }
+        for prefix in prefixes {
             do { try await RedisKeyspace.deleteAll(prefix: prefix, redis: configuration.redis) } catch {
                 logger.warning("removing Redis keys failed", metadata: ["pattern": "\(prefix):*", "error": "\(error)"])
             }

@@ -25,15 +25,15 @@ enum RedisKeyspace {
 /// which competes with the next phase for the same cores. The bench waits for it to end so the
 /// seeding's aftermath is not measured as part of the fan-out.
 enum RedisBackgroundWork {
-    /// Waits until Redis reports no AOF rewrite and no RDB save in progress or scheduled, at
-    /// most `limit`. Returns the seconds waited, or nil when Redis did not settle in time.
+    /// Waits until Redis (every master of a cluster) reports no AOF rewrite and no RDB save in
+    /// progress or scheduled, at most `limit`. Returns the seconds waited, or nil when Redis did not settle in time.
     static func waitUntilIdle(_ configuration: RedisConfiguration, limit: Duration = .seconds(180)) async throws -> Double? {
         let connection = RedisConnection(configuration: configuration)
         defer { connection.close() }
         let started = ContinuousClock.now
         while true {
-            let info = try await connection.send(.info("persistence")).string ?? ""
-            if busy(info).isEmpty { return (ContinuousClock.now - started).seconds }
+            let replies = try await connection.sendToEveryMaster(.info("persistence"))
+            if replies.allSatisfy({ busy($0.reply.string ?? "").isEmpty }) { return (ContinuousClock.now - started).seconds }
             if ContinuousClock.now - started > limit { return nil }
             try await Task.sleep(for: .milliseconds(250))
         }

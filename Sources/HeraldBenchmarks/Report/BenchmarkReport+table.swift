@@ -37,6 +37,29 @@ extension BenchmarkReport {
         return rows
     }
 
+    /// The single node's broadcast of the same population, for a broadcast on a cluster.
+    private func singleNodeBroadcast(comparedWith fanout: Fanout) -> Fanout? {
+        guard fanout.label != "broadcast", fanout.label.hasPrefix("broadcast on a Redis Cluster") else { return nil }
+        return fanouts.first { $0.label == "broadcast" && $0.population == fanout.population && $0.deliveriesPerSecond > 0 }
+    }
+
+    /// One row per Redis master: its CPU, its commands' time per delivery, and the commands
+    /// that took most of it.
+    private func redisNodeRows(_ fanout: Fanout) -> [(String, String, String)] {
+        guard let nodes = fanout.redisNodes, fanout.expected > 0 else { return [] }
+        return nodes.map { node in
+            let perDelivery = Double(node.commandMicroseconds) / Double(fanout.expected)
+            let top = node.commands.prefix(3).map { command in
+                "\(command.name) \(Console.count(command.calls)) x \(Console.fixed(Double(command.microseconds) / Double(max(command.calls, 1)), 1)) us"
+            }
+            return (
+                "  Redis \(node.endpoint): CPU, commands' time per delivery",
+                "\(node.cpuSeconds.map { Console.fixed($0, 2) } ?? "?") s, \(Console.fixed(perDelivery, 2)) us",
+                top.joined(separator: ", ")
+            )
+        }
+    }
+
     /// What is wrong with a fan-out's counts: fewer or more deliveries read than expected, or
     /// tasks whose commits add up to another number.
     private func countWarnings(_ fanout: Fanout) -> [String] {
@@ -159,6 +182,9 @@ extension BenchmarkReport {
             if fanout.cpu.isDisturbed, let cores = fanout.cpu.othersCores {
                 judged.append("disturbed: other processes took \(Console.fixed(cores, 2)) cores")
             }
+            if let single = singleNodeBroadcast(comparedWith: fanout) {
+                judged.append("\(Console.fixed(fanout.deliveriesPerSecond / single.deliveriesPerSecond, 2)) x one node's deliveries/s")
+            }
             judged += countWarnings(fanout)
             let byCommits = fanout.clock == BenchmarkOptions.Clock.committed.rawValue
             rows.append(
@@ -205,6 +231,7 @@ extension BenchmarkReport {
                 }
             }
             rows.append(contentsOf: cpuRows(fanout.cpu))
+            rows.append(contentsOf: redisNodeRows(fanout))
         }
         if let rounds, !rounds.fanouts.isEmpty {
             rows.append(contentsOf: roundRows(rounds))

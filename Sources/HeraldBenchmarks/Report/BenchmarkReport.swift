@@ -182,6 +182,8 @@ public struct BenchmarkReport: Sendable, Codable {
         /// The average value size of the deliveries the reader counted, to compare with the
         /// ceiling's `averageRecordBytes`; nil in reports written before the bench measured it.
         public var averageRecordBytes: Double? = nil
+        /// What each Redis master did during a broadcast (one entry on a single node).
+        public var redisNodes: [RedisNodeUsage]? = nil
     }
 
     /// CPU seconds each party used during one measurement, against the wall time: on a

@@ -30,10 +30,13 @@ public struct BenchmarkNames: Sendable, Hashable {
     public var topicPrefix: String
     /// Prefix of every Redis key of the phase.
     public var redisPrefix: String
+    /// The Redis the phase uses instead of the run's (`HERALD_REDIS_URL`), nil for the run's.
+    public var redisURL: String?
 
-    public init(topicPrefix: String, redisPrefix: String) {
+    public init(topicPrefix: String, redisPrefix: String, redisURL: String? = nil) {
         self.topicPrefix = topicPrefix
         self.redisPrefix = redisPrefix
+        self.redisURL = redisURL
     }
 
     /// The id of the phase's broadcast event. Every delivery record carries it twice (in

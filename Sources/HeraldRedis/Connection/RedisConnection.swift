@@ -164,6 +164,22 @@ public final class RedisConnection: @unchecked Sendable {
         }
     }
 
+    /// Sends a keyless command (`INFO`, `CONFIG RESETSTAT`, ...) to every master that serves
+    /// slots now (a single node: to it) and returns each reply with the node's `host:port`.
+    /// For tools that look at each node, such as the benchmark's per-master CPU.
+    public func sendToEveryMaster(_ command: RedisCommand) async throws -> [(endpoint: String, reply: RedisValue)] {
+        try await onQueue {
+            switch self.backend {
+            case .node(let node):
+                return [(self.configuration.endpoint, try node.sendBlocking(command))]
+            case .cluster(let router):
+                var replies: [(endpoint: String, reply: RedisValue)] = []
+                try router.forEachMaster { node in replies.append((node.configuration.endpoint, try node.sendBlocking(command))) }
+                return replies
+            }
+        }
+    }
+
     /// Unlinks every key matching `pattern`, page by page; returns how many were removed.
     @discardableResult
     public func deleteKeys(matching pattern: String, count: Int = 1_000) async throws -> Int {
