@@ -90,13 +90,14 @@ struct PopulationPhase {
         )
         let total = population.count
         let seedingStarted = meter.snapshot(workers: [])
-        let seeding = try await seeder.seed { done in
+        var seeding = try await seeder.seed { done in
             Console.say("  seeding (\(options.seedPath.rawValue)) \(Console.count(done)) / \(Console.count(total))")
         }
         Console.say(
             "  seeded \(Console.count(total)) registrations in \(Console.fixed(seeding.seconds)) s (\(Console.count(Int(seeding.perSecond)))/s)"
         )
         let seedingCPU = meter.account(seedingStarted, meter.snapshot(workers: []))
+        if case .cluster(let masters) = kind { seeding.path += ", Redis Cluster of \(masters) masters" }
         let settled = try await RedisBackgroundWork.waitUntilIdle(configuration.redis)
         if let settled, settled >= 0.5 {
             Console.say("  waited \(Console.fixed(settled)) s for Redis's background rewrite of the seeded data to end")
