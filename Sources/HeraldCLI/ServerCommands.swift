@@ -6,7 +6,7 @@ struct WorkerCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "worker",
         abstract: "Run worker roles (planner, fanout, indexer); scale by running more workers.",
-        discussion: "herald worker --roles planner,fanout,indexer --metrics-port 9090  (every setting: herald config)"
+        discussion: "herald worker --roles planner,fanout,indexer,scheduler --metrics-port 9090  (every setting: herald config)"
     )
 
     @OptionGroup var options: SettingsOptions

@@ -38,6 +38,13 @@ public struct PipelineConfiguration: Sendable {
 
     /// Limits the planner validates events with (size, properties, tag expression).
     public var eventLimits: EventLimits = .default
+    /// How late a `sendAt` may be, how far ahead a schedule may reach, the default zone.
+    public var scheduleRules: ScheduleRules = .default
+    /// Consumer group of the scheduler role (on `topics.scheduled`).
+    public var schedulerGroup: String = "herald-scheduler"
+    /// The time schedules are judged and released by (the planner's and the scheduler's);
+    /// tests move it instead of waiting for hours.
+    public var scheduleClock: @Sendable () -> Date = { Date() }
     /// Fan-out: the largest rendered payload per platform; larger renditions are skipped with
     /// reason `payload_too_large` (`HERALD_PAYLOAD_LIMITS`).
     public var payloadLimits: PayloadLimits = .default

@@ -16,6 +16,9 @@ public struct HeraldTopics: Sendable, Hashable {
     public var deliveries: String = "herald.deliveries"
     /// Status and progress per event (key: event id).
     public var status: String = "herald.status"
+    /// Schedules waiting for their time and cancel requests (key: event id; compacted, a
+    /// tombstone once nothing is pending): the system of record of the scheduler role.
+    public var scheduled: String = "herald.scheduled"
 
     /// Partitions of `events`: planner parallelism.
     public var eventsPartitions: Int32 = 3
@@ -28,6 +31,7 @@ public struct HeraldTopics: Sendable, Hashable {
     /// least one per partition of `tasks`, so that no two bulk lanes share one.
     public var deliveriesPartitions: Int32 = 14
     public var statusPartitions: Int32 = 3
+    public var scheduledPartitions: Int32 = 3
     /// 1 for a single broker; 3 in production.
     public var replicationFactor: Int16 = 1
 
@@ -43,7 +47,17 @@ public struct HeraldTopics: Sendable, Hashable {
         topics.expressTasks = prefix + "." + topics.expressTasks
         topics.deliveries = prefix + "." + topics.deliveries
         topics.status = prefix + "." + topics.status
+        topics.scheduled = prefix + "." + topics.scheduled
         return topics
+    }
+
+    /// The partition of `scheduled` that holds `eventId`'s schedule: every writer (the planner,
+    /// the scheduler, a cancel request) names it, so no client's partitioner decides. FNV-1a of
+    /// the id's bytes modulo the partition count.
+    public func scheduledPartition(of eventId: String) -> Int32 {
+        var hash: UInt32 = 2_166_136_261
+        for byte in eventId.utf8 { hash = (hash ^ UInt32(byte)) &* 16_777_619 }
+        return Int32(hash % UInt32(max(1, scheduledPartitions)))
     }
 
     /// Name and partition count of every topic, in data-flow order.
@@ -55,6 +69,7 @@ public struct HeraldTopics: Sendable, Hashable {
             (expressTasks, expressTasksPartitions),
             (deliveries, deliveriesPartitions),
             (status, statusPartitions),
+            (scheduled, scheduledPartitions),
         ]
     }
 }

@@ -27,6 +27,11 @@ public struct TopicProvisioner: Sendable {
             configs["max.message.bytes"] = String(RecordSizes.topicMaxMessageBytes)
             // Dead letters are kept long enough for someone to look at them after a weekend.
             if topic.name == topics.eventsDeadLetters { configs["retention.ms"] = String(14 * 24 * 3_600_000) }
+            // The latest record of each schedule is its state; tombstones go after a day.
+            if topic.name == topics.scheduled {
+                configs["cleanup.policy"] = "compact"
+                configs["delete.retention.ms"] = String(24 * 3_600_000)
+            }
             return KafkaTopicSpec(
                 name: topic.name, partitions: Int(topic.partitions),
                 replicationFactor: Int(topics.replicationFactor), configs: configs

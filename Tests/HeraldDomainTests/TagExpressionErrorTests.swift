@@ -56,15 +56,17 @@ struct TagExpressionErrorTests {
         .init(input: "a AND b", code: .expectedOperator, column: 3, message: "expected '&&' or '||' but found tag 'AND'"),
         // System tags and '$'.
         .init(
-            input: "$Foo", code: .invalidTag, column: 1, message: "'$' may only begin a system tag, $InstallationId:{id} or $UserId:{id}"),
+            input: "$Foo", code: .invalidTag, column: 1,
+            message: "'$' may only begin a system tag, $InstallationId:{id}, $UserId:{id} or $TimeZone:{zone}"),
         .init(
-            input: "abc$", code: .invalidTag, column: 4, message: "'$' may only begin a system tag, $InstallationId:{id} or $UserId:{id}"),
+            input: "abc$", code: .invalidTag, column: 4,
+            message: "'$' may only begin a system tag, $InstallationId:{id}, $UserId:{id} or $TimeZone:{zone}"),
         .init(
             input: "$userid:{alice}", code: .invalidTag, column: 1,
-            message: "'$' may only begin a system tag, $InstallationId:{id} or $UserId:{id}"),
+            message: "'$' may only begin a system tag, $InstallationId:{id}, $UserId:{id} or $TimeZone:{zone}"),
         .init(
             input: "$UserId:alice", code: .invalidTag, column: 1,
-            message: "'$' may only begin a system tag, $InstallationId:{id} or $UserId:{id}"),
+            message: "'$' may only begin a system tag, $InstallationId:{id}, $UserId:{id} or $TimeZone:{zone}"),
         .init(input: "a || $UserId:{}", code: .invalidTag, column: 15, message: "system tag has an empty id"),
         .init(input: "$UserId:{alice", code: .invalidTag, column: 15, message: "system tag is missing its closing '}'"),
         .init(

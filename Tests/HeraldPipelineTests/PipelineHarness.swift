@@ -7,6 +7,7 @@ import HeraldRegistry
 import HeraldTestSupport
 import Logging
 import HeraldStreams
+import Synchronization
 
 /// A private Redis and broker, prefixed topics, and the planner and fan-out roles running in
 /// this process: the whole pipeline for one test.
@@ -18,6 +19,7 @@ final class PipelineHarness: @unchecked Sendable {
     let index: RegistrationIndex
     private var planner: PlannerService?
     private var fanout: FanoutService?
+    private var scheduler: SchedulerService?
     private var running: [Task<Void, any Error>] = []
     private var publisher: KafkaProducer?
     private var isShutDown = false
@@ -38,6 +40,7 @@ final class PipelineHarness: @unchecked Sendable {
         configuration.topics = topics
         configuration.layout = SlotLayout(slotCount: slots, prefix: prefix)
         configuration.plannerGroup = prefix + "-planner"
+        configuration.schedulerGroup = prefix + "-scheduler"
         configuration.fanoutGroup = prefix + "-fanout"
         configuration.expressGroup = prefix + "-express"
         configuration.instanceId = prefix
@@ -80,7 +83,12 @@ final class PipelineHarness: @unchecked Sendable {
 
     // MARK: Roles
 
-    func startRoles(planner runPlanner: Bool = true, fanout runFanout: Bool = true) {
+    func startRoles(planner runPlanner: Bool = true, fanout runFanout: Bool = true, scheduler runScheduler: Bool = false) {
+        if runScheduler {
+            let service = SchedulerService(configuration: configuration, logger: Self.logger)
+            scheduler = service
+            running.append(Task { try await service.run() })
+        }
         if runPlanner {
             let service = PlannerService(configuration: configuration, logger: Self.logger)
             planner = service
@@ -97,10 +105,12 @@ final class PipelineHarness: @unchecked Sendable {
     func stopRoles() async throws {
         planner?.stop()
         fanout?.stop()
+        scheduler?.stop()
         for task in running { try await task.value }
         running = []
         planner = nil
         fanout = nil
+        scheduler = nil
     }
 
     /// Stops everything. Clients are closed first because Tansu waits for open connections
@@ -216,6 +226,17 @@ func testRegistration(
     }
     return Registration(
         registrationId: id, platform: platform, handle: handle, tags: tags, template: template, expiresAt: expiresAt, version: 1)
+}
+
+/// A clock the test moves: the planner and the scheduler judge schedules by it.
+final class TestClock: Sendable {
+    private let now: Mutex<Date>
+
+    init(_ start: Date) { now = Mutex(start) }
+
+    var date: Date { now.withLock { $0 } }
+    func set(_ date: Date) { now.withLock { $0 = date } }
+    func advance(by seconds: Double) { now.withLock { $0 = $0.addingTimeInterval(seconds) } }
 }
 
 struct HarnessTimeout: Error, CustomStringConvertible {

@@ -17,6 +17,7 @@ extension HeraldSettings {
         topics.expressTasks = topic("tasks.express")
         topics.deliveries = topic("deliveries")
         topics.status = topic("status")
+        topics.scheduled = topic("scheduled")
         if let value = try? int(.eventPartitions) { topics.eventsPartitions = Int32(value) }
         if let value = try? int(.taskPartitions) { topics.tasksPartitions = Int32(value) }
         if let value = try? int(.deliveryPartitions) { topics.deliveriesPartitions = Int32(value) }
@@ -110,7 +111,20 @@ extension HeraldSettings {
         configuration.payloadLimits = try payloadLimits()
         configuration.eventLimits.payloadLimits = configuration.payloadLimits
         configuration.drainTimeout = .seconds(try int(.drainSeconds, in: 1...3_600, expected: "seconds from 1 to 3600"))
+        configuration.scheduleRules = try scheduleRules()
+        configuration.schedulerGroup = groupName("scheduler")
         return configuration
+    }
+
+    /// `HERALD_SCHEDULE_*` and `HERALD_DEFAULT_TIME_ZONE`.
+    public func scheduleRules() throws -> ScheduleRules {
+        let zone = self[.defaultTimeZone]
+        if let problem = TimeZoneRules.problem(zone) { throw SettingError(key: .defaultTimeZone, value: zone, expected: problem) }
+        return ScheduleRules(
+            pastToleranceSeconds: Double(try int(.scheduleToleranceSeconds, in: 0...86_400, expected: "seconds from 0 to 86400")),
+            horizonSeconds: Double(try int(.scheduleHorizonDays, in: 1...366, expected: "days from 1 to 366")) * 86_400,
+            defaultTimeZone: zone
+        )
     }
 
     /// `HERALD_PAYLOAD_LIMITS`: `platform=bytes` pairs; platforms not named keep their default.

@@ -55,6 +55,9 @@ public struct Setting: Sendable, Hashable {
         case stallReadySeconds = "stall-ready-seconds"
         case stallLiveSeconds = "stall-live-seconds"
         case drainSeconds = "drain-seconds"
+        case scheduleToleranceSeconds = "schedule-tolerance-seconds"
+        case scheduleHorizonDays = "schedule-horizon-days"
+        case defaultTimeZone = "default-time-zone"
         case allowDemoKeys = "allow-demo-keys"
 
         /// The default value and the meaning; the switch makes the compiler ask for both.
@@ -96,7 +99,7 @@ public struct Setting: Sendable, Hashable {
             case .deliveryRetentionHours:
                 ("168", "retention.ms of deliveries and status topics, in hours.")
             case .roles:
-                ("planner,fanout,indexer", "Worker roles this process runs.")
+                ("planner,fanout,indexer,scheduler", "Worker roles this process runs (any of planner, fanout, indexer, scheduler).")
             case .tasksPerBroadcast:
                 ("16", "Tasks a broadcast (or any wide event) is split into, at least.")
             case .deliveriesPerTask:
@@ -179,6 +182,21 @@ public struct Setting: Sendable, Hashable {
                 (
                     "30",
                     "Longest graceful shutdown: past it the roles are cancelled, and 10 s later the process exits with status 2 whatever is still running."
+                )
+            case .scheduleToleranceSeconds:
+                (
+                    "60",
+                    "A sendAt at most this many seconds in the past is sent at once; one further back is refused (400, or the dead-letter topic)."
+                )
+            case .scheduleHorizonDays:
+                (
+                    "30",
+                    "How far ahead a schedule may reach: a sendAt, or the last release of a sendAtLocal, beyond it is refused."
+                )
+            case .defaultTimeZone:
+                (
+                    "UTC",
+                    "IANA time zone of registrations and installations without a timeZone, for sendAtLocal."
                 )
             case .allowDemoKeys:
                 (

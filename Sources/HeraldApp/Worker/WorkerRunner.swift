@@ -7,12 +7,12 @@ import Logging
 import Prometheus
 import ServiceLifecycle
 
-/// Composes a `herald worker` process: the requested roles (planner, fan-out from
+/// Composes a `herald worker` process: the requested roles (planner, fan-out, scheduler from
 /// HeraldPipeline; indexer from HeraldRegistry) and the metrics/health endpoint, in one
 /// ServiceGroup that shuts down gracefully on SIGTERM/SIGINT.
 public struct WorkerRunner: Sendable {
     public enum Role: String, Sendable, CaseIterable {
-        case planner, fanout, indexer
+        case planner, fanout, indexer, scheduler
     }
 
     public let settings: HeraldSettings
@@ -25,7 +25,7 @@ public struct WorkerRunner: Sendable {
         var roles: Set<Role> = []
         for name in settings.list(.roles) {
             guard let role = Role(rawValue: name.lowercased()) else {
-                throw SettingError(key: .roles, value: settings[.roles], expected: "roles from planner, fanout, indexer")
+                throw SettingError(key: .roles, value: settings[.roles], expected: "roles from planner, fanout, indexer, scheduler")
             }
             roles.insert(role)
         }
@@ -83,6 +83,7 @@ public struct WorkerRunner: Sendable {
         var pipelineRoles: Set<WorkerRole> = []
         if roles.contains(.planner) { pipelineRoles.insert(.planner) }
         if roles.contains(.fanout) { pipelineRoles.insert(.fanout) }
+        if roles.contains(.scheduler) { pipelineRoles.insert(.scheduler) }
         logger.info(
             "worker starting",
             metadata: [

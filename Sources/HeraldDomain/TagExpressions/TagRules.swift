@@ -5,7 +5,10 @@
 /// alphabet. Tags are case-sensitive.
 ///
 /// Two system tags address one installation or one user:
-/// `$InstallationId:{id}` and `$UserId:{id}`. The prefix is case-sensitive and the id is one or
+/// `$InstallationId:{id}` and `$UserId:{id}`. A third, `$TimeZone:{zone}`, is never written by
+/// clients: the index gives it to registrations with a `timeZone` (`$TimeZone:{Europe/Paris}`,
+/// and `$TimeZone:{any}` to every registration that has a zone), so expressions and local-time
+/// schedules can address the devices of a zone. The prefix is case-sensitive and the id is one or
 /// more characters of `A-Z a-z 0-9 _ @ # . : - + = / ~ %`: enough for GUIDs, e-mail addresses
 /// (`$UserId:{alice+news@example.com}`), base64 and percent-encoded ids. Whitespace, braces,
 /// quotes, commas, `$` and the expression operators `! & | ( )` are never allowed, so a system
@@ -18,6 +21,9 @@ public enum TagRules {
     /// The system-tag prefixes, each followed by `{id}`.
     public static let installationIdPrefix = "$InstallationId:"
     public static let userIdPrefix = "$UserId:"
+    public static let timeZonePrefix = "$TimeZone:"
+    /// What every registration with a `timeZone` also carries (no IANA zone is called `any`).
+    public static let anyTimeZoneTag = "$TimeZone:{any}"
 
     /// Human-readable alphabets, used in error messages and docs.
     public static let tagAlphabet = "A-Z a-z 0-9 _ @ # . : -"
@@ -38,6 +44,10 @@ public enum TagRules {
 
     /// The system tag that addresses one user, e.g. `$UserId:{alice@example.com}`.
     public static func userIdTag(_ id: String) -> String { "\(userIdPrefix){\(id)}" }
+
+    /// The system tags the index gives a registration in `zone`: `$TimeZone:{zone}` and
+    /// ``anyTimeZoneTag``.
+    public static func timeZoneTags(_ zone: String) -> [String] { ["\(timeZonePrefix){\(zone)}", anyTimeZoneTag] }
 
     static func problem(with tag: String, maxLength: Int) -> String? {
         let bytes = Array(tag.utf8)
@@ -72,6 +82,7 @@ enum TagAlphabet {
 
     static let installationIdOpening = Array("\(TagRules.installationIdPrefix){".utf8)
     static let userIdOpening = Array("\(TagRules.userIdPrefix){".utf8)
+    static let timeZoneOpening = Array("\(TagRules.timeZonePrefix){".utf8)
 
     @inline(__always)
     static func isTagByte(_ byte: UInt8) -> Bool {
@@ -109,10 +120,12 @@ enum TagAlphabet {
             idStart = start + installationIdOpening.count
         } else if hasPrefix(userIdOpening, in: bytes, at: start) {
             idStart = start + userIdOpening.count
+        } else if hasPrefix(timeZoneOpening, in: bytes, at: start) {
+            idStart = start + timeZoneOpening.count
         } else {
             return .problem(
                 offset: start,
-                message: "'$' may only begin a system tag, $InstallationId:{id} or $UserId:{id}"
+                message: "'$' may only begin a system tag, $InstallationId:{id}, $UserId:{id} or $TimeZone:{zone}"
             )
         }
         var index = idStart

@@ -71,6 +71,14 @@ extension KafkaConsumer {
         }
     }
 
+    /// Moves assigned partitions to these offsets (`KafkaTopicPartitionOffset.beginning` to
+    /// read a partition again from its start), staying in the group.
+    public func seek(_ offsets: [KafkaTopicPartitionOffset], timeout: Duration = .seconds(10)) async throws {
+        try checkOpen("seek")
+        let client = client
+        try await runBlocking(on: blockingQueue) { try client.seek(offsets, timeoutMs: timeout.rdKafkaMilliseconds) }
+    }
+
     /// The offset this consumer will read next on each partition (local, no round trip).
     public func position(_ partitions: [KafkaTopicPartition]) throws -> [KafkaTopicPartitionOffset] {
         try checkOpen("read positions")

@@ -20,10 +20,14 @@ import HeraldStreams
 final class EventPlanner: Sendable {
     /// What became of one record.
     enum Outcome: String, Sendable, Hashable {
-        case planned, duplicate, expired
+        case planned, duplicate, expired, scheduled
         case deadLetter = "dead_letter"
         case empty
     }
+
+    /// The header of a record the scheduler role released: the de-duplication claim of the
+    /// record that scheduled it (empty for a local-time part, whose id is new).
+    static let releaseHeader = "herald-release"
 
     let configuration: PipelineConfiguration
     let planner: FanoutPlanner
@@ -63,7 +67,7 @@ final class EventPlanner: Sendable {
     func handle(_ batch: [KafkaMessage], producer: KafkaProducer) async throws -> PlannedBatch {
         var planned = PlannedBatch()
         for message in batch {
-            let outcome = try await handle(message, producer: producer, planned: &planned)
+            let outcome = try await handle(message, producer: producer, planned: &planned, now: configuration.scheduleClock())
             metrics.events(outcome.rawValue).increment()
         }
         return planned
@@ -83,13 +87,17 @@ final class EventPlanner: Sendable {
         let topics = configuration.topics
         // 1. Validate.
         var event: NotificationEvent
+        var decision = ScheduleRules.Decision.sendNow
         do throws(ValidationFailure) {
             guard let value = message.value else {
                 throw ValidationFailure(issues: [
                     ValidationIssue(field: "", code: "empty_record", message: "the record has no value (a tombstone)")
                 ])
             }
-            event = try NotificationEvent.decode(value, limits: configuration.eventLimits)
+            event = try NotificationEvent.decode(value, limits: releaseLimits(message))
+            // A schedule's times are judged now: too late or too far ahead is a dead letter.
+            let id = event.id ?? Self.derivedId(message)
+            decision = try configuration.scheduleRules.decide(event, eventId: id, now: now)
         } catch {
             let letter = DeadLetter(failure: error, message: message, now: now)
             try producer.enqueue(letter.outgoing(topic: topics.eventsDeadLetters))
@@ -115,7 +123,7 @@ final class EventPlanner: Sendable {
             }
             return .deadLetter
         }
-        let eventId = event.id ?? "\(message.topic):\(message.partition):\(message.offset)"
+        let eventId = event.id ?? Self.derivedId(message)
         event.id = eventId
         if event.publishedAt == nil { event.publishedAt = message.timestamp ?? now }
         var log = logger
@@ -132,8 +140,14 @@ final class EventPlanner: Sendable {
         let claim = EventClaim(partition: message.partition, offset: message.offset, fingerprint: EventClaim.fingerprint(of: event))
         let claimKey = configuration.layout.eventClaimKey(eventId: eventId)
         let probeTags = planner.tagsToProbe(event)
+        let ttl = configuration.eventClaimTTLSeconds
         var commands: [RedisCommand] = [
-            .set(claimKey, claim.description, expireSeconds: configuration.eventClaimTTLSeconds, onlyIfAbsent: true),
+            message.header(Self.releaseHeader).map { scheduling in
+                // A release takes the claim over from the record that scheduled the event.
+                .evalScript(
+                    Self.takeOverClaim, keys: [claimKey],
+                    arguments: [String(decoding: scheduling, as: UTF8.self), claim.description, String(ttl)])
+            } ?? .set(claimKey, claim.description, expireSeconds: ttl, onlyIfAbsent: true),
             .get(claimKey),
         ]
         if let probeTags { commands += probeCommands(tags: probeTags) }
@@ -158,7 +172,26 @@ final class EventPlanner: Sendable {
             return .duplicate
         }
 
-        // 3. Plan.
+        // 3. A schedule waits on herald.scheduled for the scheduler role to release it.
+        if case .schedule(let releases) = decision {
+            let scheduled = ScheduledEvent(eventId: eventId, event: event, scheduledAt: now, releases: releases, claim: claim.description)
+            try producer.enqueue(
+                KafkaOutgoingMessage(
+                    topic: topics.scheduled, partition: topics.scheduledPartition(of: eventId), key: Array(eventId.utf8),
+                    value: Array(try JSONEncoder().encode(ScheduleRecord.schedule(scheduled)))))
+            let record = StatusRecord.scheduled(scheduled, at: now)
+            try enqueueStatus(record, producer: producer, claim: claim)
+            planned.statuses.append(record)
+            log.info(
+                "event scheduled",
+                metadata: [
+                    "releases": "\(releases.count)",
+                    "first": "\(releases.first.map { ISO8601Timestamp.format($0.releaseAt) } ?? "-")",
+                ])
+            return .scheduled
+        }
+
+        // 4. Plan.
         var candidates: [Int]?
         if let probeTags {
             candidates = try candidateSlots(tags: probeTags, event: event, replies: replies[2...])
@@ -209,6 +242,34 @@ final class EventPlanner: Sendable {
             return tasks.isEmpty ? .empty : .planned
         }
     }
+
+    /// The id of an event published without one: where its record is.
+    static func derivedId(_ message: KafkaMessage) -> String {
+        "\(message.topic):\(message.partition):\(message.offset)"
+    }
+
+    /// The limits a record is read with: the deployment's, except that a release's audience
+    /// (the publisher's expression and the zones of its part, which are Herald's) has no
+    /// tag-count ceiling.
+    private func releaseLimits(_ message: KafkaMessage) -> EventLimits {
+        guard message.header(Self.releaseHeader) != nil else { return configuration.eventLimits }
+        var limits = configuration.eventLimits
+        limits.tagExpression = TagExpressionLimits(maxLength: .max, maxTags: .max)
+        return limits
+    }
+
+    /// Hands the claim of an id to a release record. KEYS[1] claim; ARGV: the claim of the
+    /// record that scheduled it, the release's claim, TTL seconds. Taken when the id is
+    /// unclaimed (a local-time part, or a claim that expired while the event waited) or still
+    /// held by the scheduling record; a retried release finds its own claim.
+    static let takeOverClaim = RedisScript(
+        #"""
+        local current = redis.call('GET', KEYS[1])
+        if not current or current == ARGV[1] then
+          redis.call('SET', KEYS[1], ARGV[2], 'EX', ARGV[3])
+        end
+        return 1
+        """#)
 
     /// Registrations in `slots` (all slots when nil): one pipelined SCARD of each slot's `all`
     /// set. An upper bound of a wide event's audience, which sizes its tasks.

@@ -28,6 +28,7 @@ public func runWorker(
     var services: [any Service] = extraServices
     if roles.contains(.planner) { services.append(PlannerService(configuration: configuration, logger: logger)) }
     if roles.contains(.fanout) { services.append(FanoutService(configuration: configuration, logger: logger)) }
+    if roles.contains(.scheduler) { services.append(SchedulerService(configuration: configuration, logger: logger)) }
     var groupConfiguration = ServiceGroupConfiguration(
         services: services.map { ServiceGroupConfiguration.ServiceConfiguration(service: $0) }
             + [
@@ -47,6 +48,8 @@ public func runWorker(
 public enum WorkerRole: String, Sendable, Hashable, CaseIterable {
     case planner
     case fanout
+    /// Releases schedules from `herald.scheduled` at their time.
+    case scheduler
 }
 
 /// Ends the process when a graceful shutdown overruns: SIGTERM must always end a worker, even

@@ -1,3 +1,4 @@
+import Foundation
 import HeraldDomain
 import HeraldRedis
 import HeraldRegistry
@@ -40,9 +41,10 @@ enum StatusScripts {
         """#)
 
     /// Writes `herald:status:<eventId>` unless it would move the status backwards: a
-    /// `completed` or `expired` status is final (only the same state may be written again,
-    /// by a retried task), and a record with fewer finished tasks never replaces one with
-    /// more. Tasks finish in any order on many workers, so the last writer is not
+    /// `completed`, `expired` or `cancelled` status is final (only the same state may be
+    /// written again, by a retried task), a schedule's `scheduled` or `released` never
+    /// replaces what the fan-out wrote after the release, and a record with fewer finished
+    /// tasks never replaces one with more. Tasks finish in any order on many workers, so the last writer is not
     /// necessarily the newest news.
     ///
     /// KEYS[1] status key. ARGV: record JSON, state, finished task count, TTL seconds.
@@ -54,7 +56,13 @@ enum StatusScripts {
           local ok, doc = pcall(cjson.decode, current)
           if ok and type(doc) == 'table' then
             local state = doc['state']
-            if (state == 'completed' or state == 'expired') and state ~= ARGV[2] then
+            if (state == 'completed' or state == 'expired' or state == 'cancelled') and state ~= ARGV[2] then
+              return 0
+            end
+            if ARGV[2] == 'scheduled' and state ~= 'scheduled' then
+              return 0
+            end
+            if ARGV[2] == 'released' and state ~= 'scheduled' and state ~= 'released' then
               return 0
             end
             local done = 0
@@ -70,13 +78,15 @@ enum StatusScripts {
         return 1
         """#)
 
-    /// The `writeStatus` call that stores `record` for `ttlSeconds`.
-    static func write(_ record: StatusRecord, layout: SlotLayout, ttlSeconds: Int) -> RedisCommand {
-        .evalScript(
+    /// The `writeStatus` call that stores `record` for `ttlSeconds` (a scheduled event's for
+    /// that long after its last release).
+    static func write(_ record: StatusRecord, layout: SlotLayout, ttlSeconds: Int, now: Date = Date()) -> RedisCommand {
+        let waiting = record.schedule?.releases.map(\.releaseAt).max().map { max(0, Int($0.timeIntervalSince(now).rounded(.up))) } ?? 0
+        return .evalScript(
             writeStatus, keys: [layout.statusKey(eventId: record.eventId)],
             arguments: [
                 String(decoding: StatusCoding.encode(record), as: UTF8.self), record.state.rawValue,
-                String(record.tasks.completed), String(ttlSeconds),
+                String(record.tasks.completed), String(ttlSeconds + waiting),
             ]
         )
     }

@@ -67,6 +67,10 @@ public enum RegistryScripts {
                 if type(decoded.tags) == 'table' then
                   for _, t in ipairs(decoded.tags) do oldTags[t] = true end
                 end
+                if type(decoded.timeZone) == 'string' then
+                  oldTags['$TimeZone:{' .. decoded.timeZone .. '}'] = true
+                  oldTags['$TimeZone:{any}'] = true
+                end
                 if type(decoded.handle) == 'string' then oldHandle = decoded.handle end
               end
             end
@@ -174,6 +178,10 @@ public enum RegistryScripts {
                 if ok and type(decoded) == 'table' then
                   if type(decoded.tags) == 'table' then
                     for _, t in ipairs(decoded.tags) do redis.call('SREM', p .. 'tag:' .. t, id) end
+                  end
+                  if type(decoded.timeZone) == 'string' then
+                    redis.call('SREM', p .. 'tag:$TimeZone:{' .. decoded.timeZone .. '}', id)
+                    redis.call('SREM', p .. 'tag:$TimeZone:{any}', id)
                   end
                   if type(decoded.handle) == 'string' then redis.call('SREM', p .. 'handle:' .. decoded.handle, id) end
                 end

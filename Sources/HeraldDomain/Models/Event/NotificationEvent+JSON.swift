@@ -75,11 +75,47 @@ extension NotificationEvent {
             }
         }
 
+        let schedule = readSchedule(reader, issues: &issues)
+
         guard issues.isEmpty, let audience else { throw ValidationFailure(issues: issues) }
         return NotificationEvent(
             id: id, audience: audience, properties: properties, native: native, templates: templates,
-            expiresAt: expiresAt, priority: priority, collapseId: collapseId, publishedAt: publishedAt
+            expiresAt: expiresAt, priority: priority, collapseId: collapseId, publishedAt: publishedAt, schedule: schedule
         )
+    }
+
+    /// Reads `sendAt` (an instant with its offset) or `sendAtLocal` (a wall-clock time
+    /// without one); giving both is an issue, and so is each written in the other's form.
+    static func readSchedule(_ reader: JSONFieldReader, issues: inout [ValidationIssue]) -> EventSchedule? {
+        let instantText = reader.string("sendAt", required: false, issues: &issues)
+        let localText = reader.string("sendAtLocal", required: false, issues: &issues)
+        if instantText != nil && localText != nil {
+            issues.append(
+                ValidationIssue(
+                    field: "sendAtLocal", code: ValidationIssue.Code.invalidSchedule,
+                    message: "give sendAt (one instant) or sendAtLocal (each device's local time), not both"
+                ))
+            return nil
+        }
+        if let text = instantText {
+            if let instant = ISO8601Timestamp.parse(text) { return .at(instant) }
+            let hint =
+                LocalDateTime.parse(text) != nil
+                ? "it has no offset; add one (\(text)Z or \(text)+01:00), or use sendAtLocal for each device's local time"
+                : "expected an RFC 3339 instant such as 2026-11-25T07:30:00Z"
+            issues.append(
+                ValidationIssue(field: "sendAt", code: ValidationIssue.Code.invalidTimestamp, message: "\"\(text)\": \(hint)"))
+        }
+        if let text = localText {
+            if let local = LocalDateTime.parse(text) { return .localTime(local) }
+            let hint =
+                ISO8601Timestamp.parse(text) != nil
+                ? "a local time has no offset or Z (2026-11-25T07:30:00); use sendAt for one instant"
+                : "expected a wall-clock time such as 2026-11-25T07:30:00"
+            issues.append(
+                ValidationIssue(field: "sendAtLocal", code: ValidationIssue.Code.invalidTimestamp, message: "\"\(text)\": \(hint)"))
+        }
+        return nil
     }
 
     /// Reads `tags`: absent or null is a broadcast; a string is an expression; an array of
@@ -314,6 +350,13 @@ extension NotificationEvent: Codable {
         if let priority { members.append(JSONMember(key: "priority", value: .string(priority.rawValue))) }
         if let collapseId { members.append(JSONMember(key: "collapseId", value: .string(collapseId))) }
         if let publishedAt { members.append(JSONMember(key: "publishedAt", value: .string(ISO8601Timestamp.format(publishedAt)))) }
+        switch schedule {
+        case .at(let instant):
+            members.append(JSONMember(key: "sendAt", value: .string(ISO8601Timestamp.format(instant, precision: .secondsWhenExact))))
+        case .localTime(let local):
+            members.append(JSONMember(key: "sendAtLocal", value: .string(local.description)))
+        case nil: break
+        }
         return .object(members)
     }
 }

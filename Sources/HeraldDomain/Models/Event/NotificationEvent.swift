@@ -31,12 +31,16 @@ public struct NotificationEvent: Sendable, Hashable {
     public var collapseId: String?
     /// When the publisher sent it; set by publishers, used for latency and status timings.
     public var publishedAt: Date?
+    /// When to deliver it (`sendAt` or `sendAtLocal`); nil: now.
+    public var schedule: EventSchedule?
 
     public init(
         id: String? = nil, audience: Audience = .broadcast, properties: [String: String] = [:],
         native: [Platform: String] = [:], templates: [String]? = nil, expiresAt: Date? = nil,
-        priority: NotificationPriority? = nil, collapseId: String? = nil, publishedAt: Date? = nil
+        priority: NotificationPriority? = nil, collapseId: String? = nil, publishedAt: Date? = nil,
+        schedule: EventSchedule? = nil
     ) {
+        self.schedule = schedule
         self.id = id
         self.audience = audience
         self.properties = properties

@@ -29,6 +29,7 @@ extension Installation {
         let tags = reader.stringArray("tags", required: false, issues: &issues)
         let userId = reader.string("userId", required: false, issues: &issues)
         let expiresAt = reader.timestamp("expiresAt", issues: &issues)
+        let timeZone = reader.string("timeZone", required: false, issues: &issues)
         var templates: [String: InstallationTemplate] = [:]
         if let templatesReader = reader.object("templates", required: false, issues: &issues),
             case .object(let members) = templatesReader.value
@@ -49,7 +50,7 @@ extension Installation {
         if platform == nil || pushChannel == nil { unjudged.insert("pushChannel") }
         let installation = Installation(
             installationId: installationId ?? bodyId ?? "", platform: platform ?? .fcm, pushChannel: pushChannel ?? "",
-            tags: tags ?? [], userId: userId, templates: templates, expiresAt: expiresAt
+            tags: tags ?? [], userId: userId, templates: templates, expiresAt: expiresAt, timeZone: timeZone
         )
         issues += installation.validate(limits: limits).filter { !unjudged.contains($0.field) }
         if !issues.isEmpty { throw ValidationFailure(issues: issues) }
@@ -61,7 +62,7 @@ extension Installation {
 /// `userId`, `templates` by name), with Herald's `expiresAt`.
 extension Installation: Codable {
     enum CodingKeys: String, CodingKey {
-        case installationId, platform, pushChannel, tags, userId, templates, expiresAt
+        case installationId, platform, pushChannel, tags, userId, templates, expiresAt, timeZone
     }
 
     public init(from decoder: any Decoder) throws {
@@ -73,6 +74,7 @@ extension Installation: Codable {
         userId = try container.decodeIfPresent(String.self, forKey: .userId)
         templates = try container.decodeIfPresent([String: InstallationTemplate].self, forKey: .templates) ?? [:]
         expiresAt = try container.decodeTimestampIfPresent(forKey: .expiresAt)
+        timeZone = try container.decodeIfPresent(String.self, forKey: .timeZone)
     }
 
     public func encode(to encoder: any Encoder) throws {
@@ -84,6 +86,7 @@ extension Installation: Codable {
         try container.encode(userId, forKey: .userId)
         try container.encode(templates, forKey: .templates)
         try container.encodeTimestamp(expiresAt, forKey: .expiresAt, precision: .secondsWhenExact)
+        try container.encodeIfPresent(timeZone, forKey: .timeZone)
     }
 }
 

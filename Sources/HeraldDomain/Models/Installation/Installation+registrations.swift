@@ -24,7 +24,8 @@ extension Installation {
             return [
                 Registration(
                     registrationId: installationId, platform: platform, handle: pushChannel,
-                    tags: Self.uniqued(tags + systemTags), template: nil, expiresAt: expiresAt, version: version
+                    tags: Self.uniqued(tags + systemTags), template: nil, expiresAt: expiresAt, version: version,
+                    timeZone: timeZone
                 )
             ]
         }
@@ -34,7 +35,7 @@ extension Installation {
                 platform: platform, handle: pushChannel,
                 tags: Self.uniqued(tags + template.tags + systemTags),
                 template: RegistrationTemplate(name: name, body: template.body, headers: template.headers, expiry: template.expiry),
-                expiresAt: expiresAt, version: version
+                expiresAt: expiresAt, version: version, timeZone: timeZone
             )
         }
     }

@@ -15,11 +15,14 @@ public struct Installation: Sendable, Hashable {
     /// Templates by name.
     public var templates: [String: InstallationTemplate]
     public var expiresAt: Date?
+    /// The device's IANA time zone (``Registration/timeZone``), given to every template.
+    public var timeZone: String?
 
     public init(
         installationId: String, platform: Platform, pushChannel: String, tags: [String] = [],
-        userId: String? = nil, templates: [String: InstallationTemplate] = [:], expiresAt: Date? = nil
+        userId: String? = nil, templates: [String: InstallationTemplate] = [:], expiresAt: Date? = nil, timeZone: String? = nil
     ) {
+        self.timeZone = timeZone
         self.installationId = installationId
         self.platform = platform
         self.pushChannel = pushChannel

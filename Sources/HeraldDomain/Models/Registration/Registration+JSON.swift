@@ -35,6 +35,7 @@ extension Registration {
         }
         let expiresAt = reader.timestamp("expiresAt", issues: &issues)
         let version = reader.integer("version", required: false, issues: &issues)
+        let timeZone = reader.string("timeZone", required: false, issues: &issues)
 
         // Fields that were missing or unreadable get placeholders so the rest of the
         // document is still checked; issues about the placeholders themselves are dropped
@@ -44,7 +45,7 @@ extension Registration {
         if platform == nil || handle == nil { unjudged.insert("handle") }
         let registration = Registration(
             registrationId: registrationId ?? bodyId ?? "", platform: platform ?? .fcm, handle: handle ?? "",
-            tags: tags ?? [], template: template, expiresAt: expiresAt, version: version ?? 0
+            tags: tags ?? [], template: template, expiresAt: expiresAt, version: version ?? 0, timeZone: timeZone
         )
         // Fields already reported as mistyped are absent from `registration`, so nothing is
         // reported twice.
@@ -61,8 +62,9 @@ extension Registration {
     }
 
     /// The registration as a JSON tree in the contract's field order.
+    /// `timeZone` is written only when set, so registrations without one keep their bytes.
     public var jsonValue: JSONValue {
-        .object([
+        var members = [
             JSONMember(key: "registrationId", value: .string(registrationId)),
             JSONMember(key: "platform", value: .string(platform.rawValue)),
             JSONMember(key: "handle", value: .string(handle)),
@@ -70,8 +72,10 @@ extension Registration {
             JSONMember(key: "template", value: template?.jsonValue ?? .null),
             JSONMember(
                 key: "expiresAt", value: expiresAt.map { .string(ISO8601Timestamp.format($0, precision: .secondsWhenExact)) } ?? .null),
-            JSONMember(key: "version", value: .number(String(version))),
-        ])
+        ]
+        if let timeZone { members.append(JSONMember(key: "timeZone", value: .string(timeZone))) }
+        members.append(JSONMember(key: "version", value: .number(String(version))))
+        return .object(members)
     }
 }
 
@@ -105,7 +109,7 @@ extension RegistrationTemplate {
 /// `expiresAt` and `template` are written as `null` when unset.
 extension Registration: Codable {
     enum CodingKeys: String, CodingKey {
-        case registrationId, platform, handle, tags, template, expiresAt, version
+        case registrationId, platform, handle, tags, template, expiresAt, timeZone, version
     }
 
     public init(from decoder: any Decoder) throws {
@@ -117,6 +121,7 @@ extension Registration: Codable {
         template = try container.decodeIfPresent(RegistrationTemplate.self, forKey: .template)
         expiresAt = try container.decodeTimestampIfPresent(forKey: .expiresAt)
         version = try container.decodeIfPresent(Int64.self, forKey: .version) ?? 0
+        timeZone = try container.decodeIfPresent(String.self, forKey: .timeZone)
     }
 
     public func encode(to encoder: any Encoder) throws {
@@ -127,6 +132,7 @@ extension Registration: Codable {
         try container.encode(tags, forKey: .tags)
         try container.encode(template, forKey: .template)
         try container.encodeTimestamp(expiresAt, forKey: .expiresAt, precision: .secondsWhenExact)
+        try container.encodeIfPresent(timeZone, forKey: .timeZone)
         try container.encode(version, forKey: .version)
     }
 }

@@ -14,6 +14,7 @@ extension Registration {
         if let template {
             template.check(platform: platform, field: "template", limits: limits, into: &issues)
         }
+        if let issue = TimeZoneRules.issue(timeZone, field: "timeZone") { issues.append(issue) }
         if version < 0 {
             issues.append(ValidationIssue(field: "version", code: ValidationIssue.Code.invalidValue, message: "version cannot be negative"))
         }
@@ -41,6 +42,12 @@ enum TagListValidation {
         for (position, tag) in tags.enumerated() {
             if let problem = TagRules.problem(with: tag) {
                 issues.append(ValidationIssue(field: "\(field)[\(position)]", code: ValidationIssue.Code.invalidTag, message: problem))
+            } else if tag.hasPrefix(TagRules.timeZonePrefix) {
+                issues.append(
+                    ValidationIssue(
+                        field: "\(field)[\(position)]", code: ValidationIssue.Code.invalidTag,
+                        message: "\(TagRules.timeZonePrefix) tags come from the timeZone field; set timeZone instead"
+                    ))
             }
         }
     }

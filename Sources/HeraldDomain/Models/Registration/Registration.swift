@@ -17,11 +17,15 @@ public struct Registration: Sendable, Hashable {
     public var expiresAt: Date?
     /// Grows with every change; the index ignores a change older than what it holds.
     public var version: Int64
+    /// The device's IANA time zone, for local-time schedules (`sendAtLocal`); nil means the
+    /// deployment's default zone. The index adds `$TimeZone:{zone}` tags from it.
+    public var timeZone: String?
 
     public init(
         registrationId: String, platform: Platform, handle: String, tags: [String] = [],
-        template: RegistrationTemplate? = nil, expiresAt: Date? = nil, version: Int64 = 0
+        template: RegistrationTemplate? = nil, expiresAt: Date? = nil, version: Int64 = 0, timeZone: String? = nil
     ) {
+        self.timeZone = timeZone
         self.registrationId = registrationId
         self.platform = platform
         self.handle = handle

@@ -14,9 +14,33 @@ public struct StatusRecord: Sendable, Hashable {
         case expired
         /// Refused (invalid or duplicate); see ``StatusRecord/reason``.
         case rejected
+        /// Waiting for its `sendAt` or `sendAtLocal` (``StatusRecord/schedule``).
+        case scheduled
+        /// Every release of the schedule went to `herald.events`; a `sendAt` event then goes on
+        /// under the same id (`accepted`, ...), each part of a local-time one under its own.
+        case released
+        /// Cancelled before (the rest of) its releases; ``StatusRecord/schedule`` says which went.
+        case cancelled
 
-        /// Whether no further progress can change the record.
-        public var isTerminal: Bool { self != .accepted && self != .processing }
+        /// Whether no further progress can change the record (a released `sendAt` event is
+        /// planned next, under the same id, as a new start).
+        public var isTerminal: Bool { self != .accepted && self != .processing && self != .scheduled }
+    }
+
+    /// A scheduled event's time and its releases, each `pending`, `released` or `cancelled`.
+    public struct Schedule: Sendable, Hashable, Codable {
+        public var sendAt: String?
+        public var sendAtLocal: String?
+        public var releases: [ScheduledRelease]
+
+        public init(_ scheduled: ScheduledEvent) {
+            switch scheduled.event.schedule {
+            case .at(let instant): sendAt = ISO8601Timestamp.format(instant, precision: .secondsWhenExact)
+            case .localTime(let local): sendAtLocal = local.description
+            case nil: break
+            }
+            releases = scheduled.releases
+        }
     }
 
     public struct Tasks: Sendable, Hashable, Codable {
@@ -61,11 +85,14 @@ public struct StatusRecord: Sendable, Hashable {
     /// Registrations whose delivery could not be built (for example an unrenderable template).
     public var failed: Int
     public var timings: Timings
+    /// Set while the event is (or was) scheduled: `scheduled`, `released`, `cancelled`.
+    public var schedule: Schedule?
 
     public init(
         eventId: String, state: State, reason: String? = nil, tasks: Tasks, targets: DeliveryCounts = DeliveryCounts(),
-        skipped: Int = 0, failed: Int = 0, timings: Timings
+        skipped: Int = 0, failed: Int = 0, timings: Timings, schedule: Schedule? = nil
     ) {
+        self.schedule = schedule
         self.eventId = eventId
         self.state = state
         self.reason = reason
@@ -92,6 +119,17 @@ public struct StatusRecord: Sendable, Hashable {
         )
     }
 
+    /// The record of a scheduled event in its schedule's current state.
+    public static func scheduled(_ scheduled: ScheduledEvent, reason: String? = nil, at now: Date) -> StatusRecord {
+        let state = scheduled.state
+        return StatusRecord(
+            eventId: scheduled.eventId, state: state, reason: reason, tasks: Tasks(planned: 0),
+            timings: Timings(
+                publishedAt: scheduled.event.publishedAt, acceptedAt: scheduled.scheduledAt, completedAt: state.isTerminal ? now : nil),
+            schedule: Schedule(scheduled)
+        )
+    }
+
     /// The record for an event that was refused.
     public static func rejected(eventId: String, reason: String, publishedAt: Date?, at now: Date) -> StatusRecord {
         StatusRecord(
@@ -103,7 +141,7 @@ public struct StatusRecord: Sendable, Hashable {
 
 extension StatusRecord: Codable {
     enum CodingKeys: String, CodingKey {
-        case eventId, state, reason, tasks, targets, skipped, failed, timings
+        case eventId, state, reason, tasks, targets, skipped, failed, timings, schedule
     }
 
     public init(from decoder: any Decoder) throws {
@@ -116,6 +154,7 @@ extension StatusRecord: Codable {
         skipped = try container.decodeIfPresent(Int.self, forKey: .skipped) ?? 0
         failed = try container.decodeIfPresent(Int.self, forKey: .failed) ?? 0
         timings = try container.decode(Timings.self, forKey: .timings)
+        schedule = try container.decodeIfPresent(Schedule.self, forKey: .schedule)
     }
 
     public func encode(to encoder: any Encoder) throws {
@@ -128,6 +167,7 @@ extension StatusRecord: Codable {
         try container.encode(skipped, forKey: .skipped)
         try container.encode(failed, forKey: .failed)
         try container.encode(timings, forKey: .timings)
+        try container.encodeIfPresent(schedule, forKey: .schedule)
     }
 }
 
@@ -162,7 +202,10 @@ extension StatusRecord {
     public static func fold(_ current: StatusRecord?, _ next: StatusRecord) -> StatusRecord {
         guard let current else { return next }
         if next.state == .rejected { return current }
-        if (current.state == .completed || current.state == .expired) && current.state != next.state { return current }
+        if [.completed, .expired, .cancelled].contains(current.state) && current.state != next.state { return current }
+        // A schedule's records never replace the fan-out's that came after its release.
+        if next.state == .scheduled && current.state != .scheduled { return current }
+        if next.state == .released && ![.scheduled, .released].contains(current.state) { return current }
         if next.tasks.completed < current.tasks.completed { return current }
         return next
     }

@@ -43,6 +43,8 @@ extension ValidationIssue {
         public static let payloadTooLarge = "payload_too_large"
         public static let invalidHeader = "invalid_header"
         public static let invalidTimestamp = "invalid_timestamp"
+        /// A `sendAt` or `sendAtLocal` in the past, beyond the horizon, or both given.
+        public static let invalidSchedule = "invalid_schedule"
         public static let duplicateProperty = "duplicate_property"
     }
 }

@@ -1,0 +1,96 @@
+import Foundation
+import HeraldDomain
+import HeraldRedis
+import HeraldRegistry
+
+/// The scheduler's due index in Redis, one set of keys per partition `p` of
+/// `herald.scheduled` (its owner alone writes them; the hash tag keeps them on one node):
+///
+/// - `<prefix>:{sched:<p>}:items`: hash, event id -> the latest `ScheduledEvent` JSON;
+/// - `<prefix>:{sched:<p>}:due`: sorted set, event id -> its next pending release (ms);
+/// - `<prefix>:{sched:<p>}:built`: present once the keys were rebuilt from the partition.
+///
+/// A derived cache: the partition is the record, and the scheduler rebuilds these keys from it
+/// whenever it is assigned the partition or finds `built` gone (a flushed Redis).
+struct ScheduleIndex: Sendable {
+    let redis: RedisConnection
+    let prefix: String
+
+    init(redis: RedisConnection, layout: SlotLayout) {
+        self.redis = redis
+        self.prefix = layout.prefix
+    }
+
+    func itemsKey(_ partition: Int32) -> String { "\(prefix):{sched:\(partition)}:items" }
+    func dueKey(_ partition: Int32) -> String { "\(prefix):{sched:\(partition)}:due" }
+    func builtKey(_ partition: Int32) -> String { "\(prefix):{sched:\(partition)}:built" }
+
+    /// Removes a partition's keys before it is read again from its start.
+    func clear(_ partition: Int32) async throws {
+        _ = try await redis.send(.del([itemsKey(partition), dueKey(partition), builtKey(partition)]))
+    }
+
+    func markBuilt(_ partition: Int32) async throws {
+        _ = try await redis.send(.set(builtKey(partition), "1"))
+    }
+
+    func isBuilt(_ partition: Int32) async throws -> Bool {
+        try await redis.send(.exists(builtKey(partition))).int == 1
+    }
+
+    func item(_ eventId: String, partition: Int32) async throws -> ScheduledEvent? {
+        guard let bytes = try await redis.send(RedisCommand("HGET", itemsKey(partition), eventId)).bytes else { return nil }
+        return try JSONDecoder().decode(ScheduledEvent.self, from: Data(bytes))
+    }
+
+    /// Stores `scheduled` unless the index holds a newer revision; true when stored.
+    @discardableResult
+    func store(_ scheduled: ScheduledEvent, partition: Int32, onlyIfNewer: Bool) async throws -> Bool {
+        if onlyIfNewer, let current = try await item(scheduled.eventId, partition: partition), current.revision >= scheduled.revision {
+            return false
+        }
+        var commands: [RedisCommand] = [
+            RedisCommand("HSET", itemsKey(partition), scheduled.eventId, Array(try JSONEncoder().encode(scheduled)))
+        ]
+        if let next = scheduled.pending.map(\.releaseAt).min() {
+            commands.append(RedisCommand("ZADD", dueKey(partition), String(ISO8601Timestamp.milliseconds(next)), scheduled.eventId))
+        } else {
+            commands.append(RedisCommand("ZREM", dueKey(partition), scheduled.eventId))
+        }
+        for reply in try await redis.pipeline(commands) { _ = try reply.get() }
+        return true
+    }
+
+    /// Forgets an event whose schedule ended (its tombstone was read).
+    func remove(_ eventId: String, partition: Int32) async throws {
+        let commands = [RedisCommand("HDEL", itemsKey(partition), eventId), RedisCommand("ZREM", dueKey(partition), eventId)]
+        for reply in try await redis.pipeline(commands) { _ = try reply.get() }
+    }
+
+    /// Ids whose next release is at or before `now`, earliest first.
+    func due(_ partition: Int32, now: Date, limit: Int = 100) async throws -> [String] {
+        let reply = try await redis.send(
+            RedisCommand(
+                "ZRANGEBYSCORE", dueKey(partition), "-inf", String(ISO8601Timestamp.milliseconds(now)), "LIMIT", "0", String(limit)))
+        return reply.array?.compactMap(\.string) ?? []
+    }
+
+    /// Every schedule with releases still pending, in the given partitions, by release time.
+    func pending(partitions: Range<Int32>) async throws -> [ScheduledEvent] {
+        let replies = try await redis.pipeline(partitions.map { .hgetall(itemsKey($0)) })
+        var result: [ScheduledEvent] = []
+        let decoder = JSONDecoder()
+        for reply in replies {
+            let fields = try reply.get().array ?? []
+            for index in stride(from: 1, to: fields.count, by: 2) {
+                guard let bytes = fields[index].bytes, let scheduled = try? decoder.decode(ScheduledEvent.self, from: Data(bytes)),
+                    !scheduled.pending.isEmpty, scheduled.state == .scheduled
+                else { continue }
+                result.append(scheduled)
+            }
+        }
+        return result.sorted {
+            ($0.pending.first?.releaseAt ?? .distantFuture, $0.eventId) < ($1.pending.first?.releaseAt ?? .distantFuture, $1.eventId)
+        }
+    }
+}

@@ -1,0 +1,207 @@
+import Foundation
+import HeraldDomain
+import HeraldKafka
+import HeraldPipeline
+import HeraldRedis
+import HeraldStreams
+import HeraldTestSupport
+import Testing
+
+/// Scheduled events end to end: the planner keeps them on `herald.scheduled`, the scheduler
+/// role releases them when the test's clock reaches their time, the fan-out delivers them.
+@Suite("Scheduling", .serialized)
+struct SchedulingTests {
+    /// A Saturday before Europe's switch to summer time (01:00Z on Sunday 29 March 2026).
+    static let start = ISO8601Timestamp.parse("2026-03-28T12:00:00Z")!
+
+    static func morning(_ id: String, _ audience: Audience = .expression(.tag("World"), source: "World"), _ schedule: EventSchedule)
+        -> NotificationEvent
+    {
+        NotificationEvent(id: id, audience: audience, properties: ["News_English": "Good morning"], schedule: schedule)
+    }
+
+    @Test("sendAt: scheduled, nothing before its time, released once at its time to its audience; a cancel afterwards changes nothing")
+    func releasedAtItsTime() async throws {
+        let clock = TestClock(Self.start)
+        try await withPipelineHarness(slots: 8, configure: { $0.scheduleClock = { clock.date } }) { harness in
+            try await harness.seed([
+                testRegistration("w1", tags: ["World"]), testRegistration("w2", tags: ["World"]), testRegistration("s1", tags: ["Sports"]),
+            ])
+            harness.startRoles(scheduler: true)
+            let sendAt = Self.start.addingTimeInterval(3_600)
+            _ = try await harness.publish(Self.morning("brief", .expression(.tag("World"), source: "World"), .at(sendAt)))
+            let scheduled = try await harness.status("brief") { $0.state == .scheduled }
+            #expect(scheduled.schedule?.sendAt == "2026-03-28T13:00:00Z" && scheduled.schedule?.releases.map(\.releaseAt) == [sendAt])
+
+            clock.advance(by: 3_599)
+            try await Task.sleep(for: .milliseconds(1_500))
+            #expect(try await harness.currentStatus("brief")?.state == .scheduled)
+
+            clock.set(sendAt)
+            let done = try await harness.status("brief") { $0.state == .completed }
+            #expect(done.targets.total == 2)
+            let deliveries = try await harness.deliveries(eventId: "brief")
+            #expect(deliveries.map(\.registrationId).sorted() == ["w1", "w2"])
+
+            // Cancelling after the release is too late: nothing changes.
+            try await harness.requestCancel("brief")
+            try await Task.sleep(for: .milliseconds(1_500))
+            #expect(try await harness.currentStatus("brief")?.state == .completed)
+            // One release record on the events topic next to the scheduling one.
+            let records = try await harness.records(harness.configuration.topics.events)
+            #expect(records.filter { $0.key == Array("brief".utf8) }.count == 2)
+        }
+    }
+
+    @Test("cancelled before its time: status cancelled, nothing released, nothing delivered")
+    func cancelledBefore() async throws {
+        let clock = TestClock(Self.start)
+        try await withPipelineHarness(slots: 8, configure: { $0.scheduleClock = { clock.date } }) { harness in
+            try await harness.seed([testRegistration("w1", tags: ["World"])])
+            harness.startRoles(scheduler: true)
+            _ = try await harness.publish(Self.morning("embargo", .broadcast, .at(Self.start.addingTimeInterval(600))))
+            _ = try await harness.status("embargo") { $0.state == .scheduled }
+            try await harness.requestCancel("embargo")
+            let cancelled = try await harness.status("embargo") { $0.state == .cancelled }
+            #expect(cancelled.schedule?.releases.map(\.state) == [.cancelled])
+            clock.advance(by: 3_600)
+            try await Task.sleep(for: .milliseconds(1_500))
+            #expect(try await harness.currentStatus("embargo")?.state == .cancelled)
+            #expect(try await harness.deliveries(eventId: "embargo").isEmpty)
+        }
+    }
+
+    @Test("sendAtLocal over three zones and devices without one, across a DST change: each device once, at its own 07:30")
+    func localTime() async throws {
+        let clock = TestClock(Self.start)
+        try await withPipelineHarness(slots: 8, configure: { $0.scheduleClock = { clock.date } }) { harness in
+            let zones = ["tokyo": "Asia/Tokyo", "berlin": "Europe/Berlin", "newyork": "America/New_York"]
+            var registrations: [Registration] = []
+            for (name, zone) in zones {
+                for n in 1...2 {
+                    var registration = testRegistration("\(name)\(n)", tags: ["World"])
+                    registration.timeZone = zone
+                    registrations.append(registration)
+                }
+            }
+            registrations.append(testRegistration("nozone1", tags: ["World"]))
+            registrations.append(testRegistration("berlin-sport", tags: ["Sports"]))
+            try await harness.seed(registrations)
+            harness.startRoles(scheduler: true)
+            let local = LocalDateTime(year: 2026, month: 3, day: 29, hour: 7, minute: 30)
+            _ = try await harness.publish(Self.morning("digest", .expression(.tag("World"), source: "World"), .localTime(local)))
+            let scheduled = try await harness.status("digest") { $0.state == .scheduled }
+            let releases = scheduled.schedule?.releases ?? []
+            #expect(releases.count > 30)
+
+            // The instants that matter here, in order: Tokyo, the default zone (UTC), Berlin
+            // after its change to summer time, New York.
+            let expected: [(at: String, devices: [String])] = [
+                ("2026-03-28T22:30:00Z", ["tokyo1", "tokyo2"]),
+                ("2026-03-29T05:30:00Z", ["berlin1", "berlin2"]),
+                ("2026-03-29T07:30:00Z", ["nozone1"]),
+                ("2026-03-29T11:30:00Z", ["newyork1", "newyork2"]),
+            ]
+            var seen: [String] = []
+            for step in expected {
+                let instant = ISO8601Timestamp.parse(step.at)!
+                clock.set(instant.addingTimeInterval(-1))
+                try await Task.sleep(for: .milliseconds(800))
+                #expect(try await Self.delivered(harness).sorted() == seen.sorted(), "before \(step.at)")
+                clock.set(instant)
+                let part = try #require(releases.first { $0.releaseAt == instant }, "a release at \(step.at)")
+                _ = try await harness.status(part.eventId) { $0.state == .completed }
+                seen += step.devices
+                #expect(try await Self.delivered(harness).sorted() == seen.sorted(), "at \(step.at)")
+            }
+            clock.set(releases.last!.releaseAt)
+            _ = try await harness.status("digest") { $0.state == .released }
+            #expect(try await Self.delivered(harness).sorted() == seen.sorted())
+        }
+    }
+
+    @Test("the schedule index lost from Redis is read again from the topic; nothing is lost")
+    func indexRebuilt() async throws {
+        let clock = TestClock(Self.start)
+        try await withPipelineHarness(slots: 8, configure: { $0.scheduleClock = { clock.date } }) { harness in
+            try await harness.seed([testRegistration("w1", tags: ["World"])])
+            harness.startRoles(scheduler: true)
+            for id in ["a", "b", "c"] {
+                _ = try await harness.publish(Self.morning(id, .broadcast, .at(Self.start.addingTimeInterval(600))))
+            }
+            for id in ["a", "b", "c"] { _ = try await harness.status(id) { $0.state == .scheduled } }
+            try await harness.requestCancel("b")
+            _ = try await harness.status("b") { $0.state == .cancelled }
+            let connection = RedisConnection(configuration: harness.configuration.redis)
+            defer { connection.close() }
+            #expect(try await connection.deleteKeys(matching: "\(harness.configuration.layout.prefix):{sched:*") > 0)
+            try await Task.sleep(for: .milliseconds(2_500))
+            clock.advance(by: 600)
+            for id in ["a", "c"] {
+                let done = try await harness.status(id) { $0.state == .completed }
+                #expect(done.targets.total == 1)
+            }
+            #expect(try await harness.currentStatus("b")?.state == .cancelled)
+            #expect(try await harness.deliveries(eventId: "b").isEmpty)
+        }
+    }
+
+    @Test("a schedule too far back or too far ahead goes to the dead-letter topic naming sendAt")
+    func badScheduleDeadLettered() async throws {
+        let clock = TestClock(Self.start)
+        try await withPipelineHarness(slots: 8, configure: { $0.scheduleClock = { clock.date } }) { harness in
+            harness.startRoles()
+            try await harness.publishRaw(Array(#"{"id":"late","sendAt":"2026-03-28T10:00:00Z"}"#.utf8), key: "late", partition: 0)
+            try await harness.publishRaw(Array(#"{"id":"far","sendAt":"2027-03-28T10:00:00Z"}"#.utf8), key: "far", partition: 0)
+            var letters: [KafkaMessage] = []
+            for _ in 0..<60 where letters.count < 2 {
+                try await Task.sleep(for: .milliseconds(500))
+                letters = try await harness.records(harness.configuration.topics.eventsDeadLetters)
+            }
+            #expect(letters.count == 2)
+            for letter in letters {
+                let envelope = try JSONValue.parse(letter.value ?? [])
+                #expect(envelope["reason"] == .string("invalid_schedule"))
+                #expect(String(describing: envelope["message"]).contains("sendAt"))
+            }
+        }
+    }
+
+    /// Registrations with a delivery of any part of `digest` so far.
+    static func delivered(_ harness: PipelineHarness) async throws -> [String] {
+        try await harness.records(harness.configuration.topics.deliveries).compactMap { message in
+            guard let value = message.value, let record = try? DeliveryRecord.decode(value), record.eventId.hasPrefix("digest#") else {
+                return nil
+            }
+            return record.registrationId
+        }
+    }
+}
+
+extension PipelineHarness {
+    /// The status in Redis now, if any.
+    func currentStatus(_ eventId: String) async throws -> StatusRecord? {
+        try await StatusReader(pool: pool, layout: configuration.layout).status(eventId: eventId)
+    }
+
+    /// Waits until the status of `eventId` satisfies `condition`.
+    func status(_ eventId: String, timeout: Duration = .seconds(60), _ condition: (StatusRecord) -> Bool) async throws -> StatusRecord {
+        let deadline = ContinuousClock.now + timeout
+        while ContinuousClock.now < deadline {
+            if let status = try await currentStatus(eventId), condition(status) { return status }
+            try await Task.sleep(for: .milliseconds(50))
+        }
+        throw HarnessTimeout(
+            message:
+                "the status of \(eventId) did not get there within \(timeout); it is \(String(describing: try await currentStatus(eventId)))"
+        )
+    }
+
+    /// What `DELETE /v1/notifications/{id}` writes: a cancel request on the schedule topic.
+    func requestCancel(_ eventId: String) async throws {
+        let record = ScheduleRecord.cancel(eventId: eventId, requestedAt: Date())
+        try await publishRaw(
+            Array(try JSONEncoder().encode(record)), key: eventId, partition: configuration.topics.scheduledPartition(of: eventId),
+            topic: configuration.topics.scheduled)
+    }
+}
