@@ -23,7 +23,7 @@ struct SchedulingTests {
     @Test("sendAt: scheduled, nothing before its time, released once at its time to its audience; a cancel afterwards changes nothing")
     func releasedAtItsTime() async throws {
         let clock = TestClock(Self.start)
-        try await withPipelineHarness(slots: 8, configure: { $0.scheduleClock = { clock.date } }) { harness in
+        try await Self.withScheduling(clock) { harness in
             try await harness.seed([
                 testRegistration("w1", tags: ["World"]), testRegistration("w2", tags: ["World"]), testRegistration("s1", tags: ["Sports"]),
             ])
@@ -56,7 +56,7 @@ struct SchedulingTests {
     @Test("cancelled before its time: status cancelled, nothing released, nothing delivered")
     func cancelledBefore() async throws {
         let clock = TestClock(Self.start)
-        try await withPipelineHarness(slots: 8, configure: { $0.scheduleClock = { clock.date } }) { harness in
+        try await Self.withScheduling(clock) { harness in
             try await harness.seed([testRegistration("w1", tags: ["World"])])
             harness.startRoles(scheduler: true)
             _ = try await harness.publish(Self.morning("embargo", .broadcast, .at(Self.start.addingTimeInterval(600))))
@@ -74,7 +74,7 @@ struct SchedulingTests {
     @Test("sendAtLocal over three zones and devices without one, across a DST change: each device once, at its own 07:30")
     func localTime() async throws {
         let clock = TestClock(Self.start)
-        try await withPipelineHarness(slots: 8, configure: { $0.scheduleClock = { clock.date } }) { harness in
+        try await Self.withScheduling(clock) { harness in
             let zones = ["tokyo": "Asia/Tokyo", "berlin": "Europe/Berlin", "newyork": "America/New_York"]
             var registrations: [Registration] = []
             for (name, zone) in zones {
@@ -123,7 +123,7 @@ struct SchedulingTests {
     @Test("the schedule index lost from Redis is read again from the topic; nothing is lost")
     func indexRebuilt() async throws {
         let clock = TestClock(Self.start)
-        try await withPipelineHarness(slots: 8, configure: { $0.scheduleClock = { clock.date } }) { harness in
+        try await Self.withScheduling(clock) { harness in
             try await harness.seed([testRegistration("w1", tags: ["World"])])
             harness.startRoles(scheduler: true)
             for id in ["a", "b", "c"] {
@@ -149,7 +149,7 @@ struct SchedulingTests {
     @Test("a schedule too far back or too far ahead goes to the dead-letter topic naming sendAt")
     func badScheduleDeadLettered() async throws {
         let clock = TestClock(Self.start)
-        try await withPipelineHarness(slots: 8, configure: { $0.scheduleClock = { clock.date } }) { harness in
+        try await Self.withScheduling(clock) { harness in
             harness.startRoles()
             try await harness.publishRaw(Array(#"{"id":"late","sendAt":"2026-03-28T10:00:00Z"}"#.utf8), key: "late", partition: 0)
             try await harness.publishRaw(Array(#"{"id":"far","sendAt":"2027-03-28T10:00:00Z"}"#.utf8), key: "far", partition: 0)
@@ -165,6 +165,11 @@ struct SchedulingTests {
                 #expect(String(describing: envelope["message"]).contains("sendAt"))
             }
         }
+    }
+
+    /// A pipeline whose planner and scheduler read `clock`.
+    static func withScheduling(_ clock: TestClock, body: (PipelineHarness) async throws -> Void) async throws {
+        try await withPipelineHarness(slots: 8, configure: { $0.scheduleClock = { clock.date } }, body: body)
     }
 
     /// Registrations with a delivery of any part of `digest` so far.
