@@ -42,6 +42,7 @@ extension Caller {
         case (.policy, .manageOwnDevice): allowed = has(.listen) || has(.manage)
         case (.policy, .listDevices): allowed = has(.manage) || has(.listen)
         case (.policy, .publish), (.policy, .readNotificationStatus): allowed = has(.send) || has(.manage)
+        case (.policy, .listSchedules): allowed = has(.manage)
         }
         guard allowed else { throw .forbidden("insufficient_rights", "\(self.displayName) may not \(action)") }
     }
@@ -112,9 +113,12 @@ enum APIAction: Sendable, CustomStringConvertible {
     case publish
     /// `GET /v1/notifications/{id}`.
     case readNotificationStatus
+    /// `GET /v1/notifications?state=scheduled`.
+    case listSchedules
 
     var description: String {
         switch self {
+        case .listSchedules: "list scheduled notifications"
         case .manageOwnDevice: "register a device"
         case .listDevices: "list registrations"
         case .publish: "send notifications"

@@ -45,8 +45,10 @@ public func buildRouter(
     let v1 = router.group("v1").add(middleware: AuthenticationMiddleware(authenticator: authenticator))
     RegistrationRoutes(registry: services.registry, limits: configuration.limits).add(to: v1)
     InstallationRoutes(registry: services.registry, limits: configuration.limits).add(to: v1)
-    NotificationRoutes(publisher: services.publisher, statusReader: services.statusReader, limits: configuration.limits, now: now).add(
-        to: v1)
+    NotificationRoutes(
+        publisher: services.publisher, statusReader: services.statusReader, scheduler: services.scheduler, limits: configuration.limits,
+        scheduleRules: configuration.scheduleRules, now: now
+    ).add(to: v1)
     return router
 }
 

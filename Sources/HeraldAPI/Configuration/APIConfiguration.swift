@@ -24,6 +24,8 @@ public struct APIConfiguration: Sendable {
     public var userTokenAudience: String?
     /// When set, a user token's `iss` must equal it.
     public var userTokenIssuer: String?
+    /// How late a `sendAt` may be and how far ahead a schedule may reach (the planner's rules).
+    public var scheduleRules: ScheduleRules
 
     public init(
         host: String = "127.0.0.1",
@@ -34,8 +36,10 @@ public struct APIConfiguration: Sendable {
         userTokenLeeway: Int = 30,
         limits: APILimits = .default,
         userTokenAudience: String? = nil,
-        userTokenIssuer: String? = nil
+        userTokenIssuer: String? = nil,
+        scheduleRules: ScheduleRules = .default
     ) {
+        self.scheduleRules = scheduleRules
         self.userTokenAudience = userTokenAudience
         self.userTokenIssuer = userTokenIssuer
         self.host = host

@@ -112,6 +112,10 @@ extension APIError {
         APIError(status: .preconditionFailed, code: "precondition_failed", message: message, field: "If-Match")
     }
 
+    static func conflict(_ code: String, _ message: String) -> APIError {
+        APIError(status: .conflict, code: code, message: message)
+    }
+
     static func notFound(_ what: String) -> APIError {
         APIError(status: .notFound, code: "not_found", message: "\(what) does not exist")
     }

@@ -6,41 +6,146 @@ import NIOCore
 
 /// Publishing over HTTP: the event is validated exactly as the planner would (so a bad
 /// event is refused here with every issue instead of landing in the DLQ), given an id and
-/// a publish time when it has none, and put on `herald.events`.
+/// a publish time when it has none, and put on `herald.events`. A scheduled event
+/// (`sendAt`, `sendAtLocal`) is judged against the schedule rules here too, and can be
+/// cancelled and listed.
 struct NotificationRoutes: Sendable {
     let publisher: any NotificationPublishing
     let statusReader: any NotificationStatusReading
+    let scheduler: (any NotificationScheduling)?
     let limits: APILimits
+    let scheduleRules: ScheduleRules
     let now: @Sendable () -> Date
+    /// How long `DELETE` waits for the scheduler to act before answering 202.
+    var cancelWait: Duration = .seconds(5)
 
     func add(to group: RouterGroup<APIRequestContext>) {
         group.post("notifications", use: publish)
+        group.get("notifications", use: list)
         group.get("notifications/{id}", use: status)
+        group.delete("notifications/{id}", use: cancel)
     }
 
-    /// `POST /v1/notifications`: 202 `{"id": ...}` with `Location: /v1/notifications/{id}`.
+    /// `POST /v1/notifications`: 202 `{"id": ...}` with `Location: /v1/notifications/{id}`;
+    /// for a scheduled event also `"state": "scheduled"` and its release times.
     @Sendable func publish(_ request: Request, context: APIRequestContext) async throws -> Response {
         try context.requireCaller().authorize(.publish)
         let bytes = try await RequestReading.body(of: request, limit: limits.maxRequestBytes)
         var event = try NotificationEvent.decode(bytes, limits: EventLimits(payloadLimits: limits.registration.payloadLimits))
         if event.id == nil { event.id = Self.newEventId() }
         if event.publishedAt == nil { event.publishedAt = now() }
+        let decision = try scheduleRules.decide(event, eventId: event.id!, now: now())
         let id = try await publisher.publish(event, body: event.canonicalJSON())
         let location = "/v1/notifications/\(id)"
-        return .json(
-            .object([JSONMember(key: "id", value: .string(id)), JSONMember(key: "location", value: .string(location))]),
-            status: .accepted, headers: [.location: location]
-        )
+        var members = [JSONMember(key: "id", value: .string(id)), JSONMember(key: "location", value: .string(location))]
+        if case .schedule(let releases) = decision {
+            members.append(JSONMember(key: "state", value: .string(StatusRecord.State.scheduled.rawValue)))
+            members.append(JSONMember(key: "releases", value: .number(String(releases.count))))
+            if let first = releases.first, let last = releases.last {
+                members.append(
+                    JSONMember(
+                        key: "firstReleaseAt", value: .string(ISO8601Timestamp.format(first.releaseAt, precision: .secondsWhenExact))))
+                members.append(
+                    JSONMember(key: "lastReleaseAt", value: .string(ISO8601Timestamp.format(last.releaseAt, precision: .secondsWhenExact))))
+            }
+        }
+        return .json(.object(members), status: .accepted, headers: [.location: location])
     }
 
     /// `GET /v1/notifications/{id}`: the latest status record, or 404.
     @Sendable func status(_ request: Request, context: APIRequestContext) async throws -> Response {
         try context.requireCaller().authorize(.readNotificationStatus)
+        let id = try eventId(context)
+        guard let record = try await storedStatus(id) else {
+            throw APIError.notFound("a status for event \"\(id)\" (it may not have been planned yet)")
+        }
+        return try Self.statusResponse(record, status: .ok)
+    }
+
+    /// `DELETE /v1/notifications/{id}`: cancels a scheduled event, or the parts of a
+    /// local-time one not released yet. 200 with the `cancelled` status; 202 when the
+    /// scheduler has not acted within `cancelWait`; 409 when there is nothing left to cancel.
+    @Sendable func cancel(_ request: Request, context: APIRequestContext) async throws -> Response {
+        try context.requireCaller().authorize(.publish)
+        let id = try eventId(context)
+        let scheduler = try requireScheduler()
+        guard let current = try await storedStatus(id) else {
+            throw APIError.notFound("a status for event \"\(id)\" (it may not have been planned yet)")
+        }
+        switch current.state {
+        case .cancelled:
+            return try Self.statusResponse(current, status: .ok)
+        case .scheduled:
+            break
+        default:
+            throw Self.tooLate(current)
+        }
+        try await scheduler.requestCancel(eventId: id)
+        let deadline = ContinuousClock.now + cancelWait
+        var latest = current
+        while ContinuousClock.now < deadline {
+            try await Task.sleep(for: .milliseconds(50))
+            guard let record = try await storedStatus(id) else { continue }
+            latest = record
+            switch record.state {
+            case .cancelled: return try Self.statusResponse(record, status: .ok)
+            case .scheduled: continue
+            default: throw Self.tooLate(record)
+            }
+        }
+        return try Self.statusResponse(latest, status: .accepted)
+    }
+
+    /// `GET /v1/notifications?state=scheduled` (Manage): the schedules with releases pending.
+    @Sendable func list(_ request: Request, context: APIRequestContext) async throws -> Response {
+        try context.requireCaller().authorize(.listSchedules)
+        guard request.uri.queryParameters.get("state") == StatusRecord.State.scheduled.rawValue else {
+            throw APIError.invalidParameter("state", "only state=scheduled is listed (the pending schedules)")
+        }
+        let scheduler = try requireScheduler()
+        let pending: [ScheduledEvent]
+        do {
+            pending = try await scheduler.pendingSchedules()
+        } catch {
+            throw APIError(
+                status: .serviceUnavailable, code: "unavailable", message: "the schedule index does not answer; retry later",
+                headers: [.retryAfter: "1"])
+        }
+        let items: [JSONValue] = pending.map { scheduled in
+            var members = [JSONMember(key: "id", value: .string(scheduled.eventId))]
+            switch scheduled.event.schedule {
+            case .at(let instant):
+                members.append(JSONMember(key: "sendAt", value: .string(ISO8601Timestamp.format(instant, precision: .secondsWhenExact))))
+            case .localTime(let local): members.append(JSONMember(key: "sendAtLocal", value: .string(local.description)))
+            case nil: break
+            }
+            if let next = scheduled.pending.first {
+                members.append(
+                    JSONMember(key: "nextReleaseAt", value: .string(ISO8601Timestamp.format(next.releaseAt, precision: .secondsWhenExact))))
+            }
+            members.append(JSONMember(key: "pendingReleases", value: .number(String(scheduled.pending.count))))
+            members.append(JSONMember(key: "releases", value: .number(String(scheduled.releases.count))))
+            return .object(members)
+        }
+        return .json(.object([JSONMember(key: "notifications", value: .array(items))]), status: .ok)
+    }
+
+    private func eventId(_ context: APIRequestContext) throws -> String {
         let id = try RequestReading.parameter("id", of: context)
         if let problem = IdentifierRules.eventIdProblem(id) { throw APIError.invalidParameter("id", problem) }
-        let stored: StatusRecord?
+        return id
+    }
+
+    private func requireScheduler() throws -> any NotificationScheduling {
+        guard let scheduler else {
+            throw APIError(status: .serviceUnavailable, code: "unavailable", message: "scheduling is not configured on this API")
+        }
+        return scheduler
+    }
+
+    private func storedStatus(_ id: String) async throws -> StatusRecord? {
         do {
-            stored = try await statusReader.status(eventId: id)
+            return try await statusReader.status(eventId: id)
         } catch {
             // The status store (Redis) is down or unreadable: a 503 the client may retry.
             throw APIError(
@@ -48,15 +153,21 @@ struct NotificationRoutes: Sendable {
                 message: "the status store does not answer; retry later", headers: [.retryAfter: "1"]
             )
         }
-        guard let record = stored else {
-            throw APIError.notFound("a status for event \"\(id)\" (it may not have been planned yet)")
-        }
+    }
+
+    /// 409 for an event with nothing left to cancel, saying what became of it.
+    static func tooLate(_ record: StatusRecord) -> APIError {
+        let what = "is \(record.state.rawValue): it was released, or sent at once"
+        return APIError.conflict("not_cancellable", "event \"\(record.eventId)\" \(what); only a scheduled event can be cancelled")
+    }
+
+    static func statusResponse(_ record: StatusRecord, status: HTTPResponse.Status) throws -> Response {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
         var data = try encoder.encode(record)
         data.append(UInt8(ascii: "\n"))
         return Response(
-            status: .ok, headers: [.contentType: "application/json; charset=utf-8"],
+            status: status, headers: [.contentType: "application/json; charset=utf-8"],
             body: ResponseBody(byteBuffer: ByteBuffer(bytes: data))
         )
     }

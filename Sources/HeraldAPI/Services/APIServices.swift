@@ -5,6 +5,8 @@ public struct APIServices: Sendable {
     public var registry: any RegistrationStore
     public var publisher: any NotificationPublishing
     public var statusReader: any NotificationStatusReading
+    /// Cancel requests and the list of pending schedules; nil: `DELETE` and the list answer 503.
+    public var scheduler: (any NotificationScheduling)?
     /// Everything `/health/ready` asks; all must answer `true`. Defaults to the registry.
     public var readinessChecks: [any ReadinessChecking]
 
@@ -12,8 +14,10 @@ public struct APIServices: Sendable {
         registry: any RegistrationStore,
         publisher: any NotificationPublishing,
         statusReader: any NotificationStatusReading,
+        scheduler: (any NotificationScheduling)? = nil,
         readinessChecks: [any ReadinessChecking]? = nil
     ) {
+        self.scheduler = scheduler
         self.registry = registry
         self.publisher = publisher
         self.statusReader = statusReader
@@ -61,6 +65,15 @@ public struct EventIdConflict: Error, Sendable {
 public protocol NotificationStatusReading: Sendable {
     /// `nil` when no status is known for `eventId`.
     func status(eventId: String) async throws -> StatusRecord?
+}
+
+/// The scheduler's side of the API: what `DELETE /v1/notifications/{id}` and
+/// `GET /v1/notifications?state=scheduled` need.
+public protocol NotificationScheduling: Sendable {
+    /// Puts a cancel request for `eventId` on `herald.scheduled`; the scheduler role acts on it.
+    func requestCancel(eventId: String) async throws
+    /// The schedules with releases still pending, next release first.
+    func pendingSchedules() async throws -> [ScheduledEvent]
 }
 
 /// Something `/health/ready` asks before saying the API can take traffic (Kafka and Redis

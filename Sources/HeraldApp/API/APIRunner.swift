@@ -32,7 +32,8 @@ public struct APIRunner: Sendable {
             userTokenKey: settings[.userTokenKey].isEmpty ? nil : settings[.userTokenKey],
             limits: limits,
             userTokenAudience: settings[.userTokenAudience].isEmpty ? nil : settings[.userTokenAudience],
-            userTokenIssuer: settings[.userTokenIssuer].isEmpty ? nil : settings[.userTokenIssuer]
+            userTokenIssuer: settings[.userTokenIssuer].isEmpty ? nil : settings[.userTokenIssuer],
+            scheduleRules: try settings.scheduleRules()
         )
     }
 
@@ -51,11 +52,16 @@ public struct APIRunner: Sendable {
             log: RegistrationLog(producer: producer, topic: registryConfiguration.registrationsTopic),
             index: index, admin: admin, logger: logger
         )
-        let publisher = EventPublisher(producer: producer, topics: settings.topics)
+        let topics = settings.topics
+        let publisher = EventPublisher(producer: producer, topics: topics)
+        let layout = try settings.layout()
         let services = APIServices(
             registry: service,
-            publisher: KafkaNotificationPublisher(publisher: publisher, pool: pool, layout: try settings.layout()),
-            statusReader: StatusReader(pool: pool, layout: try settings.layout())
+            publisher: KafkaNotificationPublisher(publisher: publisher, pool: pool, layout: layout),
+            statusReader: StatusReader(pool: pool, layout: layout),
+            scheduler: KafkaNotificationScheduler(
+                producer: producer, topics: topics,
+                reader: ScheduleReader(pool: pool, layout: layout, partitions: topics.scheduledPartitions))
         )
         let configuration = try apiConfiguration()
         if configuration.policies.isEmpty {
@@ -108,6 +114,24 @@ struct KafkaNotificationPublisher: NotificationPublishing {
         }
         return try await publisher.publish(event).eventId
     }
+}
+
+/// `DELETE /v1/notifications/{id}` puts a cancel request on `herald.scheduled`, in the
+/// partition of the event's schedule, for the scheduler role; the list reads its index.
+struct KafkaNotificationScheduler: NotificationScheduling {
+    let producer: KafkaProducer
+    let topics: HeraldTopics
+    let reader: ScheduleReader
+
+    func requestCancel(eventId: String) async throws {
+        let record = ScheduleRecord.cancel(eventId: eventId, requestedAt: Date())
+        _ = try await producer.send(
+            KafkaOutgoingMessage(
+                topic: topics.scheduled, partition: topics.scheduledPartition(of: eventId), key: Array(eventId.utf8),
+                value: Array(try JSONEncoder().encode(record))))
+    }
+
+    func pendingSchedules() async throws -> [ScheduledEvent] { try await reader.pending() }
 }
 
 extension SharedAccessPolicy {

@@ -137,7 +137,12 @@ final class EventPlanner: Sendable {
         //    come back with the rebuild, and an audience read from a partial index would be short.
         let layout = configuration.layout
         let epoch = try IndexEpoch.require(await redis.send(IndexEpoch.read(layout)), layout: layout)
-        let claim = EventClaim(partition: message.partition, offset: message.offset, fingerprint: EventClaim.fingerprint(of: event))
+        // A release keeps the fingerprint of the event as it was published with its schedule, so
+        // a retry of that publish is still recognised as the same event.
+        let releasedFrom = message.header(Self.releaseHeader).flatMap { EventClaim(String(decoding: $0, as: UTF8.self)) }
+        let claim = EventClaim(
+            partition: message.partition, offset: message.offset,
+            fingerprint: releasedFrom?.fingerprint ?? EventClaim.fingerprint(of: event))
         let claimKey = configuration.layout.eventClaimKey(eventId: eventId)
         let probeTags = planner.tagsToProbe(event)
         let ttl = configuration.eventClaimTTLSeconds

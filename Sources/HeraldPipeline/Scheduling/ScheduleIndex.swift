@@ -3,6 +3,27 @@ import HeraldDomain
 import HeraldRedis
 import HeraldRegistry
 
+/// The pending schedules as the index holds them, for `GET /v1/notifications?state=scheduled`.
+public struct ScheduleReader: Sendable {
+    private let pool: RedisConnectionPool
+    private let layout: SlotLayout
+    private let partitions: Int32
+
+    /// `partitions`: of `herald.scheduled` (`HeraldTopics.scheduledPartitions`).
+    public init(pool: RedisConnectionPool, layout: SlotLayout, partitions: Int32) {
+        self.pool = pool
+        self.layout = layout
+        self.partitions = partitions
+    }
+
+    /// Every schedule with a release pending, next release first.
+    public func pending() async throws -> [ScheduledEvent] {
+        try await pool.withConnection { connection in
+            try await ScheduleIndex(redis: connection, layout: layout).pending(partitions: 0..<partitions)
+        }
+    }
+}
+
 /// The scheduler's due index in Redis, one set of keys per partition `p` of
 /// `herald.scheduled` (its owner alone writes them; the hash tag keeps them on one node):
 ///
