@@ -17,6 +17,16 @@ struct CommandLineTests {
         #expect(output.stdout.contains("hiredis: "))
     }
 
+    @Test("herald publish refuses a time the planner would dead-letter, naming the field, before publishing anything")
+    func publishRefusesBadTimes() throws {
+        let past = try HeraldBinary.run(
+            ["publish", "--at", "2020-01-01T07:30:00Z", "--property", "News_English=x"], environment: ["HERALD_KAFKA_BROKERS": "127.0.0.1:1"])
+        #expect(past.status != 0 && past.stderr.contains("sendAt:") && past.stderr.contains("in the past"), "\(past.stderr)")
+        let both = try HeraldBinary.run(
+            ["publish", "--at", "2030-01-01T07:30:00Z", "--at-local", "2030-01-01T07:30:00"], environment: ["HERALD_KAFKA_BROKERS": "127.0.0.1:1"])
+        #expect(both.status != 0 && both.stderr.contains("sendAtLocal:") && both.stderr.contains("not both"), "\(both.stderr)")
+    }
+
     @Test(
         "outside the embedded stack, herald api and herald worker refuse demo keys, a missing id secret and short keys, naming the setting and never the value",
         arguments: [
