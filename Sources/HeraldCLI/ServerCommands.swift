@@ -5,7 +5,7 @@ import HeraldCommandLine
 struct WorkerCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "worker",
-        abstract: "Run worker roles (planner, fanout, indexer); scale by running more workers.",
+        abstract: "Run worker roles (planner, fanout, indexer, scheduler); scale by running more workers.",
         discussion: "herald worker --roles planner,fanout,indexer,scheduler --metrics-port 9090  (every setting: herald config)"
     )
 

@@ -20,10 +20,12 @@ struct CommandLineTests {
     @Test("herald publish refuses a time the planner would dead-letter, naming the field, before publishing anything")
     func publishRefusesBadTimes() throws {
         let past = try HeraldBinary.run(
-            ["publish", "--at", "2020-01-01T07:30:00Z", "--property", "News_English=x"], environment: ["HERALD_KAFKA_BROKERS": "127.0.0.1:1"])
+            ["publish", "--at", "2020-01-01T07:30:00Z", "--property", "News_English=x"],
+            environment: ["HERALD_KAFKA_BROKERS": "127.0.0.1:1"])
         #expect(past.status != 0 && past.stderr.contains("sendAt:") && past.stderr.contains("in the past"), "\(past.stderr)")
         let both = try HeraldBinary.run(
-            ["publish", "--at", "2030-01-01T07:30:00Z", "--at-local", "2030-01-01T07:30:00"], environment: ["HERALD_KAFKA_BROKERS": "127.0.0.1:1"])
+            ["publish", "--at", "2030-01-01T07:30:00Z", "--at-local", "2030-01-01T07:30:00"],
+            environment: ["HERALD_KAFKA_BROKERS": "127.0.0.1:1"])
         #expect(both.status != 0 && both.stderr.contains("sendAtLocal:") && both.stderr.contains("not both"), "\(both.stderr)")
     }
 

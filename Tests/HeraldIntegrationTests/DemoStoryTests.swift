@@ -48,7 +48,11 @@ struct DemoStoryTests {
         #expect(!received("Kenji's iPhone").contains("alice:"))
         // iOS 8 actionable invitation.
         #expect(received("Events iPhone").contains(#""category":"INVITE_CATEGORY""#))
-        // Every event completed.
-        #expect(text.components(separatedBy: " completed: ").count - 1 == 9)
+        // Every event completed: the nine published at once and the scheduled one.
+        #expect(text.components(separatedBy: " completed: ").count - 1 == 10)
+        // The scheduled story: accepted as scheduled, then released at its time and delivered
+        // to the World devices.
+        #expect(text.contains("-> 202 scheduled"), "\(text.suffix(600))")
+        #expect(text.contains("completed: released ") && text.contains("ms after its time"), "\(text.suffix(600))")
     }
 }

@@ -36,7 +36,7 @@ struct DemoStory: Service {
             throw error
         }
         if keepRunning {
-            say("\nHerald keeps running: API on \(client.baseURL.absoluteString), worker roles planner, fanout, indexer.")
+            say("\nHerald keeps running: API on \(client.baseURL.absoluteString), worker roles planner, fanout, indexer, scheduler.")
             say("Try: herald tail deliveries --follow   (in another terminal).  Ctrl-C stops everything cleanly.")
         } else {
             kill(getpid(), SIGTERM)
@@ -104,6 +104,31 @@ struct DemoStory: Service {
         }
         let total = received.values.reduce(0) { $0 + $1.count }
         say("\n   \(total) delivery records for \(runEvents.count) events, each with a deterministic deliveryId.")
+
+        try await scheduledStory(runId: runId)
+    }
+
+    /// A story scheduled a few seconds ahead (`sendAt`): accepted as `scheduled`, released by
+    /// the scheduler role at its time, then fanned out like any event.
+    private func scheduledStory(runId: String) async throws {
+        say("\n5. A story scheduled 3 seconds ahead (sendAt), released by the scheduler role")
+        let sendAt = Date().addingTimeInterval(3)
+        let id = "bn-\(runId)-scheduled"
+        var body = DemoEvents.event(
+            id: id, tags: "World", english: "Embargo lifted: the report is out", french: "Fin de l'embargo : le rapport est publié",
+            mandarin: "禁令解除：报告发布")
+        body["sendAt"] = ISO8601Timestamp.format(sendAt)
+        let api = client.authorized(sas(send))
+        let reply = try await api.send("POST", "/v1/notifications", body: client.json(body))
+        guard reply.status == 202 else { throw HTTPClientError(message: "publish scheduled: \(reply.status) \(reply.text)") }
+        say(
+            "   \(id): tags World, sendAt \(ISO8601Timestamp.format(sendAt)) -> 202 \(reply.text.contains("\"scheduled\"") ? "scheduled" : reply.text)"
+        )
+        let status = try await waitForStatus(id, timeout: 30) { $0.state == .completed || $0.state == .expired || $0.state == .rejected }
+        let late = status.timings.publishedAt.map { Int(($0.timeIntervalSince(sendAt) * 1_000).rounded()) }
+        say(
+            "   \(id)  \(status.state.rawValue): released \(late.map { "\($0) ms after its time" } ?? "-"), \(status.targets.total) deliveries"
+        )
     }
 
     private func waitUntilReady() async throws {
@@ -137,17 +162,19 @@ struct DemoStory: Service {
         return id
     }
 
-    private func waitForStatus(_ id: String) async throws -> StatusRecord {
+    private func waitForStatus(
+        _ id: String, timeout: Int = 60, until done: (StatusRecord) -> Bool = { $0.state.isTerminal }
+    ) async throws -> StatusRecord {
         let api = client.authorized(sas(send))
-        for _ in 0..<600 {
+        for _ in 0..<(timeout * 10) {
             let reply = try await api.send("GET", "/v1/notifications/\(id)")
             if reply.status == 200 {
                 let status = try JSONDecoder().decode(StatusRecord.self, from: reply.body)
-                if status.state.isTerminal { return status }
+                if done(status) { return status }
             }
             try await Task.sleep(for: .milliseconds(100))
         }
-        throw HTTPClientError(message: "event \(id) did not complete within 60 s")
+        throw HTTPClientError(message: "event \(id) did not complete within \(timeout) s")
     }
 }
 
