@@ -34,9 +34,15 @@ struct ReindexCommand: AsyncParsableCommand {
             "Rebuild only the Herald slots whose hash slots the cluster master at host:port serves; after a failover, name the replica that took over."
     )
     var node: String?
+    @Flag(
+        help:
+            "Rebuild only the scheduler's due index from herald.scheduled: the index is dropped, each running scheduler reads its partitions again, and this waits up to 60 s for them."
+    )
+    var scheduled = false
 
     func run() async throws {
         let settings = options.settings()
+        if scheduled { return try await rebuildSchedules(settings) }
         try settings.applyAllocator(environment: ProcessInfo.processInfo.environment)
         let configuration = try settings.registryConfiguration()
         let pool = RedisConnectionPool(configuration: try settings.redisConfiguration(), size: max(2, try settings.int(.redisPoolSize)))
@@ -103,6 +109,33 @@ struct ReindexCommand: AsyncParsableCommand {
                 "\(statuses.mismatched) statuses or claims in Redis differ from \(pipeline.topics.status) after the rebuild (see the warnings)"
             )
         }
+    }
+
+    /// `--scheduled`: drops the due index and waits for the schedulers to read their
+    /// partitions again. The scheduler owning a partition alone writes its keys, so the index
+    /// is rebuilt by them, never beside them.
+    private func rebuildSchedules(_ settings: HeraldSettings) async throws {
+        let pool = RedisConnectionPool(configuration: try settings.redisConfiguration(), size: 1)
+        defer { pool.shutdown() }
+        try await pool.verify()
+        let topics = settings.topics
+        let reader = ScheduleReader(pool: pool, layout: try settings.layout(), partitions: topics.scheduledPartitions)
+        try await reader.dropIndex()
+        print("dropped the due index of \(topics.scheduled) (\(topics.scheduledPartitions) partitions); waiting for the schedulers")
+        var built: [Int32] = []
+        for _ in 0..<600 {
+            built = try await reader.builtPartitions()
+            if built.count == Int(topics.scheduledPartitions) { break }
+            try await Task.sleep(for: .milliseconds(100))
+        }
+        let missing = (0..<topics.scheduledPartitions).filter { !built.contains($0) }
+        print("rebuilt from the topic: partitions \(built.isEmpty ? "none" : built.map(String.init).joined(separator: ", "))")
+        if !missing.isEmpty {
+            throw CommandFailure(
+                "no scheduler rebuilt partitions \(missing.map(String.init).joined(separator: ", ")) within 60 s; is a worker with the scheduler role running? One rebuilds them when it starts"
+            )
+        }
+        print("pending schedules   \(try await reader.pending().count)")
     }
 
     /// The Herald slots of `--slots` or `--node`, nil when neither is given.

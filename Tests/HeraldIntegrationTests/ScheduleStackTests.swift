@@ -139,6 +139,24 @@ final class ScheduleStackTests {
         #expect(try await api.send("DELETE", "/v1/notifications/never-published").status == 404)
     }
 
+    @Test("herald reindex --scheduled drops the due index; the running scheduler reads the topic again and nothing is lost")
+    func reindexScheduled() async throws {
+        let api = client(full)
+        let later = Self.time(Date().addingTimeInterval(3_600))
+        for id in ["r1", "r2"] {
+            let reply = try await api.send("POST", "/v1/notifications", body: Data(#"{"id":"\#(id)","sendAt":"\#(later)"}"#.utf8))
+            #expect(reply.status == 202)
+            _ = try await status(api, id) { $0.contains(#""state":"scheduled""#) }
+        }
+        let output = try HeraldBinary.run(["reindex", "--scheduled"], environment: environment)
+        #expect(output.status == 0, "\(output.stdout)\n\(output.stderr)")
+        #expect(output.stdout.contains("rebuilt from the topic: partitions 0, 1, 2"), "\(output.stdout)")
+        // The worker noticed the index gone and read its three partitions again.
+        #expect(processes[0].stderr().components(separatedBy: "reading the partition again").count - 1 == 3)
+        let list = try await api.send("GET", "/v1/notifications?state=scheduled")
+        #expect(list.text.contains(#""id":"r1""#) && list.text.contains(#""id":"r2""#), "\(list.text)")
+    }
+
     @Test("the worker SIGKILLed as its schedules fall due, and restarted: each released exactly once, each delivered once")
     func killedWhileReleasing() async throws {
         let api = client(full)

@@ -22,6 +22,26 @@ public struct ScheduleReader: Sendable {
             try await ScheduleIndex(redis: connection, layout: layout).pending(partitions: 0..<partitions)
         }
     }
+
+    /// Drops every partition's index: the scheduler that owns a partition finds its `built`
+    /// key gone within a second and reads the partition again from its start (one that owns
+    /// none rebuilds on its next assignment).
+    public func dropIndex() async throws {
+        try await pool.withConnection { connection in
+            let index = ScheduleIndex(redis: connection, layout: layout)
+            for partition in 0..<partitions { try await index.clear(partition) }
+        }
+    }
+
+    /// The partitions whose index is whole (rebuilt from the topic by their scheduler).
+    public func builtPartitions() async throws -> [Int32] {
+        try await pool.withConnection { connection in
+            let index = ScheduleIndex(redis: connection, layout: layout)
+            var built: [Int32] = []
+            for partition in 0..<partitions where try await index.isBuilt(partition) { built.append(partition) }
+            return built
+        }
+    }
 }
 
 /// The scheduler's due index in Redis, one set of keys per partition `p` of
