@@ -22,7 +22,7 @@ public enum RedisClusterKeys {
         var table: [String: Positions] = [:]
         for name in [
             "GET", "SET", "INCR", "EXPIRE", "TYPE", "HGET", "HSET", "HSETNX", "HDEL", "HMGET", "HGETALL", "SADD", "SREM",
-            "SCARD", "SISMEMBER", "SMEMBERS", "SSCAN", "LPUSH", "LRANGE", "ZRANGE", "OBJECT",
+            "SCARD", "SISMEMBER", "SMEMBERS", "SSCAN", "LPUSH", "LRANGE", "ZRANGE", "ZADD", "ZREM", "ZRANGEBYSCORE", "ZCARD", "OBJECT",
         ] {
             table[name] = .first
         }
