@@ -42,12 +42,8 @@ final class APIStackTests {
                 "HERALD_USER_TOKEN_KEY": userKey, "HERALD_ID_SECRET": "id-secret-for-the-api-stack-tests-000001",
                 "HERALD_LOG_LEVEL": "warning",
             ])
-        let probe = HeraldHTTPClient(baseURL: base)
-        for _ in 0..<300 {
-            if let reply = try? await probe.send("GET", "/health/ready"), reply.status == 200 { return }
-            try await Task.sleep(for: .milliseconds(100))
-        }
-        throw TestServerError(message: "herald api did not become ready:\n\(api.stderr())")
+        let api = api
+        try await HeraldHTTPClient(baseURL: base).waitUntilReady { api.stderr() }
     }
 
     deinit {
@@ -57,12 +53,7 @@ final class APIStackTests {
         redis.stop()
     }
 
-    func client(_ policy: (name: String, key: String)) -> HeraldHTTPClient {
-        HeraldHTTPClient(
-            baseURL: base,
-            authorization: SharedAccessSignature.token(
-                resource: base.absoluteString, policy: policy.name, key: policy.key, expiry: Date().addingTimeInterval(600)))
-    }
+    func client(_ policy: (name: String, key: String)) -> HeraldHTTPClient { .signed(base, policy) }
 
     func newId(_ client: HeraldHTTPClient) async throws -> String {
         let reply = try await client.send("POST", "/v1/registrationIDs")

@@ -1,4 +1,6 @@
 import Foundation
+import HeraldAPI
+import HeraldApp
 import HeraldDomain
 import HeraldRedis
 import HeraldRegistry
@@ -91,5 +93,24 @@ func seedBroadcastAudience(_ index: RegistrationIndex, count: Int, idPrefix: Str
                 template: template, version: 1)
         }
         _ = try await index.apply(batch.map { .registration(IndexedRegistration($0)) })
+    }
+}
+
+extension HeraldHTTPClient {
+    /// A client of the API at `base` signing as a shared-access `policy` for ten minutes.
+    static func signed(_ base: URL, _ policy: (name: String, key: String)) -> HeraldHTTPClient {
+        HeraldHTTPClient(
+            baseURL: base,
+            authorization: SharedAccessSignature.token(
+                resource: base.absoluteString, policy: policy.name, key: policy.key, expiry: Date().addingTimeInterval(600)))
+    }
+
+    /// Waits until `/health/ready` answers 200; throws with `log()` after `attempts` tries 100 ms apart.
+    func waitUntilReady(attempts: Int = 300, log: () -> String) async throws {
+        for _ in 0..<attempts {
+            if let reply = try? await send("GET", "/health/ready"), reply.status == 200 { return }
+            try await Task.sleep(for: .milliseconds(100))
+        }
+        throw TestServerError(message: "herald api did not become ready:\n\(log())")
     }
 }

@@ -39,12 +39,10 @@ final class ScheduleStackTests {
         base = URL(string: "http://127.0.0.1:\(freeLocalPort())/")!
         processes.append(try HeraldBinary.start(["worker"], environment: environment))
         processes.append(try HeraldBinary.start(["api"], environment: environment))
-        let probe = HeraldHTTPClient(baseURL: base)
-        for _ in 0..<600 {
-            if let reply = try? await probe.send("GET", "/health/ready"), reply.status == 200 { return }
-            try await Task.sleep(for: .milliseconds(100))
+        let processes = processes
+        try await HeraldHTTPClient(baseURL: base).waitUntilReady(attempts: 600) {
+            processes.map { String($0.stderr().suffix(2_000)) }.joined()
         }
-        throw TestServerError(message: "herald api did not become ready:\n\(processes.map { $0.stderr().suffix(2_000) })")
     }
 
     deinit {
@@ -56,12 +54,7 @@ final class ScheduleStackTests {
         redis.stop()
     }
 
-    func client(_ policy: (name: String, key: String)) -> HeraldHTTPClient {
-        HeraldHTTPClient(
-            baseURL: base,
-            authorization: SharedAccessSignature.token(
-                resource: base.absoluteString, policy: policy.name, key: policy.key, expiry: Date().addingTimeInterval(600)))
-    }
+    func client(_ policy: (name: String, key: String)) -> HeraldHTTPClient { .signed(base, policy) }
 
     func register(_ api: HeraldHTTPClient, timeZone: String?) async throws -> (status: Int, text: String) {
         let id = String(
