@@ -70,7 +70,7 @@ struct ScheduleTests {
         #expect(zones.count == TimeZoneRules.knownZones.count && Set(zones).count == zones.count)
         #expect(releases.map(\.releaseAt) == releases.map(\.releaseAt).sorted() && Set(releases.map(\.releaseAt)).count == releases.count)
         #expect(releases.count >= 30 && releases.count <= 45, "\(releases.count) distinct UTC offsets")
-        #expect(releases.map(\.eventId) == (1...releases.count).map { "brief#\($0)" })
+        #expect(releases.map(\.eventId) == (1...releases.count).map { "brief@\($0)" })
         var calendar = Calendar(identifier: .gregorian)
         for release in releases {
             for name in release.timeZones ?? [] {
@@ -128,9 +128,9 @@ struct ScheduleTests {
     func releasedAudience() throws {
         let event = try Self.event(#"{"id":"d","tags":"World || Politics","sendAtLocal":"2026-11-26T07:30:00"}"#)
         let part = ScheduledRelease(
-            eventId: "d#3", releaseAt: Self.now, timeZones: ["Europe/Berlin", "Europe/Paris"], includesZoneless: true)
+            eventId: "d@3", releaseAt: Self.now, timeZones: ["Europe/Berlin", "Europe/Paris"], includesZoneless: true)
         let released = event.released(part)
-        #expect(released.id == "d#3" && released.schedule == nil)
+        #expect(released.id == "d@3" && released.schedule == nil)
         func tags(_ zone: String?, _ extra: String...) -> Set<String> { Set(extra + (zone.map(TagRules.timeZoneTags) ?? [])) }
         #expect(released.audience.matches(tags("Europe/Paris", "World")))
         #expect(released.audience.matches(tags(nil, "Politics")))

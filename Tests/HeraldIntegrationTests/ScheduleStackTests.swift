@@ -101,6 +101,8 @@ final class ScheduleStackTests {
         let list = try await api.send("GET", "/v1/notifications?state=scheduled")
         #expect(list.status == 200 && list.text.contains(#""notifications":[]"#), "\(list.text)")
         #expect(try await api.send("GET", "/v1/notifications?state=completed").status == 400)
+        // The id of a local-time part (`<id>@<n>`) is a plain path segment.
+        #expect(try await api.send("GET", "/v1/notifications/digest@1").status == 404)
         #expect(try await client(send).send("GET", "/v1/notifications?state=scheduled").status == 403)
     }
 

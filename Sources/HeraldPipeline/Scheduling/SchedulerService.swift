@@ -213,7 +213,21 @@ public final class SchedulerService: Service, Sendable {
 
     private func cancel(_ eventId: String, partition: inout Partition, number: Int32, index: ScheduleIndex) async throws {
         guard var next = try await index.item(eventId, partition: number), !next.pending.isEmpty else {
+            // Too late (or unknown): nothing to cancel. A tombstone after the request keeps it
+            // from staying the key's latest value on the compacted topic.
             logger.info("cancel request for a schedule with nothing pending; nothing to do", metadata: ["eventId": "\(eventId)"])
+            let producer = try await producer(for: number, partition: &partition)
+            do {
+                try producer.beginTransaction()
+                try producer.enqueue(
+                    KafkaOutgoingMessage(topic: configuration.topics.scheduled, partition: number, key: Array(eventId.utf8), value: nil))
+                try await producer.commitTransaction()
+            } catch {
+                logger.warning("tombstone after a late cancel request failed", metadata: ["eventId": "\(eventId)", "error": "\(error)"])
+                try? await producer.abortTransaction()
+                await producer.shutdown()
+                partition.producer = nil
+            }
             return
         }
         next.revision += 1

@@ -22,7 +22,7 @@ public struct ScheduledRelease: Sendable, Hashable, Codable {
         case pending, released, cancelled
     }
 
-    /// The id the released event carries: the schedule's own for `sendAt`, `<id>#<n>` for
+    /// The id the released event carries: the schedule's own for `sendAt`, `<id>@<n>` for
     /// the n-th part of a local-time schedule.
     public var eventId: String
     public var releaseAt: Date
@@ -129,7 +129,7 @@ public struct ScheduleRules: Sendable, Hashable {
     }
 
     /// The parts of a local-time schedule: every zone of the database grouped by the instant
-    /// `local` happens there, earliest first, each named `<eventId>#<n>`. The default zone's
+    /// `local` happens there, earliest first, each named `<eventId>@<n>`. The default zone's
     /// part also takes the registrations without a zone. Each zone is in exactly one part, so
     /// each device receives the event once, at its own local time.
     public static func localReleases(
@@ -143,7 +143,7 @@ public struct ScheduleRules: Sendable, Hashable {
         let defaultInstant = TimeZone(identifier: defaultZone).map { local.instant(in: $0) }
         return byInstant.keys.sorted().enumerated().map { index, instant in
             ScheduledRelease(
-                eventId: "\(eventId)#\(index + 1)", releaseAt: instant, timeZones: byInstant[instant]!.sorted(),
+                eventId: "\(eventId)@\(index + 1)", releaseAt: instant, timeZones: byInstant[instant]!.sorted(),
                 includesZoneless: instant == defaultInstant
             )
         }
