@@ -68,9 +68,8 @@ public final class SchedulerService: Service, Sendable {
                 for message in batch where partitions[message.partition] != nil {
                     try await apply(message, partition: &partitions[message.partition]!, index: index)
                 }
-                for (number, state) in partitions where state.catchUpTo != nil {
+                for number in partitions.keys.sorted() where partitions[number]?.catchUpTo != nil {
                     try await checkCaughtUp(number, partitions: &partitions, consumer: consumer, index: index)
-                    _ = state
                 }
                 if ContinuousClock.now - lastBuiltCheck >= .seconds(1) {
                     lastBuiltCheck = ContinuousClock.now
@@ -96,6 +95,12 @@ public final class SchedulerService: Service, Sendable {
         case .assigned(let assigned):
             for topicPartition in assigned {
                 try await index.clear(topicPartition.partition)
+                // From the start, whatever was fetched before this event was handled (records of
+                // a partition not known here yet are skipped).
+                try await consumer.seek([
+                    KafkaTopicPartitionOffset(
+                        topic: topicPartition.topic, partition: topicPartition.partition, offset: KafkaTopicPartitionOffset.beginning)
+                ])
                 partitions[topicPartition.partition] = Partition(
                     catchUpTo: try await consumer.queryWatermarkOffsets(topic: topicPartition.topic, partition: topicPartition.partition)
                         .high
