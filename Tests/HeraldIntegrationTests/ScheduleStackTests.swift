@@ -120,7 +120,13 @@ final class ScheduleStackTests {
             "POST", "/v1/notifications", body: Data(#"{"id":"embargo","sendAt":"\#(later)","properties":{"News_English":"Lifted"}}"#.utf8))
         #expect(posted.status == 202 && posted.text.contains(#""state":"scheduled""#), "\(posted.text)")
         _ = try await status(api, "embargo") { $0.contains(#""state":"scheduled""#) }
-        let list = try await api.send("GET", "/v1/notifications?state=scheduled")
+        // The list is the scheduler's index, which follows herald.scheduled a moment after the
+        // planner wrote the status.
+        var list = try await api.send("GET", "/v1/notifications?state=scheduled")
+        for _ in 0..<100 where !list.text.contains(#""id":"embargo""#) {
+            try await Task.sleep(for: .milliseconds(100))
+            list = try await api.send("GET", "/v1/notifications?state=scheduled")
+        }
         #expect(list.text.contains(#""id":"embargo""#), "\(list.text)")
         let cancelled = try await client(send).send("DELETE", "/v1/notifications/embargo")
         #expect(cancelled.status == 200 && cancelled.text.contains(#""state":"cancelled""#), "\(cancelled.status) \(cancelled.text)")

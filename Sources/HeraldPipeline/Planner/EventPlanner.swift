@@ -85,6 +85,8 @@ final class EventPlanner: Sendable {
 
     func handle(_ message: KafkaMessage, producer: KafkaProducer, planned: inout PlannedBatch, now: Date = Date()) async throws -> Outcome {
         let topics = configuration.topics
+        // The claim of the record that scheduled this one, if the scheduler released it.
+        let releaseOf = message.header(Self.releaseHeader).map { String(decoding: $0, as: UTF8.self) }
         // 1. Validate.
         var event: NotificationEvent
         var decision = ScheduleRules.Decision.sendNow
@@ -94,7 +96,7 @@ final class EventPlanner: Sendable {
                     ValidationIssue(field: "", code: "empty_record", message: "the record has no value (a tombstone)")
                 ])
             }
-            event = try NotificationEvent.decode(value, limits: releaseLimits(message))
+            event = try NotificationEvent.decode(value, limits: releaseOf == nil ? configuration.eventLimits : releaseLimits)
             // A schedule's times are judged now: too late or too far ahead is a dead letter.
             let id = event.id ?? Self.derivedId(message)
             decision = try configuration.scheduleRules.decide(event, eventId: id, now: now)
@@ -139,19 +141,16 @@ final class EventPlanner: Sendable {
         let epoch = try IndexEpoch.require(await redis.send(IndexEpoch.read(layout)), layout: layout)
         // A release keeps the fingerprint of the event as it was published with its schedule, so
         // a retry of that publish is still recognised as the same event.
-        let releasedFrom = message.header(Self.releaseHeader).flatMap { EventClaim(String(decoding: $0, as: UTF8.self)) }
         let claim = EventClaim(
             partition: message.partition, offset: message.offset,
-            fingerprint: releasedFrom?.fingerprint ?? EventClaim.fingerprint(of: event))
+            fingerprint: releaseOf.flatMap(EventClaim.init)?.fingerprint ?? EventClaim.fingerprint(of: event))
         let claimKey = configuration.layout.eventClaimKey(eventId: eventId)
         let probeTags = planner.tagsToProbe(event)
         let ttl = configuration.eventClaimTTLSeconds
         var commands: [RedisCommand] = [
-            message.header(Self.releaseHeader).map { scheduling in
+            releaseOf.map { scheduling in
                 // A release takes the claim over from the record that scheduled the event.
-                .evalScript(
-                    Self.takeOverClaim, keys: [claimKey],
-                    arguments: [String(decoding: scheduling, as: UTF8.self), claim.description, String(ttl)])
+                .evalScript(Self.takeOverClaim, keys: [claimKey], arguments: [scheduling, claim.description, String(ttl)])
             } ?? .set(claimKey, claim.description, expireSeconds: ttl, onlyIfAbsent: true),
             .get(claimKey),
         ]
@@ -253,11 +252,10 @@ final class EventPlanner: Sendable {
         "\(message.topic):\(message.partition):\(message.offset)"
     }
 
-    /// The limits a record is read with: the deployment's, except that a release's audience
+    /// The limits a released record is read with: the deployment's, except that its audience
     /// (the publisher's expression and the zones of its part, which are Herald's) has no
     /// tag-count ceiling.
-    private func releaseLimits(_ message: KafkaMessage) -> EventLimits {
-        guard message.header(Self.releaseHeader) != nil else { return configuration.eventLimits }
+    private var releaseLimits: EventLimits {
         var limits = configuration.eventLimits
         limits.tagExpression = TagExpressionLimits(maxLength: .max, maxTags: .max)
         return limits

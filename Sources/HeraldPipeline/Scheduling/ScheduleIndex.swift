@@ -80,8 +80,16 @@ struct ScheduleIndex: Sendable {
     }
 
     func item(_ eventId: String, partition: Int32) async throws -> ScheduledEvent? {
-        guard let bytes = try await redis.send(RedisCommand("HGET", itemsKey(partition), eventId)).bytes else { return nil }
-        return try JSONDecoder().decode(ScheduledEvent.self, from: Data(bytes))
+        try await items([eventId], partition: partition).first
+    }
+
+    /// The stored schedules of `eventIds` (one `HMGET`), those still there, in that order.
+    func items(_ eventIds: [String], partition: Int32) async throws -> [ScheduledEvent] {
+        guard !eventIds.isEmpty else { return [] }
+        let decoder = JSONDecoder()
+        return try (try await redis.send(.hmget(itemsKey(partition), eventIds)).array ?? []).compactMap { reply in
+            try reply.bytes.map { try decoder.decode(ScheduledEvent.self, from: Data($0)) }
+        }
     }
 
     /// Stores `scheduled` unless the index holds a newer revision; true when stored.

@@ -178,10 +178,13 @@ public final class SchedulerService: Service, Sendable {
 
     // MARK: Releases and cancels
 
+    /// Releases everything due in one transaction: each due schedule's released events, its
+    /// next state (or tombstone) and its status.
     private func releaseDue(_ number: Int32, partition: inout Partition, index: ScheduleIndex) async throws {
         let now = clock()
-        for eventId in try await index.due(number, now: now) {
-            guard let scheduled = try await index.item(eventId, partition: number) else { continue }
+        var done: [(next: ScheduledEvent, released: [ScheduledRelease], status: StatusRecord)] = []
+        var messages: [KafkaOutgoingMessage] = []
+        for scheduled in try await index.items(try await index.due(number, now: now), partition: number) {
             var next = scheduled
             next.revision += 1
             var released: [ScheduledRelease] = []
@@ -191,26 +194,29 @@ public final class SchedulerService: Service, Sendable {
                 released.append(next.releases[position])
             }
             guard !released.isEmpty else { continue }
-            var events: [KafkaOutgoingMessage] = []
             for release in released {
                 var event = scheduled.event.released(release)
                 event.publishedAt = now
                 // The id of a sendAt event is already claimed, by the record that scheduled it.
                 let claim = release.eventId == scheduled.eventId ? scheduled.claim : ""
-                events.append(
+                messages.append(
                     KafkaOutgoingMessage(
                         topic: configuration.topics.events, key: Array(release.eventId.utf8), value: event.canonicalJSON(),
                         headers: [KafkaHeader(key: EventPlanner.releaseHeader, value: claim)]
                     ))
             }
             let status = StatusRecord.scheduled(next, at: now)
-            guard try await commit(next, extra: events, status: status, number: number, partition: &partition) else { return }
+            messages += try stateMessages(next, status: status, number: number)
+            done.append((next, released, status))
+        }
+        guard !done.isEmpty, try await transact(messages, what: "release", number: number, partition: &partition) else { return }
+        for (next, released, status) in done {
             try await finish(next, status: status, number: number, index: index)
             let late = released.map { now.timeIntervalSince($0.releaseAt) }.max() ?? 0
             logger.info(
                 "schedule released",
                 metadata: [
-                    "eventId": "\(eventId)", "releases": "\(released.map(\.eventId).joined(separator: ","))",
+                    "eventId": "\(next.eventId)", "releases": "\(released.map(\.eventId).joined(separator: ","))",
                     "lateMs": "\(Int(late * 1_000))", "pending": "\(next.pending.count)",
                 ])
         }
@@ -221,18 +227,9 @@ public final class SchedulerService: Service, Sendable {
             // Too late (or unknown): nothing to cancel. A tombstone after the request keeps it
             // from staying the key's latest value on the compacted topic.
             logger.info("cancel request for a schedule with nothing pending; nothing to do", metadata: ["eventId": "\(eventId)"])
-            let producer = try await producer(for: number, partition: &partition)
-            do {
-                try producer.beginTransaction()
-                try producer.enqueue(
-                    KafkaOutgoingMessage(topic: configuration.topics.scheduled, partition: number, key: Array(eventId.utf8), value: nil))
-                try await producer.commitTransaction()
-            } catch {
-                logger.warning("tombstone after a late cancel request failed", metadata: ["eventId": "\(eventId)", "error": "\(error)"])
-                try? await producer.abortTransaction()
-                await producer.shutdown()
-                partition.producer = nil
-            }
+            let tombstone = KafkaOutgoingMessage(
+                topic: configuration.topics.scheduled, partition: number, key: Array(eventId.utf8), value: nil)
+            _ = try await transact([tombstone], what: "tombstone after a late cancel request", number: number, partition: &partition)
             return
         }
         next.revision += 1
@@ -242,31 +239,35 @@ public final class SchedulerService: Service, Sendable {
         let released = next.releases.filter { $0.state == .released }.count
         let status = StatusRecord.scheduled(
             next, reason: "cancelled with \(released) of \(next.releases.count) releases sent", at: clock())
-        guard try await commit(next, extra: [], status: status, number: number, partition: &partition) else { return }
+        let messages = try stateMessages(next, status: status, number: number)
+        guard try await transact(messages, what: "cancel", number: number, partition: &partition) else { return }
         try await finish(next, status: status, number: number, index: index)
         logger.info("schedule cancelled", metadata: ["eventId": "\(eventId)", "released": "\(released)"])
     }
 
-    /// One transaction: `extra` (released events), the schedule's next state or its tombstone
-    /// on this partition, its status. False when it did not commit (the producer is replaced
-    /// and the work is done again on the next round).
-    private func commit(
-        _ next: ScheduledEvent, extra: [KafkaOutgoingMessage], status: StatusRecord, number: Int32, partition: inout Partition
-    ) async throws -> Bool {
-        let producer = try await producer(for: number, partition: &partition)
+    /// A schedule's next state on this partition (its tombstone once nothing is pending) and its status.
+    private func stateMessages(_ next: ScheduledEvent, status: StatusRecord, number: Int32) throws -> [KafkaOutgoingMessage] {
         let value = next.pending.isEmpty ? nil : Array(try JSONEncoder().encode(ScheduleRecord.schedule(next)))
+        return [
+            KafkaOutgoingMessage(topic: configuration.topics.scheduled, partition: number, key: Array(next.eventId.utf8), value: value),
+            StatusCoding.message(status, topic: configuration.topics.status),
+        ]
+    }
+
+    /// `messages` in one transaction of the partition's producer. False when it did not commit
+    /// (the producer is replaced and the work is done again on the next round).
+    private func transact(_ messages: [KafkaOutgoingMessage], what: String, number: Int32, partition: inout Partition) async throws -> Bool
+    {
+        let producer = try await producer(for: number, partition: &partition)
         do {
             try producer.beginTransaction()
-            for message in extra { try producer.enqueue(message) }
-            try producer.enqueue(
-                KafkaOutgoingMessage(topic: configuration.topics.scheduled, partition: number, key: Array(next.eventId.utf8), value: value))
-            try producer.enqueue(StatusCoding.message(status, topic: configuration.topics.status))
+            for message in messages { try producer.enqueue(message) }
             try await producer.commitTransaction()
             return true
         } catch {
             logger.warning(
                 "schedule transaction failed; trying again with a new producer",
-                metadata: ["eventId": "\(next.eventId)", "partition": "\(number)", "error": "\(error)"])
+                metadata: ["work": "\(what)", "partition": "\(number)", "error": "\(error)"])
             try? await producer.abortTransaction()
             await producer.shutdown()
             partition.producer = nil
