@@ -38,6 +38,8 @@ struct BenchCommand: AsyncParsableCommand {
             "Masters of a Redis Cluster (plus as many replicas) started by scripts/redis-cluster to run the main broadcast on once more, next to the single node (0: none)."
     )
     var redisCluster: Int = 3
+    @Option(help: "Schedules published due in the same second, released by one scheduler worker (0: none).") var schedules: Int = 10_000
+    @Option(help: "Seconds ahead of their time the schedules are published.") var scheduleLead: Int = 30
     @Option(help: "How registrations are seeded: lua (the indexer's apply script) or bulk (checked identical first).")
     var seedPath: BenchmarkOptions.SeedPath = .bulk
     @Option(help: "Threads seeding Redis in parallel.") var seedThreads: Int = 2
@@ -68,6 +70,9 @@ struct BenchCommand: AsyncParsableCommand {
         guard (0...20).contains(rounds) else { throw ValidationError("--rounds must be 0 to 20") }
         guard latencyRate >= 1, latencySeconds >= 1 else { throw ValidationError("--latency-rate and --latency-seconds must be positive") }
         guard parsedMemorySizes != nil else { throw ValidationError("--memory-sizes must be comma-separated counts of at least 1000") }
+        guard schedules >= 0, (5...3_600).contains(scheduleLead) else {
+            throw ValidationError("--schedules must be 0 or more and --schedule-lead 5 to 3600 seconds")
+        }
         guard redisCluster == 0 || redisCluster >= 3 else { throw ValidationError("--redis-cluster must be 0 or at least 3 masters") }
         if redisCluster > 0 && !FileManager.default.isExecutableFile(atPath: Self.clusterScript) {
             throw ValidationError("--redis-cluster needs \(Self.clusterScript) (run from the repository root, or pass --redis-cluster 0)")
@@ -89,6 +94,8 @@ struct BenchCommand: AsyncParsableCommand {
         options.ceilingRecords = ceilingRecords
         options.rounds = rounds
         options.redisClusterMasters = redisCluster
+        options.schedules = microOnly ? 0 : schedules
+        options.scheduleLeadSeconds = scheduleLead
         options.seedPath = seedPath
         options.seedThreads = seedThreads
         options.latencyRate = latencyRate
@@ -136,7 +143,7 @@ struct BenchCommand: AsyncParsableCommand {
                 let phase = phaseSettings(spec.names)
                 var variables: [String: String] = [:]
                 for setting in Setting.all { variables[setting.environment] = phase[setting.key] }
-                let roles = "planner,fanout"
+                let roles = spec.roles
                 for (key, value) in [(Setting.Key.instanceId, spec.instanceId), (.metricsPort, "0"), (.roles, roles)] {
                     variables[Setting(key).environment] = value
                 }

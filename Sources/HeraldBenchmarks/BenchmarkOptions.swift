@@ -20,6 +20,11 @@ public struct BenchmarkOptions: Sendable {
     /// does a run whose own Redis is already a cluster.
     public var redisClusterMasters: Int = 3
 
+    /// Schedules published due in the same second for the scheduler's row (`SchedulePhase`); 0 skips it.
+    public var schedules: Int = 10_000
+    /// How far ahead of their time the schedules are published.
+    public var scheduleLeadSeconds: Int = 30
+
     public var runMicro: Bool = true
     public var runCeiling: Bool = true
     public var runBroadcast: Bool = true

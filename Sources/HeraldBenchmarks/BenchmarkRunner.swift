@@ -66,6 +66,14 @@ public struct BenchmarkRunner: Sendable {
             try await populationPhases(base: base, redisPID: redisInfo.pid, report: &report)
         }
 
+        if options.schedules > 0 {
+            let names = names("schedule")
+            report.schedules = try await SchedulePhase(
+                count: options.schedules, leadSeconds: options.scheduleLeadSeconds, names: names,
+                configuration: try environment.configuration(names), options: options, environment: environment
+            ).run()
+        }
+
         report.finishedAt = ISO8601DateFormatter().string(from: Date())
         report.notes.append(contentsOf: Self.standingNotes(options.clock))
         let disturbed = report.disturbedMeasurements

@@ -16,9 +16,14 @@ package enum StatusCoding {
     /// The `herald.status` record of `record` (key: the event id), with the event's claim when
     /// the writer knows it.
     package static func message(_ record: StatusRecord, topic: String, claim: String? = nil) -> KafkaOutgoingMessage {
+        message(record, encoded: encode(record), topic: topic, claim: claim)
+    }
+
+    /// The same, with the record's JSON (`encode`) already made.
+    package static func message(_ record: StatusRecord, encoded: [UInt8], topic: String, claim: String? = nil) -> KafkaOutgoingMessage {
         var headers = [KafkaHeader(key: typeHeader, value: "status")]
         if let claim { headers.append(KafkaHeader(key: claimHeader, value: claim)) }
-        return KafkaOutgoingMessage(topic: topic, key: Array(record.eventId.utf8), value: encode(record), headers: headers)
+        return KafkaOutgoingMessage(topic: topic, key: Array(record.eventId.utf8), value: encoded, headers: headers)
     }
 
     package static func encode(_ record: StatusRecord) -> [UInt8] {

@@ -163,6 +163,57 @@ final class ScheduleStackTests {
         #expect(list.text.contains(#""id":"r1""#) && list.text.contains(#""id":"r2""#), "\(list.text)")
     }
 
+    @Test(
+        "Redis flushed (FLUSHALL) while schedules wait: rebuilt from the topics, each released once at its time, the cancelled one stays cancelled"
+    )
+    func redisFlushed() async throws {
+        let api = client(full)
+        #expect(try await register(api, timeZone: nil).status == 200)
+        let due = Date().addingTimeInterval(25)
+        let ids = ["f1", "f2", "f3"]
+        for id in ids {
+            let reply = try await api.send(
+                "POST", "/v1/notifications",
+                body: Data(#"{"id":"\#(id)","sendAt":"\#(Self.time(due))","properties":{"News_English":"F"}}"#.utf8))
+            #expect(reply.status == 202)
+        }
+        for id in ids { _ = try await status(api, id) { $0.contains(#""state":"scheduled""#) } }
+        #expect(try await client(send).send("DELETE", "/v1/notifications/f2").status == 200)
+        func listed() async throws -> String { try await api.send("GET", "/v1/notifications?state=scheduled").text }
+        func waitForList(_ why: String) async throws {
+            var list = try await listed()
+            for _ in 0..<150 where !(list.contains(#""id":"f1""#) && list.contains(#""id":"f3""#)) {
+                try await Task.sleep(for: .milliseconds(100))
+                list = try await listed()
+            }
+            #expect(list.contains(#""id":"f1""#) && list.contains(#""id":"f3""#) && !list.contains(#""id":"f2""#), "\(why): \(list)")
+        }
+        try await waitForList("before the flush")
+
+        let connection = try await RedisConnection.connect(configuration: RedisConfiguration(url: redis.url))
+        defer { connection.close() }
+        _ = try await connection.send(RedisCommand("FLUSHALL"))
+        // Before their time, the index, the statuses and the registrations come back from the log.
+        try await waitForList("after the flush")
+        _ = try await status(api, "f2") { $0.contains(#""state":"cancelled""#) }
+        #expect(Date() < due, "the rebuild took until after the schedules were due")
+
+        for id in ["f1", "f3"] {
+            let done = try await status(api, id) { $0.contains(#""state":"completed""#) }
+            #expect(done.contains(#""total":1"#), "\(done)")
+        }
+        #expect(Date() >= due)
+        #expect(try await api.send("GET", "/v1/notifications/f2").text.contains(#""state":"cancelled""#))
+        let topics = HeraldTopics.prefixed(prefix)
+        var releases: [String: Int] = [:]
+        for try await message in RecordTail(topic: topics.events, bootstrapServers: broker.bootstrapServers).records()
+        where message.header("herald-release") != nil {
+            releases[String(decoding: message.key ?? [], as: UTF8.self), default: 0] += 1
+        }
+        #expect(releases == ["f1": 1, "f3": 1])
+        #expect(processes[0].stderr().contains("reading the partition again"))
+    }
+
     @Test("the worker SIGKILLed as its schedules fall due, and restarted: each released exactly once, each delivered once")
     func killedWhileReleasing() async throws {
         let api = client(full)

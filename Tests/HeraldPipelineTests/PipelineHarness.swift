@@ -19,7 +19,7 @@ final class PipelineHarness: @unchecked Sendable {
     let index: RegistrationIndex
     private var planner: PlannerService?
     private var fanout: FanoutService?
-    private var scheduler: SchedulerService?
+    private(set) var scheduler: SchedulerService?
     private var running: [Task<Void, any Error>] = []
     private var publisher: KafkaProducer?
     private var isShutDown = false

@@ -85,6 +85,44 @@ struct SchedulingTests {
         }
     }
 
+    @Test(
+        "a cancel request read before its schedule record (the API sends it once the status says scheduled) cancels the schedule when it comes"
+    )
+    func cancelBeforeTheScheduleRecord() async throws {
+        let clock = TestClock(Self.start)
+        try await Self.withScheduling(clock) { harness in
+            try await harness.seed([testRegistration("w1", tags: ["World"])])
+            harness.startRoles(scheduler: true)
+            let scheduler = try #require(harness.scheduler)
+            let deadline = ContinuousClock.now + .seconds(60)
+            while scheduler.releasingPartitions.count < 3 {
+                try #require(ContinuousClock.now < deadline, "the scheduler did not read its partitions within 60 s")
+                try await Task.sleep(for: .milliseconds(100))
+            }
+            // The planner's status comes before its transaction commits the schedule record: a
+            // cancel request can reach the topic first.
+            let event = Self.morning("early", .broadcast, .at(Self.start.addingTimeInterval(600)))
+            let pending = ScheduledEvent(
+                eventId: "early", event: event, scheduledAt: Self.start,
+                releases: [ScheduledRelease(eventId: "early", releaseAt: Self.start.addingTimeInterval(600))])
+            let connection = RedisConnection(configuration: harness.configuration.redis)
+            defer { connection.close() }
+            _ = try await connection.send(
+                .set(
+                    harness.configuration.layout.statusKey(eventId: "early"),
+                    StatusCoding.encode(StatusRecord.scheduled(pending, at: Self.start))))
+            try await harness.requestCancel("early")
+            try await Task.sleep(for: .milliseconds(1_500))
+            _ = try await harness.publish(event)
+            let cancelled = try await harness.status("early") { $0.state == .cancelled }
+            #expect(cancelled.schedule?.releases.map(\.state) == [.cancelled])
+            clock.advance(by: 3_600)
+            try await Task.sleep(for: .milliseconds(1_500))
+            #expect(try await harness.currentStatus("early")?.state == .cancelled)
+            #expect(try await harness.deliveries(eventId: "early").isEmpty)
+        }
+    }
+
     @Test("sendAtLocal over three zones and devices without one, across a DST change: each device once, at its own 07:30")
     func localTime() async throws {
         let clock = TestClock(Self.start)
@@ -157,6 +195,50 @@ struct SchedulingTests {
             }
             #expect(try await harness.currentStatus("b")?.state == .cancelled)
             #expect(try await harness.deliveries(eventId: "b").isEmpty)
+        }
+    }
+
+    @Test("two schedulers share the partitions; when one leaves, the other takes its partitions over: each schedule released once")
+    func twoSchedulersShare() async throws {
+        let clock = TestClock(Self.start)
+        try await Self.withScheduling(clock) { harness in
+            try await harness.seed([testRegistration("w1", tags: ["World"])])
+            harness.startRoles(scheduler: true)
+            let second = SchedulerService(configuration: harness.configuration, logger: PipelineHarness.logger)
+            let secondRun = Task { try await second.run() }
+            let first = try #require(harness.scheduler)
+            // Both own partitions before anything is scheduled.
+            let deadline = ContinuousClock.now + .seconds(60)
+            while first.releasingPartitions.isEmpty || second.releasingPartitions.isEmpty
+                || first.releasingPartitions.count + second.releasingPartitions.count < 3
+            {
+                try #require(ContinuousClock.now < deadline, "the two schedulers did not share the partitions within 60 s")
+                try await Task.sleep(for: .milliseconds(100))
+            }
+            #expect(first.releasingPartitions.isDisjoint(with: second.releasingPartitions))
+            let ids = (0..<12).map { "share\($0)" }
+            #expect(Set(ids.map(harness.configuration.topics.scheduledPartition(of:))).count == 3)
+            for (n, id) in ids.enumerated() {
+                let at = Self.start.addingTimeInterval(n < 6 ? 600 : 1_200)
+                _ = try await harness.publish(Self.morning(id, .broadcast, .at(at)))
+            }
+            for id in ids { _ = try await harness.status(id) { $0.state == .scheduled } }
+
+            clock.advance(by: 600)
+            for id in ids.prefix(6) { #expect(try await harness.status(id) { $0.state == .completed }.targets.total == 1) }
+            // The second leaves; the first takes its partitions over and releases the rest.
+            second.stop()
+            try await secondRun.value
+            clock.advance(by: 600)
+            for id in ids.suffix(6) { #expect(try await harness.status(id) { $0.state == .completed }.targets.total == 1) }
+            #expect(first.releasingPartitions == [0, 1, 2])
+
+            let releases = try await harness.records(harness.configuration.topics.events).filter {
+                $0.header(EventPlanner.releaseHeader) != nil
+            }
+            for id in ids { #expect(releases.filter { $0.key == Array(id.utf8) }.count == 1, "\(id)") }
+            let deliveries = try await harness.records(harness.configuration.topics.deliveries)
+            #expect(deliveries.count == ids.count)
         }
     }
 

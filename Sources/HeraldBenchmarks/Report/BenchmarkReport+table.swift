@@ -8,6 +8,7 @@ extension BenchmarkReport {
         public static let idleP99Milliseconds = 25.0
         public static let loadedP99Milliseconds = 250.0
         public static let peakRSSBytes = 300 * 1_048_576
+        public static let releaseP99Milliseconds = 1_000.0
     }
 
     /// Rows of one ceiling measurement, each rate against the reference of every ratio.
@@ -277,6 +278,27 @@ extension BenchmarkReport {
                     "reindex R=\(Console.count(reindex.registrations))",
                     "\(Console.fixed(reindex.seconds, 1)) s (\(Console.count(Int(reindex.perSecond)))/s)",
                     reindex.identicalToSeeded.map { $0 ? "identical to seeded" : "DIFFERS from seeded" } ?? ""
+                ))
+        }
+        if let schedules {
+            let all = schedules.released == schedules.schedules && schedules.early == 0
+            rows.append(
+                (
+                    "\(Console.count(schedules.schedules)) schedules due in one second (\(Console.count(schedules.released)) released)",
+                    "late by p50 \(Console.fixed(schedules.seenP50Milliseconds, 0)) / p99 \(Console.fixed(schedules.seenP99Milliseconds, 0)) / max \(Console.fixed(schedules.seenMaxMilliseconds, 0)) ms",
+                    "p99 <= \(Console.fixed(Target.releaseP99Milliseconds, 0)) ms: \(verdict(all && schedules.seenP99Milliseconds <= Target.releaseP99Milliseconds))"
+                ))
+            rows.append(
+                (
+                    "  of which until the scheduler enqueued it",
+                    "p50 \(Console.fixed(schedules.stampedP50Milliseconds, 0)) / p99 \(Console.fixed(schedules.stampedP99Milliseconds, 0)) ms",
+                    "the rest: commit, broker visibility, fetch"
+                ))
+            rows.append(
+                (
+                    "  scheduler peak RSS, CPU for the release",
+                    "\(Console.fixed(Double(schedules.schedulerPeakRSSBytes) / 1_048_576, 0)) MB (before: \(Console.fixed(Double(schedules.schedulerBaselineRSSBytes) / 1_048_576, 0)) MB), \(Console.fixed(schedules.schedulerCPUSeconds, 2)) s",
+                    "indexed \(Console.fixed(schedules.indexedSeconds, 1)) s after the first publish; \(schedules.duplicates) seen twice"
                 ))
         }
         for entry in micro {

@@ -21,6 +21,8 @@ public struct BenchmarkReport: Sendable, Codable {
     public var latency: [Latency] = []
     public var memory: [Memory] = []
     public var reindex: Reindex?
+    /// Schedules due in the same second, released by one scheduler (`SchedulePhase`).
+    public var schedules: Schedules?
     /// Anything a reader must know to trust (or distrust) the figures.
     public var notes: [String] = []
 
@@ -269,5 +271,34 @@ public struct BenchmarkReport: Sendable, Codable {
         public var applied: Int
         /// Only for populations small enough to digest (<= 200,000).
         public var identicalToSeeded: Bool?
+    }
+
+    public struct Schedules: Sendable, Codable, Hashable {
+        public var schedules: Int
+        /// How far ahead of their time they were published.
+        public var leadSeconds: Int
+        /// From the first publish to the last acknowledged.
+        public var publishSeconds: Double
+        /// From the first publish to every schedule in the scheduler's index.
+        public var indexedSeconds: Double
+        /// Distinct schedules whose released event was seen; records seen again for one.
+        public var released: Int
+        public var duplicates: Int
+        /// Released events seen before their time (never expected).
+        public var early: Int
+        /// Lateness: the moment this process's `read_committed` consumer saw the released event,
+        /// minus its `sendAt`.
+        public var seenP50Milliseconds: Double
+        public var seenP99Milliseconds: Double
+        public var seenMaxMilliseconds: Double
+        /// Lateness by the released record's timestamp (the scheduler enqueued it, before its commit).
+        public var stampedP50Milliseconds: Double
+        public var stampedP99Milliseconds: Double
+        public var stampedMaxMilliseconds: Double
+        /// The scheduler process's RSS before the schedules were published, and its peak.
+        public var schedulerBaselineRSSBytes: Int
+        public var schedulerPeakRSSBytes: Int
+        /// CPU the scheduler process used from the moment all were indexed until all were seen.
+        public var schedulerCPUSeconds: Double
     }
 }

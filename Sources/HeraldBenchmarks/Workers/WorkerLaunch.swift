@@ -19,6 +19,14 @@ public struct WorkerSpec: Sendable, Hashable {
     public var names: BenchmarkNames
     /// 0-based index of the worker within its phase; part of its instance id.
     public var index: Int
+    /// `herald worker --roles`: the pipeline's own for the population phases.
+    public var roles: String = "planner,fanout"
+
+    public init(names: BenchmarkNames, index: Int, roles: String = "planner,fanout") {
+        self.names = names
+        self.index = index
+        self.roles = roles
+    }
 
     public var instanceId: String { "\(names.redisPrefix)-w\(index)" }
 }

@@ -19,6 +19,13 @@ public final class PipelineMetrics: Sendable {
     public let tasks = Counter(label: "herald_tasks_total")
     public let kafkaErrors = Counter(label: "herald_kafka_errors_total")
     public let redisErrors = Counter(label: "herald_redis_errors_total")
+    /// `herald_schedule_releases_total`: events the scheduler released (a local-time part counts once).
+    public let scheduleReleases = Counter(label: "herald_schedule_releases_total")
+    /// `herald_schedule_release_lateness_seconds`: from a schedule's release time to the commit
+    /// of its release, once per schedule released.
+    public let scheduleLateness = Timer(label: "herald_schedule_release_lateness_seconds", preferredDisplayUnit: .seconds)
+    /// `herald_scheduler_partitions`: partitions of `herald.scheduled` this worker owns and has read.
+    public let schedulerPartitions = Gauge(label: "herald_scheduler_partitions")
 
     public init() {}
 

@@ -17,7 +17,7 @@ import HeraldStreams
 /// the batch's statuses are stored in one pipeline (`store`), which the planner role runs
 /// while it delivers the batch's narrow events: a one-user event costs the planner's Redis
 /// two round trips instead of four.
-final class EventPlanner: Sendable {
+public final class EventPlanner: Sendable {
     /// What became of one record.
     enum Outcome: String, Sendable, Hashable {
         case planned, duplicate, expired, scheduled
@@ -27,7 +27,7 @@ final class EventPlanner: Sendable {
 
     /// The header of a record the scheduler role released: the de-duplication claim of the
     /// record that scheduled it (empty for a local-time part, whose id is new).
-    static let releaseHeader = "herald-release"
+    public static let releaseHeader = "herald-release"
 
     let configuration: PipelineConfiguration
     let planner: FanoutPlanner

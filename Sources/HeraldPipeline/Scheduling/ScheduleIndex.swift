@@ -33,6 +33,18 @@ public struct ScheduleReader: Sendable {
         }
     }
 
+    /// Schedules with a release pending in the index, over every partition (`ZCARD` of the due sets).
+    public func dueCount() async throws -> Int {
+        try await pool.withConnection { connection in
+            let index = ScheduleIndex(redis: connection, layout: layout)
+            var total = 0
+            for partition in 0..<partitions {
+                total += try await connection.send(RedisCommand("ZCARD", index.dueKey(partition))).int ?? 0
+            }
+            return total
+        }
+    }
+
     /// The partitions whose index is whole (rebuilt from the topic by their scheduler).
     public func builtPartitions() async throws -> [Int32] {
         try await pool.withConnection { connection in
@@ -92,35 +104,88 @@ struct ScheduleIndex: Sendable {
         }
     }
 
-    /// Stores `scheduled` unless the index holds a newer revision; true when stored.
-    @discardableResult
-    func store(_ scheduled: ScheduledEvent, partition: Int32, onlyIfNewer: Bool) async throws -> Bool {
-        if onlyIfNewer, let current = try await item(scheduled.eventId, partition: partition), current.revision >= scheduled.revision {
-            return false
+    /// A schedule as the index stores it: its JSON (a `ScheduledEvent`, as on the topic) and
+    /// what the index keys on.
+    struct Entry: Sendable {
+        var eventId: String
+        var revision: Int
+        /// Its next pending release; nil when nothing is pending.
+        var nextReleaseAt: Date?
+        var json: [UInt8]
+
+        init(_ scheduled: ScheduledEvent) throws {
+            self.init(
+                eventId: scheduled.eventId, revision: scheduled.revision, nextReleaseAt: scheduled.pending.map(\.releaseAt).min(),
+                json: Array(try JSONEncoder().encode(scheduled)))
         }
-        var commands: [RedisCommand] = [
-            RedisCommand("HSET", itemsKey(partition), scheduled.eventId, Array(try JSONEncoder().encode(scheduled)))
-        ]
-        if let next = scheduled.pending.map(\.releaseAt).min() {
-            commands.append(RedisCommand("ZADD", dueKey(partition), String(ISO8601Timestamp.milliseconds(next)), scheduled.eventId))
-        } else {
-            commands.append(RedisCommand("ZREM", dueKey(partition), scheduled.eventId))
+
+        init(eventId: String, revision: Int, nextReleaseAt: Date?, json: [UInt8]) {
+            self.eventId = eventId
+            self.revision = revision
+            self.nextReleaseAt = nextReleaseAt
+            self.json = json
         }
-        for reply in try await redis.pipeline(commands) { _ = try reply.get() }
-        return true
     }
 
-    /// Forgets an event whose schedule ended (its tombstone was read).
-    func remove(_ eventId: String, partition: Int32) async throws {
-        let commands = [RedisCommand("HDEL", itemsKey(partition), eventId), RedisCommand("ZREM", dueKey(partition), eventId)]
+    /// One change to a partition's index.
+    enum Write: Sendable {
+        /// The schedule's latest state, unless the index already holds its revision or a newer one
+        /// (a record of this scheduler's own, read back after it stored what came next).
+        case store(Entry)
+        /// The schedule's state, whatever the index holds (what this scheduler just committed).
+        case replace(Entry)
+        /// A tombstone: the schedule ended.
+        case remove(String)
+
+        var eventId: String {
+            switch self {
+            case .store(let entry), .replace(let entry): entry.eventId
+            case .remove(let eventId): eventId
+            }
+        }
+    }
+
+    /// Applies `writes` in order, in one `HMGET` (the revisions `store` compares with) and one pipeline.
+    func apply(_ writes: [Write], partition: Int32) async throws {
+        guard !writes.isEmpty else { return }
+        var compared: [String] = []
+        var seen: Set<String> = []
+        for case .store(let entry) in writes where seen.insert(entry.eventId).inserted { compared.append(entry.eventId) }
+        var revisions: [String: Int] = [:]
+        if !compared.isEmpty {
+            let decoder = JSONDecoder()
+            let replies = try await redis.send(.hmget(itemsKey(partition), compared)).array ?? []
+            for (eventId, reply) in zip(compared, replies) {
+                guard let bytes = reply.bytes else { continue }
+                revisions[eventId] = try decoder.decode(ScheduleHead.self, from: Data(bytes)).revision
+            }
+        }
+        var commands: [RedisCommand] = []
+        for write in writes {
+            switch write {
+            case .store(let entry), .replace(let entry):
+                if case .store = write, let current = revisions[entry.eventId], current >= entry.revision { continue }
+                revisions[entry.eventId] = entry.revision
+                commands.append(RedisCommand("HSET", itemsKey(partition), entry.eventId, entry.json))
+                if let next = entry.nextReleaseAt {
+                    commands.append(RedisCommand("ZADD", dueKey(partition), String(ISO8601Timestamp.milliseconds(next)), entry.eventId))
+                } else {
+                    commands.append(RedisCommand("ZREM", dueKey(partition), entry.eventId))
+                }
+            case .remove(let eventId):
+                revisions[eventId] = nil
+                commands += [RedisCommand("HDEL", itemsKey(partition), eventId), RedisCommand("ZREM", dueKey(partition), eventId)]
+            }
+        }
+        guard !commands.isEmpty else { return }
         for reply in try await redis.pipeline(commands) { _ = try reply.get() }
     }
 
-    /// Ids whose next release is at or before `now`, earliest first.
-    func due(_ partition: Int32, now: Date, limit: Int = 100) async throws -> [String] {
+    /// Ids whose next release is at or before `time`, earliest first, at most `limit`.
+    func due(_ partition: Int32, through time: Date, limit: Int) async throws -> [String] {
         let reply = try await redis.send(
             RedisCommand(
-                "ZRANGEBYSCORE", dueKey(partition), "-inf", String(ISO8601Timestamp.milliseconds(now)), "LIMIT", "0", String(limit)))
+                "ZRANGEBYSCORE", dueKey(partition), "-inf", String(ISO8601Timestamp.milliseconds(time)), "LIMIT", "0", String(limit)))
         return reply.array?.compactMap(\.string) ?? []
     }
 
@@ -142,4 +207,28 @@ struct ScheduleIndex: Sendable {
             ($0.pending.first?.releaseAt ?? .distantFuture, $0.eventId) < ($1.pending.first?.releaseAt ?? .distantFuture, $1.eventId)
         }
     }
+}
+
+/// What the scheduler reads of a schedule record without decoding its event: a cancel request,
+/// or a schedule's id, revision and releases.
+struct ScheduleHead: Decodable {
+    var eventId: String
+    var revision: Int
+    var releases: [ScheduledRelease]
+    var isCancel: Bool
+
+    enum CodingKeys: String, CodingKey {
+        case eventId, revision, releases, cancel
+    }
+
+    init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        eventId = try container.decode(String.self, forKey: .eventId)
+        isCancel = container.contains(.cancel)
+        revision = try container.decodeIfPresent(Int.self, forKey: .revision) ?? 1
+        releases = isCancel ? [] : try container.decode([ScheduledRelease].self, forKey: .releases)
+    }
+
+    /// The next pending release.
+    var nextReleaseAt: Date? { releases.filter { $0.state == .pending }.map(\.releaseAt).min() }
 }

@@ -24,10 +24,25 @@ public final class SchedulerService: Service, Sendable {
     public let configuration: PipelineConfiguration
     private let logger: Logger
     private let stopping = Atomic<Bool>(false)
+    private let readPartitions = Mutex<Set<Int32>>([])
+    private let metrics: PipelineMetrics
 
-    public init(configuration: PipelineConfiguration, logger: Logger = Logger(label: "herald.scheduler")) {
+    public init(
+        configuration: PipelineConfiguration, logger: Logger = Logger(label: "herald.scheduler"), metrics: PipelineMetrics = .shared
+    ) {
         self.configuration = configuration
         self.logger = logger
+        self.metrics = metrics
+    }
+
+    /// The partitions of `herald.scheduled` this scheduler owns and has read to the end: the
+    /// ones it releases from.
+    public var releasingPartitions: Set<Int32> { readPartitions.withLock { $0 } }
+
+    private func noteReleasing(_ partitions: [Int32: Partition]) {
+        let releasing = Set(partitions.filter { $0.value.catchUpTo == nil }.keys)
+        readPartitions.withLock { $0 = releasing }
+        metrics.schedulerPartitions.record(releasing.count)
     }
 
     private func clock() -> Date { configuration.scheduleClock() }
@@ -41,7 +56,39 @@ public final class SchedulerService: Service, Sendable {
         var producer: KafkaProducer?
         /// Cancel requests read while catching up, handled once the partition is read.
         var deferredCancels: [String] = []
+        /// Cancel requests read before the schedule they cancel, by event id, with when they
+        /// were read: the API sends one as soon as the planner has written the `scheduled`
+        /// status, which it does just before its transaction commits the schedule record.
+        var awaitedCancels: [String: ContinuousClock.Instant] = [:]
+        /// Releases worked out ahead of their time (`prepareAhead`), by event id; dropped when
+        /// anything about the schedule changes.
+        var prepared: [String: PreparedRelease] = [:]
+        /// When to look for schedules to prepare next.
+        var nextPrepareScan = ContinuousClock.now
     }
+
+    /// A schedule's next release worked out before its time: everything but the commit.
+    struct PreparedRelease: Sendable {
+        /// When it falls due: the schedule's next pending release.
+        var at: Date
+        /// The released events and the schedule's next state (its tombstone when nothing is left).
+        var messages: [KafkaOutgoingMessage]
+        /// The next state as the index stores it.
+        var entry: ScheduleIndex.Entry
+        /// Its status, but for the moment of the release.
+        var status: StatusRecord
+        /// The ids of the released events.
+        var released: [String]
+    }
+
+    /// How far ahead of their time releases are prepared, and how many at most per partition.
+    static let prepareAhead: TimeInterval = 10
+    static let preparedPerPartition = 10_000
+    /// How long a cancel request read before its schedule waits for it.
+    static let awaitedCancelTime: Duration = .seconds(600)
+    /// Schedules one release transaction takes at most; more due wait for the next round, a
+    /// moment later.
+    static let releasesPerTransaction = 5_000
 
     public func run() async throws {
         let redis = RedisConnection(configuration: configuration.redis, logger: logger)
@@ -64,9 +111,10 @@ public final class SchedulerService: Service, Sendable {
                 }) {
                     try await handle(event, partitions: &partitions, index: index, consumer: consumer)
                 }
-                let batch = try await consumer.pollBatch(maxMessages: 500, timeout: .milliseconds(100))
-                for message in batch where partitions[message.partition] != nil {
-                    try await apply(message, partition: &partitions[message.partition]!, index: index)
+                let batch = try await consumer.pollBatch(maxMessages: 500, timeout: pollTimeout(partitions))
+                for number in Set(batch.map(\.partition)).sorted() where partitions[number] != nil {
+                    let records = batch.filter { $0.partition == number }
+                    try await apply(records, number: number, partition: &partitions[number]!, index: index)
                 }
                 for number in partitions.keys.sorted() where partitions[number]?.catchUpTo != nil {
                     try await checkCaughtUp(number, partitions: &partitions, consumer: consumer, index: index)
@@ -75,15 +123,28 @@ public final class SchedulerService: Service, Sendable {
                     lastBuiltCheck = ContinuousClock.now
                     try await rebuildLostIndexes(&partitions, index: index, consumer: consumer)
                 }
+                noteReleasing(partitions)
+                try await releaseDue(&partitions, index: index)
                 for number in partitions.keys.sorted() where partitions[number]?.catchUpTo == nil {
-                    try await releaseDue(number, partition: &partitions[number]!, index: index)
+                    try await prepareAhead(number, partition: &partitions[number]!, index: index)
                 }
             }
         } onGracefulShutdown: {
             self.stop()
         }
         for state in partitions.values { await state.producer?.shutdown() }
+        noteReleasing([:])
         try? await consumer.close()
+    }
+
+    /// Up to 100 ms, less when a prepared release falls due sooner, so that it leaves on time
+    /// (10 ms while one is overdue: more than a transaction takes were due at once).
+    private func pollTimeout(_ partitions: [Int32: Partition]) -> Duration {
+        let soonest = partitions.values.lazy.flatMap { $0.prepared.values.lazy.map(\.at) }.min()
+        guard let soonest else { return .milliseconds(100) }
+        let wait = soonest.timeIntervalSince(clock())
+        guard wait > 0 else { return .milliseconds(10) }
+        return .milliseconds(min(100, Int((wait * 1_000).rounded(.up)) + 1))
     }
 
     // MARK: Partitions
@@ -93,14 +154,23 @@ public final class SchedulerService: Service, Sendable {
     ) async throws {
         switch event {
         case .assigned(let assigned):
-            for topicPartition in assigned {
+            // Handled after the fact: a partition taken away again since is skipped (its
+            // revocation is the next event).
+            func isAssigned(_ number: Int32) throws -> Bool { try consumer.assignment().contains { $0.partition == number } }
+            for topicPartition in assigned where try isAssigned(topicPartition.partition) {
                 try await index.clear(topicPartition.partition)
                 // From the start, whatever was fetched before this event was handled (records of
                 // a partition not known here yet are skipped).
-                try await consumer.seek([
-                    KafkaTopicPartitionOffset(
-                        topic: topicPartition.topic, partition: topicPartition.partition, offset: KafkaTopicPartitionOffset.beginning)
-                ])
+                do {
+                    try await consumer.seek([
+                        KafkaTopicPartitionOffset(
+                            topic: topicPartition.topic, partition: topicPartition.partition, offset: KafkaTopicPartitionOffset.beginning)
+                    ])
+                } catch {
+                    guard try !isAssigned(topicPartition.partition) else { throw error }
+                    logger.info("scheduler partition revoked before it was read", metadata: ["partition": "\(topicPartition.partition)"])
+                    continue
+                }
                 partitions[topicPartition.partition] = Partition(
                     catchUpTo: try await consumer.queryWatermarkOffsets(topic: topicPartition.topic, partition: topicPartition.partition)
                         .high
@@ -133,13 +203,24 @@ public final class SchedulerService: Service, Sendable {
         partitions[number]!.deferredCancels = []
     }
 
-    /// Reads again, from the start, every caught-up partition whose index vanished.
+    /// Reads again, from the start, every caught-up partition whose index vanished; forgets
+    /// cancel requests whose schedule did not come within `awaitedCancelTime`.
     private func rebuildLostIndexes(_ partitions: inout [Int32: Partition], index: ScheduleIndex, consumer: KafkaConsumer) async throws {
+        let forgotten = ContinuousClock.now - Self.awaitedCancelTime
+        for number in partitions.keys.sorted() {
+            for (eventId, readAt) in partitions[number]!.awaitedCancels where readAt < forgotten {
+                partitions[number]!.awaitedCancels[eventId] = nil
+                logger.warning(
+                    "cancel request whose schedule never came; forgotten", metadata: ["eventId": "\(eventId)", "partition": "\(number)"])
+            }
+        }
         for number in partitions.keys.sorted() where partitions[number]?.catchUpTo == nil {
             guard !(try await index.isBuilt(number)) else { continue }
             logger.warning("scheduler index is gone from Redis; reading the partition again", metadata: ["partition": "\(number)"])
             let topic = configuration.topics.scheduled
             try await index.clear(number)
+            partitions[number]!.prepared = [:]
+            partitions[number]!.awaitedCancels = [:]
             try await consumer.seek([
                 KafkaTopicPartitionOffset(topic: topic, partition: number, offset: KafkaTopicPartitionOffset.beginning)
             ])
@@ -149,81 +230,198 @@ public final class SchedulerService: Service, Sendable {
 
     // MARK: Records
 
-    private func apply(_ message: KafkaMessage, partition: inout Partition, index: ScheduleIndex) async throws {
-        guard let key = message.key.map({ String(decoding: $0, as: UTF8.self) }) else { return }
-        guard let value = message.value else {
-            try await index.remove(key, partition: message.partition)
-            return
-        }
-        let record: ScheduleRecord
-        do {
-            record = try JSONDecoder().decode(ScheduleRecord.self, from: Data(value))
-        } catch {
-            logger.error(
-                "unreadable record on the schedule topic; skipped",
-                metadata: ["key": "\(key)", "offset": "\(message.offset)", "error": "\(error)"])
-            return
-        }
-        switch record {
-        case .schedule(let scheduled):
-            try await index.store(scheduled, partition: message.partition, onlyIfNewer: true)
-        case .cancel(let eventId, _):
-            if partition.catchUpTo != nil {
-                partition.deferredCancels.append(eventId)
+    /// Folds a partition's records into its index: the index writes in one pipeline, a cancel
+    /// request after the writes before it. Only a record's head is decoded: the index stores
+    /// its JSON as it is.
+    private func apply(_ records: [KafkaMessage], number: Int32, partition: inout Partition, index: ScheduleIndex) async throws {
+        var writes: [ScheduleIndex.Write] = []
+        let decoder = JSONDecoder()
+        for message in records {
+            guard let key = message.key.map({ String(decoding: $0, as: UTF8.self) }) else { continue }
+            partition.prepared[key] = nil
+            guard let value = message.value else {
+                writes.append(.remove(key))
+                continue
+            }
+            let head: ScheduleHead
+            do {
+                head = try decoder.decode(ScheduleHead.self, from: Data(value))
+            } catch {
+                logger.error(
+                    "unreadable record on the schedule topic; skipped",
+                    metadata: ["key": "\(key)", "offset": "\(message.offset)", "error": "\(error)"])
+                continue
+            }
+            if !head.isCancel {
+                writes.append(
+                    .store(.init(eventId: head.eventId, revision: head.revision, nextReleaseAt: head.nextReleaseAt, json: value)))
+                if partition.catchUpTo == nil, partition.awaitedCancels.removeValue(forKey: head.eventId) != nil {
+                    try await index.apply(writes, partition: number)
+                    writes = []
+                    logger.info("schedule read after its cancel request; cancelling it", metadata: ["eventId": "\(head.eventId)"])
+                    try await cancel(head.eventId, partition: &partition, number: number, index: index)
+                }
+            } else if partition.catchUpTo != nil {
+                partition.deferredCancels.append(head.eventId)
             } else {
-                try await cancel(eventId, partition: &partition, number: message.partition, index: index)
+                try await index.apply(writes, partition: number)
+                writes = []
+                try await cancel(head.eventId, partition: &partition, number: number, index: index)
             }
         }
+        try await index.apply(writes, partition: number)
     }
 
     // MARK: Releases and cancels
 
-    /// Releases everything due in one transaction: each due schedule's released events, its
-    /// next state (or tombstone) and its status.
-    private func releaseDue(_ number: Int32, partition: inout Partition, index: ScheduleIndex) async throws {
+    /// The releases one transaction committed, for `finishRelease`.
+    struct ReleaseRound: Sendable {
+        var releases: [PreparedRelease]
+        /// Their statuses' JSON, in the same order.
+        var statuses: [[UInt8]]
+        var at: Date
+        var preparedBefore: Int
+        var commitTime: Duration
+    }
+
+    /// Releases what is due on every caught-up partition at one instant: the partitions'
+    /// transactions run side by side (each its own producer), and every one has committed
+    /// before any index follows, so a crowd due in the same second is not kept waiting by
+    /// another partition's commit or by the Redis writes.
+    private func releaseDue(_ partitions: inout [Int32: Partition], index: ScheduleIndex) async throws {
         let now = clock()
-        var done: [(next: ScheduledEvent, released: [ScheduledRelease], status: StatusRecord)] = []
-        var messages: [KafkaOutgoingMessage] = []
-        for scheduled in try await index.items(try await index.due(number, now: now), partition: number) {
-            var next = scheduled
-            next.revision += 1
-            var released: [ScheduledRelease] = []
-            for position in next.releases.indices
-            where next.releases[position].state == .pending && next.releases[position].releaseAt <= now {
-                next.releases[position].state = .released
-                released.append(next.releases[position])
+        let owned = partitions.filter { $0.value.catchUpTo == nil }
+        guard !owned.isEmpty else { return }
+        let rounds = try await withThrowingTaskGroup(of: (Int32, Partition, ReleaseRound?).self) { group in
+            for (number, state) in owned {
+                group.addTask {
+                    var state = state
+                    let round = try await self.releaseDue(number, now: now, partition: &state, index: index)
+                    return (number, state, round)
+                }
             }
-            guard !released.isEmpty else { continue }
-            for release in released {
-                var event = scheduled.event.released(release)
-                event.publishedAt = now
-                // The id of a sendAt event is already claimed, by the record that scheduled it.
-                let claim = release.eventId == scheduled.eventId ? scheduled.claim : ""
-                messages.append(
-                    KafkaOutgoingMessage(
-                        topic: configuration.topics.events, key: Array(release.eventId.utf8), value: event.canonicalJSON(),
-                        headers: [KafkaHeader(key: EventPlanner.releaseHeader, value: claim)]
-                    ))
+            var rounds: [(Int32, ReleaseRound)] = []
+            for try await (number, state, round) in group {
+                partitions[number] = state
+                if let round { rounds.append((number, round)) }
             }
-            let status = StatusRecord.scheduled(next, at: now)
-            messages += try stateMessages(next, status: status, number: number)
-            done.append((next, released, status))
+            return rounds
         }
-        guard !done.isEmpty, try await transact(messages, what: "release", number: number, partition: &partition) else { return }
-        for (next, released, status) in done {
-            try await finish(next, status: status, number: number, index: index)
-            let late = released.map { now.timeIntervalSince($0.releaseAt) }.max() ?? 0
-            logger.info(
-                "schedule released",
-                metadata: [
-                    "eventId": "\(next.eventId)", "releases": "\(released.map(\.eventId).joined(separator: ","))",
-                    "lateMs": "\(Int(late * 1_000))", "pending": "\(next.pending.count)",
-                ])
+        for (number, round) in rounds.sorted(by: { $0.0 < $1.0 }) {
+            try await finishRelease(round, number: number, partition: &partitions[number]!, index: index)
         }
     }
 
+    /// Commits what is due (up to `releasesPerTransaction` schedules) in one transaction: each
+    /// due schedule's released events, its next state (or tombstone) and its status. Most were
+    /// prepared before their time; the others are prepared now. Nil when nothing was committed.
+    private func releaseDue(_ number: Int32, now: Date, partition: inout Partition, index: ScheduleIndex) async throws -> ReleaseRound? {
+        let due = try await index.due(number, through: now, limit: Self.releasesPerTransaction)
+        guard !due.isEmpty else { return nil }
+        let unprepared = due.filter { partition.prepared[$0] == nil }
+        for scheduled in try await index.items(unprepared, partition: number) {
+            partition.prepared[scheduled.eventId] = try prepare(scheduled, number: number)
+        }
+        var round = ReleaseRound(releases: [], statuses: [], at: now, preparedBefore: 0, commitTime: .zero)
+        var messages: [KafkaOutgoingMessage] = []
+        for eventId in due {
+            guard var release = partition.prepared[eventId], release.at <= now else { continue }
+            release.status.timings.completedAt = release.status.state.isTerminal ? now : nil
+            let status = StatusCoding.encode(release.status)
+            messages += release.messages
+            messages.append(StatusCoding.message(release.status, encoded: status, topic: configuration.topics.status))
+            round.releases.append(release)
+            round.statuses.append(status)
+        }
+        round.preparedBefore = max(0, round.releases.count - unprepared.count)
+        let started = ContinuousClock.now
+        guard !round.releases.isEmpty, try await transact(messages, what: "release", number: number, partition: &partition) else {
+            return nil
+        }
+        round.commitTime = ContinuousClock.now - started
+        return round
+    }
+
+    /// After a release committed: the index and the statuses in Redis follow.
+    private func finishRelease(_ round: ReleaseRound, number: Int32, partition: inout Partition, index: ScheduleIndex) async throws {
+        let started = ContinuousClock.now
+        try await finish(
+            zip(round.releases, round.statuses).map { ($0.entry, $0.status, $1) }, number: number, partition: &partition, index: index)
+        for release in round.releases {
+            logger.debug(
+                "schedule released",
+                metadata: ["eventId": "\(release.entry.eventId)", "releases": "\(release.released.joined(separator: ","))"])
+        }
+        let late = round.releases.map { round.at.timeIntervalSince($0.at) }
+        let committedLate = round.commitTime.wholeMilliseconds * 1_000_000
+        for lateness in late { metrics.scheduleLateness.recordNanoseconds(Int64(lateness * 1e9) + committedLate) }
+        metrics.scheduleReleases.increment(by: round.releases.reduce(0) { $0 + $1.released.count })
+        logger.info(
+            "schedules released",
+            metadata: [
+                "partition": "\(number)", "schedules": "\(round.releases.count)",
+                "events": "\(round.releases.reduce(0) { $0 + $1.released.count })",
+                "lateMs": "\(Int((late.min() ?? 0) * 1_000))-\(Int((late.max() ?? 0) * 1_000))",
+                "preparedAhead": "\(round.preparedBefore)", "commitMs": "\(round.commitTime.wholeMilliseconds)",
+                "indexMs": "\((ContinuousClock.now - started).wholeMilliseconds)",
+            ])
+    }
+
+    /// Prepares the releases of schedules that fall due within `prepareAhead`, a batch at a time,
+    /// so that a crowd of schedules due in the same second leaves in one quick transaction.
+    private func prepareAhead(_ number: Int32, partition: inout Partition, index: ScheduleIndex) async throws {
+        guard partition.prepared.count < Self.preparedPerPartition, ContinuousClock.now >= partition.nextPrepareScan else { return }
+        partition.nextPrepareScan = ContinuousClock.now + .milliseconds(250)
+        let batch = 500
+        let soon = try await index.due(number, through: clock().addingTimeInterval(Self.prepareAhead), limit: Self.preparedPerPartition)
+        let prepared = partition.prepared
+        let unprepared = Array(soon.lazy.filter { prepared[$0] == nil }.prefix(batch))
+        guard !unprepared.isEmpty else { return }
+        for scheduled in try await index.items(unprepared, partition: number) {
+            partition.prepared[scheduled.eventId] = try prepare(scheduled, number: number)
+        }
+        // More to prepare: go on in the next round.
+        if unprepared.count == batch { partition.nextPrepareScan = ContinuousClock.now }
+    }
+
+    /// The schedule's next release: the pending releases of its earliest pending time.
+    private func prepare(_ scheduled: ScheduledEvent, number: Int32) throws -> PreparedRelease? {
+        guard let at = scheduled.pending.map(\.releaseAt).min() else { return nil }
+        var next = scheduled
+        next.revision += 1
+        var messages: [KafkaOutgoingMessage] = []
+        var released: [String] = []
+        for position in next.releases.indices where next.releases[position].state == .pending && next.releases[position].releaseAt <= at {
+            next.releases[position].state = .released
+            let release = next.releases[position]
+            var event = scheduled.event.released(release)
+            // A released event is published at its release time.
+            event.publishedAt = release.releaseAt
+            // The id of a sendAt event is already claimed, by the record that scheduled it.
+            let claim = release.eventId == scheduled.eventId ? scheduled.claim : ""
+            messages.append(
+                KafkaOutgoingMessage(
+                    topic: configuration.topics.events, key: Array(release.eventId.utf8), value: event.canonicalJSON(),
+                    headers: [KafkaHeader(key: EventPlanner.releaseHeader, value: claim)]
+                ))
+            released.append(release.eventId)
+        }
+        let entry = try ScheduleIndex.Entry(next)
+        messages.append(stateMessage(next, entry: entry, number: number))
+        return PreparedRelease(
+            at: at, messages: messages, entry: entry, status: StatusRecord.scheduled(next, at: at), released: released)
+    }
+
     private func cancel(_ eventId: String, partition: inout Partition, number: Int32, index: ScheduleIndex) async throws {
-        guard var next = try await index.item(eventId, partition: number), !next.pending.isEmpty else {
+        let stored = try await index.item(eventId, partition: number)
+        if stored == nil, try await statusState(eventId, index: index) == .scheduled {
+            // The planner has accepted the schedule, and its record is still to come.
+            partition.awaitedCancels[eventId] = ContinuousClock.now
+            logger.info(
+                "cancel request read before its schedule; cancelling the schedule when it comes", metadata: ["eventId": "\(eventId)"])
+            return
+        }
+        guard var next = stored, !next.pending.isEmpty else {
             // Too late (or unknown): nothing to cancel. A tombstone after the request keeps it
             // from staying the key's latest value on the compacted topic.
             logger.info("cancel request for a schedule with nothing pending; nothing to do", metadata: ["eventId": "\(eventId)"])
@@ -239,30 +437,46 @@ public final class SchedulerService: Service, Sendable {
         let released = next.releases.filter { $0.state == .released }.count
         let status = StatusRecord.scheduled(
             next, reason: "cancelled with \(released) of \(next.releases.count) releases sent", at: clock())
-        let messages = try stateMessages(next, status: status, number: number)
+        let entry = try ScheduleIndex.Entry(next)
+        let messages = [stateMessage(next, entry: entry, number: number), StatusCoding.message(status, topic: configuration.topics.status)]
         guard try await transact(messages, what: "cancel", number: number, partition: &partition) else { return }
-        try await finish(next, status: status, number: number, index: index)
+        try await finish([(entry, status, StatusCoding.encode(status))], number: number, partition: &partition, index: index)
         logger.info("schedule cancelled", metadata: ["eventId": "\(eventId)", "released": "\(released)"])
     }
 
-    /// A schedule's next state on this partition (its tombstone once nothing is pending) and its status.
-    private func stateMessages(_ next: ScheduledEvent, status: StatusRecord, number: Int32) throws -> [KafkaOutgoingMessage] {
-        let value = next.pending.isEmpty ? nil : Array(try JSONEncoder().encode(ScheduleRecord.schedule(next)))
-        return [
-            KafkaOutgoingMessage(topic: configuration.topics.scheduled, partition: number, key: Array(next.eventId.utf8), value: value),
-            StatusCoding.message(status, topic: configuration.topics.status),
-        ]
+    /// The state of the event's status in Redis, if it has one.
+    private func statusState(_ eventId: String, index: ScheduleIndex) async throws -> StatusRecord.State? {
+        guard let bytes = try await index.redis.send(.get(configuration.layout.statusKey(eventId: eventId))).bytes else { return nil }
+        return try? StatusCoding.decodeStatus(bytes).state
+    }
+
+    /// A schedule's next state on this partition: its tombstone once nothing is pending.
+    private func stateMessage(_ next: ScheduledEvent, entry: ScheduleIndex.Entry, number: Int32) -> KafkaOutgoingMessage {
+        KafkaOutgoingMessage(
+            topic: configuration.topics.scheduled, partition: number, key: Array(next.eventId.utf8),
+            value: entry.nextReleaseAt == nil ? nil : entry.json)
     }
 
     /// `messages` in one transaction of the partition's producer. False when it did not commit
     /// (the producer is replaced and the work is done again on the next round).
+    ///
+    /// The status records go to partitions of `herald.status` that the planner and the fan-out
+    /// of this process write too, so they and the commit pass through the process's
+    /// `TransactionGate` (on Tansu, overlapping transactions on a partition can hide each other
+    /// until the last of them ends). Everything else is queued and acknowledged before, so the
+    /// gated part stays short.
     private func transact(_ messages: [KafkaOutgoingMessage], what: String, number: Int32, partition: inout Partition) async throws -> Bool
     {
         let producer = try await producer(for: number, partition: &partition)
         do {
             try producer.beginTransaction()
-            for message in messages { try producer.enqueue(message) }
-            try await producer.commitTransaction()
+            let statusTopic = configuration.topics.status
+            for message in messages where message.topic != statusTopic { try producer.enqueue(message) }
+            try await producer.flush()
+            try await TransactionGate.shared.pass {
+                for message in messages where message.topic == statusTopic { try producer.enqueue(message) }
+                try await producer.commitTransaction()
+            }
             return true
         } catch {
             logger.warning(
@@ -275,11 +489,17 @@ public final class SchedulerService: Service, Sendable {
         }
     }
 
-    /// After the commit: the index and the status in Redis follow.
-    private func finish(_ next: ScheduledEvent, status: StatusRecord, number: Int32, index: ScheduleIndex) async throws {
-        try await index.store(next, partition: number, onlyIfNewer: false)
-        _ = try await index.redis.send(
-            StatusScripts.write(status, layout: configuration.layout, ttlSeconds: configuration.statusTTLSeconds))
+    /// After the commit: the index and the statuses in Redis follow, in one pipeline each.
+    private func finish(
+        _ done: [(entry: ScheduleIndex.Entry, status: StatusRecord, encoded: [UInt8])], number: Int32, partition: inout Partition,
+        index: ScheduleIndex
+    ) async throws {
+        for item in done { partition.prepared[item.entry.eventId] = nil }
+        try await index.apply(done.map { .replace($0.entry) }, partition: number)
+        let statuses = done.map {
+            StatusScripts.write($0.status, encoded: $0.encoded, layout: configuration.layout, ttlSeconds: configuration.statusTTLSeconds)
+        }
+        for reply in try await index.redis.pipeline(statuses) { _ = try reply.get() }
     }
 
     /// The partition's transactional producer: its id names the partition, so the next owner
@@ -293,4 +513,8 @@ public final class SchedulerService: Service, Sendable {
         partition.producer = producer
         return producer
     }
+}
+
+extension Duration {
+    fileprivate var wholeMilliseconds: Int64 { components.seconds * 1_000 + components.attoseconds / 1_000_000_000_000_000 }
 }

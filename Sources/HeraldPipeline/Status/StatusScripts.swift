@@ -81,11 +81,16 @@ enum StatusScripts {
     /// The `writeStatus` call that stores `record` for `ttlSeconds` (a scheduled event's for
     /// that long after its last release).
     static func write(_ record: StatusRecord, layout: SlotLayout, ttlSeconds: Int, now: Date = Date()) -> RedisCommand {
+        write(record, encoded: StatusCoding.encode(record), layout: layout, ttlSeconds: ttlSeconds, now: now)
+    }
+
+    /// The same, with the record's JSON (`StatusCoding.encode`) already made.
+    static func write(_ record: StatusRecord, encoded: [UInt8], layout: SlotLayout, ttlSeconds: Int, now: Date = Date()) -> RedisCommand {
         let waiting = record.schedule?.releases.map(\.releaseAt).max().map { max(0, Int($0.timeIntervalSince(now).rounded(.up))) } ?? 0
         return .evalScript(
             writeStatus, keys: [layout.statusKey(eventId: record.eventId)],
             arguments: [
-                String(decoding: StatusCoding.encode(record), as: UTF8.self), record.state.rawValue,
+                String(decoding: encoded, as: UTF8.self), record.state.rawValue,
                 String(record.tasks.completed), String(ttlSeconds + waiting),
             ]
         )
