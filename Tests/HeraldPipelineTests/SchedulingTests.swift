@@ -167,7 +167,9 @@ struct SchedulingTests {
                 #expect(try await Self.delivered(harness).sorted() == seen.sorted(), "at \(step.at)")
             }
             clock.set(releases.last!.releaseAt)
-            _ = try await harness.status("digest") { $0.state == .released }
+            let released = try await harness.status("digest") { $0.state == .released }
+            // Written into the status prepared ahead, at the release.
+            #expect(released.timings.completedAt == releases.last!.releaseAt)
             #expect(try await Self.delivered(harness).sorted() == seen.sorted())
         }
     }

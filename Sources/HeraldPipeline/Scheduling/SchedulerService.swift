@@ -77,6 +77,38 @@ public final class SchedulerService: Service, Sendable {
         var entry: ScheduleIndex.Entry
         /// Its status, but for the moment of the release.
         var status: StatusRecord
+        /// The status's JSON, made ahead too: a terminal status's `completedAt` is written as
+        /// `completedPlaceholder`, at `completedAtOffset`, and overwritten at the release.
+        var statusJSON: [UInt8]
+        var completedAtOffset: Int?
+
+        /// The status and its JSON for a release at `now`.
+        func status(at now: Date) -> (StatusRecord, [UInt8]) {
+            var record = status
+            guard let offset = completedAtOffset else { return (record, statusJSON) }
+            record.timings.completedAt = now
+            let stamp = Array(ISO8601Timestamp.format(now).utf8)
+            guard stamp.count == PreparedRelease.completedPlaceholderText.count else { return (record, StatusCoding.encode(record)) }
+            var json = statusJSON
+            json.replaceSubrange(offset..<(offset + stamp.count), with: stamp)
+            return (record, json)
+        }
+
+        /// An instant no real release has, whose text is as long as any other's.
+        static let completedPlaceholder = Date(timeIntervalSince1970: 253_402_300_799.999)
+        static let completedPlaceholderText = Array(ISO8601Timestamp.format(completedPlaceholder).utf8)
+
+        static func make(
+            at: Date, messages: [KafkaOutgoingMessage], entry: ScheduleIndex.Entry, status: StatusRecord, released: [String]
+        ) -> PreparedRelease {
+            var stamped = status
+            if status.state.isTerminal { stamped.timings.completedAt = completedPlaceholder }
+            let json = StatusCoding.encode(stamped)
+            let offset = status.state.isTerminal ? json.firstRange(of: completedPlaceholderText)?.lowerBound : nil
+            return PreparedRelease(
+                at: at, messages: messages, entry: entry, status: status, statusJSON: offset == nil ? StatusCoding.encode(status) : json,
+                completedAtOffset: offset, released: released)
+        }
         /// The ids of the released events.
         var released: [String]
     }
@@ -326,8 +358,8 @@ public final class SchedulerService: Service, Sendable {
         var messages: [KafkaOutgoingMessage] = []
         for eventId in due {
             guard var release = partition.prepared[eventId], release.at <= now else { continue }
-            release.status.timings.completedAt = release.status.state.isTerminal ? now : nil
-            let status = StatusCoding.encode(release.status)
+            let status: [UInt8]
+            (release.status, status) = release.status(at: now)
             messages += release.messages
             messages.append(StatusCoding.message(release.status, encoded: status, topic: configuration.topics.status))
             round.releases.append(release)
@@ -408,7 +440,7 @@ public final class SchedulerService: Service, Sendable {
         }
         let entry = try ScheduleIndex.Entry(next)
         messages.append(stateMessage(next, entry: entry, number: number))
-        return PreparedRelease(
+        return PreparedRelease.make(
             at: at, messages: messages, entry: entry, status: StatusRecord.scheduled(next, at: at), released: released)
     }
 
