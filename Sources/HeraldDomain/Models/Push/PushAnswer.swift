@@ -1,0 +1,116 @@
+import Foundation
+
+/// What a push service answered to one request, as the sender's transport read it.
+public struct PushAnswer: Sendable, Hashable {
+    public var statusCode: Int
+    /// APNs: the body's `reason` (`BadDeviceToken`). FCM: the most specific error code, the
+    /// `errorCode` of the error's `FcmError` details (`UNREGISTERED`) or else its `status`
+    /// (`INVALID_ARGUMENT`).
+    public var reason: String?
+    /// `Retry-After` in seconds, when the service sent one.
+    public var retryAfter: TimeInterval?
+    /// APNs 410: the body's `timestamp`, the last moment the service knew the token to be invalid.
+    public var unregisteredAt: Date?
+    /// The `apns-id` header or the FCM message `name` of an accepted message.
+    public var serviceId: String?
+
+    public init(
+        statusCode: Int, reason: String? = nil, retryAfter: TimeInterval? = nil, unregisteredAt: Date? = nil, serviceId: String? = nil
+    ) {
+        self.statusCode = statusCode
+        self.reason = reason
+        self.retryAfter = retryAfter
+        self.unregisteredAt = unregisteredAt
+        self.serviceId = serviceId
+    }
+}
+
+/// What the sender does with an answer.
+public enum PushVerdict: Sendable, Hashable {
+    /// Accepted.
+    case sent
+    /// The token reaches no device: remove the registration (`TokenInvalidation` decides
+    /// whether it may), receipt `unregistered`.
+    case unregistered(since: Date?)
+    /// This message will never be accepted: receipt `rejected`, nothing removed.
+    case rejected(reason: String)
+    /// Worth another attempt after a pause (throttling, a service error), not sooner than
+    /// the service's `Retry-After`.
+    case retry(reason: String, after: TimeInterval?)
+    /// The service refused the credentials: make new ones (a provider token, an access token)
+    /// and try again. Never removes anything.
+    case renewCredentials(reason: String)
+    /// A failure no retry mends (the account's configuration): receipt `failed`, nothing removed.
+    case failed(reason: String)
+
+    /// Whether another attempt may change the outcome.
+    public var isRetryable: Bool {
+        switch self {
+        case .retry, .renewCredentials: true
+        case .sent, .unregistered, .rejected, .failed: false
+        }
+    }
+}
+
+/// APNs answers (Apple's "Handling notification responses from APNs").
+public enum APNsAnswers {
+    /// Only `410` and `400 BadDeviceToken` remove a registration; `DeviceTokenNotForTopic`
+    /// (the token of another app or environment) does not.
+    public static func verdict(_ answer: PushAnswer) -> PushVerdict {
+        let reason = answer.reason ?? "HTTP \(answer.statusCode)"
+        switch answer.statusCode {
+        case 200:
+            return .sent
+        case 410:
+            return .unregistered(since: answer.unregisteredAt)
+        case 400 where answer.reason == "BadDeviceToken":
+            return .unregistered(since: nil)
+        case 403 where ["ExpiredProviderToken", "InvalidProviderToken", "MissingProviderToken"].contains(answer.reason ?? ""):
+            return .renewCredentials(reason: reason)
+        case 403:
+            // BadCertificate, BadCertificateEnvironment, Forbidden: the team's key or setup.
+            return .failed(reason: reason)
+        case 429, 500...599:
+            return .retry(reason: reason, after: answer.retryAfter)
+        case 400...499:
+            return .rejected(reason: reason)
+        default:
+            return .retry(reason: reason, after: answer.retryAfter)
+        }
+    }
+}
+
+/// FCM HTTP v1 answers (`messages:send` and its `ErrorCode`s).
+public enum FCMAnswers {
+    /// Only `UNREGISTERED` removes a registration; `INVALID_ARGUMENT` (which a malformed token
+    /// also gets), `SENDER_ID_MISMATCH`, authentication and quota errors never do.
+    public static func verdict(_ answer: PushAnswer) -> PushVerdict {
+        let reason = answer.reason ?? "HTTP \(answer.statusCode)"
+        if answer.statusCode == 200 { return .sent }
+        switch answer.reason {
+        case "UNREGISTERED":
+            return .unregistered(since: nil)
+        case "INVALID_ARGUMENT", "SENDER_ID_MISMATCH":
+            return .rejected(reason: reason)
+        case "THIRD_PARTY_AUTH_ERROR", "PERMISSION_DENIED":
+            // The APNs credentials uploaded to Firebase, or the service account's rights.
+            return .failed(reason: reason)
+        case "QUOTA_EXCEEDED", "RESOURCE_EXHAUSTED", "UNAVAILABLE", "INTERNAL":
+            return .retry(reason: reason, after: answer.retryAfter)
+        default:
+            break
+        }
+        switch answer.statusCode {
+        case 401:
+            return .renewCredentials(reason: reason)
+        case 403:
+            return .failed(reason: reason)
+        case 429, 500...599:
+            return .retry(reason: reason, after: answer.retryAfter)
+        case 400...499:
+            return .rejected(reason: reason)
+        default:
+            return .retry(reason: reason, after: answer.retryAfter)
+        }
+    }
+}
