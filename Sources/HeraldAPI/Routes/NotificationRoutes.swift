@@ -119,9 +119,9 @@ struct NotificationRoutes: Sendable {
             case .localTime(let local): members.append(JSONMember(key: "sendAtLocal", value: .string(local.description)))
             case nil: break
             }
-            if let next = scheduled.pending.first {
+            if let next = scheduled.nextReleaseAt {
                 members.append(
-                    JSONMember(key: "nextReleaseAt", value: .string(ISO8601Timestamp.format(next.releaseAt, precision: .secondsWhenExact))))
+                    JSONMember(key: "nextReleaseAt", value: .string(ISO8601Timestamp.format(next, precision: .secondsWhenExact))))
             }
             members.append(JSONMember(key: "pendingReleases", value: .number(String(scheduled.pending.count))))
             members.append(JSONMember(key: "releases", value: .number(String(scheduled.releases.count))))

@@ -37,11 +37,8 @@ public struct ScheduleReader: Sendable {
     public func dueCount() async throws -> Int {
         try await pool.withConnection { connection in
             let index = ScheduleIndex(redis: connection, layout: layout)
-            var total = 0
-            for partition in 0..<partitions {
-                total += try await connection.send(RedisCommand("ZCARD", index.dueKey(partition))).int ?? 0
-            }
-            return total
+            let replies = try await connection.pipeline((0..<partitions).map { RedisCommand("ZCARD", index.dueKey($0)) })
+            return try replies.reduce(0) { $0 + (try $1.get().int ?? 0) }
         }
     }
 
@@ -115,7 +112,7 @@ struct ScheduleIndex: Sendable {
 
         init(_ scheduled: ScheduledEvent) throws {
             self.init(
-                eventId: scheduled.eventId, revision: scheduled.revision, nextReleaseAt: scheduled.pending.map(\.releaseAt).min(),
+                eventId: scheduled.eventId, revision: scheduled.revision, nextReleaseAt: scheduled.nextReleaseAt,
                 json: Array(try JSONEncoder().encode(scheduled)))
         }
 
@@ -136,13 +133,6 @@ struct ScheduleIndex: Sendable {
         case replace(Entry)
         /// A tombstone: the schedule ended.
         case remove(String)
-
-        var eventId: String {
-            switch self {
-            case .store(let entry), .replace(let entry): entry.eventId
-            case .remove(let eventId): eventId
-            }
-        }
     }
 
     /// Applies `writes` in order, in one `HMGET` (the revisions `store` compares with) and one pipeline.
@@ -204,7 +194,7 @@ struct ScheduleIndex: Sendable {
             }
         }
         return result.sorted {
-            ($0.pending.first?.releaseAt ?? .distantFuture, $0.eventId) < ($1.pending.first?.releaseAt ?? .distantFuture, $1.eventId)
+            ($0.nextReleaseAt ?? .distantFuture, $0.eventId) < ($1.nextReleaseAt ?? .distantFuture, $1.eventId)
         }
     }
 }
@@ -230,5 +220,5 @@ struct ScheduleHead: Decodable {
     }
 
     /// The next pending release.
-    var nextReleaseAt: Date? { releases.filter { $0.state == .pending }.map(\.releaseAt).min() }
+    var nextReleaseAt: Date? { releases.nextPendingReleaseAt }
 }

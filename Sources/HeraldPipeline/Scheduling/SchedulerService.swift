@@ -41,8 +41,11 @@ public final class SchedulerService: Service, Sendable {
 
     private func noteReleasing(_ partitions: [Int32: Partition]) {
         let releasing = Set(partitions.filter { $0.value.catchUpTo == nil }.keys)
-        readPartitions.withLock { $0 = releasing }
-        metrics.schedulerPartitions.record(releasing.count)
+        let changed = readPartitions.withLock { current in
+            defer { current = releasing }
+            return current != releasing
+        }
+        if changed { metrics.schedulerPartitions.record(releasing.count) }
     }
 
     private func clock() -> Date { configuration.scheduleClock() }
@@ -82,16 +85,17 @@ public final class SchedulerService: Service, Sendable {
         var statusJSON: [UInt8]
         var completedAtOffset: Int?
 
-        /// The status and its JSON for a release at `now`.
-        func status(at now: Date) -> (StatusRecord, [UInt8]) {
-            var record = status
-            guard let offset = completedAtOffset else { return (record, statusJSON) }
-            record.timings.completedAt = now
+        /// Sets the status (and its JSON) to a release at `now`.
+        mutating func stampStatus(releasedAt now: Date) {
+            guard let offset = completedAtOffset else { return }
+            status.timings.completedAt = now
             let stamp = Array(ISO8601Timestamp.format(now).utf8)
-            guard stamp.count == PreparedRelease.completedPlaceholderText.count else { return (record, StatusCoding.encode(record)) }
-            var json = statusJSON
-            json.replaceSubrange(offset..<(offset + stamp.count), with: stamp)
-            return (record, json)
+            if stamp.count == PreparedRelease.completedPlaceholderText.count {
+                statusJSON.replaceSubrange(offset..<(offset + stamp.count), with: stamp)
+            } else {
+                statusJSON = StatusCoding.encode(status)
+            }
+            completedAtOffset = nil
         }
 
         /// An instant no real release has, whose text is as long as any other's.
@@ -154,6 +158,7 @@ public final class SchedulerService: Service, Sendable {
                 if ContinuousClock.now - lastBuiltCheck >= .seconds(1) {
                     lastBuiltCheck = ContinuousClock.now
                     try await rebuildLostIndexes(&partitions, index: index, consumer: consumer)
+                    forgetStaleCancels(&partitions)
                 }
                 noteReleasing(partitions)
                 try await releaseDue(&partitions, index: index)
@@ -190,23 +195,17 @@ public final class SchedulerService: Service, Sendable {
             // revocation is the next event).
             func isAssigned(_ number: Int32) throws -> Bool { try consumer.assignment().contains { $0.partition == number } }
             for topicPartition in assigned where try isAssigned(topicPartition.partition) {
-                try await index.clear(topicPartition.partition)
                 // From the start, whatever was fetched before this event was handled (records of
                 // a partition not known here yet are skipped).
+                let end: Int64
                 do {
-                    try await consumer.seek([
-                        KafkaTopicPartitionOffset(
-                            topic: topicPartition.topic, partition: topicPartition.partition, offset: KafkaTopicPartitionOffset.beginning)
-                    ])
+                    end = try await readFromStart(topicPartition.partition, consumer: consumer, index: index)
                 } catch {
                     guard try !isAssigned(topicPartition.partition) else { throw error }
                     logger.info("scheduler partition revoked before it was read", metadata: ["partition": "\(topicPartition.partition)"])
                     continue
                 }
-                partitions[topicPartition.partition] = Partition(
-                    catchUpTo: try await consumer.queryWatermarkOffsets(topic: topicPartition.topic, partition: topicPartition.partition)
-                        .high
-                )
+                partitions[topicPartition.partition] = Partition(catchUpTo: end)
                 logger.info(
                     "scheduler partition assigned; reading it from the start", metadata: ["partition": "\(topicPartition.partition)"])
             }
@@ -235,9 +234,28 @@ public final class SchedulerService: Service, Sendable {
         partitions[number]!.deferredCancels = []
     }
 
-    /// Reads again, from the start, every caught-up partition whose index vanished; forgets
-    /// cancel requests whose schedule did not come within `awaitedCancelTime`.
+    /// Clears a partition's index and seeks to its start; returns the end to read to before
+    /// releasing from it.
+    private func readFromStart(_ number: Int32, consumer: KafkaConsumer, index: ScheduleIndex) async throws -> Int64 {
+        let topic = configuration.topics.scheduled
+        try await index.clear(number)
+        try await consumer.seek([KafkaTopicPartitionOffset(topic: topic, partition: number, offset: KafkaTopicPartitionOffset.beginning)])
+        return try await consumer.queryWatermarkOffsets(topic: topic, partition: number).high
+    }
+
+    /// Reads again, from the start, every caught-up partition whose index vanished: what it
+    /// knew of the partition starts over too.
     private func rebuildLostIndexes(_ partitions: inout [Int32: Partition], index: ScheduleIndex, consumer: KafkaConsumer) async throws {
+        for number in partitions.keys.sorted() where partitions[number]?.catchUpTo == nil {
+            guard !(try await index.isBuilt(number)) else { continue }
+            logger.warning("scheduler index is gone from Redis; reading the partition again", metadata: ["partition": "\(number)"])
+            let end = try await readFromStart(number, consumer: consumer, index: index)
+            partitions[number] = Partition(catchUpTo: end, producer: partitions[number]!.producer)
+        }
+    }
+
+    /// Forgets cancel requests whose schedule did not come within `awaitedCancelTime`.
+    private func forgetStaleCancels(_ partitions: inout [Int32: Partition]) {
         let forgotten = ContinuousClock.now - Self.awaitedCancelTime
         for number in partitions.keys.sorted() {
             for (eventId, readAt) in partitions[number]!.awaitedCancels where readAt < forgotten {
@@ -245,18 +263,6 @@ public final class SchedulerService: Service, Sendable {
                 logger.warning(
                     "cancel request whose schedule never came; forgotten", metadata: ["eventId": "\(eventId)", "partition": "\(number)"])
             }
-        }
-        for number in partitions.keys.sorted() where partitions[number]?.catchUpTo == nil {
-            guard !(try await index.isBuilt(number)) else { continue }
-            logger.warning("scheduler index is gone from Redis; reading the partition again", metadata: ["partition": "\(number)"])
-            let topic = configuration.topics.scheduled
-            try await index.clear(number)
-            partitions[number]!.prepared = [:]
-            partitions[number]!.awaitedCancels = [:]
-            try await consumer.seek([
-                KafkaTopicPartitionOffset(topic: topic, partition: number, offset: KafkaTopicPartitionOffset.beginning)
-            ])
-            partitions[number]!.catchUpTo = try await consumer.queryWatermarkOffsets(topic: topic, partition: number).high
         }
     }
 
@@ -308,9 +314,8 @@ public final class SchedulerService: Service, Sendable {
 
     /// The releases one transaction committed, for `finishRelease`.
     struct ReleaseRound: Sendable {
+        /// With their statuses as of the release.
         var releases: [PreparedRelease]
-        /// Their statuses' JSON, in the same order.
-        var statuses: [[UInt8]]
         var at: Date
         var preparedBefore: Int
         var commitTime: Duration
@@ -351,19 +356,15 @@ public final class SchedulerService: Service, Sendable {
         let due = try await index.due(number, through: now, limit: Self.releasesPerTransaction)
         guard !due.isEmpty else { return nil }
         let unprepared = due.filter { partition.prepared[$0] == nil }
-        for scheduled in try await index.items(unprepared, partition: number) {
-            partition.prepared[scheduled.eventId] = try prepare(scheduled, number: number)
-        }
-        var round = ReleaseRound(releases: [], statuses: [], at: now, preparedBefore: 0, commitTime: .zero)
+        try await prepare(unprepared, number: number, partition: &partition, index: index)
+        var round = ReleaseRound(releases: [], at: now, preparedBefore: 0, commitTime: .zero)
         var messages: [KafkaOutgoingMessage] = []
         for eventId in due {
             guard var release = partition.prepared[eventId], release.at <= now else { continue }
-            let status: [UInt8]
-            (release.status, status) = release.status(at: now)
+            release.stampStatus(releasedAt: now)
             messages += release.messages
-            messages.append(StatusCoding.message(release.status, encoded: status, topic: configuration.topics.status))
+            messages.append(StatusCoding.message(release.status, encoded: release.statusJSON, topic: configuration.topics.status))
             round.releases.append(release)
-            round.statuses.append(status)
         }
         round.preparedBefore = max(0, round.releases.count - unprepared.count)
         let started = ContinuousClock.now
@@ -377,8 +378,7 @@ public final class SchedulerService: Service, Sendable {
     /// After a release committed: the index and the statuses in Redis follow.
     private func finishRelease(_ round: ReleaseRound, number: Int32, partition: inout Partition, index: ScheduleIndex) async throws {
         let started = ContinuousClock.now
-        try await finish(
-            zip(round.releases, round.statuses).map { ($0.entry, $0.status, $1) }, number: number, partition: &partition, index: index)
+        try await finish(round.releases.map { ($0.entry, $0.status, $0.statusJSON) }, number: number, partition: &partition, index: index)
         for release in round.releases {
             logger.debug(
                 "schedule released",
@@ -387,12 +387,12 @@ public final class SchedulerService: Service, Sendable {
         let late = round.releases.map { round.at.timeIntervalSince($0.at) }
         let committedLate = round.commitTime.wholeMilliseconds * 1_000_000
         for lateness in late { metrics.scheduleLateness.recordNanoseconds(Int64(lateness * 1e9) + committedLate) }
-        metrics.scheduleReleases.increment(by: round.releases.reduce(0) { $0 + $1.released.count })
+        let events = round.releases.reduce(0) { $0 + $1.released.count }
+        metrics.scheduleReleases.increment(by: events)
         logger.info(
             "schedules released",
             metadata: [
-                "partition": "\(number)", "schedules": "\(round.releases.count)",
-                "events": "\(round.releases.reduce(0) { $0 + $1.released.count })",
+                "partition": "\(number)", "schedules": "\(round.releases.count)", "events": "\(events)",
                 "lateMs": "\(Int((late.min() ?? 0) * 1_000))-\(Int((late.max() ?? 0) * 1_000))",
                 "preparedAhead": "\(round.preparedBefore)", "commitMs": "\(round.commitTime.wholeMilliseconds)",
                 "indexMs": "\((ContinuousClock.now - started).wholeMilliseconds)",
@@ -409,16 +409,21 @@ public final class SchedulerService: Service, Sendable {
         let prepared = partition.prepared
         let unprepared = Array(soon.lazy.filter { prepared[$0] == nil }.prefix(batch))
         guard !unprepared.isEmpty else { return }
-        for scheduled in try await index.items(unprepared, partition: number) {
-            partition.prepared[scheduled.eventId] = try prepare(scheduled, number: number)
-        }
+        try await prepare(unprepared, number: number, partition: &partition, index: index)
         // More to prepare: go on in the next round.
         if unprepared.count == batch { partition.nextPrepareScan = ContinuousClock.now }
     }
 
+    /// Prepares the next release of each of `eventIds` (one `HMGET`).
+    private func prepare(_ eventIds: [String], number: Int32, partition: inout Partition, index: ScheduleIndex) async throws {
+        for scheduled in try await index.items(eventIds, partition: number) {
+            partition.prepared[scheduled.eventId] = try prepare(scheduled, number: number)
+        }
+    }
+
     /// The schedule's next release: the pending releases of its earliest pending time.
     private func prepare(_ scheduled: ScheduledEvent, number: Int32) throws -> PreparedRelease? {
-        guard let at = scheduled.pending.map(\.releaseAt).min() else { return nil }
+        guard let at = scheduled.nextReleaseAt else { return nil }
         var next = scheduled
         next.revision += 1
         var messages: [KafkaOutgoingMessage] = []

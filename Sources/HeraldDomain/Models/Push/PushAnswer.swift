@@ -43,6 +43,17 @@ public enum PushVerdict: Sendable, Hashable {
     /// A failure no retry mends (the account's configuration): receipt `failed`, nothing removed.
     case failed(reason: String)
 
+    /// An answer no service-specific rule covers, by its status: 403 fails (the account's
+    /// setup), 429 and 5xx are retried, other 4xx rejected; anything else is retried.
+    static func byStatus(_ answer: PushAnswer, reason: String) -> PushVerdict {
+        switch answer.statusCode {
+        case 403: .failed(reason: reason)
+        case 429, 500...599: .retry(reason: reason, after: answer.retryAfter)
+        case 400...499: .rejected(reason: reason)
+        default: .retry(reason: reason, after: answer.retryAfter)
+        }
+    }
+
     /// Whether another attempt may change the outcome.
     public var isRetryable: Bool {
         switch self {
@@ -67,15 +78,9 @@ public enum APNsAnswers {
             return .unregistered(since: nil)
         case 403 where ["ExpiredProviderToken", "InvalidProviderToken", "MissingProviderToken"].contains(answer.reason ?? ""):
             return .renewCredentials(reason: reason)
-        case 403:
-            // BadCertificate, BadCertificateEnvironment, Forbidden: the team's key or setup.
-            return .failed(reason: reason)
-        case 429, 500...599:
-            return .retry(reason: reason, after: answer.retryAfter)
-        case 400...499:
-            return .rejected(reason: reason)
         default:
-            return .retry(reason: reason, after: answer.retryAfter)
+            // 403 BadCertificate, BadCertificateEnvironment, Forbidden: the team's key or setup.
+            return .byStatus(answer, reason: reason)
         }
     }
 }
@@ -100,17 +105,6 @@ public enum FCMAnswers {
         default:
             break
         }
-        switch answer.statusCode {
-        case 401:
-            return .renewCredentials(reason: reason)
-        case 403:
-            return .failed(reason: reason)
-        case 429, 500...599:
-            return .retry(reason: reason, after: answer.retryAfter)
-        case 400...499:
-            return .rejected(reason: reason)
-        default:
-            return .retry(reason: reason, after: answer.retryAfter)
-        }
+        return answer.statusCode == 401 ? .renewCredentials(reason: reason) : .byStatus(answer, reason: reason)
     }
 }

@@ -45,6 +45,9 @@ public struct ScheduledEvent: Sendable, Hashable, Codable {
     /// The releases still to come.
     public var pending: [ScheduledRelease] { releases.filter { $0.state == .pending } }
 
+    /// When the next pending release falls due; nil when nothing is pending.
+    public var nextReleaseAt: Date? { releases.nextPendingReleaseAt }
+
     /// The state of the schedule as a whole.
     public var state: StatusRecord.State {
         if releases.contains(where: { $0.state == .cancelled }) { return .cancelled }
@@ -107,4 +110,9 @@ extension ScheduleRecord: Codable {
             try cancel.encodeTimestamp(requestedAt, forKey: .requestedAt)
         }
     }
+}
+
+extension Sequence where Element == ScheduledRelease {
+    /// The earliest release still pending.
+    public var nextPendingReleaseAt: Date? { lazy.filter { $0.state == .pending }.map(\.releaseAt).min() }
 }
