@@ -8,7 +8,8 @@ import PackageDescription
 //   HeraldRegistry  registration log (Kafka) and index (Redis slot layout, Lua)
 //   HeraldStreams   Herald's topics from outside the hot path: names, provisioning, publishing
 //                   events, tailing records, statistics, status record coding
-//   HeraldPipeline  worker roles: planner, fan-out, indexer
+//   HeraldPipeline  worker roles: planner, fan-out, indexer, scheduler, sender
+//   HeraldPush      the push services' clients: APNs (HTTP/2, ES256 provider tokens), FCM HTTP v1
 //   HeraldAPI       Hummingbird HTTP API and access control (builds without librdkafka and hiredis)
 //   HeraldApp       configuration and service wiring shared by the commands
 //   HeraldCLI       the `herald` executable
@@ -30,6 +31,12 @@ let package = Package(
         .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.1"),
         .package(url: "https://github.com/apple/swift-crypto.git", from: "4.5.2"),
         .package(url: "https://github.com/vapor/jwt-kit.git", from: "5.8.0"),
+        // The sender's HTTP/2 client for APNs and FCM, and the local push servers of the tests.
+        .package(url: "https://github.com/swift-server/async-http-client.git", from: "1.37.0"),
+        .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.3"),
+        .package(url: "https://github.com/apple/swift-nio-http2.git", from: "1.46.0"),
+        .package(url: "https://github.com/apple/swift-nio-ssl.git", from: "2.37.6"),
+        .package(url: "https://github.com/apple/swift-certificates.git", from: "1.21.1"),
         .package(url: "https://github.com/x-sheep/swift-property-based.git", from: "2.0.1"),
         // Tests only: reads the checked-in openapi.yaml to compare it with the router.
         .package(url: "https://github.com/jpsim/Yams.git", from: "6.2.2"),
@@ -82,9 +89,22 @@ let package = Package(
             dependencies: ["HeraldDomain", "HeraldKafka", .product(name: "Logging", package: "swift-log")]
         ),
         .target(
+            name: "HeraldPush",
+            dependencies: [
+                "HeraldDomain",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "JWTKit", package: "jwt-kit"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        .target(
             name: "HeraldPipeline",
             dependencies: [
-                "HeraldDomain", "HeraldKafka", "HeraldRedis", "HeraldRegistry", "HeraldStreams",
+                "HeraldDomain", "HeraldKafka", "HeraldRedis", "HeraldRegistry", "HeraldStreams", "HeraldPush",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Metrics", package: "swift-metrics"),
@@ -147,10 +167,22 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
-        // Starts private redis-server and broker processes on free ports for tests.
+        // Starts private redis-server and broker processes on free ports for tests, and local
+        // APNs and FCM servers (HTTP/2 over TLS with a test CA) for tests, the demo and the bench.
         .target(
             name: "HeraldTestSupport",
-            dependencies: [.product(name: "Logging", package: "swift-log")]
+            dependencies: [
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOHTTP2", package: "swift-nio-http2"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "X509", package: "swift-certificates"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "_CryptoExtras", package: "swift-crypto"),
+                .product(name: "JWTKit", package: "jwt-kit"),
+            ]
         ),
 
         // MARK: Tests
@@ -161,6 +193,7 @@ let package = Package(
                 .product(name: "PropertyBased", package: "swift-property-based"),
             ]
         ),
+        .testTarget(name: "HeraldPushTests", dependencies: ["HeraldPush", "HeraldDomain", "HeraldTestSupport"]),
         .testTarget(name: "HeraldKafkaTests", dependencies: ["HeraldKafka", "HeraldTestSupport"]),
         .testTarget(name: "HeraldRedisTests", dependencies: ["HeraldRedis", "HeraldTestSupport"]),
         .testTarget(name: "HeraldRegistryTests", dependencies: ["HeraldRegistry", "HeraldTestSupport"]),
