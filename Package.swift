@@ -137,7 +137,7 @@ let package = Package(
             name: "HeraldApp",
             dependencies: [
                 "CMalloc", "HeraldDomain", "HeraldKafka", "HeraldRedis", "HeraldRegistry", "HeraldPipeline", "HeraldStreams",
-                "HeraldAPI",
+                "HeraldAPI", "HeraldPush",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Metrics", package: "swift-metrics"),

@@ -141,6 +141,9 @@ public struct PipelineConfiguration: Sendable {
         onePartitionPerTask ? deliveryLingerMs : min(deliveryLingerMs, Self.keyedDeliveryLingerMs)
     }
 
+    /// The sender role (`herald worker --roles sender`).
+    public var sender = SenderConfiguration()
+
     /// How often lanes sample consumer lag for `herald_consumer_lag`.
     public var lagSampleInterval: Duration = .seconds(15)
 

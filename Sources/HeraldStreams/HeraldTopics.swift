@@ -19,6 +19,8 @@ public struct HeraldTopics: Sendable, Hashable {
     /// Schedules waiting for their time and cancel requests (key: event id; compacted, a
     /// tombstone once nothing is pending): the system of record of the scheduler role.
     public var scheduled: String = "herald.scheduled"
+    /// One final receipt per delivery pushed by the sender role (key: delivery id; compacted).
+    public var receipts: String = "herald.receipts"
 
     /// Partitions of `events`: planner parallelism.
     public var eventsPartitions: Int32 = 3
@@ -32,6 +34,7 @@ public struct HeraldTopics: Sendable, Hashable {
     public var deliveriesPartitions: Int32 = 14
     public var statusPartitions: Int32 = 3
     public var scheduledPartitions: Int32 = 3
+    public var receiptsPartitions: Int32 = 6
     /// 1 for a single broker; 3 in production.
     public var replicationFactor: Int16 = 1
 
@@ -48,6 +51,7 @@ public struct HeraldTopics: Sendable, Hashable {
         topics.deliveries = prefix + "." + topics.deliveries
         topics.status = prefix + "." + topics.status
         topics.scheduled = prefix + "." + topics.scheduled
+        topics.receipts = prefix + "." + topics.receipts
         return topics
     }
 
@@ -70,6 +74,7 @@ public struct HeraldTopics: Sendable, Hashable {
             (deliveries, deliveriesPartitions),
             (status, statusPartitions),
             (scheduled, scheduledPartitions),
+            (receipts, receiptsPartitions),
         ]
     }
 }

@@ -32,6 +32,8 @@ public struct TopicProvisioner: Sendable {
                 configs["cleanup.policy"] = "compact"
                 configs["delete.retention.ms"] = String(24 * 3_600_000)
             }
+            // One final receipt per delivery id: compaction keeps each delivery's outcome.
+            if topic.name == topics.receipts { configs["cleanup.policy"] = "compact" }
             return KafkaTopicSpec(
                 name: topic.name, partitions: Int(topic.partitions),
                 replicationFactor: Int(topics.replicationFactor), configs: configs

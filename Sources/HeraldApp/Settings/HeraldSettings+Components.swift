@@ -18,6 +18,7 @@ extension HeraldSettings {
         topics.deliveries = topic("deliveries")
         topics.status = topic("status")
         topics.scheduled = topic("scheduled")
+        topics.receipts = topic("receipts")
         if let value = try? int(.eventPartitions) { topics.eventsPartitions = Int32(value) }
         if let value = try? int(.taskPartitions) { topics.tasksPartitions = Int32(value) }
         if let value = try? int(.deliveryPartitions) { topics.deliveriesPartitions = Int32(value) }
@@ -113,6 +114,9 @@ extension HeraldSettings {
         configuration.drainTimeout = .seconds(try int(.drainSeconds, in: 1...3_600, expected: "seconds from 1 to 3600"))
         configuration.scheduleRules = try scheduleRules()
         configuration.schedulerGroup = groupName("scheduler")
+        configuration.sender.group = groupName("sender")
+        configuration.sender.batchSize = try int(.senderBatch, in: 1...100_000, expected: "deliveries from 1 to 100000")
+        configuration.sender.retry.maxAttempts = try int(.pushMaxAttempts, in: 1...20, expected: "attempts from 1 to 20")
         return configuration
     }
 

@@ -59,6 +59,20 @@ public struct Setting: Sendable, Hashable {
         case scheduleHorizonDays = "schedule-horizon-days"
         case defaultTimeZone = "default-time-zone"
         case allowDemoKeys = "allow-demo-keys"
+        case apnsKeyFile = "apns-key-file"
+        case apnsKeyId = "apns-key-id"
+        case apnsTeamId = "apns-team-id"
+        case apnsTopics = "apns-topics"
+        case apnsEndpoint = "apns-endpoint"
+        case apnsTeamsFile = "apns-teams-file"
+        case fcmServiceAccounts = "fcm-service-accounts"
+        case fcmEndpoint = "fcm-endpoint"
+        case pushCaFile = "push-ca-file"
+        case pushConnections = "push-connections"
+        case pushStreams = "push-streams"
+        case pushTimeoutSeconds = "push-timeout-seconds"
+        case pushMaxAttempts = "push-max-attempts"
+        case senderBatch = "sender-batch"
 
         /// The default value and the meaning; the switch makes the compiler ask for both.
         var declaration: (defaultValue: String, help: String) {
@@ -99,7 +113,7 @@ public struct Setting: Sendable, Hashable {
             case .deliveryRetentionHours:
                 ("168", "retention.ms of deliveries and status topics, in hours.")
             case .roles:
-                ("planner,fanout,indexer,scheduler", "Worker roles this process runs (any of planner, fanout, indexer, scheduler).")
+                ("planner,fanout,indexer,scheduler", "Worker roles this process runs (any of planner, fanout, indexer, scheduler, sender).")
             case .tasksPerBroadcast:
                 ("16", "Tasks a broadcast (or any wide event) is split into, at least.")
             case .deliveriesPerTask:
@@ -203,6 +217,37 @@ public struct Setting: Sendable, Hashable {
                     "false",
                     "true lets herald api and herald worker start with the demo keys of docker-compose.yml or without an id secret (never in production; the embedded stack always allows them)."
                 )
+            case .apnsKeyFile:
+                ("", "Sender: the APNs signing key (.p8 file) of one Apple team; with apns-key-id, apns-team-id and apns-topics.")
+            case .apnsKeyId:
+                ("", "Sender: the 10-character key id of apns-key-file.")
+            case .apnsTeamId:
+                ("", "Sender: the 10-character Apple team id of apns-key-file.")
+            case .apnsTopics:
+                ("", "Sender: the bundle ids (apns-topic) the team's key pushes for, comma separated; the first is the default.")
+            case .apnsEndpoint:
+                ("production", "Sender: APNs endpoint of apns-key-file: production, sandbox, or an https:// base URL.")
+            case .apnsTeamsFile:
+                (
+                    "",
+                    "Sender: a JSON file of more APNs teams, [{\"keyFile\", \"keyId\", \"teamId\", \"topics\": [..], \"endpoint\"}]; each team gets its own connections."
+                )
+            case .fcmServiceAccounts:
+                ("", "Sender: Google service-account JSON files, comma separated, one per Firebase project (the first is the default).")
+            case .fcmEndpoint:
+                ("https://fcm.googleapis.com", "Sender: FCM HTTP v1 base URL.")
+            case .pushCaFile:
+                ("", "Sender: a PEM file of extra certificate authorities to trust besides the system's (local push servers).")
+            case .pushConnections:
+                ("2", "Sender: HTTP/2 connections per APNs team and per FCM project.")
+            case .pushStreams:
+                ("100", "Sender: requests in flight per connection at most.")
+            case .pushTimeoutSeconds:
+                ("10", "Sender: the longest wait for a push service's answer; past it the attempt is retried.")
+            case .pushMaxAttempts:
+                ("5", "Sender: requests per delivery at most (429, 5xx, timeouts and lost connections are retried with backoff).")
+            case .senderBatch:
+                ("2000", "Sender: deliveries per transaction (their receipts and offsets are committed together).")
             }
         }
     }

@@ -7,12 +7,12 @@ import Logging
 import Prometheus
 import ServiceLifecycle
 
-/// Composes a `herald worker` process: the requested roles (planner, fan-out, scheduler from
-/// HeraldPipeline; indexer from HeraldRegistry) and the metrics/health endpoint, in one
-/// ServiceGroup that shuts down gracefully on SIGTERM/SIGINT.
+/// Composes a `herald worker` process: the requested roles (planner, fan-out, scheduler,
+/// sender from HeraldPipeline; indexer from HeraldRegistry) and the metrics/health endpoint,
+/// in one ServiceGroup that shuts down gracefully on SIGTERM/SIGINT.
 public struct WorkerRunner: Sendable {
     public enum Role: String, Sendable, CaseIterable {
-        case planner, fanout, indexer, scheduler
+        case planner, fanout, indexer, scheduler, sender
     }
 
     public let settings: HeraldSettings
@@ -25,7 +25,7 @@ public struct WorkerRunner: Sendable {
         var roles: Set<Role> = []
         for name in settings.list(.roles) {
             guard let role = Role(rawValue: name.lowercased()) else {
-                throw SettingError(key: .roles, value: settings[.roles], expected: "roles from planner, fanout, indexer, scheduler")
+                throw SettingError(key: .roles, value: settings[.roles], expected: "roles from planner, fanout, indexer, scheduler, sender")
             }
             roles.insert(role)
         }
@@ -70,6 +70,19 @@ public struct WorkerRunner: Sendable {
             )
             services.append(IndexKeeper(rebuild: rebuild, instanceId: pipeline.instanceId))
         }
+        var registryProducer: KafkaProducer?
+        if roles.contains(.sender) {
+            // Credentials first: a missing or malformed one stops the worker here, naming it.
+            let gateway = try await settings.pushGateway()
+            let producer = try KafkaProducer(
+                configuration: settings.reliableProducerConfiguration(clientId: "herald-sender-registry"), logger: logger)
+            registryProducer = producer
+            let registry = RegistrationService(
+                configuration: registryConfiguration,
+                log: RegistrationLog(producer: producer, topic: registryConfiguration.registrationsTopic),
+                index: RegistrationIndex(pool: pool, layout: try settings.layout()), admin: admin, logger: logger)
+            services.append(SenderService(configuration: pipeline, gateway: gateway, registry: registry, logger: logger))
+        }
         let metricsPort = try settings.int(.metricsPort)
         if metricsPort > 0 {
             let readiness = Readiness(admin: admin, redis: pool, layout: pipeline.layout)
@@ -92,9 +105,15 @@ public struct WorkerRunner: Sendable {
                 "redis": "\(pipeline.redis.endpoint)", "slots": "\(pipeline.layout.slotCount)",
                 "allocator": "\(allocator)",
             ])
-        try await runWorker(
-            roles: pipelineRoles, configuration: pipeline,
-            provisionTopics: true, extraServices: services, logger: logger
-        )
+        do {
+            try await runWorker(
+                roles: pipelineRoles, configuration: pipeline,
+                provisionTopics: true, extraServices: services, logger: logger
+            )
+        } catch {
+            await registryProducer?.shutdown(flushTimeout: .seconds(5))
+            throw error
+        }
+        await registryProducer?.shutdown(flushTimeout: .seconds(5))
     }
 }

@@ -27,7 +27,32 @@ public final class PipelineMetrics: Sendable {
     /// `herald_scheduler_partitions`: partitions of `herald.scheduled` this worker owns and has read.
     public let schedulerPartitions = Gauge(label: "herald_scheduler_partitions")
 
+    /// `herald_push_latency_seconds`: from a delivery's first request to its final answer.
+    public let pushLatency = Timer(label: "herald_push_latency_seconds", preferredDisplayUnit: .seconds)
+    /// `herald_push_in_flight`: requests to the push services waiting for their answer.
+    public let pushInFlight = Gauge(label: "herald_push_in_flight")
+
     public init() {}
+
+    /// `herald_push_receipts_total{platform,outcome}`: final receipts the sender committed.
+    public func pushReceipts(_ platform: String, _ outcome: String) -> Counter {
+        counter("herald_push_receipts_total", [("platform", platform), ("outcome", outcome)])
+    }
+
+    /// `herald_push_requests_total{platform}`: requests sent to the push services (every attempt).
+    public func pushRequests(_ platform: String) -> Counter { counter("herald_push_requests_total", "platform", platform) }
+
+    /// `herald_push_retries_total{platform,reason}`: attempts followed by another (reason: the
+    /// service's, or `connection`, `timeout`).
+    public func pushRetries(_ platform: String, _ reason: String) -> Counter {
+        counter("herald_push_retries_total", [("platform", platform), ("reason", reason)])
+    }
+
+    /// `herald_registrations_removed_total{outcome}`: removed, kept, absent (after an
+    /// unregistered answer).
+    public func unregisteredRemovals(_ outcome: String) -> Counter {
+        counter("herald_registrations_removed_total", "outcome", outcome)
+    }
 
     /// `herald_events_total{outcome}`: planned, duplicate, expired, dead_letter, empty.
     public func events(_ outcome: String) -> Counter { counter("herald_events_total", "outcome", outcome) }
@@ -58,10 +83,14 @@ public final class PipelineMetrics: Sendable {
     }
 
     private func counter(_ label: String, _ dimension: String, _ value: String) -> Counter {
-        let key = label + "\u{0}" + value
+        counter(label, [(dimension, value)])
+    }
+
+    private func counter(_ label: String, _ dimensions: [(String, String)]) -> Counter {
+        let key = ([label] + dimensions.map(\.1)).joined(separator: "\u{0}")
         return lock.withLock {
             if let counter = counters[key] { return counter }
-            let counter = Counter(label: label, dimensions: [(dimension, value)])
+            let counter = Counter(label: label, dimensions: dimensions)
             counters[key] = counter
             return counter
         }

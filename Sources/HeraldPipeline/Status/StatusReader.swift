@@ -18,12 +18,26 @@ public struct StatusReader: Sendable {
 
     /// The status, or nil when the event is unknown (never published, not planned yet, or
     /// older than seven days).
+    ///
+    /// With the sender role's counts of receipts so far (`push`), when it has sent any.
     public func status(eventId: String) async throws -> StatusRecord? {
-        let reply = try await pool.withConnection { connection in
-            try await connection.send(.get(layout.statusKey(eventId: eventId)))
+        let replies = try await pool.withConnection { connection in
+            try await connection.pipeline([
+                .get(layout.statusKey(eventId: eventId)), .hgetall(layout.pushCountsKey(eventId: eventId)),
+            ])
         }
-        guard let bytes = reply.bytes else { return nil }
-        return try StatusCoding.decodeStatus(bytes)
+        guard let bytes = try replies[0].get().bytes else { return nil }
+        var record = try StatusCoding.decodeStatus(bytes)
+        if case .array(let values) = try replies[1].get() {
+            var fields: [String: Int] = [:]
+            var index = 0
+            while index + 1 < values.count {
+                if let field = values[index].string, let count = values[index + 1].string.flatMap({ Int($0) }) { fields[field] = count }
+                index += 2
+            }
+            record.push = StatusRecord.pushCounts(fields: fields)
+        }
+        return record
     }
 
     /// The stored JSON as is, for callers that pass it through without re-encoding.

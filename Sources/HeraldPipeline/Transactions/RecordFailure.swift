@@ -36,7 +36,7 @@ enum FailureKind: Equatable {
             return .permanent(reason: failure.reason)
         case let kafka as KafkaError:
             return kafka.isRecordTooLarge ? .permanent(reason: "record_too_large") : .transient
-        case is RedisError, is IndexNotReady, is CancellationError:
+        case is RedisError, is IndexNotReady, is CancellationError, is RegistryUnavailable:
             return .transient
         default:
             // A handler's own error that is neither Kafka's nor Redis's comes from the input.

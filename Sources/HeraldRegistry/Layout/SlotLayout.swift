@@ -76,4 +76,14 @@ public struct SlotLayout: Sendable, Hashable {
     public func progressKey(eventId: String) -> String {
         slotPrefix(slot(of: eventId)) + "progress:" + eventId
     }
+    /// The sender's outcome counts of an event (`<platform>:<outcome>` fields), with the
+    /// offsets already counted per deliveries partition (`applied:<partition>`).
+    public func pushCountsKey(eventId: String) -> String {
+        slotPrefix(slot(of: eventId)) + "push:" + eventId
+    }
+    /// The sender's sent-markers of an event's deliveries (field: delivery id, value: the
+    /// receipt), kept from the service's answer to the commit of the receipt.
+    public func sentMarkersKey(eventId: String) -> String {
+        slotPrefix(slot(of: eventId)) + "sent:" + eventId
+    }
 }

@@ -87,6 +87,10 @@ public struct StatusRecord: Sendable, Hashable {
     public var timings: Timings
     /// Set while the event is (or was) scheduled: `scheduled`, `released`, `cancelled`.
     public var schedule: Schedule?
+    /// The sender role's final receipts so far, by platform and outcome
+    /// (`{"apns": {"sent": 2, "unregistered": 1}}`); nil until it has sent any. Read from the
+    /// sender's counts, not carried by `herald.status` records.
+    public var push: [String: [String: Int]]?
 
     public init(
         eventId: String, state: State, reason: String? = nil, tasks: Tasks, targets: DeliveryCounts = DeliveryCounts(),
@@ -101,6 +105,18 @@ public struct StatusRecord: Sendable, Hashable {
         self.skipped = skipped
         self.failed = failed
         self.timings = timings
+    }
+
+    /// The sender's counts hash (`<platform>:<outcome>` fields) as `push`; other fields
+    /// (the offsets it counted) are left out.
+    public static func pushCounts(fields: [String: Int]) -> [String: [String: Int]]? {
+        var counts: [String: [String: Int]] = [:]
+        for (field, count) in fields {
+            let parts = field.split(separator: ":", maxSplits: 1).map(String.init)
+            guard parts.count == 2, Platform(rawValue: parts[0]) != nil, PushOutcome(rawValue: parts[1]) != nil else { continue }
+            counts[parts[0], default: [:]][parts[1]] = count
+        }
+        return counts.isEmpty ? nil : counts
     }
 
     /// The record the planner writes with the tasks.
@@ -141,7 +157,7 @@ public struct StatusRecord: Sendable, Hashable {
 
 extension StatusRecord: Codable {
     enum CodingKeys: String, CodingKey {
-        case eventId, state, reason, tasks, targets, skipped, failed, timings, schedule
+        case eventId, state, reason, tasks, targets, skipped, failed, timings, schedule, push
     }
 
     public init(from decoder: any Decoder) throws {
@@ -155,6 +171,7 @@ extension StatusRecord: Codable {
         failed = try container.decodeIfPresent(Int.self, forKey: .failed) ?? 0
         timings = try container.decode(Timings.self, forKey: .timings)
         schedule = try container.decodeIfPresent(Schedule.self, forKey: .schedule)
+        push = try container.decodeIfPresent([String: [String: Int]].self, forKey: .push)
     }
 
     public func encode(to encoder: any Encoder) throws {
@@ -168,6 +185,7 @@ extension StatusRecord: Codable {
         try container.encode(failed, forKey: .failed)
         try container.encode(timings, forKey: .timings)
         try container.encodeIfPresent(schedule, forKey: .schedule)
+        try container.encodeIfPresent(push, forKey: .push)
     }
 }
 

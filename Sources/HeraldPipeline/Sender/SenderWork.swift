@@ -1,0 +1,338 @@
+import Foundation
+import HeraldDomain
+import HeraldKafka
+import HeraldPush
+import HeraldRedis
+import HeraldRegistry
+import Logging
+import Synchronization
+
+/// One batch of the sender, inside its transaction:
+///
+/// 1. read the deliveries (an unreadable record is dead-lettered);
+/// 2. read their sent-markers: a delivery a dead sender already pushed gets the receipt it
+///    recorded, and is not sent again;
+/// 3. push the others, all at once (the connections bound what is in flight), each retried
+///    by `SenderConfiguration.retry` until it has its outcome; every outcome of a request is
+///    written as a sent-marker as soon as it is known (in small pipelines);
+/// 4. remove the registrations of `unregistered` answers through the registry;
+/// 5. count the outcomes per event in Redis (exactly once, by offset);
+/// 6. queue the receipts. The loop commits them with the offsets; then the markers go.
+///
+/// What remains: a sender killed between a service's answer and the marker's write (at most
+/// one marker pipeline, `markerFlushSize` answers) sends those deliveries again on restart.
+final class SenderWork: Sendable {
+    struct Item: Sendable {
+        var message: KafkaMessage
+        var delivery: DeliveryRecord
+    }
+
+    static let markerFlushSize = 64
+
+    let configuration: PipelineConfiguration
+    let gateway: PushGateway
+    let registry: RegistrationService?
+    let redis: RedisConnection
+    let logger: Logger
+    let metrics: PipelineMetrics
+    private let inFlight = Atomic<Int>(0)
+
+    init(
+        configuration: PipelineConfiguration, gateway: PushGateway, registry: RegistrationService?, redis: RedisConnection, logger: Logger,
+        metrics: PipelineMetrics = .shared
+    ) {
+        self.configuration = configuration
+        self.gateway = gateway
+        self.registry = registry
+        self.redis = redis
+        self.logger = logger
+        self.metrics = metrics
+    }
+
+    var layout: SlotLayout { configuration.layout }
+
+    func handle(_ batch: [KafkaMessage], producer: KafkaProducer) async throws -> TransactionalLoop.BatchWork {
+        let started = ContinuousClock.now
+        let items = try batch.map(Self.item)
+        let recorded = try await readMarkers(items)
+        var receipts = [PushReceipt?](repeating: nil, count: items.count)
+        var encoded = [[UInt8]](repeating: [], count: items.count)
+        var marked: [Int] = []
+        for (index, receipt) in recorded {
+            receipts[index] = receipt
+            marked.append(index)
+        }
+        try await withThrowingTaskGroup(of: (Int, PushReceipt).self) { group in
+            let now = Date()
+            for (index, item) in items.enumerated() where receipts[index] == nil {
+                let delivery = item.delivery
+                guard let transport = gateway.transport(for: delivery) else {
+                    receipts[index] = Self.noSender(delivery, gateway: gateway, at: now)
+                    continue
+                }
+                if let expiresAt = delivery.expiresAt, expiresAt <= now {
+                    receipts[index] = .expired(delivery, at: now)
+                    continue
+                }
+                group.addTask { (index, try await self.deliver(delivery, via: transport)) }
+            }
+            var pending: [(Int, [UInt8])] = []
+            for try await (index, receipt) in group {
+                receipts[index] = receipt
+                let bytes = ReceiptCoding.encode(receipt)
+                encoded[index] = bytes
+                if receipt.attempts > 0 {
+                    pending.append((index, bytes))
+                    marked.append(index)
+                }
+                if pending.count >= Self.markerFlushSize {
+                    await writeMarkers(pending, items)
+                    pending.removeAll(keepingCapacity: true)
+                }
+            }
+            await writeMarkers(pending, items)
+        }
+        let final = receipts.map { $0! }
+        let sent = ContinuousClock.now
+        try await removeUnregistered(final, items)
+        await count(final, items)
+        let topic = configuration.topics.receipts
+        for index in final.indices {
+            let bytes = encoded[index].isEmpty ? ReceiptCoding.encode(final[index]) : encoded[index]
+            try producer.enqueue(ReceiptCoding.message(final[index], encoded: bytes, topic: topic))
+        }
+        logger.debug(
+            "sender batch handled",
+            metadata: [
+                "deliveries": "\(items.count)", "alreadySent": "\(recorded.count)",
+                "sendMs": "\(Self.milliseconds(sent - started))", "totalMs": "\(Self.milliseconds(ContinuousClock.now - started))",
+            ])
+        let markedIds = marked.map { (items[$0].delivery.eventId, items[$0].delivery.deliveryId) }
+        return TransactionalLoop.BatchWork(afterCommit: { [self] in
+            for receipt in final { metrics.pushReceipts(receipt.platform.rawValue, receipt.outcome.rawValue).increment() }
+            await clearMarkers(markedIds)
+        })
+    }
+
+    // MARK: Reading
+
+    static func item(_ message: KafkaMessage) throws -> Item {
+        guard let value = message.value else {
+            throw PermanentRecordFailure(reason: "unreadable_delivery", message: "a delivery record without a value", source: message)
+        }
+        do {
+            return Item(message: message, delivery: try DeliveryRecord.decode(value))
+        } catch {
+            throw PermanentRecordFailure(reason: "unreadable_delivery", message: "\(error)", source: message)
+        }
+    }
+
+    static func noSender(_ delivery: DeliveryRecord, gateway: PushGateway, at now: Date) -> PushReceipt {
+        var receipt = PushReceipt.noSender(for: delivery, at: now)
+        switch delivery.platform {
+        case .apns: receipt.reason = "no_credentials: this sender has no APNs credentials (HERALD_APNS_*)"
+        case .fcm: receipt.reason = "no_credentials: this sender has no FCM service account (HERALD_FCM_*)"
+        case .wns, .webpush: break
+        }
+        return receipt
+    }
+
+    // MARK: Sending
+
+    /// Pushes one delivery until it has its outcome.
+    func deliver(_ delivery: DeliveryRecord, via transport: any PushTransport) async throws -> PushReceipt {
+        let policy = configuration.sender.retry
+        let platform = delivery.platform.rawValue
+        var attempts = 0
+        var firstAttempt: ContinuousClock.Instant?
+        var lastStatus: Int?
+        func receipt(_ outcome: PushOutcome, reason: String? = nil, serviceId: String? = nil, unregisteredAt: Date? = nil) -> PushReceipt {
+            let latency = firstAttempt.map { ContinuousClock.now - $0 }
+            if let latency, attempts > 0 { metrics.pushLatency.recordNanoseconds(Self.nanoseconds(latency)) }
+            return PushReceipt(
+                deliveryId: delivery.deliveryId, eventId: delivery.eventId, registrationId: delivery.registrationId,
+                platform: delivery.platform, outcome: outcome, statusCode: lastStatus, reason: reason, attempts: attempts,
+                latencyMs: latency.map(Self.milliseconds), serviceId: serviceId, unregisteredAt: unregisteredAt, decidedAt: Date())
+        }
+        while true {
+            try Task.checkCancellation()
+            if let expiresAt = delivery.expiresAt, expiresAt <= Date() { return .expired(delivery, attempts: attempts, at: Date()) }
+            attempts += 1
+            if firstAttempt == nil { firstAttempt = .now }
+            metrics.pushRequests(platform).increment()
+            let sentAt = Date()
+            metrics.pushInFlight.record(inFlight.add(1, ordering: .relaxed).newValue)
+            let attempt = await transport.send(delivery)
+            metrics.pushInFlight.record(inFlight.subtract(1, ordering: .relaxed).newValue)
+            let reason: String
+            var retryAfter: TimeInterval?
+            switch attempt {
+            case .unsendable(let problem):
+                attempts -= 1
+                return receipt(.rejected, reason: problem)
+            case .lost(let problem):
+                reason = problem
+            case .answered(let answer):
+                lastStatus = answer.statusCode
+                switch transport.verdict(answer) {
+                case .sent: return receipt(.sent, serviceId: answer.serviceId)
+                case .unregistered(let since): return receipt(.unregistered, reason: answer.reason, unregisteredAt: since ?? sentAt)
+                case .rejected(let problem): return receipt(.rejected, reason: problem)
+                case .failed(let problem): return receipt(.failed, reason: problem)
+                case .retry(let problem, let after):
+                    reason = problem
+                    retryAfter = after
+                case .renewCredentials(let problem):
+                    reason = problem
+                }
+            }
+            let now = Date()
+            switch policy.next(
+                afterAttempt: attempts, reason: reason, retryAfter: retryAfter, now: now, expiresAt: delivery.expiresAt,
+                unit: Double.random(in: 0..<1))
+            {
+            case .giveUp(let outcome, let why):
+                return receipt(outcome, reason: why)
+            case .retry(let at):
+                metrics.pushRetries(platform, Self.retryLabel(reason)).increment()
+                try await Task.sleep(for: .milliseconds(Int64(max(0, at.timeIntervalSince(now)) * 1000)))
+            }
+        }
+    }
+
+    /// A bounded label for the retries metric: the service's reason, or the kind of failure.
+    static func retryLabel(_ reason: String) -> String {
+        if reason == "timeout" { return "timeout" }
+        if reason.hasPrefix("connection") || reason.hasPrefix("cancelled") || reason.hasPrefix("no access token")
+            || reason.hasPrefix("cannot sign")
+        {
+            return "connection"
+        }
+        return reason.count <= 40 && reason.allSatisfy({ $0.isLetter || $0.isNumber || $0 == "_" || $0 == " " }) ? reason : "other"
+    }
+
+    // MARK: Sent-markers
+
+    /// The receipts recorded by an earlier run of the same batch, by item index.
+    func readMarkers(_ items: [Item]) async throws -> [Int: PushReceipt] {
+        let byEvent = Dictionary(grouping: items.indices, by: { items[$0].delivery.eventId })
+        let events = Array(byEvent.keys)
+        let replies = try await redis.pipeline(
+            events.map { event in .hmget(layout.sentMarkersKey(eventId: event), byEvent[event]!.map { items[$0].delivery.deliveryId }) })
+        var recorded: [Int: PushReceipt] = [:]
+        for (event, reply) in zip(events, replies) {
+            guard case .array(let values) = try reply.get() else { continue }
+            for (index, value) in zip(byEvent[event]!, values) {
+                if case .bulkString(let bytes) = value, let receipt = ReceiptCoding.decode(bytes) { recorded[index] = receipt }
+            }
+        }
+        return recorded
+    }
+
+    /// Records answered deliveries; a failure is logged and the batch goes on (its receipts
+    /// still commit; only the crash window widens).
+    func writeMarkers(_ pending: [(Int, [UInt8])], _ items: [Item]) async {
+        guard !pending.isEmpty else { return }
+        let byEvent = Dictionary(grouping: pending, by: { items[$0.0].delivery.eventId })
+        var commands: [RedisCommand] = []
+        for (event, entries) in byEvent {
+            let key = layout.sentMarkersKey(eventId: event)
+            commands.append(.hset(key, entries.map { (items[$0.0].delivery.deliveryId, $0.1) }))
+            commands.append(.expire(key, seconds: configuration.sender.markerTTLSeconds))
+        }
+        do {
+            for result in try await redis.pipeline(commands) { _ = try result.get() }
+        } catch {
+            metrics.redisErrors.increment()
+            logger.warning("cannot write sent-markers; a crash before the commit would send these again", metadata: ["error": "\(error)"])
+        }
+    }
+
+    func clearMarkers(_ marked: [(eventId: String, deliveryId: String)]) async {
+        guard !marked.isEmpty else { return }
+        let byEvent = Dictionary(grouping: marked, by: \.eventId)
+        do {
+            _ = try await redis.pipeline(byEvent.map { .hdel(layout.sentMarkersKey(eventId: $0.key), $0.value.map(\.deliveryId)) })
+        } catch {
+            metrics.redisErrors.increment()
+            logger.warning("cannot clear sent-markers; they expire on their own", metadata: ["error": "\(error)"])
+        }
+    }
+
+    // MARK: After the answers
+
+    /// Removes the registrations the services called unregistered (through the registry,
+    /// conditional on their version). A registry that cannot be reached fails the batch,
+    /// which is done again without sending anything twice (the markers).
+    func removeUnregistered(_ receipts: [PushReceipt], _ items: [Item]) async throws {
+        guard let registry else { return }
+        let dead = receipts.indices.filter { receipts[$0].outcome == .unregistered }
+        for index in dead {
+            let receipt = receipts[index]
+            let delivery = items[index].delivery
+            do {
+                let result = try await registry.removeUnregistered(
+                    registrationId: delivery.registrationId, pushedHandle: delivery.handle,
+                    invalidSince: receipt.unregisteredAt ?? receipt.decidedAt)
+                switch result {
+                case .removed(let id, let installation):
+                    metrics.unregisteredRemovals("removed").increment()
+                    logger.info(
+                        "registration removed: its token is unregistered",
+                        metadata: ["id": "\(id)", "installation": "\(installation)", "deliveryId": "\(delivery.deliveryId)"])
+                case .kept(let reason):
+                    metrics.unregisteredRemovals("kept").increment()
+                    logger.info("registration kept after an unregistered answer", metadata: ["reason": "\(reason)"])
+                case .absent:
+                    metrics.unregisteredRemovals("absent").increment()
+                }
+            } catch {
+                if error.code == .unavailable || error.code == .timeout { throw RegistryUnavailable(error: error) }
+                metrics.unregisteredRemovals("error").increment()
+                logger.warning(
+                    "cannot remove an unregistered registration", metadata: ["id": "\(delivery.registrationId)", "error": "\(error)"])
+            }
+        }
+    }
+
+    /// Adds the outcomes to each event's counts (`herald:{s}:push:<eventId>`), exactly once.
+    /// A failure is logged: the receipts are the record, the counts a view of them.
+    func count(_ receipts: [PushReceipt], _ items: [Item]) async {
+        struct Group: Hashable {
+            var eventId: String
+            var partition: Int32
+        }
+        var groups: [Group: [(Int64, String)]] = [:]
+        for (receipt, item) in zip(receipts, items) {
+            groups[Group(eventId: receipt.eventId, partition: item.message.partition), default: []].append(
+                (item.message.offset, "\(receipt.platform.rawValue):\(receipt.outcome.rawValue)"))
+        }
+        let ttl = configuration.statusTTLSeconds
+        let commands = groups.map { group, entries in
+            var arguments = [String(group.partition), String(ttl)]
+            for (offset, field) in entries.sorted(by: { $0.0 < $1.0 }) { arguments += [String(offset), field] }
+            return RedisCommand.evalScript(
+                SenderScripts.countReceipts, keys: [layout.pushCountsKey(eventId: group.eventId)], arguments: arguments)
+        }
+        do {
+            for result in try await redis.pipeline(commands) { _ = try result.get() }
+        } catch {
+            metrics.redisErrors.increment()
+            logger.warning("cannot count the batch's outcomes", metadata: ["error": "\(error)"])
+        }
+    }
+
+    static func milliseconds(_ duration: Duration) -> Int64 {
+        duration.components.seconds * 1_000 + duration.components.attoseconds / 1_000_000_000_000_000
+    }
+
+    static func nanoseconds(_ duration: Duration) -> Int64 {
+        duration.components.seconds * 1_000_000_000 + duration.components.attoseconds / 1_000_000_000
+    }
+}
+
+/// The registry could not be reached to remove a registration: the batch is done again.
+struct RegistryUnavailable: Error, CustomStringConvertible {
+    var error: RegistryError
+    var description: String { "registry unavailable: \(error)" }
+}

@@ -1,0 +1,104 @@
+import AsyncHTTPClient
+import Foundation
+import HeraldDomain
+import NIOCore
+import NIOHTTP1
+
+/// Sends deliveries with FCM HTTP v1 for one Firebase project:
+/// `POST /v1/projects/<project>/messages:send` with an OAuth access token of its service
+/// account and the delivery's message addressed to the device token.
+public final class FCMClient: PushTransport {
+    public let account: FCMServiceAccount
+    public let accessTokens: FCMAccessTokens
+    public let endpoint: URL
+    let connections: PushConnections
+    let timeout: TimeInterval
+
+    public static let production = URL(string: "https://fcm.googleapis.com")!
+
+    /// - Parameter endpoint: FCM's base URL (a local server in tests).
+    public init(account: FCMServiceAccount, endpoint: URL = FCMClient.production, options: PushConnectionOptions) async {
+        self.account = account
+        self.endpoint = endpoint
+        connections = PushConnections(options: options)
+        accessTokens = await FCMAccessTokens(account: account, client: connections.clients[0])
+        timeout = options.requestTimeout
+    }
+
+    public var inFlight: Int { connections.inFlight }
+
+    public func verdict(_ answer: PushAnswer) -> PushVerdict { FCMAnswers.verdict(answer) }
+
+    public func send(_ delivery: DeliveryRecord) async -> PushAttempt {
+        let body: [UInt8]
+        switch Self.message(delivery) {
+        case .success(let bytes): body = bytes
+        case .failure(let problem): return .unsendable(reason: problem.reason)
+        }
+        let token: String
+        do {
+            token = try await accessTokens.token()
+        } catch {
+            return .lost(reason: "no access token: \(error)")
+        }
+        var request = HTTPClientRequest(url: endpoint.absoluteString + "/v1/projects/\(account.projectId)/messages:send")
+        request.method = .POST
+        request.headers.add(name: "authorization", value: "Bearer " + token)
+        request.headers.add(name: "content-type", value: "application/json")
+        request.body = .bytes(ByteBuffer(bytes: body))
+        let attempt = await Self.attempt(on: connections, timeout: timeout, request) { status, headers, body in
+            Self.answer(status: status, headers: headers, body: body)
+        }
+        if case .answered(let answer) = attempt, answer.statusCode == 401 {
+            await accessTokens.refused(token)
+        }
+        return attempt
+    }
+
+    struct Unsendable: Error {
+        var reason: String
+    }
+
+    /// The `messages:send` body: the delivery's payload as the HTTP v1 message (its `message`
+    /// member, or the whole object when it has none), addressed to the device token, with the
+    /// delivery's `fcm-*` headers as the Android priority, ttl and collapse key unless the
+    /// message sets them itself.
+    static func message(_ delivery: DeliveryRecord) -> Result<[UInt8], Unsendable> {
+        guard let object = (try? JSONSerialization.jsonObject(with: Data(delivery.payload.utf8))) as? [String: Any] else {
+            return .failure(Unsendable(reason: "the payload is not a JSON object (an FCM HTTP v1 message)"))
+        }
+        var message = (object["message"] as? [String: Any]) ?? object
+        message["token"] = delivery.handle
+        message.removeValue(forKey: "topic")
+        message.removeValue(forKey: "condition")
+        var android = (message["android"] as? [String: Any]) ?? [:]
+        if android["priority"] == nil, let priority = delivery.headers["fcm-priority"] {
+            android["priority"] = priority.lowercased() == "high" ? "HIGH" : "NORMAL"
+        }
+        if android["ttl"] == nil, let ttl = delivery.headers["fcm-ttl"] { android["ttl"] = ttl }
+        if android["collapse_key"] == nil, let key = delivery.headers["fcm-collapse-key"] { android["collapse_key"] = key }
+        if !android.isEmpty { message["android"] = android }
+        guard let data = try? JSONSerialization.data(withJSONObject: ["message": message], options: [.sortedKeys]) else {
+            return .failure(Unsendable(reason: "the message cannot be written as JSON"))
+        }
+        return .success(Array(data))
+    }
+
+    static func answer(status: HTTPResponseStatus, headers: HTTPHeaders, body: ByteBuffer) -> PushAnswer {
+        var answer = PushAnswer(statusCode: Int(status.code), retryAfter: retryAfter(headers))
+        guard body.readableBytes > 0, let object = (try? JSONSerialization.jsonObject(with: Data(body.readableBytesView))) as? [String: Any]
+        else {
+            return answer
+        }
+        if status == .ok {
+            answer.serviceId = object["name"] as? String
+        } else if let error = object["error"] as? [String: Any] {
+            let details = (error["details"] as? [[String: Any]]) ?? []
+            let fcmCode = details.first { ($0["@type"] as? String)?.hasSuffix("google.firebase.fcm.v1.FcmError") == true }?["errorCode"]
+            answer.reason = (fcmCode as? String) ?? (error["status"] as? String)
+        }
+        return answer
+    }
+
+    public func shutdown() async { await connections.shutdown() }
+}

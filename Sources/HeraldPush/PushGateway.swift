@@ -1,0 +1,53 @@
+import Foundation
+import HeraldDomain
+
+/// The sender's clients, one per provider, and which one a delivery goes to.
+///
+/// APNs: the team whose topics include the delivery's `apns-topic` header, else the first
+/// team. FCM: the project named by the delivery's `fcm-project` header (a registration
+/// header template), else the first project. WNS and Web Push have no sender.
+public final class PushGateway: Sendable {
+    public let apns: [APNsClient]
+    public let fcm: [FCMClient]
+
+    public init(apns: [APNsClient], fcm: [FCMClient]) {
+        self.apns = apns
+        self.fcm = fcm
+    }
+
+    /// Clients for the given providers, each with its own connections.
+    public static func make(
+        apns: [APNsCredentials], fcm: [FCMServiceAccount], fcmEndpoint: URL = FCMClient.production, options: PushConnectionOptions
+    ) async -> PushGateway {
+        var apnsClients: [APNsClient] = []
+        for credentials in apns { apnsClients.append(await APNsClient(credentials: credentials, options: options)) }
+        var fcmClients: [FCMClient] = []
+        for account in fcm { fcmClients.append(await FCMClient(account: account, endpoint: fcmEndpoint, options: options)) }
+        return PushGateway(apns: apnsClients, fcm: fcmClients)
+    }
+
+    /// The client for `delivery`, or nil when Herald has no sender for its platform here.
+    public func transport(for delivery: DeliveryRecord) -> (any PushTransport)? {
+        switch delivery.platform {
+        case .apns:
+            if let topic = delivery.headers["apns-topic"], let team = apns.first(where: { $0.credentials.topics.contains(topic) }) {
+                return team
+            }
+            return apns.first
+        case .fcm:
+            if let project = delivery.headers["fcm-project"], let client = fcm.first(where: { $0.account.projectId == project }) {
+                return client
+            }
+            return fcm.first
+        case .wns, .webpush:
+            return nil
+        }
+    }
+
+    public var inFlight: Int { apns.reduce(0) { $0 + $1.inFlight } + fcm.reduce(0) { $0 + $1.inFlight } }
+
+    public func shutdown() async {
+        for client in apns { await client.shutdown() }
+        for client in fcm { await client.shutdown() }
+    }
+}
