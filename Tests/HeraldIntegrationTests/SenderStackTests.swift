@@ -1,0 +1,280 @@
+import Foundation
+import HeraldAPI
+import HeraldApp
+import HeraldDomain
+import HeraldPush
+import HeraldRedis
+import HeraldRegistry
+import HeraldStreams
+import HeraldTestSupport
+import Testing
+
+/// The sender role on the real processes (`herald api`, `herald worker`) against local APNs
+/// and FCM servers that speak the real protocols over HTTP/2 and TLS: every outcome, the
+/// removal of unregistered registrations through the registry, expiry, and a sender
+/// SIGKILLed mid-run.
+@Suite("sender role on the real processes", .serialized, .enabled(if: HeraldBinary.isBuilt, "build the herald executable first"))
+final class SenderStackTests {
+    let redis: TestRedis
+    let broker: TestBroker
+    let push: LocalPushServices
+    let prefix = TestBroker.uniqueName("snd")
+    let base: URL
+    var processes: [HeraldBinary.Running] = []
+    let full = (name: "Full", key: "full-key-for-the-sender-stack-tests-0001")
+
+    init() async throws {
+        redis = try TestRedis()
+        broker = try TestBroker()
+        push = try await LocalPushServices.start()
+        base = URL(string: "http://127.0.0.1:\(freeLocalPort())/")!
+    }
+
+    deinit {
+        for process in processes {
+            process.signal(SIGTERM)
+            _ = process.waitForExit(timeout: 20)
+        }
+        broker.stop()
+        redis.stop()
+        let push = push
+        let done = DispatchSemaphore(value: 0)
+        Task {
+            await push.shutdown()
+            done.signal()
+        }
+        done.wait()
+    }
+
+    var layout: SlotLayout { SlotLayout(slotCount: 16, prefix: prefix) }
+    var topics: HeraldTopics { HeraldTopics.prefixed(prefix) }
+
+    func environment(roles: String, instance: String) -> [String: String] {
+        [
+            "HERALD_KAFKA_BROKERS": broker.bootstrapServers, "HERALD_REDIS_URL": redis.url,
+            "HERALD_TOPIC_PREFIX": prefix + ".herald.", "HERALD_REDIS_PREFIX": prefix, "HERALD_SLOTS": "16",
+            "HERALD_INSTANCE_ID": instance, "HERALD_SESSION_TIMEOUT_MS": "6000", "HERALD_METRICS_PORT": "0",
+            "HERALD_API_HOST": "127.0.0.1", "HERALD_API_PORT": String(base.port!), "HERALD_HUB_URI": base.absoluteString,
+            "HERALD_POLICIES": "\(full.name):listen+send+manage:\(full.key)",
+            "HERALD_ID_SECRET": "id-secret-for-the-sender-stack-tests-001", "HERALD_LOG_LEVEL": "info", "HERALD_ROLES": roles,
+        ].merging(push.environment) { $1 }
+    }
+
+    /// Starts the API and a worker with `roles`; waits until the API is ready.
+    func startStack(roles: String) async throws {
+        processes.append(try HeraldBinary.start(["worker"], environment: environment(roles: roles, instance: prefix)))
+        processes.append(try HeraldBinary.start(["api"], environment: environment(roles: roles, instance: prefix)))
+        let processes = processes
+        try await api.waitUntilReady(attempts: 600) { processes.map { String($0.stderr().suffix(2_000)) }.joined() }
+    }
+
+    func startSender(extra: [String: String] = [:]) throws -> HeraldBinary.Running {
+        try HeraldBinary.start(["worker"], environment: environment(roles: "sender", instance: prefix + "-sender").merging(extra) { $1 })
+    }
+
+    var api: HeraldHTTPClient { .signed(base, full) }
+
+    static func apnsHandle(_ n: Int) -> String { String(repeating: String(format: "%02x", n), count: 32) }
+    static func fcmHandle(_ name: String) -> String { "dev-\(name):APA91b" + String(repeating: "Q7x", count: 40) }
+
+    /// Registers a device through the API; returns its registration id.
+    func register(platform: String, handle: String, body: String) async throws -> String {
+        let id = String(try #require(try await api.send("POST", "/v1/registrationIDs").header("Location")?.split(separator: "/").last))
+        let escaped = body.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"")
+        let json = #"{"platform":"\#(platform)","handle":"\#(handle)","tags":["World"],"template":{"name":"news","body":"\#(escaped)"}}"#
+        let reply = try await api.send("PUT", "/v1/registrations/\(id)", body: Data(json.utf8))
+        #expect(reply.status == 200, "\(reply.text)")
+        return id
+    }
+
+    func registerAPNs(_ n: Int) async throws -> String {
+        try await register(platform: "apns", handle: Self.apnsHandle(n), body: #"{"aps":{"alert":"$(News_English)"}}"#)
+    }
+
+    func registerFCM(_ name: String) async throws -> String {
+        try await register(
+            platform: "fcm", handle: Self.fcmHandle(name), body: #"{"message":{"notification":{"body":"$(News_English)"}}}"#)
+    }
+
+    /// The receipts of `eventId` on `herald.receipts`, once there are `count` distinct ones.
+    func receipts(of eventId: String, count: Int, timeout: Double = 90, log: () -> String = { "" }) async throws -> [String: [PushReceipt]] {
+        let deadline = Date().addingTimeInterval(timeout)
+        var found: [String: [PushReceipt]] = [:]
+        while Date() < deadline {
+            found = [:]
+            var tail = RecordTail(topic: topics.receipts, bootstrapServers: broker.bootstrapServers)
+            tail.eventId = eventId
+            for try await message in tail.records() {
+                guard let value = message.value else { continue }
+                let receipt = try JSONDecoder().decode(PushReceipt.self, from: Data(value))
+                found[receipt.deliveryId, default: []].append(receipt)
+            }
+            if found.count >= count { return found }
+            try await Task.sleep(for: .milliseconds(300))
+        }
+        throw TestServerError(message: "\(found.count) of \(count) receipts of \(eventId) after \(timeout) s\n\(log())")
+    }
+
+    func publish(_ body: String) async throws {
+        let reply = try await api.send("POST", "/v1/notifications", body: Data(body.utf8))
+        #expect(reply.status == 202, "\(reply.text)")
+    }
+
+    func stderr() -> String { processes.map { String($0.stderr().suffix(4_000)) }.joined(separator: "\n---\n") }
+
+    @Test(
+        "every outcome through the running role: sent, retried then sent, rejected, unregistered (removed through the registry), a re-registration after the push kept, no sender for WNS; counts in the status"
+    )
+    func outcomes() async throws {
+        try await startStack(roles: "planner,fanout,indexer,sender")
+        let ok = try await registerAPNs(1)
+        let gone = try await registerAPNs(2)
+        let busy = try await registerAPNs(3)
+        let wrongTopic = try await registerAPNs(4)
+        let reRegistered = try await registerAPNs(5)
+        let staleToken = try await registerAPNs(6)
+        let fcmOK = try await registerFCM("ok")
+        let fcmGone = try await registerFCM("gone")
+        let fcmBad = try await registerFCM("bad")
+        let fcmQuota = try await registerFCM("quota")
+        let windows = try await register(
+            platform: "wns", handle: "https://db5.notify.windows.com/?token=AwYAAAD",
+            body: #"<toast><visual><binding template="ToastText01"><text id="1">$(News_English)</text></binding></visual></toast>"#)
+        push.apns.script(token: Self.apnsHandle(2), [.unregistered(at: Date().addingTimeInterval(1))])
+        push.apns.script(token: Self.apnsHandle(3), [.tooManyRequests(retryAfter: 1), .serviceUnavailable])
+        push.apns.script(token: Self.apnsHandle(4), [.status(400, reason: "DeviceTokenNotForTopic")])
+        // The token died an hour ago, but the device registered (again) since: it is kept.
+        push.apns.script(token: Self.apnsHandle(5), [.unregistered(at: Date().addingTimeInterval(-3_600))])
+        push.apns.script(token: Self.apnsHandle(6), [.expiredProviderToken])
+        push.fcm.script(token: Self.fcmHandle("gone"), [.unregistered])
+        push.fcm.script(token: Self.fcmHandle("bad"), [.invalidArgument])
+        push.fcm.script(token: Self.fcmHandle("quota"), [.quotaExceeded(retryAfter: 1)])
+
+        try await publish(#"{"id":"push-all","properties":{"News_English":"Summit ends"}}"#)
+        let all = try await receipts(of: "push-all", count: 11, log: stderr)
+        func receipt(_ registration: String) throws -> PushReceipt {
+            let copies = try #require(all["push-all/\(registration)/news"], "no receipt for \(registration)")
+            #expect(Set(copies.map(\.outcome)).count == 1, "receipts disagree: \(copies)")
+            return copies[0]
+        }
+        let sent = try receipt(ok)
+        #expect(sent.outcome == .sent && sent.attempts == 1 && sent.statusCode == 200)
+        #expect(sent.serviceId == APNsRequestID.forDelivery("push-all/\(ok)/news").uuidString)
+        #expect(try receipt(gone).outcome == .unregistered)
+        let retried = try receipt(busy)
+        #expect(retried.outcome == .sent && retried.attempts == 3, "\(retried)")
+        let rejected = try receipt(wrongTopic)
+        #expect(rejected.outcome == .rejected && rejected.reason == "DeviceTokenNotForTopic" && rejected.statusCode == 400)
+        #expect(try receipt(reRegistered).outcome == .unregistered)
+        let renewed = try receipt(staleToken)
+        #expect(renewed.outcome == .sent && renewed.attempts == 2, "\(renewed)")
+        let fcmSent = try receipt(fcmOK)
+        #expect(fcmSent.outcome == .sent && fcmSent.serviceId?.hasPrefix("projects/herald-test/messages/") == true)
+        #expect(try receipt(fcmGone).outcome == .unregistered)
+        #expect(try receipt(fcmBad).outcome == .rejected)
+        let quota = try receipt(fcmQuota)
+        #expect(quota.outcome == .sent && quota.attempts == 2, "\(quota)")
+        let noSender = try receipt(windows)
+        #expect(noSender.outcome == .failed && noSender.attempts == 0 && noSender.reason?.hasPrefix("no_sender") == true)
+
+        // Removed through herald.registrations: gone from the API and from the index; the
+        // others stay.
+        for id in [gone, fcmGone] {
+            var status = 200
+            for _ in 0..<100 where status == 200 {
+                status = try await api.send("GET", "/v1/registrations/\(id)").status
+                if status == 200 { try await Task.sleep(for: .milliseconds(100)) }
+            }
+            #expect(status == 410 || status == 404, "registration \(id) still there")
+        }
+        let byHandle = try await api.send("GET", "/v1/registrations?handle=\(Self.apnsHandle(2))")
+        #expect(byHandle.status == 200 && byHandle.text.contains(#""items":[]"#), "\(byHandle.text)")
+        for id in [ok, wrongTopic, reRegistered, fcmBad] {
+            #expect(try await api.send("GET", "/v1/registrations/\(id)").status == 200, "registration \(id) was removed")
+        }
+
+        // The status counts the receipts per platform and outcome.
+        let status = try await api.send("GET", "/v1/notifications/push-all")
+        let document = try #require(try JSONSerialization.jsonObject(with: Data(status.text.utf8)) as? [String: Any])
+        let counts = try #require(document["push"] as? [String: [String: Int]], "\(status.text)")
+        #expect(counts["apns"] == ["sent": 3, "unregistered": 2, "rejected": 1], "\(counts)")
+        #expect(counts["fcm"] == ["sent": 2, "unregistered": 1, "rejected": 1], "\(counts)")
+        #expect(counts["wns"] == ["failed": 1], "\(counts)")
+
+        // One provider token for every APNs request, one access token for every FCM request;
+        // every APNs request carried the topic and an apns-id derived from its delivery id.
+        let requests = push.apns.requests()
+        #expect(Set(requests.compactMap { $0.header("authorization") }).count == 1)
+        #expect(push.fcm.tokensIssued == 1)
+        for request in requests {
+            #expect(request.header("apns-topic") == push.topic)
+            #expect(request.header("apns-push-type") == "alert")
+        }
+    }
+
+    @Test("a delivery past its expiresAt is never sent: its receipt says expired")
+    func expired() async throws {
+        try await startStack(roles: "planner,fanout,indexer")
+        _ = try await registerAPNs(7)
+        let expiresAt = ISO8601Timestamp.format(Date().addingTimeInterval(2))
+        try await publish(#"{"id":"push-late","expiresAt":"\#(expiresAt)","properties":{"News_English":"Too late"}}"#)
+        var state = ""
+        for _ in 0..<200 where !state.contains(#""state":"completed""#) {
+            state = try await api.send("GET", "/v1/notifications/push-late").text
+            try await Task.sleep(for: .milliseconds(100))
+        }
+        #expect(state.contains(#""state":"completed""#), "\(state)")
+        try await Task.sleep(for: .seconds(3))
+        let sender = try startSender()
+        defer { sender.signal(SIGTERM) }
+        let found = try await receipts(of: "push-late", count: 1) { sender.stderr() }
+        let receipt = try #require(found.values.first?.first)
+        #expect(receipt.outcome == .expired && receipt.attempts == 0)
+        #expect(push.apns.requestCount == 0)
+    }
+
+    @Test("a sender SIGKILLed mid-run and restarted sends nothing twice that it had recorded; every delivery ends with one receipt")
+    func killedMidRun() async throws {
+        let count = 2_000
+        let pool = RedisConnectionPool(configuration: try RedisConfiguration(url: redis.url), size: 1)
+        defer { pool.shutdown() }
+        try await seedBroadcastAudience(RegistrationIndex(pool: pool, layout: layout), count: count, idPrefix: "s")
+        try await startStack(roles: "planner,fanout")
+        push.apns.setDelay(.milliseconds(20))
+        let slow = ["HERALD_SENDER_BATCH": "250", "HERALD_PUSH_CONNECTIONS": "1", "HERALD_PUSH_STREAMS": "20"]
+        var sender = try startSender(extra: slow)
+        try await publish(#"{"id":"push-kill","properties":{"News_English":"Breaking"}}"#)
+        let deadline = Date().addingTimeInterval(120)
+        while push.apns.requestCount < count / 3 && Date() < deadline { try await Task.sleep(for: .milliseconds(20)) }
+        sender.signal(SIGKILL)
+        #expect(sender.waitForExit(timeout: 10))
+        // What the dead sender had recorded: its sent-markers and the receipts it wrote.
+        let markers = try await pool.withConnection { try await $0.send(.hgetall(layout.sentMarkersKey(eventId: "push-kill"))) }
+        var recorded = Set<String>()
+        if case .array(let values) = markers {
+            for index in stride(from: 0, to: values.count, by: 2) { if let id = values[index].string { recorded.insert(id) } }
+        }
+        let markerCount = recorded.count
+        var tail = RecordTail(topic: topics.receipts, bootstrapServers: broker.bootstrapServers)
+        tail.eventId = "push-kill"
+        for try await message in tail.records() {
+            if let key = message.key { recorded.insert(String(decoding: key, as: UTF8.self)) }
+        }
+        let sentBeforeKill = push.apns.requestCount
+        #expect(!recorded.isEmpty && sentBeforeKill < count, "the sender finished before the kill; make it slower")
+
+        sender = try startSender(extra: slow)
+        defer { sender.signal(SIGTERM) }
+        let all = try await receipts(of: "push-kill", count: count, timeout: 180) { sender.stderr() }
+        #expect(all.count == count)
+        for (id, copies) in all { #expect(copies.allSatisfy { $0.outcome == .sent }, "\(id): \(copies)") }
+        var requestsPerId: [String: Int] = [:]
+        for request in push.apns.requests() { requestsPerId[request.header("apns-id") ?? "", default: 0] += 1 }
+        let twiceRecorded = recorded.filter { requestsPerId[APNsRequestID.forDelivery($0).uuidString, default: 0] != 1 }
+        #expect(twiceRecorded.isEmpty, "\(twiceRecorded.count) recorded deliveries were sent again, e.g. \(twiceRecorded.prefix(3))")
+        let resent = requestsPerId.values.filter { $0 > 1 }.count
+        print(
+            "sender kill: \(sentBeforeKill) requests before SIGKILL, \(recorded.count) recorded (\(markerCount) by markers); \(resent) deliveries sent twice (answered but not yet marked when killed); \(count) receipts"
+        )
+    }
+}
