@@ -202,6 +202,8 @@ let package = Package(
                 .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "_CryptoExtras", package: "swift-crypto"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "JWTKit", package: "jwt-kit"),
             ]
         ),
         .testTarget(name: "HeraldKafkaTests", dependencies: ["HeraldKafka", "HeraldTestSupport"]),
