@@ -97,7 +97,8 @@ final class SenderStackTests {
     }
 
     /// The receipts of `eventId` on `herald.receipts`, once there are `count` distinct ones.
-    func receipts(of eventId: String, count: Int, timeout: Double = 90, log: () -> String = { "" }) async throws -> [String: [PushReceipt]] {
+    func receipts(of eventId: String, count: Int, timeout: Double = 90, log: () -> String = { "" }) async throws -> [String: [PushReceipt]]
+    {
         let deadline = Date().addingTimeInterval(timeout)
         var found: [String: [PushReceipt]] = [:]
         while Date() < deadline {
@@ -216,7 +217,8 @@ final class SenderStackTests {
     func expired() async throws {
         try await startStack(roles: "planner,fanout,indexer")
         _ = try await registerAPNs(7)
-        let expiresAt = ISO8601Timestamp.format(Date().addingTimeInterval(2))
+        let expiry = Date().addingTimeInterval(10)
+        let expiresAt = ISO8601Timestamp.format(expiry)
         try await publish(#"{"id":"push-late","expiresAt":"\#(expiresAt)","properties":{"News_English":"Too late"}}"#)
         var state = ""
         for _ in 0..<200 where !state.contains(#""state":"completed""#) {
@@ -224,7 +226,7 @@ final class SenderStackTests {
             try await Task.sleep(for: .milliseconds(100))
         }
         #expect(state.contains(#""state":"completed""#), "\(state)")
-        try await Task.sleep(for: .seconds(3))
+        try await Task.sleep(for: .seconds(max(0, expiry.timeIntervalSinceNow) + 0.5))
         let sender = try startSender()
         defer { sender.signal(SIGTERM) }
         let found = try await receipts(of: "push-late", count: 1) { sender.stderr() }

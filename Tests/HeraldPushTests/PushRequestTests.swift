@@ -98,8 +98,12 @@ struct PushRequestTests {
 
     @Test("bad credentials name the file and the field, never the key")
     func credentialErrors() throws {
-        #expect(throws: PushConfigurationError(source: "k.p8", field: "PEM", problem: #"not a .p8 key: expected a "-----BEGIN PRIVATE KEY-----" block"#)) {
-            try APNsCredentials.make(pem: "garbage", keySource: "k.p8", keyId: "ABC123DEFG", teamId: "TEAM123456", topics: ["a"], endpoint: "")
+        #expect(
+            throws: PushConfigurationError(
+                source: "k.p8", field: "PEM", problem: #"not a .p8 key: expected a "-----BEGIN PRIVATE KEY-----" block"#)
+        ) {
+            try APNsCredentials.make(
+                pem: "garbage", keySource: "k.p8", keyId: "ABC123DEFG", teamId: "TEAM123456", topics: ["a"], endpoint: "")
         }
         do {
             _ = try APNsCredentials.make(

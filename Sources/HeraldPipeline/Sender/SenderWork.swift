@@ -19,15 +19,15 @@ import Synchronization
 /// 5. count the outcomes per event in Redis (exactly once, by offset);
 /// 6. queue the receipts. The loop commits them with the offsets; then the markers go.
 ///
-/// What remains: a sender killed between a service's answer and the marker's write (at most
-/// one marker pipeline, `markerFlushSize` answers) sends those deliveries again on restart.
+/// What remains: a sender killed between a service's answer and the marker's write (the
+/// answers of about one Redis round trip) sends those deliveries again on restart, and so
+/// does one killed while a request was on its way (the service has it, the sender has no
+/// answer).
 final class SenderWork: Sendable {
     struct Item: Sendable {
         var message: KafkaMessage
         var delivery: DeliveryRecord
     }
-
-    static let markerFlushSize = 64
 
     let configuration: PipelineConfiguration
     let gateway: PushGateway
@@ -76,21 +76,19 @@ final class SenderWork: Sendable {
                 }
                 group.addTask { (index, try await self.deliver(delivery, via: transport)) }
             }
-            var pending: [(Int, [UInt8])] = []
+            // Markers are written as the answers come, each pipeline taking whatever arrived
+            // while the previous one was on its way to Redis.
+            let markers = MarkerWriter { pending in await self.writeMarkers(pending, items) }
             for try await (index, receipt) in group {
                 receipts[index] = receipt
                 let bytes = ReceiptCoding.encode(receipt)
                 encoded[index] = bytes
                 if receipt.attempts > 0 {
-                    pending.append((index, bytes))
+                    markers.add((index, bytes))
                     marked.append(index)
                 }
-                if pending.count >= Self.markerFlushSize {
-                    await writeMarkers(pending, items)
-                    pending.removeAll(keepingCapacity: true)
-                }
             }
-            await writeMarkers(pending, items)
+            await markers.finish()
         }
         let final = receipts.map { $0! }
         let sent = ContinuousClock.now
@@ -335,4 +333,47 @@ final class SenderWork: Sendable {
 struct RegistryUnavailable: Error, CustomStringConvertible {
     var error: RegistryError
     var description: String { "registry unavailable: \(error)" }
+}
+
+/// Writes sent-markers in the background as they are added: each write takes everything
+/// added since the previous one started, so the crash window is about one Redis round trip.
+final class MarkerWriter: Sendable {
+    private final class Pending: Sendable {
+        let markers = Mutex<[(Int, [UInt8])]>([])
+        func take() -> [(Int, [UInt8])] {
+            markers.withLock { markers in
+                defer { markers.removeAll(keepingCapacity: true) }
+                return markers
+            }
+        }
+    }
+
+    private let pending = Pending()
+    private let signal: AsyncStream<Void>.Continuation
+    private let task: Task<Void, Never>
+
+    init(write: @escaping @Sendable ([(Int, [UInt8])]) async -> Void) {
+        let (stream, continuation) = AsyncStream<Void>.makeStream(bufferingPolicy: .bufferingNewest(1))
+        let pending = pending
+        signal = continuation
+        task = Task {
+            for await _ in stream {
+                let batch = pending.take()
+                if !batch.isEmpty { await write(batch) }
+            }
+            let rest = pending.take()
+            if !rest.isEmpty { await write(rest) }
+        }
+    }
+
+    func add(_ marker: (Int, [UInt8])) {
+        pending.markers.withLock { $0.append(marker) }
+        signal.yield()
+    }
+
+    /// Writes what is left and returns once every marker added is written (or failed).
+    func finish() async {
+        signal.finish()
+        await task.value
+    }
 }
