@@ -138,6 +138,8 @@ let package = Package(
             dependencies: [
                 "CMalloc", "HeraldDomain", "HeraldKafka", "HeraldRedis", "HeraldRegistry", "HeraldPipeline", "HeraldStreams",
                 "HeraldAPI", "HeraldPush",
+                // `herald demo` pushes to the local APNs and FCM servers of HeraldTestSupport.
+                "HeraldTestSupport",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Metrics", package: "swift-metrics"),

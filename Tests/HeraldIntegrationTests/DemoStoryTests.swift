@@ -24,7 +24,7 @@ struct DemoStoryTests {
         // Part 4 lists each device (three spaces) and the payloads it received (six spaces).
         var sections: [String: String] = [:]
         var current: String?
-        for line in text.split(separator: "\n").drop(while: { !$0.hasPrefix("4. ") }).dropFirst() {
+        for line in text.split(separator: "\n").drop(while: { !$0.hasPrefix("4. ") }).dropFirst().prefix(while: { !$0.hasPrefix("5. ") }) {
             if line.hasPrefix("      ") {
                 if let current { sections[current, default: ""] += line + "\n" }
             } else if line.hasPrefix("   "), !line.hasPrefix("    ") {
@@ -48,6 +48,15 @@ struct DemoStoryTests {
         #expect(!received("Kenji's iPhone").contains("alice:"))
         // iOS 8 actionable invitation.
         #expect(received("Events iPhone").contains(#""category":"INVITE_CATEGORY""#))
+        // The sender pushed every delivery to the local APNs and FCM servers: one receipt each, all sent.
+        let pushed = text.split(separator: "\n").drop(while: { !$0.hasPrefix("5. ") }).prefix(while: { !$0.hasPrefix("6. ") })
+        let receiptLines = pushed.filter { $0.hasPrefix("      ") }
+        #expect(
+            !receiptLines.isEmpty && receiptLines.allSatisfy { $0.contains(": sent (HTTP 200, 1 attempt") },
+            "\(pushed.joined(separator: "\n"))")
+        let totals = try #require(pushed.last { $0.contains(" receipts for ") }, "\(pushed.joined(separator: "\n"))")
+        let numbers = totals.split(separator: " ").compactMap { Int($0) }
+        #expect(numbers.count == 2 && numbers[0] == numbers[1] && numbers[0] == receiptLines.count, "\(totals)")
         // Every event completed: the nine published at once and the scheduled one.
         #expect(text.components(separatedBy: " completed: ").count - 1 == 10)
         // The scheduled story: accepted as scheduled, then released at its time and delivered

@@ -1,11 +1,14 @@
 import Foundation
 import HeraldAPI
 import HeraldRedis
+import HeraldTestSupport
 import Logging
 import Prometheus
 
 /// `herald demo`: one process with the API, every worker role and the story of the seed
-/// tutorials (see `DemoStory`). Access keys are generated for the run unless configured.
+/// tutorials (see `DemoStory`). Access keys are generated for the run unless configured. The
+/// sender role pushes to a local APNs server and a local FCM server started for the run
+/// (HTTP/2 over TLS with their own test CA, the services' real protocols).
 public struct DemoRunner: Sendable {
     public let settings: HeraldSettings
     public let registry: PrometheusCollectorRegistry
@@ -24,7 +27,14 @@ public struct DemoRunner: Sendable {
         let userKey = settings[.userTokenKey].isEmpty ? Self.randomKey() : settings[.userTokenKey]
         let port = try settings.int(.apiPort)
         let hubURI = "http://127.0.0.1:\(port)/"
-        let demoSettings = settings.overriding([
+        let push = try await LocalPushServices.start(topic: "com.example.herald.news", projectId: "herald-demo")
+        var roles = settings.list(.roles)
+        if !roles.contains("sender") { roles.append("sender") }
+        var pushSettings: [Setting.Key: String] = [.roles: roles.joined(separator: ",")]
+        for setting in Setting.all {
+            if let value = push.environment[setting.environment] { pushSettings[setting.key] = value }
+        }
+        let demoSettings = settings.overriding(pushSettings).overriding([
             .apiHost: "127.0.0.1",
             .hubUri: hubURI,
             .policies: "\(listen.name):listen:\(listen.key);\(send.name):send:\(send.key)"
@@ -43,7 +53,13 @@ public struct DemoRunner: Sendable {
             topics: demoSettings.topics,
             keepRunning: keepRunning, logger: logger
         )
-        try await WorkerRunner(settings: demoSettings, registry: registry).run(extraServices: [api, story], pool: pool)
+        do {
+            try await WorkerRunner(settings: demoSettings, registry: registry).run(extraServices: [api, story], pool: pool)
+        } catch {
+            await push.shutdown()
+            throw error
+        }
+        await push.shutdown()
     }
 
     static func randomKey() -> String {

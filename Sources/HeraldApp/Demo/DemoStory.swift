@@ -36,7 +36,9 @@ struct DemoStory: Service {
             throw error
         }
         if keepRunning {
-            say("\nHerald keeps running: API on \(client.baseURL.absoluteString), worker roles planner, fanout, indexer, scheduler.")
+            say(
+                "\nHerald keeps running: API on \(client.baseURL.absoluteString), worker roles planner, fanout, indexer, scheduler, sender."
+            )
             say("Try: herald tail deliveries --follow   (in another terminal).  Ctrl-C stops everything cleanly.")
         } else {
             kill(getpid(), SIGTERM)
@@ -105,13 +107,50 @@ struct DemoStory: Service {
         let total = received.values.reduce(0) { $0 + $1.count }
         say("\n   \(total) delivery records for \(runEvents.count) events, each with a deterministic deliveryId.")
 
+        try await receiptsStory(runEvents: runEvents, expected: total, devicesById: devicesById, runId: runId)
         try await scheduledStory(runId: runId)
+    }
+
+    /// The sender role's side: one receipt per delivery on `herald.receipts`, and the counts
+    /// in the status.
+    private func receiptsStory(runEvents: Set<String>, expected: Int, devicesById: [String: DemoDevice], runId: String) async throws {
+        say("\n5. The sender role pushes them: APNs over HTTP/2 with a provider token, FCM HTTP v1 with an OAuth token")
+        say("   (local servers that speak both protocols stand in for Apple and Google); one receipt each (herald.receipts)")
+        var receipts: [String: [PushReceipt]] = [:]
+        for _ in 0..<300 {
+            receipts = [:]
+            var tail = RecordTail(topic: topics.receipts, bootstrapServers: bootstrapServers)
+            tail.extra = kafkaProperties
+            for try await message in tail.records(logger: logger) {
+                guard let value = message.value, let receipt = try? JSONDecoder().decode(PushReceipt.self, from: Data(value)),
+                    runEvents.contains(receipt.eventId)
+                else { continue }
+                receipts[receipt.registrationId, default: []].append(receipt)
+            }
+            if receipts.values.reduce(0, { $0 + $1.count }) >= expected { break }
+            try await Task.sleep(for: .milliseconds(100))
+        }
+        for (id, device) in devicesById.sorted(by: { $0.value.name < $1.value.name }) {
+            let mine = (receipts[id] ?? []).sorted { $0.eventId < $1.eventId }
+            guard !mine.isEmpty else { continue }
+            say("   \(device.name)")
+            for receipt in mine {
+                let short = receipt.eventId.replacingOccurrences(of: "bn-\(runId)-", with: "")
+                let detail = [
+                    receipt.statusCode.map { "HTTP \($0)" }, "\(receipt.attempts) attempt\(receipt.attempts == 1 ? "" : "s")",
+                    receipt.latencyMs.map { "\($0) ms" }, receipt.reason,
+                ].compactMap { $0 }.joined(separator: ", ")
+                say("      \(short): \(receipt.outcome.rawValue) (\(detail))")
+            }
+        }
+        let count = receipts.values.reduce(0) { $0 + $1.count }
+        say("   \(count) receipts for \(expected) deliveries; GET /v1/notifications/{id} counts them per platform and outcome.")
     }
 
     /// A story scheduled a few seconds ahead (`sendAt`): accepted as `scheduled`, released by
     /// the scheduler role at its time, then fanned out like any event.
     private func scheduledStory(runId: String) async throws {
-        say("\n5. A story scheduled 3 seconds ahead (sendAt), released by the scheduler role")
+        say("\n6. A story scheduled 3 seconds ahead (sendAt), released by the scheduler role")
         let sendAt = Date().addingTimeInterval(3)
         let id = "bn-\(runId)-scheduled"
         var body = DemoEvents.event(
