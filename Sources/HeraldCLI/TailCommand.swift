@@ -9,16 +9,16 @@ import HeraldStreams
 struct TailCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "tail",
-        abstract: "Print delivery or status records readably (read_committed).",
-        discussion: "herald tail deliveries --event bn-2026-11-21-0001\nherald tail status --follow"
+        abstract: "Print delivery, status or receipt records readably (read_committed).",
+        discussion: "herald tail deliveries --event bn-2026-11-21-0001\nherald tail status --follow\nherald tail receipts --event bn-2026-11-21-0001"
     )
 
     enum Stream: String, ExpressibleByArgument, CaseIterable {
-        case deliveries, status
+        case deliveries, status, receipts
     }
 
     @OptionGroup var options: SettingsOptions
-    @Argument(help: "deliveries or status.") var stream: Stream
+    @Argument(help: "deliveries, status or receipts.") var stream: Stream
     @Option(help: "Only records of this event id.") var event: String?
     @Flag(help: "Keep waiting for new records.") var follow = false
     @Flag(help: "Start at the end (with --follow: only new records).") var fromEnd = false
@@ -28,7 +28,7 @@ struct TailCommand: AsyncParsableCommand {
         let settings = options.settings()
         let topics = settings.topics
         var tail = RecordTail(
-            topic: stream == .deliveries ? topics.deliveries : topics.status,
+            topic: topic(of: stream, in: topics),
             bootstrapServers: settings[.kafkaBrokers])
         tail.extra = try settings.kafkaProperties()
         tail.eventId = event
@@ -50,6 +50,14 @@ struct TailCommand: AsyncParsableCommand {
         }
     }
 
+    private func topic(of stream: Stream, in topics: HeraldTopics) -> String {
+        switch stream {
+        case .deliveries: topics.deliveries
+        case .status: topics.status
+        case .receipts: topics.receipts
+        }
+    }
+
     private func readable(_ value: [UInt8], partition: Int32, offset: Int64) -> String {
         let position = "[\(partition):\(offset)]"
         switch stream {
@@ -58,6 +66,15 @@ struct TailCommand: AsyncParsableCommand {
             let headers = record.headers.map { "\($0.name)=\($0.value)" }.joined(separator: " ")
             return
                 "\(position) \(record.eventId) -> \(record.registrationId) \(record.platform.rawValue) [\(record.template)] \(headers)\n    \(record.payload)"
+        case .receipts:
+            guard let receipt = try? JSONDecoder().decode(PushReceipt.self, from: Data(value)) else {
+                return "\(position) " + String(decoding: value, as: UTF8.self)
+            }
+            let details = [
+                receipt.statusCode.map { "HTTP \($0)" }, "attempts \(receipt.attempts)", receipt.latencyMs.map { "\($0) ms" },
+                receipt.reason,
+            ].compactMap { $0 }.joined(separator: ", ")
+            return "\(position) \(receipt.deliveryId) \(receipt.platform.rawValue) \(receipt.outcome.rawValue) (\(details))"
         case .status:
             if let progress = try? JSONDecoder().decode(TaskProgress.self, from: Data(value)) {
                 let millis = Int(progress.finishedAt.timeIntervalSince(progress.startedAt) * 1000)
