@@ -129,7 +129,8 @@ let package = Package(
         .target(
             name: "HeraldBenchmarks",
             dependencies: [
-                "HeraldDomain", "HeraldKafka", "HeraldRedis", "HeraldRegistry", "HeraldPipeline", "HeraldStreams",
+                "HeraldDomain", "HeraldKafka", "HeraldRedis", "HeraldRegistry", "HeraldPipeline", "HeraldStreams", "HeraldPush",
+                "HeraldTestSupport",
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),

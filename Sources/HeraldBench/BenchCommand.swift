@@ -40,6 +40,8 @@ struct BenchCommand: AsyncParsableCommand {
     var redisCluster: Int = 3
     @Option(help: "Schedules published due in the same second, released by one scheduler worker (0: none).") var schedules: Int = 10_000
     @Option(help: "Seconds ahead of their time the schedules are published.") var scheduleLead: Int = 30
+    @Option(help: "Deliveries one sender worker pushes to the local APNs server, beside h2load's ceiling (0: none).")
+    var senderDeliveries: Int = 200_000
     @Option(help: "How registrations are seeded: lua (the indexer's apply script) or bulk (checked identical first).")
     var seedPath: BenchmarkOptions.SeedPath = .bulk
     @Option(help: "Threads seeding Redis in parallel.") var seedThreads: Int = 2
@@ -70,6 +72,7 @@ struct BenchCommand: AsyncParsableCommand {
         guard (0...20).contains(rounds) else { throw ValidationError("--rounds must be 0 to 20") }
         guard latencyRate >= 1, latencySeconds >= 1 else { throw ValidationError("--latency-rate and --latency-seconds must be positive") }
         guard parsedMemorySizes != nil else { throw ValidationError("--memory-sizes must be comma-separated counts of at least 1000") }
+        guard senderDeliveries >= 0 else { throw ValidationError("--sender-deliveries must be 0 or more") }
         guard schedules >= 0, (5...3_600).contains(scheduleLead) else {
             throw ValidationError("--schedules must be 0 or more and --schedule-lead 5 to 3600 seconds")
         }
@@ -96,6 +99,7 @@ struct BenchCommand: AsyncParsableCommand {
         options.redisClusterMasters = redisCluster
         options.schedules = microOnly ? 0 : schedules
         options.scheduleLeadSeconds = scheduleLead
+        options.senderDeliveries = microOnly ? 0 : senderDeliveries
         options.seedPath = seedPath
         options.seedThreads = seedThreads
         options.latencyRate = latencyRate
@@ -147,6 +151,7 @@ struct BenchCommand: AsyncParsableCommand {
                 for (key, value) in [(Setting.Key.instanceId, spec.instanceId), (.metricsPort, "0"), (.roles, roles)] {
                     variables[Setting(key).environment] = value
                 }
+                variables.merge(spec.environment) { $1 }
                 return WorkerLaunch(executable: executable, arguments: ["worker", "--roles", roles], environment: variables)
             },
             resultsDirectory: URL(fileURLWithPath: results), workDirectory: workDirectory, logger: logger,

@@ -20,6 +20,9 @@ public struct BenchmarkOptions: Sendable {
     /// does a run whose own Redis is already a cluster.
     public var redisClusterMasters: Int = 3
 
+    /// Deliveries the sender row pushes to the local APNs server (`SenderPhase`); 0 skips it.
+    public var senderDeliveries: Int = 200_000
+
     /// Schedules published due in the same second for the scheduler's row (`SchedulePhase`); 0 skips it.
     public var schedules: Int = 10_000
     /// How far ahead of their time the schedules are published.

@@ -74,6 +74,14 @@ public struct BenchmarkRunner: Sendable {
             ).run()
         }
 
+        if options.senderDeliveries > 0 {
+            let names = names("sender")
+            report.sender = try await SenderPhase(
+                count: options.senderDeliveries, names: names, configuration: try environment.configuration(names), options: options,
+                environment: environment
+            ).run()
+        }
+
         report.finishedAt = ISO8601DateFormatter().string(from: Date())
         report.notes.append(contentsOf: Self.standingNotes(options.clock))
         let disturbed = report.disturbedMeasurements

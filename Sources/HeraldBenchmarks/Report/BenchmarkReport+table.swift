@@ -9,6 +9,8 @@ extension BenchmarkReport {
         public static let loadedP99Milliseconds = 250.0
         public static let peakRSSBytes = 300 * 1_048_576
         public static let releaseP99Milliseconds = 1_000.0
+        /// The sender's pushes per second against the local APNs server's own ceiling.
+        public static let senderRatioToCeiling = 0.5
     }
 
     /// Rows of one ceiling measurement, each rate against the reference of every ratio.
@@ -299,6 +301,27 @@ extension BenchmarkReport {
                     "  scheduler peak RSS, CPU for the release",
                     "\(Console.fixed(Double(schedules.schedulerPeakRSSBytes) / 1_048_576, 0)) MB (before: \(Console.fixed(Double(schedules.schedulerBaselineRSSBytes) / 1_048_576, 0)) MB), \(Console.fixed(schedules.schedulerCPUSeconds, 2)) s",
                     "indexed \(Console.fixed(schedules.indexedSeconds, 1)) s after the first publish; \(schedules.duplicates) seen twice"
+                ))
+        }
+        if let sender {
+            let ratio = sender.ceilingPerSecond.map { sender.sendsPerSecond / $0 }
+            let all = sender.receipts == sender.deliveries && sender.sent == sender.deliveries
+            rows.append(
+                (
+                    "sender: \(Console.count(sender.deliveries)) deliveries to local APNs (\(sender.connections) x \(sender.streams) streams)",
+                    "\(Console.count(Int(sender.sendsPerSecond)))/s in \(Console.fixed(sender.sendSeconds, 2)) s"
+                        + (ratio.map { ", \(Console.fixed($0, 2)) x ceiling" } ?? ""),
+                    ratio.map { ">= \(Console.fixed(Target.senderRatioToCeiling, 1)) x ceiling: \(verdict(all && $0 >= Target.senderRatioToCeiling))" }
+                        ?? "no ceiling (h2load missing)"
+                ))
+            if let ceiling = sender.ceilingPerSecond {
+                rows.append(("  the server's ceiling (h2load)", "\(Console.count(Int(ceiling)))/s", sender.ceilingCommand ?? ""))
+            }
+            rows.append(
+                (
+                    "  sender RSS, CPU; receipts",
+                    "\(Console.fixed(Double(sender.peakRSSBytes) / 1_048_576, 0)) MB (before: \(Console.fixed(Double(sender.baselineRSSBytes) / 1_048_576, 0)) MB), \(Console.fixed(sender.cpuSeconds, 1)) s",
+                    "\(Console.count(sender.receipts)) receipts, \(Console.count(sender.sent)) sent, \(sender.extraRequests) extra requests"
                 ))
         }
         for entry in micro {

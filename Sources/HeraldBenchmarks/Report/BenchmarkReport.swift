@@ -23,6 +23,9 @@ public struct BenchmarkReport: Sendable, Codable {
     public var reindex: Reindex?
     /// Schedules due in the same second, released by one scheduler (`SchedulePhase`).
     public var schedules: Schedules?
+    /// Deliveries pushed by one sender worker to the local APNs server, beside that server's
+    /// ceiling measured by h2load (`SenderPhase`).
+    public var sender: Sender?
     /// Anything a reader must know to trust (or distrust) the figures.
     public var notes: [String] = []
 
@@ -300,5 +303,27 @@ public struct BenchmarkReport: Sendable, Codable {
         public var schedulerPeakRSSBytes: Int
         /// CPU the scheduler process used from the moment all were indexed until all were seen.
         public var schedulerCPUSeconds: Double
+    }
+
+    public struct Sender: Sendable, Codable, Hashable {
+        public var deliveries: Int
+        /// The local APNs server's ceiling: h2load's requests per second against it (same
+        /// connections and streams as the sender), nil when h2load is missing.
+        public var ceilingPerSecond: Double?
+        public var ceilingCommand: String?
+        /// Requests the server answered per second, from the sender's first request to its last.
+        public var sendsPerSecond: Double
+        public var sendSeconds: Double
+        /// Receipts committed on `herald.receipts` (read back after the run) and their outcomes.
+        public var receipts: Int
+        public var sent: Int
+        /// Requests the server received beyond one per delivery.
+        public var extraRequests: Int
+        /// The sender process's RSS when it had started, and its peak.
+        public var baselineRSSBytes: Int
+        public var peakRSSBytes: Int
+        public var cpuSeconds: Double
+        public var connections: Int
+        public var streams: Int
     }
 }

@@ -21,11 +21,14 @@ public struct WorkerSpec: Sendable, Hashable {
     public var index: Int
     /// `herald worker --roles`: the pipeline's own for the population phases.
     public var roles: String = "planner,fanout"
+    /// Settings added to the worker's environment (the sender's credentials and servers).
+    public var environment: [String: String] = [:]
 
-    public init(names: BenchmarkNames, index: Int, roles: String = "planner,fanout") {
+    public init(names: BenchmarkNames, index: Int, roles: String = "planner,fanout", environment: [String: String] = [:]) {
         self.names = names
         self.index = index
         self.roles = roles
+        self.environment = environment
     }
 
     public var instanceId: String { "\(names.redisPrefix)-w\(index)" }

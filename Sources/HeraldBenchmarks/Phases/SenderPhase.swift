@@ -1,0 +1,206 @@
+import Foundation
+import HeraldDomain
+import HeraldKafka
+import HeraldPipeline
+import HeraldPush
+import HeraldStreams
+import HeraldTestSupport
+import Logging
+
+/// The sender row: one `herald worker --roles sender` process pushes `count` deliveries to the
+/// local APNs server (HTTP/2 over TLS on loopback, one event-loop thread), beside that same
+/// server's ceiling measured in the same run by an independent HTTP/2 load generator
+/// (`h2load` from Debian's nghttp2-client) with the same connections and streams.
+///
+/// The deliveries are written to the phase's `herald.deliveries` after the sender has pushed
+/// one warm-up delivery (its group joined, its connections open), so the rate is the
+/// steady pushing: requests the server answered, from the first measured one to the last.
+struct SenderPhase {
+    let count: Int
+    let names: BenchmarkNames
+    let configuration: PipelineConfiguration
+    let options: BenchmarkOptions
+    let environment: BenchmarkEnvironment
+
+    static let connections = 2
+    static let streams = 100
+    static let payload = #"{"aps":{"alert":"Breaking news: the summit ends with a climate agreement"}}"#
+
+    private var logger: Logger { environment.logger }
+
+    func run() async throws -> BenchmarkReport.Sender {
+        Console.say("== sender: \(Console.count(count)) deliveries to a local APNs server, topics \(names.topicPrefix)*")
+        let push = try await LocalPushServices.start(threads: 1)
+        push.apns.recordRequests = false
+        var worker: WorkerProcess?
+        var producer: KafkaProducer?
+        func cleanUp() async {
+            await worker?.stop()
+            await producer?.shutdown(flushTimeout: .seconds(5))
+            await push.shutdown()
+            await removeData()
+        }
+        do {
+            try await TopicProvisioner(
+                topics: configuration.topics, bootstrapServers: configuration.bootstrapServers, extra: configuration.kafkaExtra,
+                logger: logger
+            ).provision()
+            let (ceiling, command) = try await measureCeiling(push)
+            if let ceiling {
+                Console.say("  h2load against the same server: \(Console.fixed(ceiling, 0)) requests/s")
+            } else {
+                Console.say("  h2load not found (apt-get install nghttp2-client): no ceiling")
+            }
+
+            var settings = push.environment
+            settings["HERALD_PUSH_CONNECTIONS"] = String(Self.connections)
+            settings["HERALD_PUSH_STREAMS"] = String(Self.streams)
+            let spec = WorkerSpec(names: names, index: 0, roles: "sender", environment: settings)
+            let sender = try WorkerProcess(launch: environment.workerLaunch(spec), spec: spec, logDirectory: environment.workDirectory)
+            worker = sender
+            let records = try KafkaProducer(
+                configuration: configuration.deliveryProducerConfiguration(
+                    clientId: "herald-bench-deliveries", transactionalId: nil, onePartitionPerTask: false),
+                logger: logger)
+            producer = records
+            let eventId = "\(names.redisPrefix)-push"
+            // Warm-up: the sender joins its group and opens its connections.
+            try enqueue(records, eventId: eventId + "-warmup", range: 0..<1)
+            try await records.flush()
+            let warmDeadline = Date().addingTimeInterval(Double(options.eventTimeoutSeconds))
+            while push.apns.requestCount < 1 {
+                guard sender.isRunning else { throw exited(sender) }
+                guard Date() < warmDeadline else { throw BenchmarkError("the sender pushed nothing", code: "sender_idle") }
+                try await Task.sleep(for: .milliseconds(20))
+            }
+            try await Task.sleep(for: .seconds(1))
+            let baselineRSS = sender.rssBytes ?? 0
+            let cpuBefore = sender.cpuSeconds ?? 0
+            let before = push.apns.requestCount
+
+            try enqueue(records, eventId: eventId, range: 0..<count)
+            try await records.flush(timeout: .seconds(120))
+            var first: ContinuousClock.Instant?
+            var last = ContinuousClock.now
+            let deadline = Date().addingTimeInterval(Double(options.eventTimeoutSeconds))
+            while push.apns.requestCount - before < count {
+                guard sender.isRunning else { throw exited(sender) }
+                guard Date() < deadline else {
+                    throw BenchmarkError(
+                        "the sender pushed \(push.apns.requestCount - before) of \(count) within \(options.eventTimeoutSeconds) s",
+                        code: "sender_slow")
+                }
+                if first == nil && push.apns.requestCount > before { first = .now }
+                try await Task.sleep(for: .milliseconds(5))
+                last = .now
+            }
+            let seconds = (last - (first ?? last)).seconds
+            let cpu = (sender.cpuSeconds ?? 0) - cpuBefore
+            let peakRSS = sender.peakRSSBytes ?? 0
+            let (receipts, sent) = try await countReceipts(eventId: eventId)
+            let result = BenchmarkReport.Sender(
+                deliveries: count, ceilingPerSecond: ceiling, ceilingCommand: command,
+                sendsPerSecond: seconds > 0 ? Double(count - 1) / seconds : 0, sendSeconds: seconds, receipts: receipts, sent: sent,
+                extraRequests: max(0, push.apns.requestCount - before - count), baselineRSSBytes: baselineRSS, peakRSSBytes: peakRSS,
+                cpuSeconds: cpu, connections: Self.connections, streams: Self.streams)
+            Console.say(
+                "  pushed \(Console.count(count)) in \(Console.fixed(seconds, 2)) s: \(Console.fixed(result.sendsPerSecond, 0))/s\(ceiling.map { ", \(Console.fixed(result.sendsPerSecond / $0, 2)) of the ceiling" } ?? ""); \(Console.count(receipts)) receipts (\(Console.count(sent)) sent); RSS \(Console.fixed(Double(baselineRSS) / 1_048_576, 0)) -> \(Console.fixed(Double(peakRSS) / 1_048_576, 0)) MB"
+            )
+            await cleanUp()
+            return result
+        } catch {
+            if let worker, !worker.isRunning {
+                Console.say("sender exited; last log lines (\(worker.logFile.path)):\n\(worker.logTail())")
+            }
+            await cleanUp()
+            throw error
+        }
+    }
+
+    private func exited(_ worker: WorkerProcess) -> BenchmarkError {
+        BenchmarkError("the sender worker exited; its log: \(worker.logFile.path)", code: "worker_exited")
+    }
+
+    private func enqueue(_ producer: KafkaProducer, eventId: String, range: Range<Int>) throws {
+        let now = Date()
+        for index in range {
+            let record = DeliveryRecord(
+                eventId: eventId, registrationId: "r\(index)", platform: .apns,
+                handle: String(repeating: String(format: "%08x", index), count: 8), template: "news", payload: Self.payload,
+                headers: ["apns-push-type": "alert", "apns-priority": "10"], expiresAt: nil, publishedAt: now, renderedAt: now)
+            try producer.enqueue(
+                KafkaOutgoingMessage(topic: configuration.topics.deliveries, key: Array(record.registrationId.utf8), value: record.encoded()))
+        }
+    }
+
+    /// h2load with the sender's connections and streams, the same payload and headers, and a
+    /// valid provider token; nil when h2load is not installed.
+    private func measureCeiling(_ push: LocalPushServices) async throws -> (Double?, String?) {
+        guard let h2load = ["/usr/bin/h2load", "/usr/local/bin/h2load"].first(where: { FileManager.default.isExecutableFile(atPath: $0) })
+        else { return (nil, nil) }
+        let credentials = try APNsCredentials.load(
+            keyFile: push.keyFile, keyId: push.apnsKey.keyId, teamId: push.apnsKey.teamId, topics: [push.topic],
+            endpoint: push.apns.baseURL)
+        let token = try await APNsProviderToken(credentials: credentials).token()
+        let body = push.directory.appendingPathComponent("payload.json")
+        try Data(Self.payload.utf8).write(to: body)
+        let arguments = [
+            "-n", String(count), "-c", String(Self.connections), "-m", String(Self.streams), "-t", "1",
+            "-H", "authorization: bearer \(token)", "-H", "apns-topic: \(push.topic)", "-H", "apns-push-type: alert",
+            "-H", "apns-priority: 10", "-d", body.path, push.apns.baseURL + "/3/device/" + String(repeating: "ab", count: 32),
+        ]
+        let before = push.apns.requestCount
+        guard let output = Process.output(h2load, arguments) else { return (nil, nil) }
+        let answered = push.apns.answered(status: 200)
+        guard let line = output.split(separator: "\n").first(where: { $0.hasPrefix("finished in") }),
+            let rate = line.split(separator: ",").first(where: { $0.contains("req/s") })?.split(separator: " ").first.flatMap({
+                Double($0)
+            }),
+            push.apns.requestCount - before >= count, answered >= count
+        else {
+            throw BenchmarkError("h2load did not finish its \(count) requests: \(output.suffix(600))", code: "h2load")
+        }
+        let shown = "h2load -n \(count) -c \(Self.connections) -m \(Self.streams) -t 1 (APNs headers, provider token, same payload)"
+        return (rate, shown)
+    }
+
+    /// Receipts of the measured deliveries on `herald.receipts` (`read_committed`), and how many say sent.
+    private func countReceipts(eventId: String) async throws -> (Int, Int) {
+        var tail = RecordTail(topic: configuration.topics.receipts, bootstrapServers: configuration.bootstrapServers)
+        tail.extra = configuration.kafkaExtra
+        tail.eventId = eventId
+        var seen = Set<String>()
+        var sent = 0
+        let deadline = Date().addingTimeInterval(60)
+        repeat {
+            seen.removeAll(keepingCapacity: true)
+            sent = 0
+            for try await message in tail.records(logger: logger) {
+                guard let key = message.key, let value = message.value else { continue }
+                if seen.insert(String(decoding: key, as: UTF8.self)).inserted, String(decoding: value, as: UTF8.self).contains(#""outcome":"sent""#) {
+                    sent += 1
+                }
+            }
+            if seen.count >= count { break }
+            try await Task.sleep(for: .seconds(1))
+        } while Date() < deadline
+        return (seen.count, sent)
+    }
+
+    private func removeData() async {
+        guard !options.keepData else {
+            Console.say("  keeping topics \(names.topicPrefix)* and Redis keys \(names.redisPrefix):* (--keep-data)")
+            return
+        }
+        var adminConfiguration = KafkaAdminConfiguration(bootstrapServers: configuration.bootstrapServers)
+        adminConfiguration.extra = configuration.kafkaExtra
+        if let admin = try? KafkaAdmin(configuration: adminConfiguration, logger: logger) {
+            do { try await admin.deleteTopics(configuration.topics.all.map(\.name), ignoreMissing: true) } catch {
+                logger.warning("deleting topics failed", metadata: ["error": "\(error)"])
+            }
+        }
+        do { try await RedisKeyspace.deleteAll(prefix: names.redisPrefix, redis: configuration.redis) } catch {
+            logger.warning("removing Redis keys failed", metadata: ["pattern": "\(names.redisPrefix):*", "error": "\(error)"])
+        }
+    }
+}
