@@ -10,7 +10,8 @@ struct TailCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "tail",
         abstract: "Print delivery, status or receipt records readably (read_committed).",
-        discussion: "herald tail deliveries --event bn-2026-11-21-0001\nherald tail status --follow\nherald tail receipts --event bn-2026-11-21-0001"
+        discussion:
+            "herald tail deliveries --event bn-2026-11-21-0001\nherald tail status --follow\nherald tail receipts --event bn-2026-11-21-0001"
     )
 
     enum Stream: String, ExpressibleByArgument, CaseIterable {

@@ -2,7 +2,7 @@ import AsyncHTTPClient
 import Foundation
 import HeraldDomain
 import NIOCore
-import NIOHTTP1
+import NIOHPACK
 
 /// Sends deliveries with FCM HTTP v1 for one Firebase project:
 /// `POST /v1/projects/<project>/messages:send` with an OAuth access token of its service
@@ -12,17 +12,18 @@ public final class FCMClient: PushTransport {
     public let accessTokens: FCMAccessTokens
     public let endpoint: URL
     let connections: PushConnections
-    let timeout: TimeInterval
+    /// For the token endpoint only.
+    private let tokenClient: HTTPClient
 
     public static let production = URL(string: "https://fcm.googleapis.com")!
 
     /// - Parameter endpoint: FCM's base URL (a local server in tests).
-    public init(account: FCMServiceAccount, endpoint: URL = FCMClient.production, options: PushConnectionOptions) async {
+    public init(account: FCMServiceAccount, endpoint: URL = FCMClient.production, options: PushConnectionOptions) async throws {
         self.account = account
         self.endpoint = endpoint
-        connections = PushConnections(options: options)
-        accessTokens = await FCMAccessTokens(account: account, client: connections.clients[0])
-        timeout = options.requestTimeout
+        connections = try PushConnections(endpoint: endpoint, options: options)
+        tokenClient = options.makeClient()
+        accessTokens = await FCMAccessTokens(account: account, client: tokenClient)
     }
 
     public var inFlight: Int { connections.inFlight }
@@ -41,14 +42,12 @@ public final class FCMClient: PushTransport {
         } catch {
             return .lost(reason: "no access token: \(error)")
         }
-        var request = HTTPClientRequest(url: endpoint.absoluteString + "/v1/projects/\(account.projectId)/messages:send")
-        request.method = .POST
-        request.headers.add(name: "authorization", value: "Bearer " + token)
-        request.headers.add(name: "content-type", value: "application/json")
-        request.body = .bytes(ByteBuffer(bytes: body))
-        let attempt = await Self.attempt(on: connections, timeout: timeout, request) { status, headers, body in
-            Self.answer(status: status, headers: headers, body: body)
-        }
+        var headers = HPACKHeaders()
+        headers.add(name: "authorization", value: "Bearer " + token)
+        headers.add(name: "content-type", value: "application/json")
+        let request = PushRequest(
+            path: "/v1/projects/\(account.projectId)/messages:send", headers: headers, body: ByteBuffer(bytes: body))
+        let attempt = await Self.attempt(on: connections, request, read: Self.answer)
         if case .answered(let answer) = attempt, answer.statusCode == 401 {
             await accessTokens.refused(token)
         }
@@ -84,13 +83,14 @@ public final class FCMClient: PushTransport {
         return .success(Array(data))
     }
 
-    static func answer(status: HTTPResponseStatus, headers: HTTPHeaders, body: ByteBuffer) -> PushAnswer {
-        var answer = PushAnswer(statusCode: Int(status.code), retryAfter: retryAfter(headers))
-        guard body.readableBytes > 0, let object = (try? JSONSerialization.jsonObject(with: Data(body.readableBytesView))) as? [String: Any]
+    static func answer(_ response: PushResponse) -> PushAnswer {
+        var answer = PushAnswer(statusCode: response.status, retryAfter: retryAfter(response.headers))
+        guard response.body.readableBytes > 0,
+            let object = (try? JSONSerialization.jsonObject(with: Data(response.body.readableBytesView))) as? [String: Any]
         else {
             return answer
         }
-        if status == .ok {
+        if response.status == 200 {
             answer.serviceId = object["name"] as? String
         } else if let error = object["error"] as? [String: Any] {
             let details = (error["details"] as? [[String: Any]]) ?? []
@@ -100,5 +100,8 @@ public final class FCMClient: PushTransport {
         return answer
     }
 
-    public func shutdown() async { await connections.shutdown() }
+    public func shutdown() async {
+        await connections.shutdown()
+        try? await tokenClient.shutdown()
+    }
 }

@@ -23,8 +23,18 @@ public struct PushConnectionOptions: Sendable, Hashable {
         self.extraTrustFile = extraTrustFile
     }
 
-    /// One client per connection: async-http-client keeps one HTTP/2 connection per host and
-    /// client, so `connections` clients give that many connections.
+    /// The TLS context of the push connections: the system's trust store (plus
+    /// `extraTrustFile`), full verification, ALPN `h2`.
+    func makeTLSContext() throws -> NIOSSLContext {
+        var tls = TLSConfiguration.makeClientConfiguration()
+        tls.certificateVerification = .fullVerification
+        tls.applicationProtocols = ["h2"]
+        if let extraTrustFile { tls.additionalTrustRoots = [.file(extraTrustFile)] }
+        return try NIOSSLContext(configuration: tls)
+    }
+
+    /// An async-http-client for the few requests outside the push connections (FCM's token
+    /// endpoint), with the same trust.
     func makeClient() -> HTTPClient {
         var tls = TLSConfiguration.makeClientConfiguration()
         tls.certificateVerification = .fullVerification
@@ -47,12 +57,15 @@ final class PushConnections: Sendable {
         var nextWaiter = 0
     }
 
-    let clients: [HTTPClient]
+    let connections: [HTTP2PushConnection]
     let perConnection: Int
     private let state: Mutex<State>
 
-    init(options: PushConnectionOptions) {
-        clients = (0..<options.connections).map { _ in options.makeClient() }
+    init(endpoint: URL, options: PushConnectionOptions) throws {
+        let tls = try options.makeTLSContext()
+        connections = (0..<options.connections).map { _ in
+            HTTP2PushConnection(url: endpoint, tls: tls, timeout: options.requestTimeout)
+        }
         perConnection = options.streamsPerConnection
         state = Mutex(State(inFlight: Array(repeating: 0, count: options.connections)))
     }
@@ -60,11 +73,11 @@ final class PushConnections: Sendable {
     /// Requests in flight now, on all connections.
     var inFlight: Int { state.withLock { $0.inFlight.reduce(0, +) } }
 
-    /// Runs `body` with a connection's client once one has room; nil when cancelled while waiting.
-    func withClient<T: Sendable>(_ body: (HTTPClient) async throws -> T) async throws -> T? {
+    /// Sends `request` on a connection once one has room; nil when cancelled while waiting.
+    func send(_ request: PushRequest) async throws -> PushResponse? {
         guard let index = await acquire() else { return nil }
         defer { release(index) }
-        return try await body(clients[index])
+        return try await connections[index].send(request)
     }
 
     private func acquire() async -> Int? {
@@ -123,6 +136,6 @@ final class PushConnections: Sendable {
     }
 
     func shutdown() async {
-        for client in clients { try? await client.shutdown() }
+        for connection in connections { await connection.close() }
     }
 }

@@ -18,11 +18,11 @@ public final class PushGateway: Sendable {
     /// Clients for the given providers, each with its own connections.
     public static func make(
         apns: [APNsCredentials], fcm: [FCMServiceAccount], fcmEndpoint: URL = FCMClient.production, options: PushConnectionOptions
-    ) async -> PushGateway {
+    ) async throws -> PushGateway {
         var apnsClients: [APNsClient] = []
-        for credentials in apns { apnsClients.append(await APNsClient(credentials: credentials, options: options)) }
+        for credentials in apns { apnsClients.append(try await APNsClient(credentials: credentials, options: options)) }
         var fcmClients: [FCMClient] = []
-        for account in fcm { fcmClients.append(await FCMClient(account: account, endpoint: fcmEndpoint, options: options)) }
+        for account in fcm { fcmClients.append(try await FCMClient(account: account, endpoint: fcmEndpoint, options: options)) }
         return PushGateway(apns: apnsClients, fcm: fcmClients)
     }
 

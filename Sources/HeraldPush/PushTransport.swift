@@ -1,8 +1,7 @@
-import AsyncHTTPClient
 import Foundation
 import HeraldDomain
 import NIOCore
-import NIOHTTP1
+import NIOHPACK
 
 /// What one attempt to hand a delivery to its push service came to.
 public enum PushAttempt: Sendable, Hashable {
@@ -27,34 +26,24 @@ public protocol PushTransport: Sendable {
 }
 
 extension PushTransport {
-    /// `send` on one of `connections`, with the time limit and the failures every service shares.
+    /// `request` on one of `connections`, with the failures every service shares.
     static func attempt(
-        on connections: PushConnections, timeout: TimeInterval, _ request: HTTPClientRequest,
-        read: @escaping @Sendable (HTTPResponseStatus, HTTPHeaders, ByteBuffer) -> PushAnswer
+        on connections: PushConnections, _ request: PushRequest, read: (PushResponse) -> PushAnswer
     ) async -> PushAttempt {
         do {
-            let answer = try await connections.withClient { client in
-                let response = try await client.execute(request, timeout: .milliseconds(Int64(timeout * 1000)))
-                let body = try await response.body.collect(upTo: 1 << 16)
-                return read(response.status, response.headers, body)
+            guard let response = try await connections.send(request) else {
+                return .lost(reason: "cancelled while waiting for a connection")
             }
-            guard let answer else { return .lost(reason: "cancelled while waiting for a connection") }
-            return .answered(answer)
+            return .answered(read(response))
+        } catch let error as HTTP2PushError {
+            return .lost(reason: error.description)
         } catch {
-            return .lost(reason: Self.describe(error))
+            return .lost(reason: "connection: \(error)")
         }
-    }
-
-    static func describe(_ error: any Error) -> String {
-        if let error = error as? HTTPClientError {
-            if error == .deadlineExceeded || error == .readTimeout { return "timeout" }
-            return "connection: \(error)"
-        }
-        return "connection: \(error)"
     }
 
     /// `Retry-After` in seconds (the HTTP-date form is read too).
-    static func retryAfter(_ headers: HTTPHeaders, now: Date = Date()) -> TimeInterval? {
+    static func retryAfter(_ headers: HPACKHeaders, now: Date = Date()) -> TimeInterval? {
         guard let text = headers.first(name: "retry-after")?.trimmingCharacters(in: .whitespaces) else { return nil }
         if let seconds = TimeInterval(text) { return max(0, seconds) }
         let formatter = DateFormatter()

@@ -86,6 +86,6 @@ extension HeraldSettings {
                     "credentials for the sender role: \(Setting(.apnsKeyFile).environment) (APNs) or \(Setting(.fcmServiceAccounts).environment) (FCM)"
             )
         }
-        return await PushGateway.make(apns: apns, fcm: fcm, fcmEndpoint: try fcmEndpoint(), options: try pushConnectionOptions())
+        return try await PushGateway.make(apns: apns, fcm: fcm, fcmEndpoint: try fcmEndpoint(), options: try pushConnectionOptions())
     }
 }

@@ -129,7 +129,8 @@ struct SenderPhase {
                 handle: String(repeating: String(format: "%08x", index), count: 8), template: "news", payload: Self.payload,
                 headers: ["apns-push-type": "alert", "apns-priority": "10"], expiresAt: nil, publishedAt: now, renderedAt: now)
             try producer.enqueue(
-                KafkaOutgoingMessage(topic: configuration.topics.deliveries, key: Array(record.registrationId.utf8), value: record.encoded()))
+                KafkaOutgoingMessage(
+                    topic: configuration.topics.deliveries, key: Array(record.registrationId.utf8), value: record.encoded()))
         }
     }
 
@@ -177,7 +178,9 @@ struct SenderPhase {
             sent = 0
             for try await message in tail.records(logger: logger) {
                 guard let key = message.key, let value = message.value else { continue }
-                if seen.insert(String(decoding: key, as: UTF8.self)).inserted, String(decoding: value, as: UTF8.self).contains(#""outcome":"sent""#) {
+                if seen.insert(String(decoding: key, as: UTF8.self)).inserted,
+                    String(decoding: value, as: UTF8.self).contains(#""outcome":"sent""#)
+                {
                     sent += 1
                 }
             }

@@ -311,7 +311,9 @@ extension BenchmarkReport {
                     "sender: \(Console.count(sender.deliveries)) deliveries to local APNs (\(sender.connections) x \(sender.streams) streams)",
                     "\(Console.count(Int(sender.sendsPerSecond)))/s in \(Console.fixed(sender.sendSeconds, 2)) s"
                         + (ratio.map { ", \(Console.fixed($0, 2)) x ceiling" } ?? ""),
-                    ratio.map { ">= \(Console.fixed(Target.senderRatioToCeiling, 1)) x ceiling: \(verdict(all && $0 >= Target.senderRatioToCeiling))" }
+                    ratio.map {
+                        ">= \(Console.fixed(Target.senderRatioToCeiling, 1)) x ceiling: \(verdict(all && $0 >= Target.senderRatioToCeiling))"
+                    }
                         ?? "no ceiling (h2load missing)"
                 ))
             if let ceiling = sender.ceilingPerSecond {

@@ -1,0 +1,80 @@
+import Foundation
+import HeraldDomain
+import HeraldTestSupport
+import Testing
+
+@testable import HeraldPush
+
+/// The APNs client on its own HTTP/2 connections, against the local APNs server.
+@Suite("APNs client against the local APNs server")
+struct APNsClientTests {
+    static func delivery(_ n: Int) -> DeliveryRecord {
+        DeliveryRecord(
+            eventId: "bn-1", registrationId: "r\(n)", platform: .apns,
+            handle: String(repeating: String(format: "%02x", n % 256), count: 32),
+            template: "news", payload: #"{"aps":{"alert":"Hi"}}"#, headers: ["apns-push-type": "alert"], expiresAt: nil,
+            publishedAt: nil, renderedAt: Date())
+    }
+
+    static func client(_ push: LocalPushServices, connections: Int = 1, streams: Int = 100, timeout: TimeInterval = 10) async throws
+        -> APNsClient
+    {
+        let credentials = try APNsCredentials.load(
+            keyFile: push.keyFile, keyId: push.apnsKey.keyId, teamId: push.apnsKey.teamId, topics: [push.topic],
+            endpoint: push.apns.baseURL)
+        return try await APNsClient(
+            credentials: credentials,
+            options: PushConnectionOptions(
+                connections: connections, streamsPerConnection: streams, requestTimeout: timeout, extraTrustFile: push.caFile))
+    }
+
+    @Test("500 concurrent deliveries over 2 connections: all accepted, each with its derived apns-id, never more in flight than allowed")
+    func concurrent() async throws {
+        let push = try await LocalPushServices.start()
+        let client = try await Self.client(push, connections: 2, streams: 50)
+        let attempts = await withTaskGroup(of: (Int, PushAttempt).self) { group in
+            for n in 0..<500 { group.addTask { (n, await client.send(Self.delivery(n))) } }
+            var all: [Int: PushAttempt] = [:]
+            for await (n, attempt) in group { all[n] = attempt }
+            return all
+        }
+        for (n, attempt) in attempts {
+            #expect(
+                attempt
+                    == .answered(PushAnswer(statusCode: 200, serviceId: APNsRequestID.forDelivery(Self.delivery(n).deliveryId).uuidString)))
+        }
+        #expect(push.apns.connectionsAccepted == 2)
+        #expect(client.inFlight == 0)
+        await client.shutdown()
+        await push.shutdown()
+    }
+
+    @Test("a dropped connection loses the requests on it; the next request opens a new one; a slow answer times out")
+    func lostAndTimedOut() async throws {
+        let push = try await LocalPushServices.start()
+        let client = try await Self.client(push, timeout: 1)
+        #expect(
+            await client.send(Self.delivery(1))
+                == .answered(PushAnswer(statusCode: 200, serviceId: APNsRequestID.forDelivery(Self.delivery(1).deliveryId).uuidString)))
+        push.apns.setDelay(.milliseconds(600))
+        async let inFlight = client.send(Self.delivery(2))
+        try await Task.sleep(for: .milliseconds(200))
+        await push.apns.dropConnections()
+        guard case .lost(let reason) = await inFlight else {
+            Issue.record("a request on a dropped connection was answered")
+            return
+        }
+        #expect(reason.hasPrefix("connection"))
+        push.apns.setDelay(.zero)
+        guard case .answered(let answer) = await client.send(Self.delivery(3)) else {
+            Issue.record("no answer on a new connection")
+            return
+        }
+        #expect(answer.statusCode == 200)
+        #expect(push.apns.connectionsAccepted == 2)
+        push.apns.setDelay(.seconds(3))
+        #expect(await client.send(Self.delivery(4)) == .lost(reason: "timeout"))
+        await client.shutdown()
+        await push.shutdown()
+    }
+}
