@@ -8,6 +8,12 @@ import Testing
 struct PushDomainTests {
     static let now = ISO8601Timestamp.parse("2026-11-25T08:00:00Z")!
 
+    static func delivery() -> DeliveryRecord {
+        DeliveryRecord(
+            eventId: "evt-2", registrationId: "r2", platform: .fcm, handle: "token", template: "news", payload: "{}", headers: [:],
+            expiresAt: now.addingTimeInterval(-5), publishedAt: nil, renderedAt: now)
+    }
+
     @Test(
         "APNs: 200 sent; 410 and BadDeviceToken unregistered; DeviceTokenNotForTopic and other 4xx rejected; provider-token 403s renew; 429 and 5xx retry"
     )
@@ -131,6 +137,18 @@ struct PushDomainTests {
         let text = String(decoding: json, as: UTF8.self)
         #expect(text.contains(#""outcome":"unregistered""#) && text.contains(#""unregisteredAt":"2026-11-25T07:59:00.000Z""#))
         #expect(!text.contains("serviceId"))
+        // The hand-written encoder writes what JSONEncoder writes with sorted keys.
+        let sorted = JSONEncoder()
+        sorted.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        var sent = receipt
+        sent.outcome = .sent
+        sent.serviceId = "5D0F8C1E-3A47-5B52-9E61-0C2D7A94B318"
+        sent.unregisteredAt = nil
+        sent.reason = #"a "quoted" reason"#
+        for each in [receipt, sent, PushReceipt.expired(Self.delivery(), at: Self.now)] {
+            #expect(String(decoding: each.encoded(), as: UTF8.self) == String(decoding: try sorted.encode(each), as: UTF8.self))
+            #expect(try JSONDecoder().decode(PushReceipt.self, from: Data(each.encoded())) == each)
+        }
 
         let wns = DeliveryRecord(
             eventId: "evt-1", registrationId: "w1", platform: .wns, handle: "https://wns.example/channel", template: "news",

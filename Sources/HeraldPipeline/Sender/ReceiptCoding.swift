@@ -4,12 +4,7 @@ import HeraldKafka
 
 /// How receipts are written to `herald.receipts` (key: the delivery id) and to sent-markers.
 enum ReceiptCoding {
-    static func encode(_ receipt: PushReceipt) -> [UInt8] {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        // PushReceipt's own Codable conformance cannot fail.
-        return Array((try? encoder.encode(receipt)) ?? Data())
-    }
+    static func encode(_ receipt: PushReceipt) -> [UInt8] { receipt.encoded() }
 
     static func decode(_ bytes: [UInt8]) -> PushReceipt? {
         try? JSONDecoder().decode(PushReceipt.self, from: Data(bytes))

@@ -34,12 +34,21 @@ public final class SenderService: Service, Sendable {
         var producer = configuration.transactionalProducerConfiguration(role: "sender", lane: nil, forDeliveries: false)
         producer.transactionTimeoutMs = max(configuration.transactionTimeoutMs, configuration.sender.transactionTimeoutMs)
         producer.lingerMs = 5
+        var consumer = configuration.consumerConfiguration(group: configuration.sender.group, fetchWaitMaxMs: min(50, configuration.taskFetchWaitMaxMs))
+        // Whole batches: the requests of one batch are in flight together, and each batch ends
+        // with every answer in before its commit, so small batches leave the connections idle.
+        consumer.maxPollRecords = configuration.sender.batchSize
+        // A few batches ahead is enough at push speed: librdkafka's default prefetch (100,000
+        // records a partition, up to 64 MB) only grows the worker's memory.
+        consumer.queuedMinMessages = 2 * configuration.sender.batchSize
+        if consumer.extra["queued.max.messages.kbytes"] == nil { consumer.extra["queued.max.messages.kbytes"] = "8192" }
+        consumer.fetchMaxBytes = 4 << 20
+        consumer.maxPartitionFetchBytes = 512 << 10
         loop = TransactionalLoop(
             settings: TransactionalLoop.Settings(
                 name: "sender",
                 topics: [configuration.topics.deliveries],
-                consumer: configuration.consumerConfiguration(
-                    group: configuration.sender.group, fetchWaitMaxMs: min(50, configuration.taskFetchWaitMaxMs)),
+                consumer: consumer,
                 producer: producer,
                 batchSize: configuration.sender.batchSize,
                 lagSampleInterval: configuration.lagSampleInterval,

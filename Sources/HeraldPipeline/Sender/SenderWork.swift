@@ -5,6 +5,7 @@ import HeraldPush
 import HeraldRedis
 import HeraldRegistry
 import Logging
+import Metrics
 import Synchronization
 
 /// One batch of the sender, inside its transaction:
@@ -35,7 +36,8 @@ final class SenderWork: Sendable {
     let redis: RedisConnection
     let logger: Logger
     let metrics: PipelineMetrics
-    private let inFlight = Atomic<Int>(0)
+    /// `herald_push_requests_total` by platform, looked up once.
+    private let requestCounters: [Platform: Counter]
 
     init(
         configuration: PipelineConfiguration, gateway: PushGateway, registry: RegistrationService?, redis: RedisConnection, logger: Logger,
@@ -47,6 +49,7 @@ final class SenderWork: Sendable {
         self.redis = redis
         self.logger = logger
         self.metrics = metrics
+        requestCounters = Dictionary(uniqueKeysWithValues: Platform.allCases.map { ($0, metrics.pushRequests($0.rawValue)) })
     }
 
     var layout: SlotLayout { configuration.layout }
@@ -79,7 +82,10 @@ final class SenderWork: Sendable {
             // Markers are written as the answers come, each pipeline taking whatever arrived
             // while the previous one was on its way to Redis.
             let markers = MarkerWriter { pending in await self.writeMarkers(pending, items) }
+            var answered = 0
             for try await (index, receipt) in group {
+                answered += 1
+                if answered % 64 == 0 { metrics.pushInFlight.record(gateway.inFlight) }
                 receipts[index] = receipt
                 let bytes = ReceiptCoding.encode(receipt)
                 encoded[index] = bytes
@@ -89,6 +95,7 @@ final class SenderWork: Sendable {
                 }
             }
             await markers.finish()
+            metrics.pushInFlight.record(0)
         }
         let final = receipts.map { $0! }
         let sent = ContinuousClock.now
@@ -157,11 +164,9 @@ final class SenderWork: Sendable {
             if let expiresAt = delivery.expiresAt, expiresAt <= Date() { return .expired(delivery, attempts: attempts, at: Date()) }
             attempts += 1
             if firstAttempt == nil { firstAttempt = .now }
-            metrics.pushRequests(platform).increment()
+            requestCounters[delivery.platform]?.increment()
             let sentAt = Date()
-            metrics.pushInFlight.record(inFlight.add(1, ordering: .relaxed).newValue)
             let attempt = await transport.send(delivery)
-            metrics.pushInFlight.record(inFlight.subtract(1, ordering: .relaxed).newValue)
             let reason: String
             var retryAfter: TimeInterval?
             switch attempt {
