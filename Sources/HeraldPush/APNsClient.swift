@@ -2,6 +2,7 @@ import Foundation
 import HeraldDomain
 import NIOCore
 import NIOHPACK
+import NIOPosix
 
 /// Sends deliveries to APNs over HTTP/2 for one team: `POST /3/device/<token>` with the
 /// provider token, the delivery's `apns-*` headers, and an `apns-id` derived from its
@@ -21,19 +22,24 @@ public final class APNsClient: PushTransport {
 
     public func verdict(_ answer: PushAnswer) -> PushVerdict { APNsAnswers.verdict(answer) }
 
-    public func send(_ delivery: DeliveryRecord) async -> PushAttempt {
+    public func submit(_ deliveries: [DeliveryRecord]) async -> [EventLoopFuture<PushAttempt>] {
         let token: String
         do {
             token = try await providerToken.token()
         } catch {
-            return .lost(reason: "cannot sign the provider token of \(credentials.keySource): \(error)")
+            let loop = MultiThreadedEventLoopGroup.singleton.next()
+            let reason = "cannot sign the provider token of \(credentials.keySource): \(error)"
+            return deliveries.map { _ in loop.makeSucceededFuture(.lost(reason: reason)) }
         }
-        let request = self.request(delivery, providerToken: token)
-        let attempt = await Self.attempt(on: connections, request, read: Self.answer)
-        if case .answered(let answer) = attempt, case .renewCredentials = verdict(answer) {
-            providerToken.refused(token)
+        let providerToken = providerToken
+        return await Self.attempts(on: connections, deliveries.map { request($0, providerToken: token) }, read: Self.answer).map {
+            $0.map { attempt in
+                if case .answered(let answer) = attempt, case .renewCredentials = APNsAnswers.verdict(answer) {
+                    providerToken.refused(token)
+                }
+                return attempt
+            }
         }
-        return attempt
     }
 
     func request(_ delivery: DeliveryRecord, providerToken: String) -> PushRequest {

@@ -3,6 +3,7 @@ import Foundation
 import HeraldDomain
 import NIOCore
 import NIOHPACK
+import NIOPosix
 
 /// Sends deliveries with FCM HTTP v1 for one Firebase project:
 /// `POST /v1/projects/<project>/messages:send` with an OAuth access token of its service
@@ -30,28 +31,41 @@ public final class FCMClient: PushTransport {
 
     public func verdict(_ answer: PushAnswer) -> PushVerdict { FCMAnswers.verdict(answer) }
 
-    public func send(_ delivery: DeliveryRecord) async -> PushAttempt {
-        let body: [UInt8]
-        switch Self.message(delivery) {
-        case .success(let bytes): body = bytes
-        case .failure(let problem): return .unsendable(reason: problem.reason)
-        }
+    public func submit(_ deliveries: [DeliveryRecord]) async -> [EventLoopFuture<PushAttempt>] {
+        let loop = MultiThreadedEventLoopGroup.singleton.next()
         let token: String
         do {
             token = try await accessTokens.token()
         } catch {
-            return .lost(reason: "no access token: \(error)")
+            return deliveries.map { _ in loop.makeSucceededFuture(.lost(reason: "no access token: \(error)")) }
         }
-        var headers = HPACKHeaders()
-        headers.add(name: "authorization", value: "Bearer " + token)
-        headers.add(name: "content-type", value: "application/json")
-        let request = PushRequest(
-            path: "/v1/projects/\(account.projectId)/messages:send", headers: headers, body: ByteBuffer(bytes: body))
-        let attempt = await Self.attempt(on: connections, request, read: Self.answer)
-        if case .answered(let answer) = attempt, answer.statusCode == 401 {
-            await accessTokens.refused(token)
+        var results = [EventLoopFuture<PushAttempt>?](repeating: nil, count: deliveries.count)
+        var requests: [PushRequest] = []
+        var positions: [Int] = []
+        for (index, delivery) in deliveries.enumerated() {
+            switch Self.message(delivery) {
+            case .success(let body):
+                var headers = HPACKHeaders()
+                headers.add(name: "authorization", value: "Bearer " + token)
+                headers.add(name: "content-type", value: "application/json")
+                requests.append(
+                    PushRequest(path: "/v1/projects/\(account.projectId)/messages:send", headers: headers, body: ByteBuffer(bytes: body)))
+                positions.append(index)
+            case .failure(let problem):
+                results[index] = loop.makeSucceededFuture(.unsendable(reason: problem.reason))
+            }
         }
-        return attempt
+        let accessTokens = accessTokens
+        let sent = await Self.attempts(on: connections, requests, read: Self.answer)
+        for (index, future) in zip(positions, sent) {
+            results[index] = future.map { attempt in
+                if case .answered(let answer) = attempt, answer.statusCode == 401 {
+                    Task { await accessTokens.refused(token) }
+                }
+                return attempt
+            }
+        }
+        return results.map { $0! }
     }
 
     struct Unsendable: Error {

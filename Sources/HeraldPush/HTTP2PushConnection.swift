@@ -50,15 +50,18 @@ enum HTTP2PushError: Error, CustomStringConvertible {
 /// One HTTP/2 connection to a push service, on swift-nio-http2 directly: async-http-client
 /// opens a child channel per request and writes and flushes each alone, which cost the
 /// sender 0.27 of the local APNs server's ceiling (`make bench`, docs/sender.md). Here the
-/// requests of any number of tasks are queued, written as frames in a batch with one flush
-/// per event-loop turn, and their answers matched by stream id; a sweep fails the ones older
-/// than the timeout. A connection the server closed (or sent GOAWAY on) is replaced by the
+/// requests of any number of tasks are queued and written as frames, at most `maxStreams` open
+/// at once: a stream that closes lets the next queued request in within the same event-loop
+/// turn, with one flush per burst of answers, so the connection never waits for a task to
+/// wake. Answers are matched by stream id; a sweep fails the ones older than the timeout. A connection the server closed (or sent GOAWAY on) is replaced by the
 /// next request.
 final class HTTP2PushConnection: Sendable {
     let host: String
     let port: Int
     let authority: String
     let timeout: TimeAmount
+    /// Streams open at once; more requests wait in the queue for a stream to close.
+    let maxStreams: Int
     private let tls: NIOSSLContext
     private let current = Mutex<Slot>(.none)
 
@@ -74,22 +77,32 @@ final class HTTP2PushConnection: Sendable {
         var outbox: Outbox
     }
 
-    init(url: URL, tls: NIOSSLContext, timeout: TimeInterval) {
+    init(url: URL, tls: NIOSSLContext, timeout: TimeInterval, maxStreams: Int) {
         let host = url.host ?? "localhost"
         self.host = host
         port = url.port ?? 443
         authority = url.port.map { "\(host):\($0)" } ?? host
         self.tls = tls
         self.timeout = .milliseconds(Int64(timeout * 1000))
+        self.maxStreams = maxStreams
     }
 
-    func send(_ request: PushRequest) async throws -> PushResponse {
-        let link = try await connected()
-        let promise = link.channel.eventLoop.makePromise(of: PushResponse.self)
-        if let closed = link.outbox.add(Pending(request: request, promise: promise)) {
-            promise.fail(HTTP2PushError.connection(closed))
+    /// Queues `requests` (connecting first if needed) and returns the futures of their answers,
+    /// in order; a connection that cannot be made fails them all.
+    func submit(_ requests: [PushRequest]) async -> [EventLoopFuture<PushResponse>] {
+        let link: Link
+        do {
+            link = try await connected()
+        } catch {
+            let loop = MultiThreadedEventLoopGroup.singleton.next()
+            return requests.map { _ in loop.makeFailedFuture(error) }
         }
-        return try await promise.futureResult.get()
+        let loop = link.channel.eventLoop
+        let pending = requests.map { Pending(request: $0, promise: loop.makePromise(of: PushResponse.self)) }
+        if let closed = link.outbox.add(pending) {
+            for request in pending { request.promise.fail(HTTP2PushError.connection(closed)) }
+        }
+        return pending.map(\.promise.futureResult)
     }
 
     func close() async {
@@ -142,7 +155,7 @@ final class HTTP2PushConnection: Sendable {
 
     private func connect() -> EventLoopFuture<Link> {
         let outbox = Outbox()
-        let (tls, host, authority, timeout) = (tls, host, authority, timeout)
+        let (tls, host, authority, timeout, maxStreams) = (tls, host, authority, timeout, maxStreams)
         let serverName = Self.isIPAddress(host) ? nil : host
         return ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton)
             .channelOption(ChannelOptions.tcpOption(.tcp_nodelay), value: 1)
@@ -159,7 +172,8 @@ final class HTTP2PushConnection: Sendable {
                                 HTTP2Setting(parameter: .maxConcurrentStreams, value: 100),
                                 HTTP2Setting(parameter: .initialWindowSize, value: 1 << 20),
                             ]))
-                    try pipeline.addHandler(PushStreamsHandler(outbox: outbox, authority: authority, timeout: timeout))
+                    try pipeline.addHandler(
+                        PushStreamsHandler(outbox: outbox, authority: authority, timeout: timeout, maxStreams: maxStreams))
                 }
             }
             .connect(host: host, port: port)
@@ -193,10 +207,10 @@ final class Outbox: Sendable {
     func attach(_ drain: @escaping @Sendable () -> Void) { state.withLock { $0.drain = drain } }
 
     /// Queues `pending`; returns why it cannot be, if the connection is closed.
-    func add(_ pending: Pending) -> String? {
+    func add(_ pending: [Pending]) -> String? {
         let (closed, drain): (String?, (@Sendable () -> Void)?) = state.withLock { state in
             if let closed = state.closed { return (closed, nil) }
-            state.pending.append(pending)
+            state.pending.append(contentsOf: pending)
             guard !state.drainScheduled, let drain = state.drain else { return (nil, nil) }
             state.drainScheduled = true
             return (nil, drain)
@@ -205,11 +219,17 @@ final class Outbox: Sendable {
         return closed
     }
 
-    func take() -> [Pending] {
+    /// Takes up to `limit` of the oldest requests; the rest wait for the next drain.
+    func take(max limit: Int) -> [Pending] {
         state.withLock { state in
             state.drainScheduled = false
-            defer { state.pending.removeAll(keepingCapacity: true) }
-            return state.pending
+            guard limit < state.pending.count else {
+                defer { state.pending.removeAll(keepingCapacity: true) }
+                return state.pending
+            }
+            let taken = Array(state.pending.prefix(limit))
+            state.pending.removeFirst(limit)
+            return taken
         }
     }
 
@@ -243,17 +263,21 @@ final class PushStreamsHandler: ChannelInboundHandler, RemovableChannelHandler {
     private let outbox: Outbox
     private let authority: String
     private let timeout: TimeAmount
+    private let maxStreams: Int
     private var context: ChannelHandlerContext?
+    /// A stream closed since the last drain: queued requests may go.
+    private var streamClosed = false
     private var streams: [HTTP2StreamID: Stream] = [:]
     private var nextStreamID = HTTP2StreamID(1)
     private var unacknowledgedBytes = 0
     private var goingAway = false
     private var sweep: RepeatedTask?
 
-    init(outbox: Outbox, authority: String, timeout: TimeAmount) {
+    init(outbox: Outbox, authority: String, timeout: TimeAmount, maxStreams: Int) {
         self.outbox = outbox
         self.authority = authority
         self.timeout = timeout
+        self.maxStreams = max(1, maxStreams)
     }
 
     func handlerAdded(context: ChannelHandlerContext) {
@@ -285,8 +309,10 @@ final class PushStreamsHandler: ChannelInboundHandler, RemovableChannelHandler {
     }
 
     func drain() {
-        let pending = outbox.take()
-        guard let context, !pending.isEmpty else { return }
+        let room = maxStreams - streams.count
+        guard let context, room > 0 else { return }
+        let pending = outbox.take(max: room)
+        guard !pending.isEmpty else { return }
         let now = NIODeadline.now()
         for request in pending {
             let id = nextStreamID
@@ -307,6 +333,14 @@ final class PushStreamsHandler: ChannelInboundHandler, RemovableChannelHandler {
             }
         }
         context.flush()
+    }
+
+    func channelReadComplete(context: ChannelHandlerContext) {
+        if streamClosed {
+            streamClosed = false
+            drain()
+        }
+        context.fireChannelReadComplete()
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
@@ -359,12 +393,15 @@ final class PushStreamsHandler: ChannelInboundHandler, RemovableChannelHandler {
 
     private func complete(_ id: HTTP2StreamID) {
         guard let stream = streams.removeValue(forKey: id) else { return }
+        streamClosed = true
         stream.promise.succeed(PushResponse(status: stream.status ?? 0, headers: stream.headers, body: stream.body ?? ByteBuffer()))
         if goingAway && streams.isEmpty { context?.close(promise: nil) }
     }
 
     private func fail(_ id: HTTP2StreamID, _ error: HTTP2PushError) {
-        streams.removeValue(forKey: id)?.promise.fail(error)
+        guard let stream = streams.removeValue(forKey: id) else { return }
+        streamClosed = true
+        stream.promise.fail(error)
     }
 
     private func failAll(_ reason: String) {
@@ -384,6 +421,8 @@ final class PushStreamsHandler: ChannelInboundHandler, RemovableChannelHandler {
             fail(id, .timeout)
             context.write(wrapOutboundOut(HTTP2Frame(streamID: id, payload: .rstStream(.cancel))), promise: nil)
         }
+        streamClosed = false
+        drain()
         context.flush()
     }
 }

@@ -48,91 +48,38 @@ public struct PushConnectionOptions: Sendable, Hashable {
     }
 }
 
-/// A provider's connections, each with a bound on its requests in flight; a request takes
-/// the least busy connection, or waits for room.
+/// A provider's connections: the requests of a batch are spread over them in turn, and each
+/// keeps at most `streamsPerConnection` of its share in flight (`HTTP2PushConnection`).
 final class PushConnections: Sendable {
-    struct State {
-        var inFlight: [Int]
-        var waiters: [(id: Int, continuation: CheckedContinuation<Int?, Never>)] = []
-        var nextWaiter = 0
-    }
-
     let connections: [HTTP2PushConnection]
-    let perConnection: Int
-    private let state: Mutex<State>
+    private let next = Atomic<Int>(0)
+    private let outstanding = Atomic<Int>(0)
 
     init(endpoint: URL, options: PushConnectionOptions) throws {
         let tls = try options.makeTLSContext()
         connections = (0..<options.connections).map { _ in
-            HTTP2PushConnection(url: endpoint, tls: tls, timeout: options.requestTimeout)
-        }
-        perConnection = options.streamsPerConnection
-        state = Mutex(State(inFlight: Array(repeating: 0, count: options.connections)))
-    }
-
-    /// Requests in flight now, on all connections.
-    var inFlight: Int { state.withLock { $0.inFlight.reduce(0, +) } }
-
-    /// Sends `request` on a connection once one has room; nil when cancelled while waiting.
-    func send(_ request: PushRequest) async throws -> PushResponse? {
-        guard let index = await acquire() else { return nil }
-        defer { release(index) }
-        return try await connections[index].send(request)
-    }
-
-    private func acquire() async -> Int? {
-        let id: Int
-        let immediate: Int? = state.withLock { state in
-            if let index = Self.leastBusy(state.inFlight, limit: perConnection) {
-                state.inFlight[index] += 1
-                return index
-            }
-            return nil
-        }
-        if let immediate { return immediate }
-        id = state.withLock { state in
-            state.nextWaiter += 1
-            return state.nextWaiter
-        }
-        return await withTaskCancellationHandler {
-            await withCheckedContinuation { (continuation: CheckedContinuation<Int?, Never>) in
-                let ready: Int?? = state.withLock { state in
-                    if Task.isCancelled { return .some(nil) }
-                    if let index = Self.leastBusy(state.inFlight, limit: perConnection) {
-                        state.inFlight[index] += 1
-                        return .some(index)
-                    }
-                    state.waiters.append((id, continuation))
-                    return .none
-                }
-                if let ready { continuation.resume(returning: ready) }
-            }
-        } onCancel: {
-            let waiter = state.withLock { state in
-                state.waiters.firstIndex { $0.id == id }.map { state.waiters.remove(at: $0) }
-            }
-            waiter?.continuation.resume(returning: nil)
+            HTTP2PushConnection(url: endpoint, tls: tls, timeout: options.requestTimeout, maxStreams: options.streamsPerConnection)
         }
     }
 
-    private func release(_ index: Int) {
-        let waiter = state.withLock { state in
-            if state.waiters.isEmpty {
-                state.inFlight[index] -= 1
-                return nil as CheckedContinuation<Int?, Never>?
-            }
-            return state.waiters.removeFirst().continuation
-        }
-        // The freed place goes straight to the longest waiter.
-        waiter?.resume(returning: index)
-    }
+    /// Requests sent or queued and not answered yet.
+    var inFlight: Int { outstanding.load(ordering: .relaxed) }
 
-    private static func leastBusy(_ inFlight: [Int], limit: Int) -> Int? {
-        var best: Int?
-        for (index, count) in inFlight.enumerated() where count < limit {
-            if best == nil || count < inFlight[best!] { best = index }
+    /// Sends `requests`, spread over the connections; the futures of their answers, in order.
+    func submit(_ requests: [PushRequest]) async -> [EventLoopFuture<PushResponse>] {
+        guard !requests.isEmpty else { return [] }
+        let first = next.add(requests.count, ordering: .relaxed).oldValue
+        var shares = [[Int]](repeating: [], count: connections.count)
+        for index in requests.indices { shares[(first + index) % connections.count].append(index) }
+        var futures = [EventLoopFuture<PushResponse>?](repeating: nil, count: requests.count)
+        for (connection, share) in zip(connections, shares) where !share.isEmpty {
+            let answers = await connection.submit(share.map { requests[$0] })
+            for (index, answer) in zip(share, answers) { futures[index] = answer }
         }
-        return best
+        outstanding.add(requests.count, ordering: .relaxed)
+        return futures.map { future in
+            future!.always { [self] _ in outstanding.subtract(1, ordering: .relaxed) }
+        }
     }
 
     func shutdown() async {

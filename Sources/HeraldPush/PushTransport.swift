@@ -16,8 +16,9 @@ public enum PushAttempt: Sendable, Hashable {
 
 /// One provider's client (an APNs team, an FCM project).
 public protocol PushTransport: Sendable {
-    /// Sends one request for `delivery`; never throws, every failure is an attempt's outcome.
-    func send(_ delivery: DeliveryRecord) async -> PushAttempt
+    /// Sends one request for each of `deliveries` at once; the futures of the attempts, in
+    /// order. Never fails: every failure is an attempt's outcome.
+    func submit(_ deliveries: [DeliveryRecord]) async -> [EventLoopFuture<PushAttempt>]
     /// What the sender does with an answer of this service.
     func verdict(_ answer: PushAnswer) -> PushVerdict
     /// Requests in flight now.
@@ -26,19 +27,20 @@ public protocol PushTransport: Sendable {
 }
 
 extension PushTransport {
-    /// `request` on one of `connections`, with the failures every service shares.
-    static func attempt(
-        on connections: PushConnections, _ request: PushRequest, read: (PushResponse) -> PushAnswer
-    ) async -> PushAttempt {
-        do {
-            guard let response = try await connections.send(request) else {
-                return .lost(reason: "cancelled while waiting for a connection")
+    /// One request for `delivery`.
+    public func send(_ delivery: DeliveryRecord) async -> PushAttempt {
+        guard let future = await submit([delivery]).first else { return .lost(reason: "nothing was sent") }
+        return (try? await future.get()) ?? .lost(reason: "connection: no answer")
+    }
+
+    /// The attempts of `requests` on `connections`, read by `read`; failures become `.lost`.
+    static func attempts(
+        on connections: PushConnections, _ requests: [PushRequest], read: @escaping @Sendable (PushResponse) -> PushAnswer
+    ) async -> [EventLoopFuture<PushAttempt>] {
+        await connections.submit(requests).map { future in
+            future.map { PushAttempt.answered(read($0)) }.recover { error in
+                .lost(reason: (error as? HTTP2PushError)?.description ?? "connection: \(error)")
             }
-            return .answered(read(response))
-        } catch let error as HTTP2PushError {
-            return .lost(reason: error.description)
-        } catch {
-            return .lost(reason: "connection: \(error)")
         }
     }
 

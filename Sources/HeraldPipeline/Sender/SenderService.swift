@@ -34,7 +34,8 @@ public final class SenderService: Service, Sendable {
         var producer = configuration.transactionalProducerConfiguration(role: "sender", lane: nil, forDeliveries: false)
         producer.transactionTimeoutMs = max(configuration.transactionTimeoutMs, configuration.sender.transactionTimeoutMs)
         producer.lingerMs = 5
-        var consumer = configuration.consumerConfiguration(group: configuration.sender.group, fetchWaitMaxMs: min(50, configuration.taskFetchWaitMaxMs))
+        var consumer = configuration.consumerConfiguration(
+            group: configuration.sender.group, fetchWaitMaxMs: min(50, configuration.taskFetchWaitMaxMs))
         // Whole batches: the requests of one batch are in flight together, and each batch ends
         // with every answer in before its commit, so small batches leave the connections idle.
         consumer.maxPollRecords = configuration.sender.batchSize

@@ -6,6 +6,7 @@ import HeraldRedis
 import HeraldRegistry
 import Logging
 import Metrics
+import NIOCore
 import Synchronization
 
 /// One batch of the sender, inside its transaction:
@@ -65,37 +66,76 @@ final class SenderWork: Sendable {
             receipts[index] = receipt
             marked.append(index)
         }
+        // Markers are written as the answers come, each pipeline taking whatever arrived
+        // while the previous one was on its way to Redis.
+        let markers = MarkerWriter { pending in await self.writeMarkers(pending, items) }
+        let outcomes = Outcomes(count: items.count)
+        let now = Date()
+        var byTransport: [ObjectIdentifier: (transport: any PushTransport, indices: [Int])] = [:]
+        for (index, item) in items.enumerated() where receipts[index] == nil {
+            let delivery = item.delivery
+            guard let transport = gateway.transport(for: delivery) else {
+                receipts[index] = Self.noSender(delivery, gateway: gateway, at: now)
+                continue
+            }
+            if let expiresAt = delivery.expiresAt, expiresAt <= now {
+                receipts[index] = .expired(delivery, at: now)
+                continue
+            }
+            byTransport[ObjectIdentifier(transport as AnyObject), default: (transport, [])].indices.append(index)
+        }
+        // First attempts: every request of the batch at once, each answer decided on the
+        // event loop that read it.
+        var answers: [EventLoopFuture<Void>] = []
+        for (transport, indices) in byTransport.values {
+            let deliveries = indices.map { items[$0].delivery }
+            let started = ContinuousClock.now
+            let sentAt = Date()
+            for delivery in deliveries { requestCounters[delivery.platform]?.increment() }
+            let attempts = await transport.submit(deliveries)
+            metrics.pushInFlight.record(gateway.inFlight)
+            for (index, attempt) in zip(indices, attempts) {
+                let delivery = items[index].delivery
+                answers.append(
+                    attempt.map { [self] attempt in
+                        var progress = Progress(attempts: 1, firstAttempt: started)
+                        switch decide(delivery, attempt, sentAt: sentAt, progress: &progress, via: transport) {
+                        case .done(let receipt):
+                            let bytes = ReceiptCoding.encode(receipt)
+                            outcomes.set(index, receipt, bytes)
+                            if receipt.attempts > 0 { markers.add((index, bytes)) }
+                        case .retry(let at):
+                            outcomes.retry(index, Retry(at: at, progress: progress, transport: transport))
+                        }
+                    })
+            }
+        }
+        if let loop = answers.first?.eventLoop {
+            _ = try? await EventLoopFuture.whenAllComplete(answers, on: loop).get()
+        }
+        // Retries, each at its own pace.
+        let retries = outcomes.retries()
         try await withThrowingTaskGroup(of: (Int, PushReceipt).self) { group in
-            let now = Date()
-            for (index, item) in items.enumerated() where receipts[index] == nil {
-                let delivery = item.delivery
-                guard let transport = gateway.transport(for: delivery) else {
-                    receipts[index] = Self.noSender(delivery, gateway: gateway, at: now)
-                    continue
+            for (index, retry) in retries {
+                let delivery = items[index].delivery
+                group.addTask {
+                    let delay = max(0, retry.at.timeIntervalSinceNow)
+                    try await Task.sleep(for: .milliseconds(Int64(delay * 1000)))
+                    return (index, try await self.deliver(delivery, via: retry.transport, progress: retry.progress))
                 }
-                if let expiresAt = delivery.expiresAt, expiresAt <= now {
-                    receipts[index] = .expired(delivery, at: now)
-                    continue
-                }
-                group.addTask { (index, try await self.deliver(delivery, via: transport)) }
             }
-            // Markers are written as the answers come, each pipeline taking whatever arrived
-            // while the previous one was on its way to Redis.
-            let markers = MarkerWriter { pending in await self.writeMarkers(pending, items) }
-            var answered = 0
             for try await (index, receipt) in group {
-                answered += 1
-                if answered % 64 == 0 { metrics.pushInFlight.record(gateway.inFlight) }
-                receipts[index] = receipt
                 let bytes = ReceiptCoding.encode(receipt)
-                encoded[index] = bytes
-                if receipt.attempts > 0 {
-                    markers.add((index, bytes))
-                    marked.append(index)
-                }
+                outcomes.set(index, receipt, bytes)
+                if receipt.attempts > 0 { markers.add((index, bytes)) }
             }
-            await markers.finish()
-            metrics.pushInFlight.record(0)
+        }
+        await markers.finish()
+        metrics.pushInFlight.record(gateway.inFlight)
+        for (index, receipt, bytes) in outcomes.decided() {
+            receipts[index] = receipt
+            encoded[index] = bytes
+            if receipt.attempts > 0 { marked.append(index) }
         }
         let final = receipts.map { $0! }
         let sent = ContinuousClock.now
@@ -144,63 +184,103 @@ final class SenderWork: Sendable {
 
     // MARK: Sending
 
-    /// Pushes one delivery until it has its outcome.
-    func deliver(_ delivery: DeliveryRecord, via transport: any PushTransport) async throws -> PushReceipt {
-        let policy = configuration.sender.retry
-        let platform = delivery.platform.rawValue
+    /// Where a delivery stands between its attempts.
+    struct Progress: Sendable {
         var attempts = 0
         var firstAttempt: ContinuousClock.Instant?
         var lastStatus: Int?
-        func receipt(_ outcome: PushOutcome, reason: String? = nil, serviceId: String? = nil, unregisteredAt: Date? = nil) -> PushReceipt {
-            let latency = firstAttempt.map { ContinuousClock.now - $0 }
-            if let latency, attempts > 0 { metrics.pushLatency.recordNanoseconds(Self.nanoseconds(latency)) }
-            return PushReceipt(
-                deliveryId: delivery.deliveryId, eventId: delivery.eventId, registrationId: delivery.registrationId,
-                platform: delivery.platform, outcome: outcome, statusCode: lastStatus, reason: reason, attempts: attempts,
-                latencyMs: latency.map(Self.milliseconds), serviceId: serviceId, unregisteredAt: unregisteredAt, decidedAt: Date())
-        }
+    }
+
+    /// What follows an attempt.
+    enum Step {
+        case done(PushReceipt)
+        case retry(at: Date)
+    }
+
+    /// A delivery waiting for its next attempt.
+    struct Retry: Sendable {
+        var at: Date
+        var progress: Progress
+        var transport: any PushTransport
+    }
+
+    /// Pushes one delivery, after the attempts in `progress`, until it has its outcome.
+    func deliver(_ delivery: DeliveryRecord, via transport: any PushTransport, progress: Progress = Progress()) async throws
+        -> PushReceipt
+    {
+        var progress = progress
         while true {
             try Task.checkCancellation()
-            if let expiresAt = delivery.expiresAt, expiresAt <= Date() { return .expired(delivery, attempts: attempts, at: Date()) }
-            attempts += 1
-            if firstAttempt == nil { firstAttempt = .now }
+            if let expiresAt = delivery.expiresAt, expiresAt <= Date() {
+                return .expired(delivery, attempts: progress.attempts, at: Date())
+            }
+            progress.attempts += 1
+            if progress.firstAttempt == nil { progress.firstAttempt = .now }
             requestCounters[delivery.platform]?.increment()
             let sentAt = Date()
             let attempt = await transport.send(delivery)
-            let reason: String
-            var retryAfter: TimeInterval?
-            switch attempt {
-            case .unsendable(let problem):
-                attempts -= 1
-                return receipt(.rejected, reason: problem)
-            case .lost(let problem):
-                reason = problem
-            case .answered(let answer):
-                lastStatus = answer.statusCode
-                switch transport.verdict(answer) {
-                case .sent: return receipt(.sent, serviceId: answer.serviceId)
-                case .unregistered(let since): return receipt(.unregistered, reason: answer.reason, unregisteredAt: since ?? sentAt)
-                case .rejected(let problem): return receipt(.rejected, reason: problem)
-                case .failed(let problem): return receipt(.failed, reason: problem)
-                case .retry(let problem, let after):
-                    reason = problem
-                    retryAfter = after
-                case .renewCredentials(let problem):
-                    reason = problem
-                }
-            }
-            let now = Date()
-            switch policy.next(
-                afterAttempt: attempts, reason: reason, retryAfter: retryAfter, now: now, expiresAt: delivery.expiresAt,
-                unit: Double.random(in: 0..<1))
-            {
-            case .giveUp(let outcome, let why):
-                return receipt(outcome, reason: why)
+            switch decide(delivery, attempt, sentAt: sentAt, progress: &progress, via: transport) {
+            case .done(let receipt):
+                return receipt
             case .retry(let at):
-                metrics.pushRetries(platform, Self.retryLabel(reason)).increment()
-                try await Task.sleep(for: .milliseconds(Int64(max(0, at.timeIntervalSince(now)) * 1000)))
+                try await Task.sleep(for: .milliseconds(Int64(max(0, at.timeIntervalSinceNow) * 1000)))
             }
         }
+    }
+
+    /// The receipt an attempt settles, or when to try again (`SenderConfiguration.retry`).
+    func decide(
+        _ delivery: DeliveryRecord, _ attempt: PushAttempt, sentAt: Date, progress: inout Progress, via transport: any PushTransport
+    )
+        -> Step
+    {
+        let reason: String
+        var retryAfter: TimeInterval?
+        switch attempt {
+        case .unsendable(let problem):
+            progress.attempts -= 1
+            return .done(receipt(delivery, .rejected, progress, reason: problem))
+        case .lost(let problem):
+            reason = problem
+        case .answered(let answer):
+            progress.lastStatus = answer.statusCode
+            switch transport.verdict(answer) {
+            case .sent: return .done(receipt(delivery, .sent, progress, serviceId: answer.serviceId))
+            case .unregistered(let since):
+                return .done(receipt(delivery, .unregistered, progress, reason: answer.reason, unregisteredAt: since ?? sentAt))
+            case .rejected(let problem): return .done(receipt(delivery, .rejected, progress, reason: problem))
+            case .failed(let problem): return .done(receipt(delivery, .failed, progress, reason: problem))
+            case .retry(let problem, let after):
+                reason = problem
+                retryAfter = after
+            case .renewCredentials(let problem):
+                reason = problem
+            }
+        }
+        let now = Date()
+        switch configuration.sender.retry.next(
+            afterAttempt: progress.attempts, reason: reason, retryAfter: retryAfter, now: now, expiresAt: delivery.expiresAt,
+            unit: Double.random(in: 0..<1))
+        {
+        case .giveUp(let outcome, let why):
+            return .done(receipt(delivery, outcome, progress, reason: why))
+        case .retry(let at):
+            metrics.pushRetries(delivery.platform.rawValue, Self.retryLabel(reason)).increment()
+            return .retry(at: at)
+        }
+    }
+
+    func receipt(
+        _ delivery: DeliveryRecord, _ outcome: PushOutcome, _ progress: Progress, reason: String? = nil, serviceId: String? = nil,
+        unregisteredAt: Date? = nil
+    ) -> PushReceipt {
+        let latency = progress.firstAttempt.map { ContinuousClock.now - $0 }
+        if let latency, progress.attempts > 0 { metrics.pushLatency.recordNanoseconds(Self.nanoseconds(latency)) }
+        return PushReceipt(
+            deliveryId: delivery.deliveryId, eventId: delivery.eventId, registrationId: delivery.registrationId,
+            platform: delivery.platform,
+            outcome: outcome, statusCode: progress.lastStatus, reason: reason, attempts: progress.attempts,
+            latencyMs: latency.map(Self.milliseconds), serviceId: serviceId, unregisteredAt: unregisteredAt, decidedAt: Date())
     }
 
     /// A bounded label for the retries metric: the service's reason, or the kind of failure.
@@ -381,4 +461,25 @@ final class MarkerWriter: Sendable {
         signal.finish()
         await task.value
     }
+}
+
+/// The outcomes of one batch's deliveries, decided on the event loops that read the answers.
+final class Outcomes: Sendable {
+    private struct State {
+        var decided: [(Int, PushReceipt, [UInt8])] = []
+        var retries: [(Int, SenderWork.Retry)] = []
+    }
+
+    private let state: Mutex<State>
+
+    init(count: Int) {
+        var state = State()
+        state.decided.reserveCapacity(count)
+        self.state = Mutex(state)
+    }
+
+    func set(_ index: Int, _ receipt: PushReceipt, _ bytes: [UInt8]) { state.withLock { $0.decided.append((index, receipt, bytes)) } }
+    func retry(_ index: Int, _ retry: SenderWork.Retry) { state.withLock { $0.retries.append((index, retry)) } }
+    func retries() -> [(Int, SenderWork.Retry)] { state.withLock { $0.retries } }
+    func decided() -> [(Int, PushReceipt, [UInt8])] { state.withLock { $0.decided } }
 }
