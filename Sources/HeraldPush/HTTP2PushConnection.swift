@@ -171,7 +171,11 @@ final class HTTP2PushConnection: Sendable {
                                 HTTP2Setting(parameter: .enablePush, value: 0),
                                 HTTP2Setting(parameter: .maxConcurrentStreams, value: 100),
                                 HTTP2Setting(parameter: .initialWindowSize, value: 1 << 20),
-                            ]))
+                            ],
+                            // The header blocks are Herald's own (and the service's answers are
+                            // read by status and a few names): validating each cost 3 % of the
+                            // sender's CPU.
+                            headerBlockValidation: .disabled, contentLengthValidation: .disabled))
                     try pipeline.addHandler(
                         PushStreamsHandler(outbox: outbox, authority: authority, timeout: timeout, maxStreams: maxStreams))
                 }

@@ -55,7 +55,6 @@ struct SenderPhase {
             var settings = push.environment
             settings["HERALD_PUSH_CONNECTIONS"] = String(Self.connections)
             settings["HERALD_PUSH_STREAMS"] = String(Self.streams)
-            if let batch = ProcessInfo.processInfo.environment["HERALD_SENDER_BATCH"] { settings["HERALD_SENDER_BATCH"] = batch }
             let spec = WorkerSpec(names: names, index: 0, roles: "sender", environment: settings)
             let sender = try WorkerProcess(launch: environment.workerLaunch(spec), spec: spec, logDirectory: environment.workDirectory)
             worker = sender
