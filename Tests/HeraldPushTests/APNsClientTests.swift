@@ -72,8 +72,11 @@ struct APNsClientTests {
         }
         #expect(answer.statusCode == 200)
         #expect(push.apns.connectionsAccepted == 2)
+        // Another client that waits 1 s at most.
+        let impatient = try await Self.client(push, timeout: 1)
         push.apns.setDelay(.seconds(3))
-        #expect(await client.send(Self.delivery(4)) == .lost(reason: "timeout"))
+        #expect(await impatient.send(Self.delivery(4)) == .lost(reason: "timeout"))
+        await impatient.shutdown()
         await client.shutdown()
         await push.shutdown()
     }

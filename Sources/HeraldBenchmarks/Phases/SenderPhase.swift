@@ -191,19 +191,6 @@ struct SenderPhase {
     }
 
     private func removeData() async {
-        guard !options.keepData else {
-            Console.say("  keeping topics \(names.topicPrefix)* and Redis keys \(names.redisPrefix):* (--keep-data)")
-            return
-        }
-        var adminConfiguration = KafkaAdminConfiguration(bootstrapServers: configuration.bootstrapServers)
-        adminConfiguration.extra = configuration.kafkaExtra
-        if let admin = try? KafkaAdmin(configuration: adminConfiguration, logger: logger) {
-            do { try await admin.deleteTopics(configuration.topics.all.map(\.name), ignoreMissing: true) } catch {
-                logger.warning("deleting topics failed", metadata: ["error": "\(error)"])
-            }
-        }
-        do { try await RedisKeyspace.deleteAll(prefix: names.redisPrefix, redis: configuration.redis) } catch {
-            logger.warning("removing Redis keys failed", metadata: ["pattern": "\(names.redisPrefix):*", "error": "\(error)"])
-        }
+        await PhaseData.remove(names: names, configuration: configuration, options: options, logger: logger)
     }
 }

@@ -84,52 +84,8 @@ final class SenderWork: Sendable {
             }
             byTransport[ObjectIdentifier(transport as AnyObject), default: (transport, [])].indices.append(index)
         }
-        // First attempts: every request of the batch at once, each answer decided on the
-        // event loop that read it.
-        var answers: [EventLoopFuture<Void>] = []
-        for (transport, indices) in byTransport.values {
-            let deliveries = indices.map { items[$0].delivery }
-            let started = ContinuousClock.now
-            let sentAt = Date()
-            for delivery in deliveries { requestCounters[delivery.platform]?.increment() }
-            let attempts = await transport.submit(deliveries)
-            metrics.pushInFlight.record(gateway.inFlight)
-            for (index, attempt) in zip(indices, attempts) {
-                let delivery = items[index].delivery
-                answers.append(
-                    attempt.map { [self] attempt in
-                        var progress = Progress(attempts: 1, firstAttempt: started)
-                        switch decide(delivery, attempt, sentAt: sentAt, progress: &progress, via: transport) {
-                        case .done(let receipt):
-                            let bytes = ReceiptCoding.encode(receipt)
-                            outcomes.set(index, receipt, bytes)
-                            if receipt.attempts > 0 { markers.add((index, bytes)) }
-                        case .retry(let at):
-                            outcomes.retry(index, Retry(at: at, progress: progress, transport: transport))
-                        }
-                    })
-            }
-        }
-        if let loop = answers.first?.eventLoop {
-            _ = try? await EventLoopFuture.whenAllComplete(answers, on: loop).get()
-        }
-        // Retries, each at its own pace.
-        let retries = outcomes.retries()
-        try await withThrowingTaskGroup(of: (Int, PushReceipt).self) { group in
-            for (index, retry) in retries {
-                let delivery = items[index].delivery
-                group.addTask {
-                    let delay = max(0, retry.at.timeIntervalSinceNow)
-                    try await Task.sleep(for: .milliseconds(Int64(delay * 1000)))
-                    return (index, try await self.deliver(delivery, via: retry.transport, progress: retry.progress))
-                }
-            }
-            for try await (index, receipt) in group {
-                let bytes = ReceiptCoding.encode(receipt)
-                outcomes.set(index, receipt, bytes)
-                if receipt.attempts > 0 { markers.add((index, bytes)) }
-            }
-        }
+        await pushFirstAttempts(byTransport.values.map { $0 }, items, outcomes: outcomes, markers: markers)
+        try await pushRetries(outcomes.retries(), items, outcomes: outcomes, markers: markers)
         await markers.finish()
         metrics.pushInFlight.record(gateway.inFlight)
         for (index, receipt, bytes) in outcomes.decided() {
@@ -183,6 +139,59 @@ final class SenderWork: Sendable {
     }
 
     // MARK: Sending
+
+    /// Every delivery's first request at once, per transport; each answer is decided on the
+    /// event loop that read it (no task per delivery), and those to try again are noted.
+    func pushFirstAttempts(
+        _ groups: [(transport: any PushTransport, indices: [Int])], _ items: [Item], outcomes: Outcomes, markers: MarkerWriter
+    ) async {
+        var answers: [EventLoopFuture<Void>] = []
+        for (transport, indices) in groups {
+            let deliveries = indices.map { items[$0].delivery }
+            let firstAttempt = ContinuousClock.now
+            let sentAt = Date()
+            for delivery in deliveries { requestCounters[delivery.platform]?.increment() }
+            let attempts = await transport.submit(deliveries)
+            metrics.pushInFlight.record(gateway.inFlight)
+            for (index, attempt) in zip(indices, attempts) {
+                let delivery = items[index].delivery
+                answers.append(
+                    attempt.map { [self] attempt in
+                        var progress = Progress(attempts: 1, firstAttempt: firstAttempt)
+                        switch decide(delivery, attempt, sentAt: sentAt, progress: &progress, via: transport) {
+                        case .done(let receipt):
+                            record(receipt, index, outcomes: outcomes, markers: markers)
+                        case .retry(let at):
+                            outcomes.retry(index, Retry(at: at, progress: progress, transport: transport))
+                        }
+                    })
+            }
+        }
+        if let loop = answers.first?.eventLoop {
+            _ = try? await EventLoopFuture.whenAllComplete(answers, on: loop).get()
+        }
+    }
+
+    /// The deliveries to try again, each at its own pace until it has its outcome.
+    func pushRetries(_ retries: [(Int, Retry)], _ items: [Item], outcomes: Outcomes, markers: MarkerWriter) async throws {
+        try await withThrowingTaskGroup(of: (Int, PushReceipt).self) { group in
+            for (index, retry) in retries {
+                let delivery = items[index].delivery
+                group.addTask {
+                    try await Task.sleep(for: .milliseconds(Int64(max(0, retry.at.timeIntervalSinceNow) * 1000)))
+                    return (index, try await self.deliver(delivery, via: retry.transport, progress: retry.progress))
+                }
+            }
+            for try await (index, receipt) in group { record(receipt, index, outcomes: outcomes, markers: markers) }
+        }
+    }
+
+    /// Keeps a final receipt for the batch, and marks it sent-and-answered when a request went.
+    private func record(_ receipt: PushReceipt, _ index: Int, outcomes: Outcomes, markers: MarkerWriter) {
+        let bytes = ReceiptCoding.encode(receipt)
+        outcomes.set(index, receipt, bytes)
+        if receipt.attempts > 0 { markers.add((index, bytes)) }
+    }
 
     /// Where a delivery stands between its attempts.
     struct Progress: Sendable {
