@@ -119,6 +119,41 @@ struct CommandLineTests {
         }
     }
 
+    @Test("a sender without credentials, or with a missing or malformed one, stops at start-up naming the file and the field")
+    func senderCredentials() throws {
+        let redis = try TestRedis()
+        defer { redis.stop() }
+        let directory = try ToolPaths.scratchDirectory("sender-credentials")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let garbage = directory.appendingPathComponent("AuthKey_ABC123DEFG.p8")
+        try Data("not a key".utf8).write(to: garbage)
+        let account = directory.appendingPathComponent("sa.json")
+        try Data(#"{"type":"service_account","project_id":"news","client_email":"s@news.iam.gserviceaccount.com"}"#.utf8).write(
+            to: account)
+        let apns = ["HERALD_APNS_KEY_ID": "ABC123DEFG", "HERALD_APNS_TEAM_ID": "TEAM123456", "HERALD_APNS_TOPICS": "com.example.news"]
+        let cases: [([String: String], String)] = [
+            ([:], "credentials for the sender role"),
+            (
+                apns.merging(["HERALD_APNS_KEY_FILE": "/nonexistent/AuthKey.p8"]) { $1 },
+                "/nonexistent/AuthKey.p8: cannot read the APNs key file"
+            ),
+            (apns.merging(["HERALD_APNS_KEY_FILE": garbage.path]) { $1 }, "\(garbage.path): PEM: not a .p8 key"),
+            (["HERALD_APNS_KEY_FILE": garbage.path], "HERALD_APNS_KEY_ID"),
+            (["HERALD_FCM_SERVICE_ACCOUNTS": account.path], "\(account.path): private_key: missing or not a string"),
+        ]
+        for (settings, message) in cases {
+            let output = try HeraldBinary.run(
+                ["worker"],
+                environment: settings.merging([
+                    "HERALD_ROLES": "sender", "HERALD_ALLOW_DEMO_KEYS": "true", "HERALD_REDIS_URL": redis.url,
+                    "HERALD_KAFKA_BROKERS": "127.0.0.1:1", "HERALD_METRICS_PORT": "0",
+                ]) { $1 }, timeout: 60)
+            #expect(output.status != 0)
+            #expect(output.stderr.contains(message), "\(settings): \(output.stderr.suffix(600))")
+            #expect(!output.stderr.contains("not a key"), "the key file's content was printed")
+        }
+    }
+
     @Test("setting flags come from the one settings table: both spellings, flag over environment, arguments around them intact")
     func settingFlags() throws {
         let config = try HeraldBinary.run(

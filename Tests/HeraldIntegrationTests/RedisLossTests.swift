@@ -67,7 +67,9 @@ struct RedisLossTests {
             let watcher = try await DeliveryWatcher(bootstrapServers: broker.bootstrapServers, topic: topics.deliveries, fromEnd: true)
             _ = try await publisher.publish(
                 try NotificationEvent.decode(Array(#"{"id":"\#(eventId)","properties":{"News_English":"Summit ends"}}"#.utf8)))
-            _ = try await watcher.wait(forAtLeast: 100, timeout: .seconds(120))
+            // The first delivery is enough: on a loaded machine a watcher that waits for more
+            // can see the broadcast finish first.
+            _ = try await watcher.wait(forAtLeast: 1, timeout: .seconds(120))
             let completedEarly = try await statusReader.status(eventId: eventId)?.state == .completed
             try await loseRedis()
             #expect(!completedEarly, "the \(name) broadcast completed before Redis was lost; make it larger")
