@@ -41,8 +41,11 @@ struct RedisLossTests {
         let environment = [
             "HERALD_KAFKA_BROKERS": broker.bootstrapServers, "HERALD_REDIS_URL": redis.url,
             "HERALD_TOPIC_PREFIX": prefix + ".herald.", "HERALD_REDIS_PREFIX": prefix, "HERALD_SLOTS": String(slots),
-            "HERALD_TASKS_PER_BROADCAST": "32", "HERALD_INSTANCE_ID": prefix, "HERALD_SESSION_TIMEOUT_MS": "6000",
-            "HERALD_METRICS_PORT": "0", "HERALD_ROLES": "planner,fanout,indexer", "HERALD_LOG_LEVEL": "notice",
+            // 60 small tasks, each its own transaction: the broadcast spans many commits, so Redis
+            // is lost in the middle of it even when the machine is loaded.
+            "HERALD_TASKS_PER_BROADCAST": "64", "HERALD_DELIVERIES_PER_TASK": "500", "HERALD_INSTANCE_ID": prefix,
+            "HERALD_SESSION_TIMEOUT_MS": "6000", "HERALD_METRICS_PORT": "0", "HERALD_ROLES": "planner,fanout,indexer",
+            "HERALD_LOG_LEVEL": "notice",
         ]
         let worker = try HeraldBinary.start(["worker"], environment: environment)
         defer {
