@@ -40,5 +40,11 @@ enum MetricFamilies {
         for reason in ["no_native_payload", "registration_expired", "registration_gone", "template_not_selected", "unreadable_view"] {
             _ = metrics.skipped(reason)
         }
+        for platform in [Platform.apns, .fcm] {
+            _ = metrics.pushRequests(platform.rawValue)
+            for outcome in PushOutcome.allCases { _ = metrics.pushReceipts(platform.rawValue, outcome.rawValue) }
+            for reason in ["connection", "timeout"] { _ = metrics.pushRetries(platform.rawValue, reason) }
+        }
+        for outcome in ["removed", "kept", "absent", "error"] { _ = metrics.unregisteredRemovals(outcome) }
     }
 }
