@@ -41,8 +41,11 @@ struct BrokerStallTests {
             environment: [
                 "HERALD_KAFKA_BROKERS": broker.bootstrapServers, "HERALD_REDIS_URL": redis.url,
                 "HERALD_TOPIC_PREFIX": prefix + ".herald.", "HERALD_REDIS_PREFIX": prefix, "HERALD_SLOTS": "64",
-                "HERALD_TASKS_PER_BROADCAST": "32", "HERALD_INSTANCE_ID": prefix, "HERALD_SESSION_TIMEOUT_MS": "6000",
-                "HERALD_ROLES": "planner,fanout", "HERALD_LOG_LEVEL": "notice", "HERALD_API_HOST": "127.0.0.1",
+                // 64 small tasks, each its own transaction: the broadcast spans many commits, so
+                // the pause falls in the middle of it even when the machine is loaded.
+                "HERALD_TASKS_PER_BROADCAST": "64", "HERALD_DELIVERIES_PER_TASK": "500", "HERALD_INSTANCE_ID": prefix,
+                "HERALD_SESSION_TIMEOUT_MS": "6000", "HERALD_ROLES": "planner,fanout", "HERALD_LOG_LEVEL": "notice",
+                "HERALD_API_HOST": "127.0.0.1",
                 "HERALD_METRICS_PORT": String(metricsPort), "HERALD_STALL_READY_SECONDS": "3",
                 "HERALD_STALL_LIVE_SECONDS": "10", "HERALD_DRAIN_SECONDS": "5",
             ])
@@ -55,7 +58,7 @@ struct BrokerStallTests {
         let publisher = try EventPublisher(bootstrapServers: broker.bootstrapServers, topics: topics)
         _ = try await publisher.publish(
             try NotificationEvent.decode(Array(#"{"id":"\#(eventId)","properties":{"News_English":"Summit ends"}}"#.utf8)))
-        _ = try await watcher.wait(forAtLeast: Self.registrations / 10, timeout: .seconds(90))
+        _ = try await watcher.wait(forAtLeast: 1, timeout: .seconds(90))
 
         broker.signal(SIGSTOP)
         let statusReader = StatusReader(pool: pool, layout: layout)
