@@ -197,11 +197,20 @@ public final class SchedulerService: Service, Sendable {
             for topicPartition in assigned where try isAssigned(topicPartition.partition) {
                 // From the start, whatever was fetched before this event was handled (records of
                 // a partition not known here yet are skipped).
-                let end: Int64
-                do {
-                    end = try await readFromStart(topicPartition.partition, consumer: consumer, index: index)
-                } catch {
-                    guard try !isAssigned(topicPartition.partition) else { throw error }
+                // A partition revoked as it was assigned may fail its seek ("Erroneous state")
+                // before the revocation shows in the assignment: a few short retries see which.
+                var end: Int64?
+                for attempt in 1...5 {
+                    do {
+                        end = try await readFromStart(topicPartition.partition, consumer: consumer, index: index)
+                        break
+                    } catch {
+                        guard try isAssigned(topicPartition.partition) else { break }
+                        if attempt == 5 { throw error }
+                        try await Task.sleep(for: .milliseconds(200))
+                    }
+                }
+                guard let end else {
                     logger.info("scheduler partition revoked before it was read", metadata: ["partition": "\(topicPartition.partition)"])
                     continue
                 }
