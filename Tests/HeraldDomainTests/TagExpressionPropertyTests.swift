@@ -27,6 +27,41 @@ struct TagExpressionPropertyTests {
         }
     }
 
+    @Test("the compiled matcher agrees with evaluation on every tag combination, with unrelated tags beside")
+    func matcherMatchesEvaluation() async {
+        await propertyCheck(count: 300, input: Self.recipes) { choices throws in
+            var recipe = TagExpressionRecipe(choices)
+            let expression = recipe.expression()
+            let matcher = TagMatcher(expression)
+            for tags in Self.allAssignments {
+                let held = tags.sorted() + ["Unrelated", "$UserId:{x}"]
+                if matcher.matches(held) != expression.evaluate(tags) {
+                    Issue.record("\(expression) on \(held) should be \(expression.evaluate(tags))")
+                    return
+                }
+            }
+        }
+    }
+
+    @Test("past the truth table's size the matcher evaluates the expression itself")
+    func wideMatcherMatchesEvaluation() throws {
+        // 20 distinct tags: (t0 && !t1) || (t2 && !t3) || ... || (t18 && !t19).
+        let text = (0..<10).map { "(t\($0 * 2) && !t\($0 * 2 + 1))" }.joined(separator: " || ")
+        let expression = try TagExpression.parse(text)
+        let matcher = TagMatcher(expression)
+        #expect(matcher.tags.count == 20)
+        var generator = SystemRandomNumberGenerator()
+        for _ in 0..<2_000 {
+            let tags = Set((0..<20).filter { _ in Bool.random(using: &generator) }.map { "t\($0)" })
+            #expect(matcher.matches(tags.sorted()) == expression.evaluate(tags), "\(tags.sorted())")
+        }
+        #expect(!matcher.matches([String]()))
+        #expect(matcher.matches(["t0"]))
+        #expect(!matcher.matches(["t0", "t1"]))
+        // A tag that only starts like an expression tag is another tag.
+        #expect(!matcher.matches(["t0x"]))
+    }
+
     @Test("parsing any way of writing an expression gives the same tree; print/parse round-trips")
     func roundTrip() async {
         await propertyCheck(count: 300, input: Self.recipes) { choices throws in

@@ -42,7 +42,8 @@ struct EncodingTests {
 
     @Test func viewFieldsFindEveryPartOfTheLayoutLine() {
         let view = RegistrationView(
-            platform: "fcm", expiresAtEpochSeconds: 1_800_000_000, templateName: "newsFrench", templateKey: "abc123", handle: "tok|en")
+            platform: "fcm", expiresAtEpochSeconds: 1_800_000_000, templateName: "newsFrench", templateKey: "abc123",
+            tags: ["World", "$UserId:{alice}"], handle: "tok|en")
         let bytes = Array(view.encoded.utf8)
         let fields = ViewFields(bytes)
         #expect(fields != nil)
@@ -51,10 +52,12 @@ struct EncodingTests {
         #expect(fields.expiresAt(in: bytes) == 1_800_000_000)
         #expect(String(decoding: bytes[fields.templateName], as: UTF8.self) == "newsFrench")
         #expect(String(decoding: bytes[fields.templateKey], as: UTF8.self) == "abc123")
+        #expect(String(decoding: bytes[fields.tags], as: UTF8.self) == "World,$UserId:{alice}")
         #expect(String(decoding: bytes[fields.handle], as: UTF8.self) == "tok|en")
+        #expect(RegistrationView(bytes: bytes) == view)
     }
 
-    @Test(arguments: ["", "2|apns||||h", "1|apns|x", "garbage"])
+    @Test(arguments: ["", "2|apns||||h", "1|apns||||x|h", "2|apns|x", "garbage"])
     func unreadableViewsAreRefused(text: String) {
         #expect(ViewFields(Array(text.utf8)) == nil)
     }

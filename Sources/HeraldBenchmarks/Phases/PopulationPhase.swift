@@ -170,7 +170,10 @@ struct PopulationPhase {
             ))
 
         if isMain {
-            report.fanouts.append(try await context.fanout(label: "expression", event: narrower, expected: expected[1]))
+            let usageBefore = try await usage.start()
+            var expressionRun = try await context.fanout(label: "expression", event: narrower, expected: expected[1])
+            expressionRun.redisNodes = try await usage.finish(usageBefore)
+            report.fanouts.append(expressionRun)
             if options.runLatency {
                 try watcher.readPriorityPartitions(true)
                 try await context.primePriorityReader()

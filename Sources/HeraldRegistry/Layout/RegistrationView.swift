@@ -1,10 +1,13 @@
 import Foundation
 
 /// The fan-out's view of one registration, stored in its slot's view pack (`ViewPack`) as one
-/// line: `1|<platform>|<expiresAt epoch s or empty>|<template name>|<template key>|<handle>`.
+/// line: `2|<platform>|<expiresAt epoch s or empty>|<template name>|<template key>|<tags>|<handle>`,
+/// the tags joined by `,` (no tag contains `,` or `|`, `TagRules`).
 ///
 /// It holds only what a delivery needs, in a form that parses without a JSON decoder, because
-/// the fan-out reads it once per device per event. The indexer writes it (`encoded`); the
+/// the fan-out reads it once per device per event. The tags are every tag the index files the
+/// registration under (its own and the system tags), so a scan of a slot's packs can test a tag
+/// expression against each registration without asking Redis for set memberships. The indexer writes it (`encoded`); the
 /// fan-out reads it in place with `ViewFields`, which this type's own parser uses too.
 public struct RegistrationView: Sendable, Hashable {
     public var platform: String
@@ -13,13 +16,19 @@ public struct RegistrationView: Sendable, Hashable {
     public var templateName: String
     /// Content key of the template under `herald:tpl:<key>`; empty for a native registration.
     public var templateKey: String
+    /// Every tag the index files the registration under.
+    public var tags: [String]
     public var handle: String
 
-    public init(platform: String, expiresAtEpochSeconds: Int64?, templateName: String, templateKey: String, handle: String) {
+    public init(
+        platform: String, expiresAtEpochSeconds: Int64?, templateName: String, templateKey: String, tags: [String] = [],
+        handle: String
+    ) {
         self.platform = platform
         self.expiresAtEpochSeconds = expiresAtEpochSeconds
         self.templateName = templateName
         self.templateKey = templateKey
+        self.tags = tags
         self.handle = handle
     }
 
@@ -27,10 +36,10 @@ public struct RegistrationView: Sendable, Hashable {
 
     public var encoded: String {
         let expiry = expiresAtEpochSeconds.map(String.init) ?? ""
-        return "1|\(platform)|\(expiry)|\(templateName)|\(templateKey)|\(handle)"
+        return "2|\(platform)|\(expiry)|\(templateName)|\(templateKey)|\(tags.joined(separator: ","))|\(handle)"
     }
 
-    /// Parses the stored line; nil when it is not a layout-1 view.
+    /// Parses the stored line; nil when it is not a view of this layout.
     public init?<Bytes: Collection>(bytes: Bytes) where Bytes.Element == UInt8 {
         let line = Array(bytes)
         guard let fields = ViewFields(line) else { return nil }
@@ -39,18 +48,20 @@ public struct RegistrationView: Sendable, Hashable {
         func text(_ range: Range<Int>) -> String { String(decoding: line[range], as: UTF8.self) }
         self.init(
             platform: text(fields.platform), expiresAtEpochSeconds: expiry, templateName: text(fields.templateName),
-            templateKey: text(fields.templateKey), handle: text(fields.handle))
+            templateKey: text(fields.templateKey),
+            tags: fields.tags.isEmpty ? [] : text(fields.tags).split(separator: ",").map(String.init), handle: text(fields.handle))
     }
 }
 
 /// Field ranges inside a fan-out view line
-/// (`1|<platform>|<expiresAt>|<template name>|<template key>|<handle>`), found without
+/// (`2|<platform>|<expiresAt>|<template name>|<template key>|<tags>|<handle>`), found without
 /// allocating: the hot path reads one view per device.
 public struct ViewFields: Sendable, Hashable {
     public var platform: Range<Int>
     public var expiry: Range<Int>
     public var templateName: Range<Int>
     public var templateKey: Range<Int>
+    public var tags: Range<Int>
     public var handle: Range<Int>
 
     public init?(_ view: [UInt8]) {
@@ -59,9 +70,9 @@ public struct ViewFields: Sendable, Hashable {
     }
 
     public init?(_ view: UnsafeRawBufferPointer) {
-        // "1|" then four more separators, found with memchr: the hot path parses one view
+        // "2|" then five more separators, found with memchr: the hot path parses one view
         // per device, and the handle (the longest field, which may itself contain '|') is last.
-        guard view.count >= 2, view[0] == UInt8(ascii: "1"), view[1] == UInt8(ascii: "|"), let base = view.baseAddress else {
+        guard view.count >= 2, view[0] == UInt8(ascii: "2"), view[1] == UInt8(ascii: "|"), let base = view.baseAddress else {
             return nil
         }
         let count = view.count
@@ -70,13 +81,15 @@ public struct ViewFields: Sendable, Hashable {
             return base.distance(to: UnsafeRawPointer(found))
         }
         guard let second = separator(after: 2), let third = separator(after: second + 1),
-            let fourth = separator(after: third + 1), let fifth = separator(after: fourth + 1)
+            let fourth = separator(after: third + 1), let fifth = separator(after: fourth + 1),
+            let sixth = separator(after: fifth + 1)
         else { return nil }
         platform = 2..<second
         expiry = (second + 1)..<third
         templateName = (third + 1)..<fourth
         templateKey = (fourth + 1)..<fifth
-        handle = (fifth + 1)..<count
+        tags = (fifth + 1)..<sixth
+        handle = (sixth + 1)..<count
     }
 
     public func expiresAt(in view: [UInt8]) -> Int64? {

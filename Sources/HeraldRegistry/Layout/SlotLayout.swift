@@ -9,9 +9,10 @@ public struct SlotLayout: Sendable, Hashable {
     public let prefix: String
 
     public static let defaultSlotCount = 256
-    /// 3: fan-out views in packs of one hash per slot (`packs`); 2 had one hash field per
+    /// 4: views carry the registration's tags (`RegistrationView`), so a slot's packs can be
+    /// filtered by a tag expression; 3 had views without tags, 2 one hash field per
     /// registration (`views`), 1 a string key per registration.
-    public static let layoutVersion = 3
+    public static let layoutVersion = 4
     /// Packs per slot: a registration's view lives in field `pack(of: id)` of the slot's
     /// `packs` hash. Fixed by the layout version (the Lua scripts compute the same number).
     public static let packsPerSlot = 256

@@ -75,7 +75,7 @@ public struct IndexedRegistration: Sendable, Hashable {
         self.handle = handle
         self.view = RegistrationView(
             platform: platform, expiresAtEpochSeconds: expiresAt,
-            templateName: templateName, templateKey: templateKey, handle: handle
+            templateName: templateName, templateKey: templateKey, tags: self.tags, handle: handle
         )
         self.templateJSON = templateJSON
     }
