@@ -102,6 +102,13 @@ public struct PipelineConfiguration: Sendable {
     /// Bounds one read's reply in the worker's memory (about 3 MB at 16,384 views) and the
     /// time Redis spends on one command.
     public var snapshotReadLimit: Int = 16_384
+    /// How an expression's audience is found in each slot (`FanoutPlanMode`): `auto` chooses
+    /// per slot by `scanAbovePercent`; `scan` and `sets` force one plan (tests, measurements).
+    public var fanoutPlan: FanoutPlanMode = .auto
+    /// In `auto`, a slot whose estimated audience (`TagExpression.estimatedShare`) is at least
+    /// this percent of its registrations is scanned (its packs streamed and filtered in the
+    /// worker); a narrower one is resolved with Redis set operations (docs/performance.md).
+    public var scanAbovePercent: Int = 15
     /// Lifetime of the `herald:{s}:tmp:*` scratch sets in case a worker dies before `DEL`.
     public var temporaryTTLSeconds: Int = 300
 

@@ -39,12 +39,19 @@ struct RecipientCorrectnessTests {
     /// A broadcast reads each slot (about 190 registrations here) with one HGETALL of its view
     /// packs under the default `snapshotReadLimit`; with a limit of 0 it reads every slot one
     /// pack at a time with HMGET (and expressions use 50-member pages): the audience must be
-    /// the same again.
-    @Test(arguments: zip([true, false, true], [16_384, 16_384, 0]))
-    func deliveredRegistrationsEqualBruteForceEvaluation(plannerDeliversNarrowEvents: Bool, snapshotReadLimit: Int) async throws {
+    /// the same again. Each plan of the fan-out (`auto` chooses per slot; `scan` filters every
+    /// slot's packs in the worker; `sets` resolves every slot in Redis) must select the same
+    /// audience, and the status says which plans ran.
+    @Test(arguments: [
+        (true, 16_384, FanoutPlanMode.auto), (false, 16_384, .scan), (true, 0, .sets), (true, 0, .scan),
+    ])
+    func deliveredRegistrationsEqualBruteForceEvaluation(
+        plannerDeliversNarrowEvents: Bool, snapshotReadLimit: Int, plan: FanoutPlanMode
+    ) async throws {
         try await withPipelineHarness(slots: 16) {
             $0.plannerDeliversNarrowEvents = plannerDeliversNarrowEvents
             $0.snapshotReadLimit = snapshotReadLimit
+            $0.fanoutPlan = plan
             if snapshotReadLimit == 0 { $0.scanCount = 50 }
         } body: { harness in
 
@@ -128,6 +135,22 @@ struct RecipientCorrectnessTests {
                 #expect(ids.count == Set(ids).count, "audience \(source ?? "broadcast") delivered some registration twice")
                 #expect(statuses[eventId]?.state == .completed)
                 #expect(statuses[eventId]?.targets.total == want.count)
+            }
+            // Which plans read the slots: a broadcast reads every slot as one; a forced plan
+            // reads every slot of an expression; `auto` scans wide audiences and resolves
+            // one user's in Redis.
+            #expect(statuses["rc-0"]?.plans == ["broadcast": 16])
+            for (position, source) in Self.expressions.enumerated() where source != nil && position != 11 {
+                let plans = statuses["rc-\(position)"]?.plans ?? [:]
+                #expect(plans.values.reduce(0, +) >= 1, "\(source!): \(plans)")
+                switch plan {
+                case .scan, .sets: #expect(Set(plans.keys) == [plan.rawValue], "\(source!): \(plans)")
+                case .auto: break
+                }
+            }
+            if plan == .auto {
+                #expect(statuses["rc-2"]?.plans == ["scan": 16], "World || Politics: \(statuses["rc-2"]?.plans ?? [:])")
+                #expect(statuses["rc-9"]?.plans?.keys.sorted() == ["sets"], "one user: \(statuses["rc-9"]?.plans ?? [:])")
             }
             // The population is large enough that the table exercises both lanes and an empty audience.
             #expect(expected["rc-9"]?.count == 2)

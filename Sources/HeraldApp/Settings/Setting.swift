@@ -33,6 +33,8 @@ public struct Setting: Sendable, Hashable {
         case tasksPerBroadcast = "tasks-per-broadcast"
         case deliveriesPerTask = "deliveries-per-task"
         case narrowEvents = "narrow-events"
+        case fanoutPlan = "fanout-plan"
+        case scanAbovePercent = "scan-above-percent"
         case taskFetchWaitMs = "task-fetch-wait-ms"
         case plannerFetchWaitMs = "planner-fetch-wait-ms"
         case bulkLanes = "bulk-lanes"
@@ -120,6 +122,16 @@ public struct Setting: Sendable, Hashable {
                 (
                     "32000",
                     "Registrations per task a wide event aims at: bigger audiences get more tasks (up to one per slot), so each transaction stays this size."
+                )
+            case .fanoutPlan:
+                (
+                    "auto",
+                    "How an expression's audience is found in each slot: auto (chosen per slot by scan-above-percent), scan (stream the slot's views and test each) or sets (Redis set operations)."
+                )
+            case .scanAbovePercent:
+                (
+                    "15",
+                    "With fanout-plan auto, a slot is scanned when the expression's estimated audience there is at least this percent of its registrations; narrower slots use Redis set operations."
                 )
             case .narrowEvents:
                 (

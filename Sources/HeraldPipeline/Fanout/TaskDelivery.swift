@@ -161,6 +161,8 @@ final class TaskDelivery: Sendable {
                     metadata: [
                         "targets": "\(record.targets.total)", "skipped": "\(record.skipped)", "failed": "\(record.failed)",
                         "durationMs": "\(record.timings.durationMs.map(String.init) ?? "-")",
+                        "plans":
+                            "\((record.plans ?? [:]).sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: ","))",
                     ])
             }
             if record.state == .processing || snapshot.completedBy == task.taskIndex {
@@ -171,6 +173,7 @@ final class TaskDelivery: Sendable {
                 metadata: [
                     "task": "\(task.taskIndex + 1)/\(task.taskCount)", "delivered": "\(progress.delivered.total)",
                     "skipped": "\(progress.skipped)",
+                    "plans": "\(progress.plans.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: ","))",
                 ])
         }
         return outcome

@@ -5,7 +5,8 @@ import HeraldRedis
 import HeraldRegistry
 import Logging
 
-/// A broadcast: every registration of the task's slots, streamed from the slots' view packs.
+/// A broadcast, or the scan plan of an expression: every registration of the given slots,
+/// streamed from the slots' view packs (and, for a scan, tested against the expression).
 extension TaskExecutor {
     /// At most this many packs are read at once without asking the slot's size (1/16 of a slot).
     static let smallRead = 16
@@ -15,22 +16,23 @@ extension TaskExecutor {
         max(1, SlotLayout.packsPerSlot * limit / max(registrations, 1))
     }
 
-    /// A broadcast (or `!` of nothing): every registration of the task's slots, from the
+    /// Every registration of `slots` (each with its size, `SCARD all`; `all` and the packs
+    /// always hold the same ids) that `filter` selects (all of them without one), from the
     /// slots' view packs, which hold ids and views together.
     ///
-    /// One round trip asks every slot's size (`SCARD all`; `all` and the packs always hold the
-    /// same ids). A slot of at most `snapshotReadLimit` registrations is then read with one
+    /// A slot of at most `snapshotReadLimit` registrations is then read with one
     /// `HGETALL`, a consistent snapshot; a bigger one in runs of packs with `HMGET`, so memory
     /// stays bounded whatever the slot size (a registration never changes pack, so each one is
     /// read once even while the slot changes). The reads are streamed
     /// (`RedisConnection.streamRepliesBlocking`): Redis prepares the next reply while this
     /// lane writes the records of the current one, so the lane does not stand still waiting
     /// for Redis at every slot while the producer's next batch waits to be filled.
-    func deliverEverything(slots: Range<Int>, run: inout TaskRun, producer: KafkaProducer) throws {
+    func deliverEverything(slots: [(slot: Int, registrations: Int)], filter: TagMatcher?, run: inout TaskRun, producer: KafkaProducer)
+        throws
+    {
         let layout = configuration.layout
-        let sizes = try slotSizes(slots)
         var reads: [(command: RedisCommand, key: String, isWholeSlot: Bool)] = []
-        for (slot, registrations) in zip(slots, sizes) where registrations > 0 {
+        for (slot, registrations) in slots where registrations > 0 {
             let packsKey = layout.packsKey(slot: slot)
             if registrations <= configuration.snapshotReadLimit {
                 reads.append((.hgetall(packsKey), packsKey, true))
@@ -54,12 +56,12 @@ extension TaskExecutor {
                 guard reply.isArray, reply.count % 2 == 0 else {
                     throw RedisError(code: .unexpectedReply, message: "HGETALL \(read.key) did not reply with field-value pairs")
                 }
-                try write(packs: reply, first: 1, step: 2, key: read.key, run: &run, producer: producer)
+                try write(packs: reply, first: 1, step: 2, key: read.key, filter: filter, run: &run, producer: producer)
             } else {
                 guard reply.isArray else {
                     throw RedisError(code: .unexpectedReply, message: "HMGET \(read.key) did not reply with an array")
                 }
-                try write(packs: reply, first: 0, step: 1, key: read.key, run: &run, producer: producer)
+                try write(packs: reply, first: 0, step: 1, key: read.key, filter: filter, run: &run, producer: producer)
             }
         }
     }

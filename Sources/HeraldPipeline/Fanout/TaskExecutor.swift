@@ -8,18 +8,21 @@ import Logging
 /// The fan-out hot path: delivers one task's event to every registration of the task's slots
 /// that the audience selects.
 ///
-/// Per slot it resolves the tag expression inside Redis (the domain's `TagSetPlan` as
-/// SUNIONSTORE / SINTERSTORE / SDIFFSTORE into scratch keys; a single tag or a broadcast
-/// needs none), gathers the members with SSCAN pages (up to `snapshotReadLimit` at a time)
-/// and fetches the view packs holding them with HMGET, each pack once, so memory stays bounded
-/// whatever the audience. A broadcast reads the slot's packs instead (HGETALL, or HMGET runs of packs for a
-/// big slot): ids and views together, a few hundred replies per slot instead of two per device.
+/// A broadcast reads each slot's view packs (HGETALL, or HMGET runs of packs for a big slot):
+/// ids and views together, a few hundred replies per slot instead of two per device. An
+/// expression is given a plan per slot (`+Plans`, from the sizes of its tags' sets there): a
+/// wide audience is read the same way with each view tested against the compiled expression
+/// (`scan`); a narrow one is resolved inside Redis (`sets`: the domain's `TagSetPlan` as
+/// SUNIONSTORE / SINTERSTORE / SDIFFSTORE into scratch keys; a single tag needs none), its
+/// members gathered with SSCAN pages (up to `snapshotReadLimit` at a time) and the view packs
+/// holding them fetched with HMGET, each pack once, so memory stays bounded whatever the audience.
 /// Each distinct (template, platform) is rendered once per task and every record is written
 /// into one reused buffer and queued without waiting for acknowledgements.
 ///
 /// Runs on the lane's own thread with blocking Redis calls; one executor per lane. The parts:
-/// this file (a task from start to progress, the deliveries partition), `+Audience` (an
-/// expression's members, slot by slot), `+Broadcast` (every member, streamed from the packs),
+/// this file (a task from start to progress, the deliveries partition), `+Plans` (each slot's
+/// plan), `+Audience` (the `sets` plan, slot by slot), `+Broadcast` (the `broadcast` and `scan`
+/// plans, streamed from the packs),
 /// `+Records` (a page of views into delivery records).
 ///
 /// Who does what when a task is delivered: a `FanoutLane` consumes a task topic in Kafka
@@ -85,11 +88,19 @@ final class TaskExecutor: @unchecked Sendable {
         let layout = configuration.layout
         let epoch = try IndexEpoch.require(redis.sendBlocking(IndexEpoch.read(layout)), layout: layout)
         if Self.selectsEverything(run.plan) {
-            try deliverEverything(slots: task.slots, run: &run, producer: producer)
-        } else {
-            for slot in task.slots {
-                try deliver(slot: slot, scratch: scratch, run: &run, producer: producer)
+            let slots = Array(zip(task.slots, try slotSizes(task.slots)))
+            try deliverEverything(slots: slots, filter: nil, run: &run, producer: producer)
+            run.plans[FanoutPlanKind.broadcast.rawValue] = slots.count { $0.1 > 0 }
+        } else if let expression = task.event.audience.expression, let matcher = run.matcher {
+            let choices = try choosePlans(slots: task.slots, expression: expression, tags: matcher.tags)
+            let scanned = choices.filter { $0.plan == .scan }
+            if !scanned.isEmpty {
+                try deliverEverything(slots: scanned.map { ($0.slot, $0.registrations) }, filter: matcher, run: &run, producer: producer)
             }
+            for choice in choices where choice.plan == .sets {
+                try deliver(slot: choice.slot, scratch: scratch, run: &run, producer: producer)
+            }
+            for choice in choices { run.plans[choice.plan.rawValue, default: 0] += 1 }
         }
         try IndexEpoch.verify(redis.sendBlocking(IndexEpoch.read(layout)), unchanged: epoch, layout: layout)
         let finishedAt = Date()
@@ -112,6 +123,7 @@ final class TaskExecutor: @unchecked Sendable {
             firstDeliveryAt: run.firstDeliveryAt
         )
         progress.skippedReasons = run.skipped
+        progress.plans = run.plans
         return progress
     }
 

@@ -34,6 +34,10 @@ struct TaskRun {
     let task: FanoutTask
     /// nil for a broadcast.
     let plan: TagSetPlan?
+    /// The expression compiled for the scan plan; nil for a broadcast.
+    let matcher: TagMatcher?
+    /// Slots by the plan that read them.
+    var plans: [String: Int] = [:]
     let properties: TemplateProperties
     var renditions: [Entry] = []
     /// The entry the previous device used, tried first: one comparison, and the scan is saved
@@ -51,6 +55,7 @@ struct TaskRun {
         self.task = task
         self.payloadLimits = configuration.payloadLimits
         self.plan = task.event.audience.expression?.setPlan()
+        self.matcher = task.event.audience.expression.map(TagMatcher.init)
         self.properties = TemplateProperties(task.event.properties)
     }
 

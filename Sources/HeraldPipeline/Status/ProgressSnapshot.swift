@@ -12,6 +12,8 @@ struct ProgressSnapshot: Sendable, Hashable {
     var failed = 0
     var firstDeliveryAt: Date?
     var finishedAt: Date?
+    /// Slots by fan-out plan (`s:<plan>` fields).
+    var plans: [String: Int] = [:]
 
     init() {}
 
@@ -34,6 +36,8 @@ struct ProgressSnapshot: Sendable, Hashable {
                     targets.byPlatform[String(field.dropFirst(2))] = number
                 } else if field.hasPrefix("t:") {
                     targets.byTemplate[String(field.dropFirst(2))] = number
+                } else if field.hasPrefix("s:") {
+                    plans[String(field.dropFirst(2))] = number
                 }
             }
         }
@@ -57,6 +61,10 @@ struct ProgressSnapshot: Sendable, Hashable {
             arguments.append("t:" + template)
             arguments.append(String(count))
         }
+        for (plan, count) in progress.plans.sorted(by: { $0.key < $1.key }) {
+            arguments.append("s:" + plan)
+            arguments.append(String(count))
+        }
         return arguments
     }
 
@@ -69,6 +77,7 @@ struct ProgressSnapshot: Sendable, Hashable {
             targets: targets, skipped: skipped, failed: failed,
             timings: StatusRecord.Timings(publishedAt: publishedAt, acceptedAt: acceptedAt, firstDeliveryAt: firstDeliveryAt)
         )
+        if !plans.isEmpty { record.plans = plans }
         if complete, let finishedAt {
             record.timings.completedAt = finishedAt
             let start = publishedAt ?? acceptedAt

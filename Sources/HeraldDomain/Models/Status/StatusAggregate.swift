@@ -59,6 +59,7 @@ public struct StatusAggregate: Sendable, Hashable, Codable {
         record.targets.merge(progress.delivered)
         record.skipped += progress.skipped
         record.failed += progress.failed
+        if !progress.plans.isEmpty { record.plans = (record.plans ?? [:]).merging(progress.plans, uniquingKeysWith: +) }
         if let first = progress.firstDeliveryAt {
             record.timings.firstDeliveryAt = min(record.timings.firstDeliveryAt ?? first, first)
         }

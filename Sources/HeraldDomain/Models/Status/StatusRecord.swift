@@ -91,6 +91,9 @@ public struct StatusRecord: Sendable, Hashable {
     /// (`{"apns": {"sent": 2, "unregistered": 1}}`); nil until it has sent any. Read from the
     /// sender's counts, not carried by `herald.status` records.
     public var push: [String: [String: Int]]?
+    /// How the fan-out found the audience: slots by plan (`{"scan": 30, "sets": 2}`,
+    /// `FanoutPlanKind`), summed over the finished tasks; nil before any task reported one.
+    public var plans: [String: Int]?
 
     public init(
         eventId: String, state: State, reason: String? = nil, tasks: Tasks, targets: DeliveryCounts = DeliveryCounts(),
@@ -157,7 +160,7 @@ public struct StatusRecord: Sendable, Hashable {
 
 extension StatusRecord: Codable {
     enum CodingKeys: String, CodingKey {
-        case eventId, state, reason, tasks, targets, skipped, failed, timings, schedule, push
+        case eventId, state, reason, tasks, targets, skipped, failed, timings, schedule, push, plans
     }
 
     public init(from decoder: any Decoder) throws {
@@ -172,6 +175,7 @@ extension StatusRecord: Codable {
         timings = try container.decode(Timings.self, forKey: .timings)
         schedule = try container.decodeIfPresent(Schedule.self, forKey: .schedule)
         push = try container.decodeIfPresent([String: [String: Int]].self, forKey: .push)
+        plans = try container.decodeIfPresent([String: Int].self, forKey: .plans)
     }
 
     public func encode(to encoder: any Encoder) throws {
@@ -186,6 +190,7 @@ extension StatusRecord: Codable {
         try container.encode(timings, forKey: .timings)
         try container.encodeIfPresent(schedule, forKey: .schedule)
         try container.encodeIfPresent(push, forKey: .push)
+        try container.encodeIfPresent(plans, forKey: .plans)
     }
 }
 

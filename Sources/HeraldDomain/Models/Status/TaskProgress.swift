@@ -15,6 +15,8 @@ public struct TaskProgress: Sendable, Hashable {
     public var firstDeliveryAt: Date?
     /// `skipped` by reason (`payload_too_large`, `no_native_payload`, `registration_expired`, ...).
     public var skippedReasons: [String: Int] = [:]
+    /// Slots by the fan-out plan that resolved them (`FanoutPlanKind`: `broadcast`, `scan`, `sets`).
+    public var plans: [String: Int] = [:]
 
     public init(
         eventId: String, taskIndex: Int, taskCount: Int, delivered: DeliveryCounts = DeliveryCounts(),
@@ -34,7 +36,7 @@ public struct TaskProgress: Sendable, Hashable {
 
 extension TaskProgress: Codable {
     enum CodingKeys: String, CodingKey {
-        case eventId, taskIndex, taskCount, delivered, skipped, failed, startedAt, finishedAt, firstDeliveryAt, skippedReasons
+        case eventId, taskIndex, taskCount, delivered, skipped, failed, startedAt, finishedAt, firstDeliveryAt, skippedReasons, plans
     }
 
     public init(from decoder: any Decoder) throws {
@@ -49,6 +51,7 @@ extension TaskProgress: Codable {
         finishedAt = try container.decodeTimestamp(forKey: .finishedAt)
         firstDeliveryAt = try container.decodeTimestampIfPresent(forKey: .firstDeliveryAt)
         skippedReasons = try container.decodeIfPresent([String: Int].self, forKey: .skippedReasons) ?? [:]
+        plans = try container.decodeIfPresent([String: Int].self, forKey: .plans) ?? [:]
     }
 
     public func encode(to encoder: any Encoder) throws {
@@ -63,5 +66,6 @@ extension TaskProgress: Codable {
         try container.encodeTimestamp(finishedAt, forKey: .finishedAt)
         try container.encodeTimestamp(firstDeliveryAt, forKey: .firstDeliveryAt)
         if !skippedReasons.isEmpty { try container.encode(skippedReasons, forKey: .skippedReasons) }
+        if !plans.isEmpty { try container.encode(plans, forKey: .plans) }
     }
 }
