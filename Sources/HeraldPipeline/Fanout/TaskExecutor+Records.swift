@@ -25,9 +25,11 @@ extension TaskExecutor {
     }
 
     /// Writes the records of every pack in `reply` (elements `first`, `first + step`, ...; nil
-    /// elements are packs with no registration), read in place.
+    /// elements are packs with no registration), read in place: of every registration, or of
+    /// those `filter` selects.
     func write(
-        packs reply: RedisReplyReference, first: Int, step: Int, key: String, run: inout TaskRun, producer: KafkaProducer
+        packs reply: RedisReplyReference, first: Int, step: Int, key: String, filter: TagMatcher? = nil, run: inout TaskRun,
+        producer: KafkaProducer
     ) throws {
         let clock = PageClock()
         var delivered = 0
@@ -36,7 +38,7 @@ extension TaskExecutor {
         while index < count {
             if let pack = reply[index].bytes {
                 let whole = try ViewPack.forEachEntry(in: pack) { id, view in
-                    if try write(id: id, view: view, clock: clock, run: &run, producer: producer) { delivered += 1 }
+                    if try write(id: id, view: view, filter: filter, clock: clock, run: &run, producer: producer) { delivered += 1 }
                 }
                 if !whole {
                     run.skip("unreadable_view")
@@ -51,11 +53,12 @@ extension TaskExecutor {
         finishPage(delivered: delivered, clock: clock, run: &run)
     }
 
-    /// One registration: skips it with a reason, or renders (once per template and platform
-    /// per task) and queues its record. Returns true when a record was queued.
+    /// One registration: passes over it when `filter` does not select it, skips it with a
+    /// reason, or renders (once per template and platform per task) and queues its record.
+    /// Returns true when a record was queued.
     func write(
-        id: UnsafeRawBufferPointer, view: UnsafeRawBufferPointer?, clock: PageClock, run: inout TaskRun,
-        producer: KafkaProducer
+        id: UnsafeRawBufferPointer, view: UnsafeRawBufferPointer?, filter: TagMatcher? = nil, clock: PageClock,
+        run: inout TaskRun, producer: KafkaProducer
     ) throws -> Bool {
         guard let view else {
             // Removed between SSCAN and HMGET (or its pack is malformed).
@@ -66,6 +69,8 @@ extension TaskExecutor {
             run.skip("unreadable_view")
             return false
         }
+        // The scan plan: a registration outside the audience is passed over, not counted.
+        if let filter, !filter.matches(tagList: UnsafeRawBufferPointer(rebasing: view[fields.tags])) { return false }
         if let expiry = fields.expiresAt(in: view), expiry <= clock.nowSeconds {
             run.skip("registration_expired")
             return false
