@@ -48,6 +48,8 @@ struct BenchCommand: AsyncParsableCommand {
     @Option(help: "One-recipient events per second in the latency runs.") var latencyRate: Int = 20
     @Option(help: "Seconds each latency run lasts (at most).") var latencySeconds: Int = 10
     @Option(help: "Tag expression of the narrower wide event.") var expression: String = "(World || Politics) && !Sports"
+    @Option(help: "More tag expressions measured after it, separated by ';' (empty: none).")
+    var extraExpressions: String = "World;World && Politics;World && Politics && Technology"
     @Option(help: "Directory the JSON results are written to.") var results: String = "bench/results"
     @Option(help: "Executable spawned as `<it> worker` (default: the herald next to this executable).") var workerExecutable: String?
     @Option(
@@ -105,6 +107,9 @@ struct BenchCommand: AsyncParsableCommand {
         options.latencyRate = latencyRate
         options.latencySeconds = latencySeconds
         options.expression = expression
+        options.extraExpressions = extraExpressions.split(separator: ";").map { $0.trimmingCharacters(in: .whitespaces) }.filter {
+            !$0.isEmpty
+        }
         options.keepData = keepData
         options.clock = clock
         options.runReindex = reindex

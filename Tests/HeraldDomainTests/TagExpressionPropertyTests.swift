@@ -43,6 +43,23 @@ struct TagExpressionPropertyTests {
         }
     }
 
+    @Test("the estimates the fan-out chooses plans by: audience share and the set plan's reads")
+    func estimates() throws {
+        let sizes = ["World": 300, "Politics": 300, "Sports": 300, "$UserId:{a}": 1]
+        let count: (String) -> Int = { sizes[$0] ?? 0 }
+        let wide = try TagExpression.parse("(World || Politics) && !Sports")
+        #expect(abs(wide.estimatedShare(registrations: 900, count: count) - (1 - 4.0 / 9) * 2 / 3) < 1e-9)
+        // A union of two thirds, then a difference from it: more reads than registrations.
+        #expect(wide.setPlan().estimatedReads(registrations: 900, count: count) > 900)
+        let one = try TagExpression.parse("$UserId:{a}")
+        #expect(one.setPlan().estimatedReads(registrations: 900, count: count) == 1)
+        #expect(one.estimatedShare(registrations: 900, count: count) == 1.0 / 900)
+        let pair = try TagExpression.parse("World && Politics")
+        // The smallest operand once per operand, then the result (a ninth).
+        #expect(abs(pair.setPlan().estimatedReads(registrations: 900, count: count) - (600 + 100)) < 1e-9)
+        #expect(pair.estimatedShare(registrations: 0, count: count) == 0)
+    }
+
     @Test("past the truth table's size the matcher evaluates the expression itself")
     func wideMatcherMatchesEvaluation() throws {
         // 20 distinct tags: (t0 && !t1) || (t2 && !t3) || ... || (t18 && !t19).

@@ -95,10 +95,11 @@ struct PlanningTests {
         #expect(nobody.tasks.isEmpty)
     }
 
-    /// A big audience gets more, smaller tasks (each one transaction), never fewer than
-    /// `bulkTaskCount` and never more than the slots.
+    /// A big audience gets more, smaller tasks (each one transaction), never more than the
+    /// slots; `bulkTaskCount` of them unless each would aim at fewer than an eighth of
+    /// `deliveriesPerTask` (a small audience gets fewer).
     @Test(arguments: [
-        (nil as Int?, 4), (0, 4), (16_000, 4), (80_001, 6), (160_000, 10), (10_000_000, 16),
+        (nil as Int?, 4), (0, 1), (1_000, 1), (3_000, 2), (16_000, 4), (80_001, 6), (160_000, 10), (10_000_000, 16),
     ])
     func bulkTasksGrowWithTheAudience(estimate: Int?, expected: Int) {
         var configuration = FanoutPlanner.Configuration()

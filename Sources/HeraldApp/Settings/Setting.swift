@@ -130,8 +130,8 @@ public struct Setting: Sendable, Hashable {
                 )
             case .scanAbovePercent:
                 (
-                    "15",
-                    "With fanout-plan auto, a slot is scanned when the expression's estimated audience there is at least this percent of its registrations; narrower slots use Redis set operations."
+                    "25",
+                    "With fanout-plan auto, a slot is scanned when resolving it with Redis set operations would read at least this percent of its registrations in set members; otherwise set operations run."
                 )
             case .narrowEvents:
                 (

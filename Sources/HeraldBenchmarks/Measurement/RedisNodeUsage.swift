@@ -57,6 +57,17 @@ public struct RedisNodeUsage: Sendable, Codable, Hashable {
     }
 
     /// `used_cpu_user + used_cpu_sys` of an `INFO cpu` reply.
+    /// `used_memory` summed over every master, in bytes.
+    static func usedMemory(_ redis: RedisConfiguration) async throws -> Int {
+        let connection = RedisConnection(configuration: redis)
+        defer { connection.close() }
+        var total = 0
+        for (_, reply) in try await connection.sendToEveryMaster(.info("memory")) {
+            total += infoFields(reply.string ?? "")["used_memory"].flatMap { Int($0) } ?? 0
+        }
+        return total
+    }
+
     static func cpuSeconds(info: String) -> Double? {
         let fields = infoFields(info)
         guard let user = fields["used_cpu_user"].flatMap(Double.init), let system = fields["used_cpu_sys"].flatMap(Double.init)

@@ -90,6 +90,7 @@ struct PopulationPhase {
         )
         let total = population.count
         let seedingStarted = meter.snapshot(workers: [])
+        let memoryBefore = try await RedisNodeUsage.usedMemory(configuration.redis)
         var seeding = try await seeder.seed { done in
             Console.say("  seeding (\(options.seedPath.rawValue)) \(Console.count(done)) / \(Console.count(total))")
         }
@@ -104,9 +105,11 @@ struct PopulationPhase {
         } else if settled == nil {
             Console.say("  Redis was still rewriting its data in the background after 180 s; the fan-outs share the cores with it")
         }
+        let memoryAfter = try await RedisNodeUsage.usedMemory(configuration.redis)
         report.seeding.append(
             BenchmarkReport.Seeding(
-                population: total, summary: seeding, identityCheck: nil, cpu: seedingCPU, redisSettleSeconds: settled
+                population: total, summary: seeding, identityCheck: nil, cpu: seedingCPU, redisSettleSeconds: settled,
+                redisBytesPerRegistration: Double(memoryAfter - memoryBefore) / Double(max(total, 1))
             ))
 
         // 2. Expected audiences, by brute force over the generated population.
@@ -115,7 +118,10 @@ struct PopulationPhase {
         let narrower = try BenchmarkEvents.expression(id: "\(prefix)-expression", source: options.expression)
         let loaded = BenchmarkEvents.broadcast(id: "\(prefix)-broadcast-loaded")
         let warmupTemplate = BenchmarkEvents.warmup(id: "warmup")
-        let expected = population.expectedDeliveries(for: [broadcast, narrower, warmupTemplate])
+        let extras = try (isMain ? options.extraExpressions : []).enumerated().map { index, source in
+            try BenchmarkEvents.expression(id: "\(prefix)-expression-\(index + 1)", source: source)
+        }
+        let expected = population.expectedDeliveries(for: [broadcast, narrower, warmupTemplate] + extras)
         Console.say(
             "  expected deliveries: broadcast \(Console.count(expected[0])), `\(options.expression)` \(Console.count(expected[1])), warm-up \(expected[2])"
         )
@@ -169,11 +175,22 @@ struct PopulationPhase {
                 population: total, baselineRSSBytes: baseline, peakRSSBytes: resources.workers.map { $0.peakRSSBytes ?? 0 }
             ))
 
+        if kind == .memory {
+            // The expression at this size too: a run at ten million compares its per-delivery
+            // costs with these (linear growth).
+            report.fanouts.append(try await context.fanout(label: "expression", event: narrower, expected: expected[1]))
+        }
         if isMain {
             let usageBefore = try await usage.start()
             var expressionRun = try await context.fanout(label: "expression", event: narrower, expected: expected[1])
             expressionRun.redisNodes = try await usage.finish(usageBefore)
             report.fanouts.append(expressionRun)
+            for (index, (source, event)) in zip(options.extraExpressions, extras).enumerated() {
+                let before = try await usage.start()
+                var run = try await context.fanout(label: "expression `\(source)`", event: event, expected: expected[3 + index])
+                run.redisNodes = try await usage.finish(before)
+                report.fanouts.append(run)
+            }
             if options.runLatency {
                 try watcher.readPriorityPartitions(true)
                 try await context.primePriorityReader()
@@ -353,7 +370,8 @@ struct PopulationPhase {
                     return cpu
                 }(),
                 clock: options.clock.rawValue, committedDeliveries: committed?.delivered, countedSeconds: countedSeconds,
-                averageRecordBytes: observed > 0 ? Double(final.valueBytes) / Double(observed) : nil
+                averageRecordBytes: observed > 0 ? Double(final.valueBytes) / Double(observed) : nil,
+                plans: status?.plans
             )
         }
 

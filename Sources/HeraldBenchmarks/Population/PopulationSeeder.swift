@@ -141,6 +141,7 @@ public struct PopulationSeeder: Sendable {
             entry.document = registration.jsonBytes()
             entry.tags = registration.tags
             entry.handle = registration.handle
+            entry.view.tags = registration.tags
             entry.view.handle = registration.handle
             return entry
         }

@@ -11,6 +11,9 @@ extension BenchmarkReport {
         public static let releaseP99Milliseconds = 1_000.0
         /// The sender's pushes per second against the local APNs server's own ceiling.
         public static let senderRatioToCeiling = 0.5
+        /// An expression's time per delivery against the broadcast's in the same run, when
+        /// the broadcast itself is below `ratioToCeiling`.
+        public static let expressionCostToBroadcast = 1.1
     }
 
     /// Rows of one ceiling measurement, each rate against the reference of every ratio.
@@ -44,6 +47,31 @@ extension BenchmarkReport {
     private func singleNodeBroadcast(comparedWith fanout: Fanout) -> Fanout? {
         guard fanout.label != "broadcast", fanout.label.hasPrefix("broadcast on a Redis Cluster") else { return nil }
         return fanouts.first { $0.label == "broadcast" && $0.population == fanout.population && $0.deliveriesPerSecond > 0 }
+    }
+
+    /// The broadcast of the same population on the same Redis, for an expression's row.
+    private func broadcastOfSamePopulation(as fanout: Fanout) -> Fanout? {
+        guard fanout.audience != "broadcast" else { return nil }
+        return fanouts.first { $0.label == "broadcast" && $0.population == fanout.population && $0.deliveriesPerSecond > 0 }
+    }
+
+    /// An expression's cost per delivery against the broadcast's in the same run: wall time
+    /// (the target when the broadcast is itself below the ceiling target: at most
+    /// `expressionCostToBroadcast` of it) and CPU of the workers, broker and Redis together.
+    private func costAgainstBroadcast(_ fanout: Fanout, broadcast: Fanout) -> [String] {
+        guard fanout.deliveriesPerSecond > 0, fanout.expected > 0, broadcast.expected > 0 else { return [] }
+        let time = broadcast.deliveriesPerSecond / fanout.deliveriesPerSecond
+        var judged = [
+            "\(Console.fixed(time, 2)) x the broadcast's time per delivery (<= \(Target.expressionCostToBroadcast): \(time <= Target.expressionCostToBroadcast ? "met" : "NOT met"))"
+        ]
+        func cpu(_ run: Fanout) -> Double? {
+            guard let broker = run.cpu.broker, let redis = run.cpu.redis else { return nil }
+            return (run.cpu.workers + broker + redis) / Double(run.expected) * 1e6
+        }
+        if let here = cpu(fanout), let there = cpu(broadcast) {
+            judged.append("CPU \(Console.fixed(here, 2)) us per delivery, \(Console.fixed(here / there, 2)) x the broadcast's")
+        }
+        return judged
     }
 
     /// One row per Redis master: its CPU, its commands' time per delivery, and the commands
@@ -166,7 +194,8 @@ extension BenchmarkReport {
                 rows.append(
                     (
                         "seed R=\(Console.count(seed.population)) (\(seed.summary.path))",
-                        "\(Console.fixed(seed.summary.seconds, 1)) s (\(Console.count(Int(seed.summary.perSecond)))/s)", ""
+                        "\(Console.fixed(seed.summary.seconds, 1)) s (\(Console.count(Int(seed.summary.perSecond)))/s)",
+                        seed.redisBytesPerRegistration.map { "Redis memory \(Console.fixed($0, 0)) B per registration" } ?? ""
                     ))
                 if let cpu = seed.cpu { rows.append(contentsOf: cpuRows(cpu)) }
             }
@@ -184,6 +213,9 @@ extension BenchmarkReport {
             }
             if fanout.cpu.isDisturbed, let cores = fanout.cpu.othersCores {
                 judged.append("disturbed: other processes took \(Console.fixed(cores, 2)) cores")
+            }
+            if let broadcast = broadcastOfSamePopulation(as: fanout) {
+                judged.append(contentsOf: costAgainstBroadcast(fanout, broadcast: broadcast))
             }
             if let single = singleNodeBroadcast(comparedWith: fanout) {
                 judged.append("\(Console.fixed(fanout.deliveriesPerSecond / single.deliveriesPerSecond, 2)) x one node's deliveries/s")
@@ -223,6 +255,9 @@ extension BenchmarkReport {
                         [fanout.acceptedSeconds, fanout.renderedFirstSeconds, completed].map { $0.map { Console.fixed($0, 2) } ?? "?" }
                             .joined(separator: " / ") + " s",
                         "status \(fanout.statusTargets.map(Console.count) ?? "?") targets in \(fanout.statusTasks.map(String.init) ?? "?") tasks"
+                            + (fanout.plans.map {
+                                "; slots by plan: " + $0.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", ")
+                            } ?? "")
                     ))
                 if let seen = fanout.seenAtWorkerCompletion, fanout.expected > 0 {
                     rows.append(

@@ -145,6 +145,9 @@ public struct BenchmarkReport: Sendable, Codable {
         /// Seconds waited after seeding for Redis's background rewrite or save to end (nil:
         /// still running after the limit, so the next phase shared the cores with it).
         public var redisSettleSeconds: Double?
+        /// Redis's `used_memory` (summed over the masters) after seeding minus before, per
+        /// registration; nil when not measured.
+        public var redisBytesPerRegistration: Double? = nil
     }
 
     /// One wide event, publish to the last delivery committed (`clock` `committed`) or seen
@@ -189,6 +192,9 @@ public struct BenchmarkReport: Sendable, Codable {
         public var averageRecordBytes: Double? = nil
         /// What each Redis master did during a broadcast (one entry on a single node).
         public var redisNodes: [RedisNodeUsage]? = nil
+        /// Slots by the fan-out plan that read them, from the event's status (`broadcast`,
+        /// `scan`, `sets`).
+        public var plans: [String: Int]? = nil
     }
 
     /// CPU seconds each party used during one measurement, against the wall time: on a

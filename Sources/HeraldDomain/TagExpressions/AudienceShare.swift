@@ -23,3 +23,41 @@ extension TagExpression {
         return min(1, max(0, share(self)))
     }
 }
+
+extension TagSetPlan {
+    /// About how many set members Redis reads to run this plan in a slot of `registrations`
+    /// and stream its result, where `count(tag)` is the size of the tag's set: a union reads
+    /// every operand, an intersection its smallest operand once per operand, a difference its
+    /// first operand once per operand; temporaries are sized by the independence estimate of
+    /// `TagExpression.estimatedShare`. The fan-out compares it with the slot's registrations
+    /// to choose between this plan and a scan of the slot.
+    public func estimatedReads(registrations: Int, count: (String) -> Int) -> Double {
+        let total = Double(max(registrations, 0))
+        guard total > 0 else { return 0 }
+        var temporaries = [Double](repeating: 0, count: temporaryCount)
+        func size(_ operand: Operand) -> Double {
+            switch operand {
+            case .tag(let tag): min(total, Double(max(0, count(tag))))
+            case .all: total
+            case .temporary(let index): index < temporaries.count ? temporaries[index] : total
+            }
+        }
+        var reads = 0.0
+        for step in steps {
+            let sizes = step.sources.map(size)
+            switch step {
+            case .union:
+                reads += sizes.reduce(0, +)
+                temporaries[step.destination] = total * (1 - sizes.reduce(1) { $0 * (1 - $1 / total) })
+            case .intersection:
+                reads += (sizes.min() ?? 0) * Double(sizes.count)
+                temporaries[step.destination] = total * sizes.reduce(1) { $0 * $1 / total }
+            case .difference:
+                let first = sizes.first ?? 0
+                reads += first * Double(sizes.count)
+                temporaries[step.destination] = sizes.dropFirst().reduce(first) { $0 * (1 - $1 / total) }
+            }
+        }
+        return reads + size(result)
+    }
+}

@@ -13,7 +13,9 @@ public struct TagMatcher: Sendable {
 
     /// The expression's distinct tags, in order of first appearance.
     public let tags: [String]
-    private let tagBytes: [[UInt8]]
+    /// The tags' bytes one after the other; tag `n` is `flat[starts[n]..<starts[n + 1]]`.
+    private let flat: [UInt8]
+    private let starts: [Int]
     private let program: [Operation]
     /// Bit `mask` says whether a registration holding exactly the tags in `mask` matches.
     private let truthTable: [UInt64]?
@@ -54,7 +56,14 @@ public struct TagMatcher: Sendable {
         }
         compile(expression)
         self.tags = tags
-        self.tagBytes = tags.map { Array($0.utf8) }
+        var flat: [UInt8] = []
+        var starts = [0]
+        for tag in tags {
+            flat.append(contentsOf: tag.utf8)
+            starts.append(flat.count)
+        }
+        self.flat = flat
+        self.starts = starts
         self.program = program
         if tags.count <= Self.truthTableTags {
             let combinations = 1 << tags.count
@@ -105,23 +114,31 @@ public struct TagMatcher: Sendable {
     private func forEachHeld(_ tagList: UnsafeRawBufferPointer, _ body: (Int) -> Void) {
         guard let base = tagList.baseAddress else { return }
         let count = tagList.count
-        var start = 0
-        while start <= count {
-            var end = start
-            if let comma = memchr(base + start, Int32(UInt8(ascii: ",")), count - start) {
-                end = base.distance(to: UnsafeRawPointer(comma))
-            } else {
-                end = count
-            }
-            let length = end - start
-            for number in tagBytes.indices where tagBytes[number].count == length {
-                let equal = tagBytes[number].withUnsafeBytes { memcmp($0.baseAddress!, base + start, length) == 0 }
-                if equal {
-                    body(number)
-                    break
+        let tagCount = tags.count
+        flat.withUnsafeBytes { flat in
+            starts.withUnsafeBufferPointer { starts in
+                guard let flatBase = flat.baseAddress else { return }
+                var start = 0
+                while start <= count {
+                    let end: Int
+                    if let comma = memchr(base + start, Int32(UInt8(ascii: ",")), count - start) {
+                        end = base.distance(to: UnsafeRawPointer(comma))
+                    } else {
+                        end = count
+                    }
+                    let length = end - start
+                    var number = 0
+                    while number < tagCount {
+                        let tagStart = starts[number]
+                        if starts[number + 1] - tagStart == length, memcmp(flatBase + tagStart, base + start, length) == 0 {
+                            body(number)
+                            break
+                        }
+                        number += 1
+                    }
+                    start = end + 1
                 }
             }
-            start = end + 1
         }
     }
 

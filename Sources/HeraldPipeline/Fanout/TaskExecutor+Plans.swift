@@ -37,7 +37,7 @@ extension TaskExecutor {
     static let estimatedTagLimit = 32
 
     /// The plan of every non-empty slot of `slots` for `expression`.
-    func choosePlans(slots: Range<Int>, expression: TagExpression, tags: [String]) throws -> [SlotChoice] {
+    func choosePlans(slots: Range<Int>, expression: TagExpression, plan setPlan: TagSetPlan?, tags: [String]) throws -> [SlotChoice] {
         let layout = configuration.layout
         let mode = configuration.fanoutPlan
         let estimated = mode == .auto && tags.count <= Self.estimatedTagLimit ? tags : []
@@ -63,14 +63,14 @@ extension TaskExecutor {
             case .scan: plan = .scan
             case .sets: plan = .sets
             case .auto:
-                if estimated.isEmpty {
+                if estimated.isEmpty || setPlan == nil {
                     plan = expression.matchesWithoutTags ? .scan : .sets
                 } else {
-                    let share = expression.estimatedShare(registrations: registrations) { tag in
+                    let reads = setPlan!.estimatedReads(registrations: registrations) { tag in
                         guard let index = estimated.firstIndex(of: tag) else { return registrations }
                         return counts[base + 1 + index]
                     }
-                    plan = share * 100 >= Double(configuration.scanAbovePercent) ? .scan : .sets
+                    plan = reads * 100 >= Double(configuration.scanAbovePercent * registrations) ? .scan : .sets
                 }
             }
             choices.append(SlotChoice(slot: slot, registrations: registrations, plan: plan))

@@ -92,7 +92,7 @@ final class TaskExecutor: @unchecked Sendable {
             try deliverEverything(slots: slots, filter: nil, run: &run, producer: producer)
             run.plans[FanoutPlanKind.broadcast.rawValue] = slots.count { $0.1 > 0 }
         } else if let expression = task.event.audience.expression, let matcher = run.matcher {
-            let choices = try choosePlans(slots: task.slots, expression: expression, tags: matcher.tags)
+            let choices = try choosePlans(slots: task.slots, expression: expression, plan: run.plan, tags: matcher.tags)
             let scanned = choices.filter { $0.plan == .scan }
             if !scanned.isEmpty {
                 try deliverEverything(slots: scanned.map { ($0.slot, $0.registrations) }, filter: matcher, run: &run, producer: producer)

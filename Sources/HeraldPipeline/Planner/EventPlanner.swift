@@ -202,7 +202,7 @@ public final class EventPlanner: Sendable {
         }
         var estimate: Int?
         if candidates.map({ $0.count > planner.configuration.narrowSlotLimit }) ?? true {
-            estimate = try await registrationCount(slots: candidates)
+            estimate = try await audienceEstimate(slots: candidates, expression: event.audience.expression)
         }
         try IndexEpoch.verify(await redis.send(IndexEpoch.read(layout)), unchanged: epoch, layout: layout)
         let plan = planner.plan(event, eventId: eventId, candidateSlots: candidates, audienceEstimate: estimate, now: now)
@@ -274,14 +274,40 @@ public final class EventPlanner: Sendable {
         return 1
         """#)
 
-    /// Registrations in `slots` (all slots when nil): one pipelined SCARD of each slot's `all`
-    /// set. An upper bound of a wide event's audience, which sizes its tasks.
-    func registrationCount(slots: [Int]?) async throws -> Int {
+    /// Expressions with more distinct tags than this are sized by their slots' registrations.
+    static let estimatedTagLimit = 8
+
+    /// The audience of a wide event in `slots` (all slots when nil), which sizes its tasks:
+    /// one pipelined `SCARD` of each slot's `all` set and, for an expression of a few tags, of
+    /// each tag's set there, summed over the slots as `TagExpression.estimatedShare` of each.
+    /// Without an expression (or with too many tags) it is the registrations, an upper bound.
+    func audienceEstimate(slots: [Int]?, expression: TagExpression?) async throws -> Int {
         let layout = configuration.layout
         let chosen = slots ?? Array(0..<layout.slotCount)
         guard !chosen.isEmpty else { return 0 }
-        let replies = try await redis.pipeline(chosen.map { RedisCommand.scard(layout.allKey(slot: $0)) })
-        return try replies.reduce(0) { $0 + (try $1.get().int ?? 0) }
+        let tags = expression.map { TagMatcher($0).tags } ?? []
+        let estimated = tags.count <= Self.estimatedTagLimit ? tags : []
+        var commands: [RedisCommand] = []
+        for slot in chosen {
+            commands.append(.scard(layout.allKey(slot: slot)))
+            for tag in estimated { commands.append(.scard(layout.tagKey(slot: slot, tag: tag))) }
+        }
+        let counts = try await redis.pipeline(commands).map { try $0.get().int ?? 0 }
+        let stride = 1 + estimated.count
+        var audience = 0.0
+        for position in chosen.indices {
+            let base = position * stride
+            let registrations = counts[base]
+            guard let expression, !estimated.isEmpty else {
+                audience += Double(registrations)
+                continue
+            }
+            let share = expression.estimatedShare(registrations: registrations) { tag in
+                estimated.firstIndex(of: tag).map { counts[base + 1 + $0] } ?? registrations
+            }
+            audience += share * Double(registrations)
+        }
+        return Int(audience.rounded(.up))
     }
 
     /// The probe of a narrow audience: one EXISTS per (slot, tag), slot by slot.

@@ -58,13 +58,18 @@ public struct FanoutPlanner: Sendable {
         return tags
     }
 
-    /// Tasks for a wide event whose audience has at most `audienceEstimate` registrations
-    /// (nil: unknown): `bulkTaskCount`, more for a big audience, never more than the slots.
+    /// Tasks for a wide event whose audience is estimated at `audienceEstimate` registrations
+    /// (nil: unknown): `bulkTaskCount`, more for a big audience, never more than the slots,
+    /// and fewer for a small one, whose tasks would otherwise aim at fewer than an eighth of
+    /// `deliveriesPerTask` each (each task is a transaction; a 16,500-device expression in 32
+    /// tasks spent most of its time committing them).
     public func bulkTaskCount(audienceEstimate: Int?) -> Int {
         let minimum = max(1, configuration.bulkTaskCount)
         guard let audienceEstimate, configuration.deliveriesPerTask > 0 else { return minimum }
         let wanted = (audienceEstimate + configuration.deliveriesPerTask - 1) / configuration.deliveriesPerTask
-        return max(minimum, min(configuration.slotCount, wanted))
+        let smallest = max(1, configuration.deliveriesPerTask / 8)
+        let floor = max(1, min(minimum, (audienceEstimate + smallest - 1) / smallest))
+        return max(floor, min(configuration.slotCount, wanted))
     }
 
     /// Plans `event`. `candidateSlots` (ascending) comes from the probe when `tagsToProbe`
