@@ -61,13 +61,15 @@ struct ProcessProbeTests {
         }
         let burned = try #require(ProcessProbe.cpuSeconds(pid: child.processIdentifier))
         #expect(burned >= 0.05)
-        let running = try #require(ProcessProbe.cpuSecondsWithChildren(pid: pid))
+        // Our own CPU first: the other tests' threads keep adding to it, so read after, it could
+        // pass what the total with children showed a moment before.
         let ownRunning = try #require(ProcessProbe.cpuSeconds(pid: pid))
+        let running = try #require(ProcessProbe.cpuSecondsWithChildren(pid: pid))
         #expect(running >= ownRunning + burned - 0.011)
         kill(child.processIdentifier, SIGKILL)
         child.waitUntilExit()
-        let reaped = try #require(ProcessProbe.cpuSecondsWithChildren(pid: pid))
         let ownReaped = try #require(ProcessProbe.cpuSeconds(pid: pid))
+        let reaped = try #require(ProcessProbe.cpuSecondsWithChildren(pid: pid))
         #expect(reaped >= ownReaped + burned - 0.011)
         #expect(ProcessProbe.cpuSecondsWithChildren(pid: -1) == nil)
     }

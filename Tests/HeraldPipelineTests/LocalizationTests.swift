@@ -32,7 +32,7 @@ struct LocalizationTests {
             let field = SlotLayout.packField(SlotLayout.pack(of: "stale"))
             var pack = try await connection.send(RedisCommand("HGET", layout.packsKey(slot: slot), field)).bytes ?? []
             let staleView = RegistrationView(
-                platform: "apns", expiresAtEpochSeconds: 1_000, templateName: "", templateKey: "", handle: "ff")
+                platform: "apns", expiresAtEpochSeconds: 1_000, templateName: "", templateKey: "", tags: ["World"], handle: "ff")
             ViewPack.append(id: "stale".utf8, view: staleView.encoded.utf8, to: &pack)
             _ = try await connection.pipeline([
                 RedisCommand("HSET", layout.packsKey(slot: slot), field, pack),

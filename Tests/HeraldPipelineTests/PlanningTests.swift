@@ -95,19 +95,21 @@ struct PlanningTests {
         #expect(nobody.tasks.isEmpty)
     }
 
-    /// A big audience gets more, smaller tasks (each one transaction), never more than the
-    /// slots; `bulkTaskCount` of them unless each would aim at fewer than an eighth of
-    /// `deliveriesPerTask` (a small audience gets fewer).
+    /// A big audience gets more, smaller tasks (each one transaction), never fewer than
+    /// `bulkTaskCount` and never more than the slots. An expression's small audience gets
+    /// fewer: its tasks never aim at fewer than an eighth of `deliveriesPerTask`.
     @Test(arguments: [
-        (nil as Int?, 4), (0, 1), (1_000, 1), (3_000, 2), (16_000, 4), (80_001, 6), (160_000, 10), (10_000_000, 16),
+        (nil as Int?, 4, 4), (0, 4, 1), (1_000, 4, 1), (3_000, 4, 2), (16_000, 4, 4), (80_001, 6, 6), (160_000, 10, 10),
+        (10_000_000, 16, 16),
     ])
-    func bulkTasksGrowWithTheAudience(estimate: Int?, expected: Int) {
+    func bulkTasksGrowWithTheAudience(estimate: Int?, expected: Int, forExpression: Int) {
         var configuration = FanoutPlanner.Configuration()
         configuration.slotCount = 16
         configuration.bulkTaskCount = 4
         configuration.deliveriesPerTask = 16_000
         let planner = FanoutPlanner(configuration: configuration)
         #expect(planner.bulkTaskCount(audienceEstimate: estimate) == expected)
+        #expect(planner.bulkTaskCount(audienceEstimate: estimate, isExpression: true) == forExpression)
         let plan = planner.plan(NotificationEvent(id: "b"), eventId: "b", candidateSlots: nil, audienceEstimate: estimate, now: Date())
         #expect(plan.tasks.count == expected)
         #expect(plan.tasks.flatMap { Array($0.slots) } == Array(0..<16), "every slot in exactly one task")

@@ -59,16 +59,16 @@ public struct FanoutPlanner: Sendable {
     }
 
     /// Tasks for a wide event whose audience is estimated at `audienceEstimate` registrations
-    /// (nil: unknown): `bulkTaskCount`, more for a big audience, never more than the slots,
-    /// and fewer for a small one, whose tasks would otherwise aim at fewer than an eighth of
-    /// `deliveriesPerTask` each (each task is a transaction; a 16,500-device expression in 32
-    /// tasks spent most of its time committing them).
-    public func bulkTaskCount(audienceEstimate: Int?) -> Int {
+    /// (nil: unknown): `bulkTaskCount`, more for a big audience, never more than the slots.
+    /// An expression's small audience (`isExpression`) gets fewer: its tasks never aim at
+    /// fewer than an eighth of `deliveriesPerTask` each (each task is a transaction; a
+    /// 16,500-device expression in 32 tasks spent most of its time committing them).
+    public func bulkTaskCount(audienceEstimate: Int?, isExpression: Bool = false) -> Int {
         let minimum = max(1, configuration.bulkTaskCount)
         guard let audienceEstimate, configuration.deliveriesPerTask > 0 else { return minimum }
         let wanted = (audienceEstimate + configuration.deliveriesPerTask - 1) / configuration.deliveriesPerTask
         let smallest = max(1, configuration.deliveriesPerTask / 8)
-        let floor = max(1, min(minimum, (audienceEstimate + smallest - 1) / smallest))
+        let floor = isExpression ? max(1, min(minimum, (audienceEstimate + smallest - 1) / smallest)) : minimum
         return max(floor, min(configuration.slotCount, wanted))
     }
 
@@ -88,7 +88,9 @@ public struct FanoutPlanner: Sendable {
             }
             return .tasks(tasks, lane: .express)
         }
-        var ranges = SlotRange.split(slotCount: slotCount, into: bulkTaskCount(audienceEstimate: audienceEstimate))
+        var ranges = SlotRange.split(
+            slotCount: slotCount,
+            into: bulkTaskCount(audienceEstimate: audienceEstimate, isExpression: event.audience.expression != nil))
         if let candidateSlots {
             // Chunks without a candidate slot would only answer "nobody here".
             ranges.removeAll { range in !Self.containsAny(candidateSlots, in: range) }
