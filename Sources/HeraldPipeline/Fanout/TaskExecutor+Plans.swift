@@ -37,39 +37,31 @@ extension TaskExecutor {
     static let estimatedTagLimit = 32
 
     /// The plan of every non-empty slot of `slots` for `expression`.
-    func choosePlans(slots: Range<Int>, expression: TagExpression, plan setPlan: TagSetPlan?, tags: [String]) throws -> [SlotChoice] {
-        let layout = configuration.layout
+    func choosePlans(slots: Range<Int>, expression: TagExpression, setPlan: TagSetPlan) throws -> [SlotChoice] {
         let mode = configuration.fanoutPlan
+        let tags = expression.referencedTags.sorted()
         let estimated = mode == .auto && tags.count <= Self.estimatedTagLimit ? tags : []
-        var commands: [RedisCommand] = []
-        for slot in slots {
-            commands.append(.scard(layout.allKey(slot: slot)))
-            for tag in estimated { commands.append(.scard(layout.tagKey(slot: slot, tag: tag))) }
-        }
+        let commands = SlotTagSizes.commands(layout: configuration.layout, slots: slots, tags: estimated)
         let counts: [Int] = try redis.withPipelineRepliesBlocking(commands) { replies in
             try zip(commands, replies).map { command, reply in
                 if let error = redis.error(in: reply, of: command) { throw error }
                 return reply.integer ?? 0
             }
         }
-        let stride = 1 + estimated.count
+        let sizes = SlotTagSizes(tags: estimated, counts: counts)
         var choices: [SlotChoice] = []
         for (position, slot) in slots.enumerated() {
-            let base = position * stride
-            let registrations = counts[base]
+            let registrations = sizes.registrations(at: position)
             guard registrations > 0 else { continue }
             let plan: FanoutPlanKind
             switch mode {
             case .scan: plan = .scan
             case .sets: plan = .sets
             case .auto:
-                if estimated.isEmpty || setPlan == nil {
+                if estimated.isEmpty {
                     plan = expression.matchesWithoutTags ? .scan : .sets
                 } else {
-                    let reads = setPlan!.estimatedReads(registrations: registrations) { tag in
-                        guard let index = estimated.firstIndex(of: tag) else { return registrations }
-                        return counts[base + 1 + index]
-                    }
+                    let reads = setPlan.estimatedReads(registrations: registrations) { sizes.count($0, at: position) }
                     plan = reads * 100 >= Double(configuration.scanAbovePercent * registrations) ? .scan : .sets
                 }
             }

@@ -91,8 +91,8 @@ final class TaskExecutor: @unchecked Sendable {
             let slots = Array(zip(task.slots, try slotSizes(task.slots)))
             try deliverEverything(slots: slots, filter: nil, run: &run, producer: producer)
             run.plans[FanoutPlanKind.broadcast.rawValue] = slots.count { $0.1 > 0 }
-        } else if let expression = task.event.audience.expression, let matcher = run.matcher {
-            let choices = try choosePlans(slots: task.slots, expression: expression, plan: run.plan, tags: matcher.tags)
+        } else if let expression = task.event.audience.expression, let setPlan = run.plan, let matcher = run.matcher {
+            let choices = try choosePlans(slots: task.slots, expression: expression, setPlan: setPlan)
             let scanned = choices.filter { $0.plan == .scan }
             if !scanned.isEmpty {
                 try deliverEverything(slots: scanned.map { ($0.slot, $0.registrations) }, filter: matcher, run: &run, producer: producer)

@@ -285,27 +285,18 @@ public final class EventPlanner: Sendable {
         let layout = configuration.layout
         let chosen = slots ?? Array(0..<layout.slotCount)
         guard !chosen.isEmpty else { return 0 }
-        let tags = expression.map { TagMatcher($0).tags } ?? []
+        let tags = expression.map { $0.referencedTags.sorted() } ?? []
         let estimated = tags.count <= Self.estimatedTagLimit ? tags : []
-        var commands: [RedisCommand] = []
-        for slot in chosen {
-            commands.append(.scard(layout.allKey(slot: slot)))
-            for tag in estimated { commands.append(.scard(layout.tagKey(slot: slot, tag: tag))) }
-        }
-        let counts = try await redis.pipeline(commands).map { try $0.get().int ?? 0 }
-        let stride = 1 + estimated.count
+        let commands = SlotTagSizes.commands(layout: layout, slots: chosen, tags: estimated)
+        let sizes = SlotTagSizes(tags: estimated, counts: try await redis.pipeline(commands).map { try $0.get().int ?? 0 })
         var audience = 0.0
         for position in chosen.indices {
-            let base = position * stride
-            let registrations = counts[base]
+            let registrations = sizes.registrations(at: position)
             guard let expression, !estimated.isEmpty else {
                 audience += Double(registrations)
                 continue
             }
-            let share = expression.estimatedShare(registrations: registrations) { tag in
-                estimated.firstIndex(of: tag).map { counts[base + 1 + $0] } ?? registrations
-            }
-            audience += share * Double(registrations)
+            audience += expression.estimatedShare(registrations: registrations) { sizes.count($0, at: position) } * Double(registrations)
         }
         return Int(audience.rounded(.up))
     }
