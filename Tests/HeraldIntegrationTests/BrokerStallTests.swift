@@ -41,7 +41,8 @@ struct BrokerStallTests {
             environment: [
                 "HERALD_KAFKA_BROKERS": broker.bootstrapServers, "HERALD_REDIS_URL": redis.url,
                 "HERALD_TOPIC_PREFIX": prefix + ".herald.", "HERALD_REDIS_PREFIX": prefix, "HERALD_SLOTS": "64",
-                // 64 small tasks: the broadcast spans several commits.
+                // 64 small tasks, each its own transaction: the broadcast spans many commits, so
+                // the pause falls in the middle of it even when the machine is loaded.
                 "HERALD_TASKS_PER_BROADCAST": "64", "HERALD_DELIVERIES_PER_TASK": "500", "HERALD_INSTANCE_ID": prefix,
                 "HERALD_SESSION_TIMEOUT_MS": "6000", "HERALD_ROLES": "planner,fanout", "HERALD_LOG_LEVEL": "notice",
                 "HERALD_API_HOST": "127.0.0.1",
@@ -51,18 +52,16 @@ struct BrokerStallTests {
         let health = "http://127.0.0.1:\(metricsPort)/health"
         try await Self.waitFor(status: 200, at: health + "/ready", within: .seconds(60), worker: worker)
 
+        // The worker created the topics before it was ready; the watcher reads from the start.
+        let watcher = try await DeliveryWatcher(bootstrapServers: broker.bootstrapServers, topic: topics.deliveries)
         let eventId = prefix + "-broadcast"
         let publisher = try EventPublisher(bootstrapServers: broker.bootstrapServers, topics: topics)
         _ = try await publisher.publish(
             try NotificationEvent.decode(Array(#"{"id":"\#(eventId)","properties":{"News_English":"Summit ends"}}"#.utf8)))
-        // The broker is paused as soon as the planner's status appears in Redis: the pause falls
-        // between planning and completion however loaded the machine is.
-        let statusReader = StatusReader(pool: pool, layout: layout)
-        for _ in 0..<12_000 {
-            if try await statusReader.status(eventId: eventId) != nil { break }
-            try await Task.sleep(for: .milliseconds(5))
-        }
+        _ = try await watcher.wait(forAtLeast: 1, timeout: .seconds(90))
+
         broker.signal(SIGSTOP)
+        let statusReader = StatusReader(pool: pool, layout: layout)
         let atPause = try await statusReader.status(eventId: eventId)
         try #require(atPause?.state != .completed, "the broadcast finished before the pause; make it larger")
         try await Self.waitFor(status: 503, at: health + "/ready", within: .seconds(20), worker: worker)
