@@ -259,7 +259,7 @@ public struct Setting: Sendable, Hashable {
             case .pushMaxAttempts:
                 ("5", "Sender: requests per delivery at most (429, 5xx, timeouts and lost connections are retried with backoff).")
             case .senderBatch:
-                ("2000", "Sender: deliveries per transaction (their receipts and offsets are committed together).")
+                ("5000", "Sender: deliveries per transaction (their receipts and offsets are committed together).")
             }
         }
     }
