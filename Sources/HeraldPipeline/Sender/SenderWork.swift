@@ -22,7 +22,7 @@ import Synchronization
 /// 6. queue the receipts. The loop commits them with the offsets; then the markers go.
 ///
 /// What remains: a sender killed between a service's answer and the marker's write (the
-/// answers of about one Redis round trip) sends those deliveries again on restart, and so
+/// answers of about 2 ms and one Redis round trip) sends those deliveries again on restart, and so
 /// does one killed while a request was on its way (the service has it, the sender has no
 /// answer).
 final class SenderWork: Sendable {
