@@ -34,6 +34,15 @@ final class StopFlag: Sendable {
     var isSet: Bool { value.load(ordering: .acquiring) }
 }
 
+/// The spans of time fan-outs ran (publish to last delivery), told to a latency stream
+/// running beside them.
+final class FanoutWindows: Sendable {
+    private let spans = Mutex<[ClosedRange<Date>]>([])
+
+    func add(_ span: ClosedRange<Date>) { spans.withLock { $0.append(span) } }
+    func contains(_ date: Date) -> Bool { spans.withLock { $0.contains { $0.contains(date) } } }
+}
+
 /// A counter shared by threads: hands out work (`take`) and counts what is done (`add`).
 final class SharedCounter: Sendable {
     private let value: Atomic<Int>
