@@ -174,11 +174,13 @@ extension BenchmarkReport {
         return rows
     }
 
+    /// How a row meets its target.
+    static func verdict(_ met: Bool) -> String { met ? "met" : "NOT met" }
+
     /// The one table a run prints: measurement, value, and the ratio or target it is judged by.
     public var table: String {
         var rows: [(String, String, String)] = []
-        func verdict(_ met: Bool) -> String { met ? "met" : "NOT met" }
-
+        let verdict = Self.verdict
         if let reference = ceilingReference {
             for (title, measured) in [("broker ceiling", ceiling), ("broker ceiling again, after the fan-outs", ceilingAfter)] {
                 guard let measured else { continue }
@@ -397,7 +399,6 @@ extension BenchmarkReport {
     /// phases run both at their sizes).
     func growthRows() -> [(String, String, String)] {
         var rows: [(String, String, String)] = []
-        func verdict(_ met: Bool) -> String { met ? "met" : "NOT met" }
         for label in ["broadcast", "expression"] {
             let runs = fanouts.filter { $0.label == label && $0.expected > 0 }
             guard let large = runs.max(by: { $0.population < $1.population }),
@@ -410,7 +411,7 @@ extension BenchmarkReport {
                 (
                     "\(label): time per delivery, R=\(Console.count(large.population)) over R=\(Console.count(small.population))",
                     "\(Console.fixed(perLarge * 1e6, 2)) / \(Console.fixed(perSmall * 1e6, 2)) us = \(Console.fixed(growth, 2)) x",
-                    "<= \(Console.fixed(Target.perDeliveryGrowth, 1)) x: \(verdict(growth <= Target.perDeliveryGrowth))"
+                    "<= \(Console.fixed(Target.perDeliveryGrowth, 1)) x: \(Self.verdict(growth <= Target.perDeliveryGrowth))"
                 ))
         }
         return rows
