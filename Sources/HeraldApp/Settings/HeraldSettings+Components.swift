@@ -121,6 +121,7 @@ extension HeraldSettings {
         configuration.schedulerGroup = groupName("scheduler")
         configuration.sender.group = groupName("sender")
         configuration.sender.batchSize = try int(.senderBatch, in: 1...100_000, expected: "deliveries from 1 to 100000")
+        configuration.sender.loops = try int(.senderLoops, in: 1...16, expected: "a loop count from 1 to 16")
         configuration.sender.retry.maxAttempts = try int(.pushMaxAttempts, in: 1...20, expected: "attempts from 1 to 20")
         return configuration
     }

@@ -75,6 +75,7 @@ public struct Setting: Sendable, Hashable {
         case pushTimeoutSeconds = "push-timeout-seconds"
         case pushMaxAttempts = "push-max-attempts"
         case senderBatch = "sender-batch"
+        case senderLoops = "sender-loops"
 
         /// The default value and the meaning; the switch makes the compiler ask for both.
         var declaration: (defaultValue: String, help: String) {
@@ -259,7 +260,9 @@ public struct Setting: Sendable, Hashable {
             case .pushMaxAttempts:
                 ("5", "Sender: requests per delivery at most (429, 5xx, timeouts and lost connections are retried with backoff).")
             case .senderBatch:
-                ("5000", "Sender: deliveries per transaction (their receipts and offsets are committed together).")
+                ("2500", "Sender: deliveries per transaction (their receipts and offsets are committed together).")
+            case .senderLoops:
+                ("2", "Sender: batches in hand at once, each with its own consumer and transaction, sharing the connections.")
             }
         }
     }

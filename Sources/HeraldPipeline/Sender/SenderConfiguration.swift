@@ -6,9 +6,16 @@ public struct SenderConfiguration: Sendable {
     /// Consumer group on `herald.deliveries`.
     public var group: String = "herald-sender"
     /// Deliveries per transaction (receipts and offsets committed together). Each batch pays
-    /// about 20 ms with nothing in flight (the drain of its last requests, the receipts, the
-    /// commit, the next poll): a sixth of a 2,000-delivery batch at push speed.
-    public var batchSize: Int = 5_000
+    /// about 50 ms without requests of its own in flight (decoding, the sent-markers read, the
+    /// drain of its last requests, the counts, the commit, the next poll), which the other
+    /// loops' batches fill (`loops`).
+    public var batchSize: Int = 2_500
+    /// Batches in hand at once, each in its own transaction (a consumer of the group and a
+    /// transactional producer each), sharing the connections: while one commits and polls,
+    /// the other's requests keep the connections busy. One loop of 5,000-delivery batches left
+    /// them idle for a sixth of the time; two loops of 2,500 push a tenth more with less
+    /// memory; three pushed less (docs/performance.md, "The sender").
+    public var loops: Int = 2
     /// Attempts, backoff and the longest `Retry-After` honoured. The defaults keep a batch's
     /// worst case (5 timed-out attempts and 4 pauses) under `transactionTimeoutMs`.
     public var retry = PushRetryPolicy(maxAttempts: 5, baseDelay: 0.5, maxDelay: 8, maxRetryAfter: 15)

@@ -10,14 +10,16 @@ import ServiceLifecycle
 /// delivery pushed to its service, one final receipt per delivery out to `herald.receipts`,
 /// committed in one transaction with the consumer offsets. See `SenderWork` for one batch.
 ///
-/// The transaction's records are only receipts, on partitions no other role writes: only the
-/// flush and the commit pass through the `TransactionGate`.
+/// `SenderConfiguration.loops` loops run side by side, each a consumer of the group with its
+/// own transactional producer, all pushing through the same connections: while one commits
+/// and polls, the others' requests are in flight. Their receipts are queued and committed in
+/// the `TransactionGate`, so no two of their transactions write a receipts partition at once.
 public final class SenderService: Service, Sendable {
     public let configuration: PipelineConfiguration
     private let gateway: PushGateway
     private let registry: RegistrationService?
     private let logger: Logger
-    private let loop: TransactionalLoop
+    private let loops: [TransactionalLoop]
 
     /// - Parameters:
     ///   - gateway: the push services' clients; shut down when the role ends.
@@ -31,9 +33,6 @@ public final class SenderService: Service, Sendable {
         self.gateway = gateway
         self.registry = registry
         self.logger = logger
-        var producer = configuration.transactionalProducerConfiguration(role: "sender", lane: nil, forDeliveries: false)
-        producer.transactionTimeoutMs = max(configuration.transactionTimeoutMs, configuration.sender.transactionTimeoutMs)
-        producer.lingerMs = 5
         var consumer = configuration.consumerConfiguration(
             group: configuration.sender.group, fetchWaitMaxMs: min(50, configuration.taskFetchWaitMaxMs))
         // Whole batches: the requests of one batch are in flight together, and each batch ends
@@ -45,19 +44,24 @@ public final class SenderService: Service, Sendable {
         if consumer.extra["queued.max.messages.kbytes"] == nil { consumer.extra["queued.max.messages.kbytes"] = "8192" }
         consumer.fetchMaxBytes = 4 << 20
         consumer.maxPartitionFetchBytes = 512 << 10
-        loop = TransactionalLoop(
-            settings: TransactionalLoop.Settings(
-                name: "sender",
-                topics: [configuration.topics.deliveries],
-                consumer: consumer,
-                producer: producer,
-                batchSize: configuration.sender.batchSize,
-                lagSampleInterval: configuration.lagSampleInterval,
-                gated: .finishAndCommit,
-                deadLetterTopic: configuration.topics.eventsDeadLetters
-            ),
-            logger: logger
-        )
+        loops = (0..<max(1, configuration.sender.loops)).map { index in
+            var producer = configuration.transactionalProducerConfiguration(role: "sender", lane: index, forDeliveries: false)
+            producer.transactionTimeoutMs = max(configuration.transactionTimeoutMs, configuration.sender.transactionTimeoutMs)
+            producer.lingerMs = 5
+            return TransactionalLoop(
+                settings: TransactionalLoop.Settings(
+                    name: "sender-\(index)",
+                    topics: [configuration.topics.deliveries],
+                    consumer: consumer,
+                    producer: producer,
+                    batchSize: configuration.sender.batchSize,
+                    lagSampleInterval: configuration.lagSampleInterval,
+                    gated: .finishAndCommit,
+                    deadLetterTopic: configuration.topics.eventsDeadLetters
+                ),
+                logger: logger
+            )
+        }
     }
 
     public func run() async throws {
@@ -68,15 +72,22 @@ public final class SenderService: Service, Sendable {
             "sender starting",
             metadata: [
                 "group": "\(configuration.sender.group)", "topic": "\(configuration.topics.deliveries)",
+                "loops": "\(loops.count)", "batch": "\(configuration.sender.batchSize)",
                 "apnsTeams": "\(gateway.apns.map(\.credentials.teamId).joined(separator: ","))",
                 "fcmProjects": "\(gateway.fcm.map(\.account.projectId).joined(separator: ","))",
                 "receipts": "\(configuration.topics.receipts)",
             ])
         do {
             try await withGracefulShutdownHandler {
-                try await loop.run { batch, producer in try await work.handle(batch, producer: producer) }
+                try await withThrowingTaskGroup(of: Void.self) { group in
+                    for loop in loops {
+                        group.addTask { try await loop.run { batch, producer in try await work.handle(batch, producer: producer) } }
+                    }
+                    // One loop that cannot go on ends the role (and the others with it).
+                    for try await _ in group {}
+                }
             } onGracefulShutdown: {
-                self.loop.stop()
+                self.stop()
             }
         } catch {
             await gateway.shutdown()
@@ -85,6 +96,8 @@ public final class SenderService: Service, Sendable {
         await gateway.shutdown()
     }
 
-    /// Asks the role to finish the batch in hand, commit it and stop.
-    public func stop() { loop.stop() }
+    /// Asks the role to finish the batches in hand, commit them and stop.
+    public func stop() {
+        for loop in loops { loop.stop() }
+    }
 }

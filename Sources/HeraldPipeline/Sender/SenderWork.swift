@@ -19,7 +19,8 @@ import Synchronization
 ///    written as a sent-marker as soon as it is known (in small pipelines);
 /// 4. remove the registrations of `unregistered` answers through the registry;
 /// 5. count the outcomes per event in Redis (exactly once, by offset);
-/// 6. queue the receipts. The loop commits them with the offsets; then the markers go.
+/// 6. leave the receipts to queue in the gate, where the loop commits them with the offsets;
+///    then the markers go.
 ///
 /// What remains: a sender killed between a service's answer and the marker's write (the
 /// answers of about 2 ms and one Redis round trip) sends those deliveries again on restart, and so
@@ -98,9 +99,9 @@ final class SenderWork: Sendable {
         try await removeUnregistered(final, items)
         await count(final, items)
         let topic = configuration.topics.receipts
-        for index in final.indices {
-            let bytes = encoded[index].isEmpty ? ReceiptCoding.encode(final[index]) : encoded[index]
-            try producer.enqueue(ReceiptCoding.message(final[index], encoded: bytes, topic: topic))
+        let messages = final.indices.map { index in
+            ReceiptCoding.message(
+                final[index], encoded: encoded[index].isEmpty ? ReceiptCoding.encode(final[index]) : encoded[index], topic: topic)
         }
         logger.debug(
             "sender batch handled",
@@ -109,10 +110,17 @@ final class SenderWork: Sendable {
                 "sendMs": "\(Self.milliseconds(sent - started))", "totalMs": "\(Self.milliseconds(ContinuousClock.now - started))",
             ])
         let markedIds = marked.map { (items[$0].delivery.eventId, items[$0].delivery.deliveryId) }
-        return TransactionalLoop.BatchWork(afterCommit: { [self] in
-            for receipt in final { metrics.pushReceipts(receipt.platform.rawValue, receipt.outcome.rawValue).increment() }
-            await clearMarkers(markedIds)
-        })
+        // The receipts are queued in the gate, right before the commit: the sender's loops
+        // write the same receipts partitions, and their transactions must not overlap there
+        // (`TransactionGate`).
+        return TransactionalLoop.BatchWork(
+            finish: { producer in
+                for message in messages { try producer.enqueue(message) }
+            },
+            afterCommit: { [self] in
+                for receipt in final { metrics.pushReceipts(receipt.platform.rawValue, receipt.outcome.rawValue).increment() }
+                await clearMarkers(markedIds)
+            })
     }
 
     // MARK: Reading
