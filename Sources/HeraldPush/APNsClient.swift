@@ -45,7 +45,8 @@ public final class APNsClient: PushTransport {
     func request(_ delivery: DeliveryRecord, providerToken: String) -> PushRequest {
         var headers = HPACKHeaders()
         headers.add(name: "authorization", value: "bearer " + providerToken)
-        headers.add(name: "apns-id", value: APNsRequestID.forDelivery(delivery.deliveryId).uuidString)
+        // Unique per request: not indexed, so the table keeps the provider token.
+        headers.add(name: "apns-id", value: APNsRequestID.forDelivery(delivery.deliveryId).uuidString, indexing: .nonIndexable)
         if delivery.headers["apns-topic"] == nil {
             headers.add(name: "apns-topic", value: credentials.topics[0])
         }
@@ -54,7 +55,8 @@ public final class APNsClient: PushTransport {
             if name.hasPrefix("apns-") && name != "apns-id" { headers.add(name: name, value: field.value) }
         }
         headers.add(name: "content-type", value: "application/json")
-        return PushRequest(path: "/3/device/" + delivery.handle, headers: headers, body: ByteBuffer(string: delivery.payload))
+        return PushRequest(
+            path: "/3/device/" + delivery.handle, pathIndexing: .nonIndexable, headers: headers, body: ByteBuffer(string: delivery.payload))
     }
 
     static func answer(_ response: PushResponse) -> PushAnswer {

@@ -22,11 +22,15 @@ public struct PushResponse: Sendable {
 /// One request to a push service: `POST <path>` with its headers (lowercase names) and body.
 public struct PushRequest: Sendable {
     public var path: String
+    /// `.nonIndexable` for a path used once (a device's): keeps the HPACK table for the
+    /// headers every request repeats.
+    public var pathIndexing: HPACKIndexing
     public var headers: HPACKHeaders
     public var body: ByteBuffer
 
-    public init(path: String, headers: HPACKHeaders, body: ByteBuffer) {
+    public init(path: String, pathIndexing: HPACKIndexing = .indexable, headers: HPACKHeaders, body: ByteBuffer) {
         self.path = path
+        self.pathIndexing = pathIndexing
         self.headers = headers
         self.body = body
     }
@@ -321,9 +325,10 @@ final class PushStreamsHandler: ChannelInboundHandler, RemovableChannelHandler {
         for request in pending {
             let id = nextStreamID
             nextStreamID = id.advanced(by: 2)
-            var headers = HPACKHeaders([
-                (":method", "POST"), (":scheme", "https"), (":authority", authority), (":path", request.request.path),
-            ])
+            var headers = HPACKHeaders([(":method", "POST"), (":scheme", "https"), (":authority", authority)])
+            // A path names one device (APNs): indexed, it would only push the provider token
+            // out of the connection's HPACK table, which then went in full with most requests.
+            headers.add(name: ":path", value: request.request.path, indexing: request.request.pathIndexing)
             headers.add(contentsOf: request.request.headers)
             streams[id] = Stream(promise: request.promise, started: now)
             let body = request.request.body

@@ -27,9 +27,19 @@ import Synchronization
 /// does one killed while a request was on its way (the service has it, the sender has no
 /// answer).
 final class SenderWork: Sendable {
-    struct Item: Sendable {
-        var message: KafkaMessage
-        var delivery: DeliveryRecord
+    /// A delivery of the batch. A class: the answers' callbacks and the retries hold it by
+    /// reference (copying a `DeliveryRecord` retains each of its strings).
+    final class Item: Sendable {
+        let message: KafkaMessage
+        let delivery: DeliveryRecord
+        /// `delivery.deliveryId`, built once.
+        let deliveryId: String
+
+        init(message: KafkaMessage, delivery: DeliveryRecord) {
+            self.message = message
+            self.delivery = delivery
+            deliveryId = delivery.deliveryId
+        }
     }
 
     let configuration: PipelineConfiguration
@@ -109,7 +119,7 @@ final class SenderWork: Sendable {
                 "deliveries": "\(items.count)", "alreadySent": "\(recorded.count)", "markerWrites": "\(markers.writeCount)",
                 "sendMs": "\(Self.milliseconds(sent - started))", "totalMs": "\(Self.milliseconds(ContinuousClock.now - started))",
             ])
-        let markedIds = marked.map { (items[$0].delivery.eventId, items[$0].delivery.deliveryId) }
+        let markedIds = marked.map { (items[$0].delivery.eventId, items[$0].deliveryId) }
         // The receipts are queued in the gate, right before the commit: the sender's loops
         // write the same receipts partitions, and their transactions must not overlap there
         // (`TransactionGate`).
@@ -162,11 +172,11 @@ final class SenderWork: Sendable {
             let attempts = await transport.submit(deliveries)
             metrics.pushInFlight.record(gateway.inFlight)
             for (index, attempt) in zip(indices, attempts) {
-                let delivery = items[index].delivery
+                let item = items[index]
                 answers.append(
                     attempt.map { [self] attempt in
                         var progress = Progress(attempts: 1, firstAttempt: firstAttempt)
-                        switch decide(delivery, attempt, sentAt: sentAt, progress: &progress, via: transport) {
+                        switch decide(item, attempt, sentAt: sentAt, progress: &progress, via: transport) {
                         case .done(let receipt):
                             record(receipt, index, outcomes: outcomes, markers: markers)
                         case .retry(let at):
@@ -184,10 +194,10 @@ final class SenderWork: Sendable {
     func pushRetries(_ retries: [(Int, Retry)], _ items: [Item], outcomes: Outcomes, markers: MarkerWriter) async throws {
         try await withThrowingTaskGroup(of: (Int, PushReceipt).self) { group in
             for (index, retry) in retries {
-                let delivery = items[index].delivery
+                let item = items[index]
                 group.addTask {
                     try await Task.sleep(for: .milliseconds(Int64(max(0, retry.at.timeIntervalSinceNow) * 1000)))
-                    return (index, try await self.deliver(delivery, via: retry.transport, progress: retry.progress))
+                    return (index, try await self.deliver(item, via: retry.transport, progress: retry.progress))
                 }
             }
             for try await (index, receipt) in group { record(receipt, index, outcomes: outcomes, markers: markers) }
@@ -222,9 +232,8 @@ final class SenderWork: Sendable {
     }
 
     /// Pushes one delivery, after the attempts in `progress`, until it has its outcome.
-    func deliver(_ delivery: DeliveryRecord, via transport: any PushTransport, progress: Progress = Progress()) async throws
-        -> PushReceipt
-    {
+    func deliver(_ item: Item, via transport: any PushTransport, progress: Progress = Progress()) async throws -> PushReceipt {
+        let delivery = item.delivery
         var progress = progress
         while true {
             try Task.checkCancellation()
@@ -236,7 +245,7 @@ final class SenderWork: Sendable {
             requestCounters[delivery.platform]?.increment()
             let sentAt = Date()
             let attempt = await transport.send(delivery)
-            switch decide(delivery, attempt, sentAt: sentAt, progress: &progress, via: transport) {
+            switch decide(item, attempt, sentAt: sentAt, progress: &progress, via: transport) {
             case .done(let receipt):
                 return receipt
             case .retry(let at):
@@ -246,27 +255,24 @@ final class SenderWork: Sendable {
     }
 
     /// The receipt an attempt settles, or when to try again (`SenderConfiguration.retry`).
-    func decide(
-        _ delivery: DeliveryRecord, _ attempt: PushAttempt, sentAt: Date, progress: inout Progress, via transport: any PushTransport
-    )
-        -> Step
-    {
+    func decide(_ item: Item, _ attempt: PushAttempt, sentAt: Date, progress: inout Progress, via transport: any PushTransport) -> Step {
+        let delivery = item.delivery
         let reason: String
         var retryAfter: TimeInterval?
         switch attempt {
         case .unsendable(let problem):
             progress.attempts -= 1
-            return .done(receipt(delivery, .rejected, progress, reason: problem))
+            return .done(receipt(item, .rejected, progress, reason: problem))
         case .lost(let problem):
             reason = problem
         case .answered(let answer):
             progress.lastStatus = answer.statusCode
             switch transport.verdict(answer) {
-            case .sent: return .done(receipt(delivery, .sent, progress, serviceId: answer.serviceId))
+            case .sent: return .done(receipt(item, .sent, progress, serviceId: answer.serviceId))
             case .unregistered(let since):
-                return .done(receipt(delivery, .unregistered, progress, reason: answer.reason, unregisteredAt: since ?? sentAt))
-            case .rejected(let problem): return .done(receipt(delivery, .rejected, progress, reason: problem))
-            case .failed(let problem): return .done(receipt(delivery, .failed, progress, reason: problem))
+                return .done(receipt(item, .unregistered, progress, reason: answer.reason, unregisteredAt: since ?? sentAt))
+            case .rejected(let problem): return .done(receipt(item, .rejected, progress, reason: problem))
+            case .failed(let problem): return .done(receipt(item, .failed, progress, reason: problem))
             case .retry(let problem, let after):
                 reason = problem
                 retryAfter = after
@@ -280,7 +286,7 @@ final class SenderWork: Sendable {
             unit: Double.random(in: 0..<1))
         {
         case .giveUp(let outcome, let why):
-            return .done(receipt(delivery, outcome, progress, reason: why))
+            return .done(receipt(item, outcome, progress, reason: why))
         case .retry(let at):
             metrics.pushRetries(delivery.platform.rawValue, Self.retryLabel(reason)).increment()
             return .retry(at: at)
@@ -288,13 +294,14 @@ final class SenderWork: Sendable {
     }
 
     func receipt(
-        _ delivery: DeliveryRecord, _ outcome: PushOutcome, _ progress: Progress, reason: String? = nil, serviceId: String? = nil,
+        _ item: Item, _ outcome: PushOutcome, _ progress: Progress, reason: String? = nil, serviceId: String? = nil,
         unregisteredAt: Date? = nil
     ) -> PushReceipt {
         let latency = progress.firstAttempt.map { ContinuousClock.now - $0 }
         if let latency, progress.attempts > 0 { metrics.pushLatency.recordNanoseconds(Self.nanoseconds(latency)) }
+        let delivery = item.delivery
         return PushReceipt(
-            deliveryId: delivery.deliveryId, eventId: delivery.eventId, registrationId: delivery.registrationId,
+            deliveryId: item.deliveryId, eventId: delivery.eventId, registrationId: delivery.registrationId,
             platform: delivery.platform,
             outcome: outcome, statusCode: progress.lastStatus, reason: reason, attempts: progress.attempts,
             latencyMs: latency.map(Self.milliseconds), serviceId: serviceId, unregisteredAt: unregisteredAt, decidedAt: Date())
@@ -318,7 +325,7 @@ final class SenderWork: Sendable {
         let byEvent = Dictionary(grouping: items.indices, by: { items[$0].delivery.eventId })
         let events = Array(byEvent.keys)
         let replies = try await redis.pipeline(
-            events.map { event in .hmget(layout.sentMarkersKey(eventId: event), byEvent[event]!.map { items[$0].delivery.deliveryId }) })
+            events.map { event in .hmget(layout.sentMarkersKey(eventId: event), byEvent[event]!.map { items[$0].deliveryId }) })
         var recorded: [Int: PushReceipt] = [:]
         for (event, reply) in zip(events, replies) {
             guard case .array(let values) = try reply.get() else { continue }
@@ -337,7 +344,7 @@ final class SenderWork: Sendable {
         var commands: [RedisCommand] = []
         for (event, entries) in byEvent {
             let key = layout.sentMarkersKey(eventId: event)
-            commands.append(.hset(key, entries.map { (items[$0.0].delivery.deliveryId, $0.1) }))
+            commands.append(.hset(key, entries.map { (items[$0.0].deliveryId, $0.1) }))
             commands.append(.expire(key, seconds: configuration.sender.markerTTLSeconds))
         }
         do {
