@@ -40,6 +40,10 @@ struct PushRequestTests {
         #expect(request.headers["apns-push-type"] == ["alert"])
         #expect(request.headers["apns-priority"] == ["10"])
         #expect(request.headers["fcm-ttl"].isEmpty)
+        // What each request repeats stays in the HPACK table; what names one device does not.
+        #expect(request.pathIndexing == .nonIndexable)
+        #expect(request.headers.first { $0.name == "apns-id" }?.indexable == .nonIndexable)
+        #expect(request.headers.first { $0.name == "authorization" }?.indexable == .indexable)
         await client.shutdown()
     }
 
