@@ -56,7 +56,6 @@ public struct RedisNodeUsage: Sendable, Codable, Hashable {
         }
     }
 
-    /// `used_cpu_user + used_cpu_sys` of an `INFO cpu` reply.
     /// `used_memory` summed over every master, in bytes.
     static func usedMemory(_ redis: RedisConfiguration) async throws -> Int {
         let connection = RedisConnection(configuration: redis)
@@ -68,6 +67,7 @@ public struct RedisNodeUsage: Sendable, Codable, Hashable {
         return total
     }
 
+    /// `used_cpu_user + used_cpu_sys` of an `INFO cpu` reply.
     static func cpuSeconds(info: String) -> Double? {
         let fields = infoFields(info)
         guard let user = fields["used_cpu_user"].flatMap(Double.init), let system = fields["used_cpu_sys"].flatMap(Double.init)

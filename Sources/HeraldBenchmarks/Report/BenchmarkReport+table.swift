@@ -45,16 +45,10 @@ extension BenchmarkReport {
         return rows
     }
 
-    /// The single node's broadcast of the same population, for a broadcast on a cluster.
-    private func singleNodeBroadcast(comparedWith fanout: Fanout) -> Fanout? {
-        guard fanout.label != "broadcast", fanout.label.hasPrefix("broadcast on a Redis Cluster") else { return nil }
-        return fanouts.first { $0.label == "broadcast" && $0.population == fanout.population && $0.deliveriesPerSecond > 0 }
-    }
-
-    /// The broadcast of the same population on the same Redis, for an expression's row.
-    private func broadcastOfSamePopulation(as fanout: Fanout) -> Fanout? {
-        guard fanout.audience != "broadcast" else { return nil }
-        return fanouts.first { $0.label == "broadcast" && $0.population == fanout.population && $0.deliveriesPerSecond > 0 }
+    /// The single-node broadcast of `fanout`'s population: what a broadcast on a cluster and an
+    /// expression's row are compared with.
+    private func broadcast(ofPopulationOf fanout: Fanout) -> Fanout? {
+        fanouts.first { $0.label == "broadcast" && $0.population == fanout.population && $0.deliveriesPerSecond > 0 }
     }
 
     /// An expression's cost per delivery against the broadcast's in the same run: wall time
@@ -220,10 +214,10 @@ extension BenchmarkReport {
             if fanout.cpu.isDisturbed, let cores = fanout.cpu.othersCores {
                 judged.append("disturbed: other processes took \(Console.fixed(cores, 2)) cores")
             }
-            if let broadcast = broadcastOfSamePopulation(as: fanout) {
+            if fanout.audience != "broadcast", let broadcast = broadcast(ofPopulationOf: fanout) {
                 judged.append(contentsOf: costAgainstBroadcast(fanout, broadcast: broadcast))
             }
-            if let single = singleNodeBroadcast(comparedWith: fanout) {
+            if fanout.label.hasPrefix("broadcast on a Redis Cluster"), let single = broadcast(ofPopulationOf: fanout) {
                 judged.append("\(Console.fixed(fanout.deliveriesPerSecond / single.deliveriesPerSecond, 2)) x one node's deliveries/s")
             }
             judged += countWarnings(fanout)

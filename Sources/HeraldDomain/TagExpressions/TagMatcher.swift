@@ -2,7 +2,8 @@ import Foundation
 
 /// A tag expression compiled for testing one registration at a time against the tags its
 /// fan-out view carries (`World,Politics,$UserId:{alice}`): what the fan-out's scan plan runs
-/// once per registration of a slot, so it allocates nothing per call.
+/// once per registration of a slot, so up to `truthTableTags` tags it allocates nothing per
+/// call.
 ///
 /// The expression's distinct tags are numbered; a registration's tags are turned into the set
 /// of those numbers it holds, and that set is looked up in a truth table (up to

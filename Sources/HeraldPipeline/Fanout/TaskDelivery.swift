@@ -161,8 +161,7 @@ final class TaskDelivery: Sendable {
                     metadata: [
                         "targets": "\(record.targets.total)", "skipped": "\(record.skipped)", "failed": "\(record.failed)",
                         "durationMs": "\(record.timings.durationMs.map(String.init) ?? "-")",
-                        "plans":
-                            "\((record.plans ?? [:]).sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: ","))",
+                        "plans": "\(Self.summary(plans: record.plans ?? [:]))",
                     ])
             }
             if record.state == .processing || snapshot.completedBy == task.taskIndex {
@@ -173,7 +172,7 @@ final class TaskDelivery: Sendable {
                 metadata: [
                     "task": "\(task.taskIndex + 1)/\(task.taskCount)", "delivered": "\(progress.delivered.total)",
                     "skipped": "\(progress.skipped)",
-                    "plans": "\(progress.plans.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: ","))",
+                    "plans": "\(Self.summary(plans: progress.plans))",
                 ])
         }
         return outcome
@@ -200,5 +199,10 @@ final class TaskDelivery: Sendable {
         try await withCheckedThrowingContinuation { continuation in
             queue.async { continuation.resume(with: Result { try work() }) }
         }
+    }
+
+    /// Slots by plan for a log line: `scan=30,sets=2`.
+    static func summary(plans: [String: Int]) -> String {
+        plans.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: ",")
     }
 }

@@ -91,11 +91,13 @@ final class TaskExecutor: @unchecked Sendable {
             let slots = Array(zip(task.slots, try slotSizes(task.slots)))
             try deliverEverything(slots: slots, filter: nil, run: &run, producer: producer)
             run.plans[FanoutPlanKind.broadcast.rawValue] = slots.count { $0.1 > 0 }
-        } else if let expression = task.event.audience.expression, let setPlan = run.plan, let matcher = run.matcher {
+        } else if let expression = task.event.audience.expression, let setPlan = run.plan {
             let choices = try choosePlans(slots: task.slots, expression: expression, setPlan: setPlan)
             let scanned = choices.filter { $0.plan == .scan }
             if !scanned.isEmpty {
-                try deliverEverything(slots: scanned.map { ($0.slot, $0.registrations) }, filter: matcher, run: &run, producer: producer)
+                // Compiled only for a scan: a one-user event (always `sets`) skips its truth table.
+                try deliverEverything(
+                    slots: scanned.map { ($0.slot, $0.registrations) }, filter: TagMatcher(expression), run: &run, producer: producer)
             }
             for choice in choices where choice.plan == .sets {
                 try deliver(slot: choice.slot, scratch: scratch, run: &run, producer: producer)

@@ -34,8 +34,6 @@ struct TaskRun {
     let task: FanoutTask
     /// nil for a broadcast.
     let plan: TagSetPlan?
-    /// The expression compiled for the scan plan; nil for a broadcast.
-    let matcher: TagMatcher?
     /// Slots by the plan that read them.
     var plans: [String: Int] = [:]
     let properties: TemplateProperties
@@ -55,7 +53,6 @@ struct TaskRun {
         self.task = task
         self.payloadLimits = configuration.payloadLimits
         self.plan = task.event.audience.expression?.setPlan()
-        self.matcher = task.event.audience.expression.map(TagMatcher.init)
         self.properties = TemplateProperties(task.event.properties)
     }
 
