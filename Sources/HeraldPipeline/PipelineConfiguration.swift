@@ -102,11 +102,13 @@ public struct PipelineConfiguration: Sendable {
     /// Bounds one read's reply in the worker's memory (about 3 MB at 16,384 views) and the
     /// time Redis spends on one command.
     public var snapshotReadLimit: Int = 16_384
-    /// How an expression's audience is found in each slot (`FanoutPlanMode`): `auto` chooses
-    /// per slot by `scanAbovePercent`; `scan` and `sets` force one plan (tests, measurements).
+    /// How an expression's audience is found in each slot (`FanoutPlanMode`): `auto` takes
+    /// `bits` where every tag of the expression has a bitmap, else chooses by
+    /// `scanAbovePercent`; `bits`, `scan` and `sets` force one plan (tests, measurements;
+    /// `bits` scans the slots where a tag has no bitmap).
     public var fanoutPlan: FanoutPlanMode = .auto
-    /// In `auto`, a slot is scanned (its packs streamed and filtered in the worker) when
-    /// resolving it with Redis set operations would read at least this percent of its
+    /// In `auto`, a slot where a tag of the expression has no bitmap is scanned (its packs
+    /// streamed and filtered in the worker) when resolving it with Redis set operations would read at least this percent of its
     /// registrations in set members (`TagSetPlan.estimatedReads`); otherwise the set plan runs.
     /// Measured: an expression built from tags each on a third of the devices was cheaper
     /// scanned down to a 1.7 % audience (docs/performance.md, "Plans for an expression").

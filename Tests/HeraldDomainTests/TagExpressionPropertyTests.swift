@@ -43,6 +43,39 @@ struct TagExpressionPropertyTests {
         }
     }
 
+    @Test("bitmaps evaluated 64 registrations at a time select what evaluation selects, live ones only")
+    func wordsMatchEvaluation() async {
+        await propertyCheck(count: 200, input: Self.recipes) { choices throws in
+            var recipe = TagExpressionRecipe(choices)
+            let expression = recipe.expression()
+            let matcher = TagMatcher(expression)
+            // Registration `n` holds assignment `n % assignments`; every fifth is not live,
+            // and the tag bitmaps are one word shorter than `live` (trailing zero words).
+            let assignments = Self.allAssignments
+            let count = 64 * 5
+            var live = [UInt64](repeating: 0, count: count / 64)
+            var tagWords = matcher.tags.map { _ in [UInt64](repeating: 0, count: count / 64 - 1) }
+            for registration in 0..<count {
+                let bit = UInt64(1) << UInt64(63 - registration % 64)
+                if registration % 5 != 0 { live[registration / 64] |= bit }
+                guard registration / 64 < count / 64 - 1 else { continue }
+                for (number, tag) in matcher.tags.enumerated() where assignments[registration % assignments.count].contains(tag) {
+                    tagWords[number][registration / 64] |= bit
+                }
+            }
+            let words = matcher.matchingWords(live: live, tagWords: tagWords)
+            for registration in 0..<count {
+                let selected = words[registration / 64] & (UInt64(1) << UInt64(63 - registration % 64)) != 0
+                let tags = registration / 64 < count / 64 - 1 ? assignments[registration % assignments.count] : []
+                let expected = registration % 5 != 0 && expression.evaluate(tags)
+                if selected != expected {
+                    Issue.record("\(expression): registration \(registration) holding \(tags.sorted()) should be \(expected)")
+                    return
+                }
+            }
+        }
+    }
+
     @Test("the estimates the fan-out chooses plans by: audience share and the set plan's reads")
     func estimates() throws {
         let sizes = ["World": 300, "Politics": 300, "Sports": 300, "$UserId:{a}": 1]

@@ -29,13 +29,15 @@ struct LocalizationTests {
             let layout = harness.configuration.layout
             let slot = layout.slot(of: "stale")
             let connection = try await RedisConnection.connect(configuration: harness.configuration.redis)
-            let field = SlotLayout.packField(SlotLayout.pack(of: "stale"))
+            let field = SlotLayout.packField(SlotLayout.pack(ofPosition: 900))
             var pack = try await connection.send(RedisCommand("HGET", layout.packsKey(slot: slot), field)).bytes ?? []
             let staleView = RegistrationView(
                 platform: "apns", expiresAtEpochSeconds: 1_000, templateName: "", templateKey: "", tags: ["World"], handle: "ff")
-            ViewPack.append(id: "stale".utf8, view: staleView.encoded.utf8, to: &pack)
+            ViewPack.append(position: 900, id: "stale".utf8, view: staleView.encoded.utf8, to: &pack)
             _ = try await connection.pipeline([
                 RedisCommand("HSET", layout.packsKey(slot: slot), field, pack),
+                RedisCommand("HSET", layout.positionsKey(slot: slot), "stale", "900"),
+                RedisCommand("SETBIT", layout.liveKey(slot: slot), "900", "1"),
                 RedisCommand("SADD", layout.allKey(slot: slot), "stale"),
                 RedisCommand("SADD", layout.tagKey(slot: slot, tag: "World"), "stale"),
             ])

@@ -9,17 +9,20 @@ import Testing
 struct ViewPackTests {
     @Test("entries read back in place, in order, and each id finds its own view")
     func entriesReadBack() {
-        let entries = [(id: "b", view: "1|apns||t|k|h1"), (id: "a", view: ""), (id: "ab", view: "1|fcm||||x|y")]
+        let entries = [
+            (position: 17, id: "b", view: "1|apns||t|k|h1"), (position: 16, id: "a", view: ""),
+            (position: 31, id: "ab", view: "1|fcm||||x|y"),
+        ]
         let pack = ViewPack.encode(entries)
-        #expect(pack.count == entries.reduce(0) { $0 + 8 + $1.id.utf8.count + $1.view.utf8.count })
+        #expect(pack.count == entries.reduce(0) { $0 + 12 + $1.id.utf8.count + $1.view.utf8.count })
         var seen: [String] = []
         let whole = pack.withUnsafeBytes { bytes in
-            ViewPack.forEachEntry(in: bytes) { id, view in
-                seen.append(String(decoding: id, as: UTF8.self) + "=" + String(decoding: view, as: UTF8.self))
+            ViewPack.forEachEntry(in: bytes) { position, id, view in
+                seen.append("\(position):" + String(decoding: id, as: UTF8.self) + "=" + String(decoding: view, as: UTF8.self))
             }
         }
         #expect(whole)
-        #expect(seen == ["b=1|apns||t|k|h1", "a=", "ab=1|fcm||||x|y"])
+        #expect(seen == ["17:b=1|apns||t|k|h1", "16:a=", "31:ab=1|fcm||||x|y"])
         #expect(ViewPack.view(of: "a", inPack: pack) == [])
         #expect(ViewPack.view(of: "ab", inPack: pack).map { String(decoding: $0, as: UTF8.self) } == "1|fcm||||x|y")
         #expect(ViewPack.view(of: "c", inPack: pack) == nil)
@@ -29,13 +32,13 @@ struct ViewPackTests {
 
     @Test("a pack cut anywhere inside an entry is malformed; the whole entries before the cut still read")
     func truncatedPacks() {
-        let pack = ViewPack.encode([(id: "r1", view: "1|apns||||aa"), (id: "r2", view: "1|apns||||bb")])
-        let firstLength = 8 + 2 + 12
+        let pack = ViewPack.encode([(position: 0, id: "r1", view: "1|apns||||aa"), (position: 1, id: "r2", view: "1|apns||||bb")])
+        let firstLength = 12 + 2 + 12
         for cut in 1..<pack.count where cut != firstLength {
             let part = Array(pack.prefix(cut))
             var ids: [String] = []
             let whole = part.withUnsafeBytes { bytes in
-                ViewPack.forEachEntry(in: bytes) { id, _ in ids.append(String(decoding: id, as: UTF8.self)) }
+                ViewPack.forEachEntry(in: bytes) { _, id, _ in ids.append(String(decoding: id, as: UTF8.self)) }
             }
             #expect(!whole, "cut at \(cut)")
             #expect(ids == (cut > firstLength ? ["r1"] : []), "cut at \(cut)")
@@ -44,20 +47,21 @@ struct ViewPackTests {
         }
     }
 
-    @Test("ids spread over every pack of a slot")
-    func packsSpread() {
-        var counts = [Int](repeating: 0, count: SlotLayout.packsPerSlot)
-        for index in 0..<51_200 { counts[SlotLayout.pack(of: "\(UInt64(index) &* 0x9E37_79B9_7F4A_7C15)")] += 1 }
-        // 200 per pack on average.
-        #expect(counts.min()! >= 130)
-        #expect(counts.max()! <= 270)
-        #expect(SlotLayout.pack(of: "") == 5_381 % 256)
-        #expect(SlotLayout.pack(of: "a") == (5_381 * 33 + 97) % 256)
+    @Test("positions map to packs of 16, and bitmaps read as words with position 0 in the high bit")
+    func positionsAndPacks() {
+        #expect(SlotLayout.pack(ofPosition: 0) == 0)
+        #expect(SlotLayout.pack(ofPosition: 15) == 0)
+        #expect(SlotLayout.pack(ofPosition: 16) == 1)
+        #expect(SlotLayout.packField(SlotLayout.pack(ofPosition: 70_000)) == "4375")
+        #expect(PositionCheck.positions(in: [0x80, 0x01, 0x00, 0x40]) == [0, 15, 25])
     }
 
-    /// The scripts keep the packs themselves: every live registration once, in the pack Swift
-    /// computes for it, with the view of its newest change; no empty pack fields.
-    @Test("apply, change, delete and expiry keep each view in its pack exactly once")
+    /// The scripts keep the packs themselves: every live registration once, in the pack of its
+    /// position, with the view of its newest change; no empty pack fields. And the positions
+    /// (`pos`, `free`, `live`) and tag bitmaps stay consistent with the sets (`PositionCheck`,
+    /// run by the digest), freed positions are taken again before new ones, and a tag's bitmap
+    /// appears when its set reaches the threshold and goes once it falls below half of it.
+    @Test("apply, change, delete and expiry keep each view in the pack of its position, and positions and bitmaps consistent")
     func scriptsKeepPacks() async throws {
         let redis = try TestRedis()
         defer { redis.stop() }
@@ -70,6 +74,11 @@ struct ViewPackTests {
             #expect(actual.emptyFields == 0, "\(step)")
             #expect(actual.duplicates.count == 0, "\(step): \(actual.duplicates.prefix(3))")
             #expect(actual.views == expected, "\(step)")
+            let problems = try await index.digest().keys.keys.filter { $0.contains("!") }
+            #expect(problems.isEmpty, "\(step): \(problems.sorted().prefix(3))")
+        }
+        func bitmapExists(_ tag: String) async throws -> Bool {
+            try await index.pool.withConnection { try await $0.send(.exists(index.layout.bitmapKey(slot: 0, tag: tag))) }.int == 1
         }
         // 700 registrations in one slot: about 3 per pack, so packs hold several entries.
         var changes: [RegistryChange] = []
@@ -85,6 +94,24 @@ struct ViewPackTests {
         }
         #expect(try await index.apply(changes, now: now).allSatisfy { $0 })
         try await check("after 700 registrations")
+        #expect(try await bitmapExists("t0"))
+        // Positions 0..<700 in order of arrival, none free.
+        let positions = try await index.pool.withConnection {
+            try await $0.send(.hmget(index.layout.positionsKey(slot: 0), ["reg-0", "reg-699"]))
+        }
+        #expect(positions.array?.map(\.string) == ["0", "699"])
+
+        // A tag that grows past the threshold gets a bitmap at that moment.
+        for number in 0..<(SlotLayout.bitmapThreshold + 8) {
+            let id = "rare-\(number)"
+            let indexed = IndexedRegistration(
+                RegistryFixtures.registration(
+                    id, tags: ["t\(number % 3)", "rare"], handle: RegistryFixtures.token(50_000 + number), version: 1))
+            #expect(try await index.apply(.registration(indexed), now: now))
+            expected[id] = indexed.view.encoded
+            #expect(try await bitmapExists("rare") == (number + 1 >= SlotLayout.bitmapThreshold), "rare on \(number + 1)")
+        }
+        try await check("after a tag grew past the threshold")
 
         changes = []
         for number in stride(from: 1, to: 700, by: 7) {
@@ -100,8 +127,24 @@ struct ViewPackTests {
             changes.append(.registrationDeleted(id: "reg-\(number)", version: 2))
             expected["reg-\(number)"] = nil
         }
+        for number in 0..<30 {
+            changes.append(.registrationDeleted(id: "rare-\(number)", version: 2))
+            expected["rare-\(number)"] = nil
+        }
         #expect(try await index.apply(changes, now: now).allSatisfy { $0 })
         try await check("after changes and deletes")
+        // Freed positions are taken again first: a new registration gets one of them.
+        let freed =
+            try await index.pool.withConnection { try await $0.send(RedisCommand("LLEN", index.layout.freePositionsKey(slot: 0))) }.int ?? 0
+        #expect(freed > 0)
+        let newcomer = IndexedRegistration(
+            RegistryFixtures.registration("reg-new", tags: ["t1"], handle: RegistryFixtures.token(99_999), version: 1))
+        #expect(try await index.apply(.registration(newcomer), now: now))
+        expected["reg-new"] = newcomer.view.encoded
+        let taken =
+            try await index.pool.withConnection { try await $0.send(RedisCommand("LLEN", index.layout.freePositionsKey(slot: 0))) }.int ?? 0
+        #expect(taken == freed - 1)
+        try await check("after a registration took a freed position")
 
         // Only the expiring registrations that were neither changed (no expiry since) nor deleted.
         let expiring = (0..<700).filter { $0 % 10 == 0 && $0 % 7 != 1 && $0 % 5 != 2 }
@@ -110,11 +153,20 @@ struct ViewPackTests {
         for number in expiring { expected["reg-\(number)"] = nil }
         try await check("after the sweep")
 
+        // The rare tag, now on fewer than half the threshold, has lost its bitmap.
+        #expect(try await !bitmapExists("rare"))
         for number in 0..<700 where expected["reg-\(number)"] != nil {
-            #expect(try await index.apply(.registrationDeleted(id: "reg-\(number)", version: 3)))
+            #expect(try await index.apply(.registrationDeleted(id: "reg-\(number)", version: 3_000)))
+        }
+        #expect(try await index.apply(.registrationDeleted(id: "reg-new", version: 3_000)))
+        for number in 30..<(SlotLayout.bitmapThreshold + 8) {
+            #expect(try await index.apply(.registrationDeleted(id: "rare-\(number)", version: 3_000)))
         }
         expected = [:]
         try await check("after deleting everything")
+        for key in [index.layout.liveKey(slot: 0), index.layout.freePositionsKey(slot: 0), index.layout.bitmapKey(slot: 0, tag: "t0")] {
+            #expect(try await index.pool.withConnection { try await $0.send(.exists(key)) }.int == 0, "\(key)")
+        }
         let packs = try await index.pool.withConnection { try await $0.send(.exists(index.layout.packsKey(slot: 0))) }
         #expect(packs.int == 0)
     }
@@ -139,7 +191,7 @@ struct ViewPackTests {
                 continue
             }
             for entry in entries {
-                if SlotLayout.packField(SlotLayout.pack(of: entry.id)) != field { contents.misplaced.append(entry.id) }
+                if SlotLayout.packField(SlotLayout.pack(ofPosition: entry.position)) != field { contents.misplaced.append(entry.id) }
                 if contents.views.updateValue(entry.view, forKey: entry.id) != nil { contents.duplicates.append(entry.id) }
             }
         }

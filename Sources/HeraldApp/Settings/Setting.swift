@@ -127,12 +127,12 @@ public struct Setting: Sendable, Hashable {
             case .fanoutPlan:
                 (
                     "auto",
-                    "How an expression's audience is found in each slot: auto (chosen per slot by scan-above-percent), scan (stream the slot's views and test each) or sets (Redis set operations)."
+                    "How an expression's audience is found in each slot: auto (bits where every tag of the expression has a bitmap, else chosen by scan-above-percent), bits (evaluate the tags' bitmaps, read only the audience's packs; scan where a tag has none), scan (stream the slot's views and test each) or sets (Redis set operations)."
                 )
             case .scanAbovePercent:
                 (
                     "25",
-                    "With fanout-plan auto, a slot is scanned when resolving it with Redis set operations would read at least this percent of its registrations in set members; otherwise set operations run."
+                    "With fanout-plan auto, in a slot where a tag of the expression has no bitmap, the slot is scanned when resolving it with Redis set operations would read at least this percent of its registrations in set members; otherwise set operations run."
                 )
             case .narrowEvents:
                 (

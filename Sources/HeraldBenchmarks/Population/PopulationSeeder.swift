@@ -147,15 +147,6 @@ public struct PopulationSeeder: Sendable {
         }
     }
 
-    /// Appends each `ARGV` value to the pack field named before it (ids are new, so entries
-    /// are only ever added), the bulk counterpart of the `apply` script's `pack_put`.
-    static let appendToPacks = """
-        for i = 1, #ARGV, 2 do
-          redis.call('HSET', KEYS[1], ARGV[i], (redis.call('HGET', KEYS[1], ARGV[i]) or '') .. ARGV[i + 1])
-        end
-        return 0
-        """
-
     /// The bulk form of applying `entries` (new, live registrations) to an empty prefix.
     static func bulkCommands(_ entries: [IndexedRegistration], layout: SlotLayout) -> [RedisCommand] {
         var commands: [RedisCommand] = []
@@ -168,32 +159,27 @@ public struct PopulationSeeder: Sendable {
         let bySlot = Dictionary(grouping: entries) { layout.slot(of: $0.id) }
         for (slot, members) in bySlot.sorted(by: { $0.key < $1.key }) {
             var strings = RedisCommand("MSET")
-            var packs = [[UInt8]](repeating: [], count: SlotLayout.packsPerSlot)
+            // Positions, packs, tag sets and bitmaps: the same Lua functions as `apply`.
+            var added = RedisCommand("EVAL", RegistryScripts.addNew.source, 1, layout.slotPrefix(slot))
             var all = RedisCommand("SADD", layout.allKey(slot: slot))
             var versions = RedisCommand("HSET", layout.versionKey(slot: slot))
-            var tags: [String: [String]] = [:]
             var handles: [String: [String]] = [:]
             for entry in members {
                 strings.append(layout.documentKey(slot: slot, id: entry.id))
                 strings.append(entry.document)
-                ViewPack.append(id: entry.id.utf8, view: entry.view.encoded.utf8, to: &packs[SlotLayout.pack(of: entry.id)])
+                added.append(entry.id)
+                added.append(entry.view.encoded)
+                added.append(String(entry.tags.count))
+                for tag in entry.tags { added.append(tag) }
                 all.append(entry.id)
                 versions.append(entry.id)
                 versions.append(entry.version)
-                for tag in entry.tags { tags[tag, default: []].append(entry.id) }
                 handles[entry.handle, default: []].append(entry.id)
             }
             commands.append(strings)
-            // Appended, not set: another batch may already have filled part of the same pack.
-            var views = RedisCommand("EVAL", Self.appendToPacks, 1, layout.packsKey(slot: slot))
-            for (index, pack) in packs.enumerated() where !pack.isEmpty {
-                views.append(SlotLayout.packField(index))
-                views.append(pack)
-            }
-            commands.append(views)
+            commands.append(added)
             commands.append(all)
             commands.append(versions)
-            for (tag, ids) in tags { commands.append(.sadd(layout.tagKey(slot: slot, tag: tag), ids)) }
             for (handle, ids) in handles { commands.append(.sadd(layout.handleKey(slot: slot, handle: handle), ids)) }
         }
         return commands

@@ -104,6 +104,44 @@ public struct TagMatcher: Sendable {
         return Self.run(program, held: held)
     }
 
+    /// The registrations that match, 64 at a time: `tagWords[n]` is the bitmap of the
+    /// registrations holding `tags[n]` (missing words are zero), `live` the bitmap of every
+    /// registration there is; bit `b` of a word stands for the same registration in every
+    /// bitmap. A negation selects only live registrations, so the result never holds a bit
+    /// `live` does not. Returns as many words as `live` has.
+    public func matchingWords(live: [UInt64], tagWords: [[UInt64]]) -> [UInt64] {
+        precondition(tagWords.count == tags.count, "one bitmap per tag of the expression")
+        var result = [UInt64](repeating: 0, count: live.count)
+        var stack: [UInt64] = []
+        stack.reserveCapacity(program.count)
+        for word in live.indices {
+            let alive = live[word]
+            guard alive != 0 else { continue }
+            stack.removeAll(keepingCapacity: true)
+            for operation in program {
+                switch operation {
+                case .tag(let number):
+                    let bits = tagWords[number]
+                    stack.append(word < bits.count ? bits[word] & alive : 0)
+                case .not:
+                    stack[stack.count - 1] = ~stack[stack.count - 1] & alive
+                case .and(let count):
+                    var all = alive
+                    for value in stack.suffix(count) { all &= value }
+                    stack.removeLast(count)
+                    stack.append(all)
+                case .or(let count):
+                    var any: UInt64 = 0
+                    for value in stack.suffix(count) { any |= value }
+                    stack.removeLast(count)
+                    stack.append(any)
+                }
+            }
+            result[word] = stack.last ?? 0
+        }
+        return result
+    }
+
     private func heldMask(_ tagList: UnsafeRawBufferPointer) -> Int {
         var mask = 0
         forEachHeld(tagList) { mask |= 1 << $0 }

@@ -7,17 +7,15 @@ import Logging
 
 /// An expression's audience, slot by slot: the set holding it (Redis set operations into
 /// scratch sets, or a tag's set as it is), read in SSCAN pages of up to `snapshotReadLimit`
-/// members, whose view packs are fetched with HMGET, each pack once.
+/// members, whose positions are read with one HMGET and the packs of those positions with
+/// another, each pack once.
 extension TaskExecutor {
     func deliver(slot: Int, scratch: String, run: inout TaskRun, producer: KafkaProducer) throws {
         let (source, temporaries) = try resolve(slot: slot, scratch: scratch, plan: run.plan)
         defer {
             if !temporaries.isEmpty { _ = try? redis.sendBlocking(.del(temporaries)) }
         }
-        let layout = configuration.layout
-        let packsKey = layout.packsKey(slot: slot)
         let limit = max(1, configuration.snapshotReadLimit)
-        var packsPerRead: Int?
         var cursor: UInt64 = 0
         // An SSCAN cursor means something only on the node that issued it. If the slot moved
         // to another master between two pages (a reshard: the client followed MOVED or ASK),
@@ -25,8 +23,7 @@ extension TaskExecutor {
         var redirections = redis.statistics.redirections
         repeat {
             // Up to `limit` members (whole SSCAN pages; ids copied once, flat), then the packs
-            // holding them, each pack once, so a slot's packs are read about once per `limit`
-            // members however the members spread over them.
+            // holding them, each pack once.
             members.removeAll(keepingCapacity: true)
             repeat {
                 gate?.yieldIfBusy()
@@ -39,75 +36,73 @@ extension TaskExecutor {
                 redirections = now
             } while cursor != 0 && members.count < limit
             guard !members.isEmpty else { continue }
-            try deliverMembers(packsKey: packsKey, run: &run, producer: producer) {
-                if let packsPerRead { return packsPerRead }
-                let computed = try Self.packsPerRead(registrations: slotSize(slot), limit: limit)
-                packsPerRead = computed
-                return computed
-            }
+            try deliverMembers(slot: slot, run: &run, producer: producer)
         } while cursor != 0
     }
 
-    /// Registrations in `slot` (`SCARD all`; `all` and the packs always hold the same ids).
-    func slotSize(_ slot: Int) throws -> Int {
-        try slotSizes(slot..<(slot + 1))[0]
-    }
-
-    /// Delivers to `members`: groups them by pack, reads the packs holding them with `HMGET`
-    /// (each pack once) and finds each member in its pack. Up to `smallRead` packs come in one
-    /// read (a one-user event needs one or two, and no slot size); more come in runs of
-    /// `packsPerRead()` packs. A member missing from its pack was removed after the `SSCAN`
-    /// (`registration_gone`).
-    func deliverMembers(
-        packsKey: String, run: inout TaskRun, producer: KafkaProducer, packsPerRead: () throws -> Int
-    ) throws {
-        // Counting sort of the members by pack: members of pack p are
-        // byPack[packStarts[p]..<packStarts[p + 1]].
-        memberPacks.removeAll(keepingCapacity: true)
-        for position in packStarts.indices { packStarts[position] = 0 }
-        for index in members.indices {
-            let pack = members.withBytes(at: index) { SlotLayout.pack(of: $0) }
-            memberPacks.append(pack)
-            packStarts[pack + 1] += 1
+    /// Delivers to `members`: reads their positions (`HMGET pos`), orders them by pack, reads
+    /// the packs holding them with `HMGET` (each pack once, `packsPerRead` at a time) and
+    /// finds each member in its pack. A member with no position, or missing from its pack, was
+    /// removed after the `SSCAN` (`registration_gone`).
+    func deliverMembers(slot: Int, run: inout TaskRun, producer: KafkaProducer) throws {
+        let layout = configuration.layout
+        let packsKey = layout.packsKey(slot: slot)
+        var lookup = RedisCommand("HMGET", isReadOnly: true)
+        lookup.append(layout.positionsKey(slot: slot))
+        for index in members.indices { members.withBytes(at: index) { lookup.append(Array($0)) } }
+        memberPositions.removeAll(keepingCapacity: true)
+        try redis.withPipelineRepliesBlocking([lookup]) { replies in
+            let reply = replies[0]
+            if let error = redis.error(in: reply, of: lookup) { throw error }
+            guard reply.isArray, reply.count == members.count else {
+                throw RedisError(code: .unexpectedReply, message: "HMGET of positions in slot \(slot) did not reply one per member")
+            }
+            for index in 0..<reply.count {
+                memberPositions.append(reply[index].bytes.flatMap { UInt64(decimal: $0) }.map { Int($0) } ?? -1)
+            }
         }
-        for pack in 0..<SlotLayout.packsPerSlot { packStarts[pack + 1] += packStarts[pack] }
         byPack.removeAll(keepingCapacity: true)
-        byPack.append(contentsOf: repeatElement(0, count: members.count))
-        var next = Array(packStarts.dropLast())
-        for (index, pack) in memberPacks.enumerated() {
-            byPack[next[pack]] = index
-            next[pack] += 1
+        for (index, position) in memberPositions.enumerated() {
+            if position >= 0 { byPack.append(index) } else { run.skip("registration_gone") }
         }
-
-        var distinct = 0
-        for pack in 0..<SlotLayout.packsPerSlot where packStarts[pack + 1] > packStarts[pack] { distinct += 1 }
-        let perRead = distinct <= Self.smallRead ? SlotLayout.packsPerSlot : try packsPerRead()
-        for first in stride(from: 0, to: SlotLayout.packsPerSlot, by: perRead) {
-            let needed = (first..<min(first + perRead, SlotLayout.packsPerSlot)).filter { packStarts[$0 + 1] > packStarts[$0] }
-            guard !needed.isEmpty else { continue }
+        byPack.sort { memberPositions[$0] < memberPositions[$1] }
+        // Runs of members whose packs make up one read.
+        var start = 0
+        while start < byPack.count {
+            var packs: [Int] = []
+            var end = start
+            while end < byPack.count {
+                let pack = SlotLayout.pack(ofPosition: memberPositions[byPack[end]])
+                if packs.last != pack {
+                    if packs.count == packsPerRead { break }
+                    packs.append(pack)
+                }
+                end += 1
+            }
             gate?.yieldIfBusy()
-            var command = RedisCommand("HMGET", isReadOnly: true)
-            command.append(packsKey)
-            for pack in needed { command.append(SlotLayout.packFields[pack]) }
-            try redis.withPipelineRepliesBlocking([command]) { replies in
+            let read = hmget(packsKey, packs: packs, filter: nil)
+            try redis.withPipelineRepliesBlocking([read.command]) { replies in
                 let reply = replies[0]
-                if let error = redis.error(in: reply, of: command) { throw error }
-                guard reply.isArray, reply.count == needed.count else {
+                if let error = redis.error(in: reply, of: read.command) { throw error }
+                guard reply.isArray, reply.count == packs.count else {
                     throw RedisError(code: .unexpectedReply, message: "HMGET \(packsKey) did not reply with one value per pack")
                 }
                 let clock = PageClock()
                 var delivered = 0
-                for (position, pack) in needed.enumerated() {
-                    let packBytes = reply[position].bytes
-                    for entry in packStarts[pack]..<packStarts[pack + 1] {
-                        try members.withBytes(at: byPack[entry]) { id in
-                            let view = packBytes.flatMap { ViewPack.view(of: id, in: $0) }
-                            if try write(id: id, view: view, clock: clock, run: &run, producer: producer) { delivered += 1 }
-                        }
+                var packIndex = 0
+                for entry in start..<end {
+                    let member = byPack[entry]
+                    let pack = SlotLayout.pack(ofPosition: memberPositions[member])
+                    while packs[packIndex] != pack { packIndex += 1 }
+                    let packBytes = reply[packIndex].bytes
+                    try members.withBytes(at: member) { id in
+                        let view = packBytes.flatMap { ViewPack.view(of: id, in: $0) }
+                        if try write(id: id, view: view, clock: clock, run: &run, producer: producer) { delivered += 1 }
                     }
                 }
                 finishPage(delivered: delivered, clock: clock, run: &run)
             }
+            start = end
         }
     }
 

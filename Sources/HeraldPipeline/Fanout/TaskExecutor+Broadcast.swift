@@ -5,16 +5,30 @@ import HeraldRedis
 import HeraldRegistry
 import Logging
 
+/// What a streamed pack read delivers of the registrations in its packs.
+enum PackFilter {
+    /// Those whose view's tags the expression selects (`scan`).
+    case tags(TagMatcher)
+    /// Those whose position is set in `words` (bit 63 of word 0 is position 0, as in a Redis
+    /// bitmap) and whose view's tags the expression selects (`bits`). The second test costs
+    /// little, as it runs for the audience only, and keeps a position taken by another
+    /// registration since the bitmaps were read from being delivered on the old one's tags.
+    case positions(words: [UInt64], matcher: TagMatcher)
+}
+
 /// A broadcast, or the scan plan of an expression: every registration of the given slots,
 /// streamed from the slots' view packs (and, for a scan, tested against the expression).
 extension TaskExecutor {
-    /// At most this many packs are read at once without asking the slot's size (1/16 of a slot).
-    static let smallRead = 16
-
-    /// Packs per `HMGET` so one reply holds about `limit` registrations.
-    static func packsPerRead(registrations: Int, limit: Int) -> Int {
-        max(1, SlotLayout.packsPerSlot * limit / max(registrations, 1))
+    /// One read of a stream of pack reads: `HGETALL` of a whole slot's packs, or `HMGET` of some.
+    struct PackRead {
+        var command: RedisCommand
+        var key: String
+        var isWholeSlot: Bool
+        var filter: PackFilter?
     }
+
+    /// Packs per `HMGET` so one reply holds at most about `snapshotReadLimit` registrations.
+    var packsPerRead: Int { max(1, configuration.snapshotReadLimit / SlotLayout.positionsPerPack) }
 
     /// Every registration of `slots` (each with its size, `SCARD all`; `all` and the packs
     /// always hold the same ids) that `filter` selects (all of them without one), from the
@@ -22,32 +36,42 @@ extension TaskExecutor {
     ///
     /// A slot of at most `snapshotReadLimit` registrations is then read with one
     /// `HGETALL`, a consistent snapshot; a bigger one in runs of packs with `HMGET`, so memory
-    /// stays bounded whatever the slot size (a registration never changes pack, so each one is
-    /// read once even while the slot changes). The reads are streamed
-    /// (`RedisConnection.streamRepliesBlocking`): Redis prepares the next reply while this
-    /// lane writes the records of the current one, so the lane does not stand still waiting
-    /// for Redis at every slot while the producer's next batch waits to be filled.
-    func deliverEverything(slots: [(slot: Int, registrations: Int)], filter: TagMatcher?, run: inout TaskRun, producer: KafkaProducer)
+    /// stays bounded whatever the slot size (a registration keeps its position, so its pack,
+    /// as long as it is in the slot: each one is read once even while the slot changes).
+    func deliverEverything(slots: [(slot: Int, registrations: Int)], filter: PackFilter?, run: inout TaskRun, producer: KafkaProducer)
         throws
     {
         let layout = configuration.layout
-        var reads: [(command: RedisCommand, key: String, isWholeSlot: Bool)] = []
+        var reads: [PackRead] = []
+        let big = slots.filter { $0.registrations > configuration.snapshotReadLimit }.map(\.slot)
+        let packCounts = try packCounts(big)
         for (slot, registrations) in slots where registrations > 0 {
             let packsKey = layout.packsKey(slot: slot)
             if registrations <= configuration.snapshotReadLimit {
-                reads.append((.hgetall(packsKey), packsKey, true))
+                reads.append(PackRead(command: .hgetall(packsKey), key: packsKey, isWholeSlot: true, filter: filter))
                 continue
             }
-            let packsPerRead = Self.packsPerRead(registrations: registrations, limit: configuration.snapshotReadLimit)
-            for start in stride(from: 0, to: SlotLayout.packsPerSlot, by: packsPerRead) {
-                var command = RedisCommand("HMGET", isReadOnly: true)
-                command.append(packsKey)
-                for index in start..<min(start + packsPerRead, SlotLayout.packsPerSlot) {
-                    command.append(SlotLayout.packFields[index])
-                }
-                reads.append((command, packsKey, false))
+            let packs = packCounts[slot] ?? 0
+            for start in stride(from: 0, to: packs, by: packsPerRead) {
+                reads.append(hmget(packsKey, packs: start..<min(start + packsPerRead, packs), filter: filter))
             }
         }
+        try stream(reads, run: &run, producer: producer)
+    }
+
+    /// `HMGET` of `packs` of the hash `packsKey`.
+    func hmget(_ packsKey: String, packs: some Sequence<Int>, filter: PackFilter?) -> PackRead {
+        var command = RedisCommand("HMGET", isReadOnly: true)
+        command.append(packsKey)
+        for index in packs { command.append(SlotLayout.packField(index)) }
+        return PackRead(command: command, key: packsKey, isWholeSlot: false, filter: filter)
+    }
+
+    /// Runs `reads` streamed (`RedisConnection.streamRepliesBlocking`: at most two replies
+    /// outstanding): Redis prepares the next reply while this lane writes the records of the
+    /// current one, so the lane does not stand still waiting for Redis at every read while the
+    /// producer's next batch waits to be filled.
+    func stream(_ reads: [PackRead], run: inout TaskRun, producer: KafkaProducer) throws {
         try packReader.streamRepliesBlocking(reads.map(\.command)) { index, reply in
             gate?.yieldIfBusy()
             let read = reads[index]
@@ -56,13 +80,29 @@ extension TaskExecutor {
                 guard reply.isArray, reply.count % 2 == 0 else {
                     throw RedisError(code: .unexpectedReply, message: "HGETALL \(read.key) did not reply with field-value pairs")
                 }
-                try write(packs: reply, first: 1, step: 2, key: read.key, filter: filter, run: &run, producer: producer)
+                try write(packs: reply, first: 1, step: 2, key: read.key, filter: read.filter, run: &run, producer: producer)
             } else {
                 guard reply.isArray else {
                     throw RedisError(code: .unexpectedReply, message: "HMGET \(read.key) did not reply with an array")
                 }
-                try write(packs: reply, first: 0, step: 1, key: read.key, filter: filter, run: &run, producer: producer)
+                try write(packs: reply, first: 0, step: 1, key: read.key, filter: read.filter, run: &run, producer: producer)
             }
+        }
+    }
+
+    /// The number of packs of each of `slots` (positions in use or freed, from the length of
+    /// the `live` bitmap, over `SlotLayout.positionsPerPack`), in one round trip.
+    func packCounts(_ slots: [Int]) throws -> [Int: Int] {
+        guard !slots.isEmpty else { return [:] }
+        let commands = slots.map { RedisCommand("STRLEN", configuration.layout.liveKey(slot: $0), isReadOnly: true) }
+        return try redis.withPipelineRepliesBlocking(commands) { replies in
+            var counts: [Int: Int] = [:]
+            for (index, slot) in slots.enumerated() {
+                if let error = redis.error(in: replies[index], of: commands[index]) { throw error }
+                let positions = (replies[index].integer ?? 0) * 8
+                counts[slot] = (positions + SlotLayout.positionsPerPack - 1) / SlotLayout.positionsPerPack
+            }
+            return counts
         }
     }
 

@@ -13,6 +13,9 @@ public enum FanoutPlanKind: String, Sendable, Hashable, CaseIterable {
     /// The expression resolved inside Redis (`TagSetPlan`: set operations into scratch sets),
     /// the members read with SSCAN and their views fetched pack by pack.
     case sets
+    /// The expression evaluated on the slot's tag bitmaps, 64 positions at a time
+    /// (`TagMatcher.matchingWords`), and only the packs holding a match read.
+    case bits
 }
 
 /// `HERALD_FANOUT_PLAN`: choose per slot, or force one plan.
@@ -20,6 +23,8 @@ public enum FanoutPlanMode: String, Sendable, Hashable, CaseIterable {
     case auto
     case scan
     case sets
+    /// `bits` wherever every tag of the expression has a bitmap in the slot, else `scan`.
+    case bits
 }
 
 /// Choosing each slot's plan from cheap statistics: one pipeline of `SCARD`s per task (the
@@ -37,10 +42,17 @@ extension TaskExecutor {
     static let estimatedTagLimit = 32
 
     /// The plan of every non-empty slot of `slots` for `expression`.
+    ///
+    /// In `auto`, a slot where every tag of the expression is on no registration or on at least
+    /// `SlotLayout.bitmapThreshold` (so has a bitmap) takes `bits`: it reads only the packs
+    /// holding the audience, and neither tests views nor combines sets. Elsewhere (a tag on a
+    /// few registrations, such as one user's) the set plan's estimated reads decide between
+    /// `sets` and `scan`.
     func choosePlans(slots: Range<Int>, expression: TagExpression, setPlan: TagSetPlan) throws -> [SlotChoice] {
         let mode = configuration.fanoutPlan
         let tags = expression.referencedTags.sorted()
-        let estimated = mode == .auto && tags.count <= Self.estimatedTagLimit ? tags : []
+        let sized = mode == .auto || mode == .bits
+        let estimated = sized && tags.count <= Self.estimatedTagLimit ? tags : []
         let commands = SlotTagSizes.commands(layout: configuration.layout, slots: slots, tags: estimated)
         let counts: [Int] = try redis.withPipelineRepliesBlocking(commands) { replies in
             try zip(commands, replies).map { command, reply in
@@ -53,12 +65,21 @@ extension TaskExecutor {
         for (position, slot) in slots.enumerated() {
             let registrations = sizes.registrations(at: position)
             guard registrations > 0 else { continue }
+            let bitmapped =
+                !estimated.isEmpty
+                && estimated.allSatisfy {
+                    let count = sizes.count($0, at: position)
+                    return count == 0 || count >= SlotLayout.bitmapThreshold
+                }
             let plan: FanoutPlanKind
             switch mode {
             case .scan: plan = .scan
             case .sets: plan = .sets
+            case .bits: plan = bitmapped ? .bits : .scan
             case .auto:
-                if estimated.isEmpty {
+                if bitmapped {
+                    plan = .bits
+                } else if estimated.isEmpty {
                     plan = expression.matchesWithoutTags ? .scan : .sets
                 } else {
                     let reads = setPlan.estimatedReads(registrations: registrations) { sizes.count($0, at: position) }

@@ -28,7 +28,7 @@ extension TaskExecutor {
     /// elements are packs with no registration), read in place: of every registration, or of
     /// those `filter` selects.
     func write(
-        packs reply: RedisReplyReference, first: Int, step: Int, key: String, filter: TagMatcher? = nil, run: inout TaskRun,
+        packs reply: RedisReplyReference, first: Int, step: Int, key: String, filter: PackFilter? = nil, run: inout TaskRun,
         producer: KafkaProducer
     ) throws {
         let clock = PageClock()
@@ -37,8 +37,17 @@ extension TaskExecutor {
         let count = reply.count
         while index < count {
             if let pack = reply[index].bytes {
-                let whole = try ViewPack.forEachEntry(in: pack) { id, view in
-                    if try write(id: id, view: view, filter: filter, clock: clock, run: &run, producer: producer) { delivered += 1 }
+                let whole = try ViewPack.forEachEntry(in: pack) { position, id, view in
+                    let matcher: TagMatcher?
+                    switch filter {
+                    case nil: matcher = nil
+                    case .tags(let tags): matcher = tags
+                    case .positions(let words, let tags):
+                        let word = position >> 6
+                        guard word < words.count, words[word] & (1 << UInt64(63 - position & 63)) != 0 else { return }
+                        matcher = tags
+                    }
+                    if try write(id: id, view: view, filter: matcher, clock: clock, run: &run, producer: producer) { delivered += 1 }
                 }
                 if !whole {
                     run.skip("unreadable_view")

@@ -9,20 +9,22 @@ import Logging
 /// that the audience selects.
 ///
 /// A broadcast reads each slot's view packs (HGETALL, or HMGET runs of packs for a big slot):
-/// ids and views together, a few hundred replies per slot instead of two per device. An
-/// expression is given a plan per slot (`+Plans`, from the sizes of its tags' sets there): a
-/// wide audience is read the same way with each view tested against the compiled expression
-/// (`scan`); a narrow one is resolved inside Redis (`sets`: the domain's `TagSetPlan` as
-/// SUNIONSTORE / SINTERSTORE / SDIFFSTORE into scratch keys; a single tag needs none), its
-/// members gathered with SSCAN pages (up to `snapshotReadLimit` at a time) and the view packs
-/// holding them fetched with HMGET, each pack once, so memory stays bounded whatever the audience.
+/// ids and views together, one reply per 16 registrations instead of two per device. An
+/// expression is given a plan per slot (`+Plans`, from the sizes of its tags' sets there):
+/// where its tags have bitmaps it is evaluated on them and only the packs holding the
+/// audience are read (`bits`); otherwise a wide audience is read like a broadcast with each
+/// view tested against the compiled expression (`scan`), and a narrow one is resolved inside
+/// Redis (`sets`: the domain's `TagSetPlan` as SUNIONSTORE / SINTERSTORE / SDIFFSTORE into
+/// scratch keys; a single tag needs none), its members gathered with SSCAN pages (up to
+/// `snapshotReadLimit` at a time) and the packs of their positions fetched with HMGET, each
+/// pack once, so memory stays bounded whatever the audience.
 /// Each distinct (template, platform) is rendered once per task and every record is written
 /// into one reused buffer and queued without waiting for acknowledgements.
 ///
 /// Runs on the lane's own thread with blocking Redis calls; one executor per lane. The parts:
 /// this file (a task from start to progress, the deliveries partition), `+Plans` (each slot's
 /// plan), `+Audience` (the `sets` plan, slot by slot), `+Broadcast` (the `broadcast` and `scan`
-/// plans, streamed from the packs),
+/// plans, streamed from the packs), `+Bitmaps` (the `bits` plan),
 /// `+Records` (a page of views into delivery records).
 ///
 /// Who does what when a task is delivered: a `FanoutLane` consumes a task topic in Kafka
@@ -43,10 +45,8 @@ final class TaskExecutor: @unchecked Sendable {
     var buffer: [UInt8] = []
     /// The current page's member ids (reused from page to page).
     var members = FlatByteStrings()
-    /// The pack of each member (`deliverMembers`).
-    var memberPacks: [Int] = []
-    /// Where each pack's members start in `byPack` (one more entry than packs).
-    var packStarts = [Int](repeating: 0, count: SlotLayout.packsPerSlot + 1)
+    /// The position of each member (`deliverMembers`; -1: no longer in the slot).
+    var memberPositions: [Int] = []
     /// Member indices ordered by pack.
     var byPack: [Int] = []
     /// The deliveries partitions this lane writes to (set before the lane starts); nil lets
@@ -92,12 +92,18 @@ final class TaskExecutor: @unchecked Sendable {
             try deliverEverything(slots: slots, filter: nil, run: &run, producer: producer)
             run.plans[FanoutPlanKind.broadcast.rawValue] = slots.count { $0.1 > 0 }
         } else if let expression = task.event.audience.expression, let setPlan = run.plan {
-            let choices = try choosePlans(slots: task.slots, expression: expression, setPlan: setPlan)
+            var choices = try choosePlans(slots: task.slots, expression: expression, setPlan: setPlan)
+            // Compiled only for `bits` and `scan`: a one-user event (always `sets`) skips its truth table.
+            let matcher = choices.contains { $0.plan != .sets } ? TagMatcher(expression) : nil
+            if let matcher, choices.contains(where: { $0.plan == .bits }) {
+                let unmapped = try deliverBitmaps(
+                    slots: choices.filter { $0.plan == .bits }, matcher: matcher, run: &run, producer: producer)
+                for index in choices.indices where unmapped.contains(choices[index].slot) { choices[index].plan = .scan }
+            }
             let scanned = choices.filter { $0.plan == .scan }
-            if !scanned.isEmpty {
-                // Compiled only for a scan: a one-user event (always `sets`) skips its truth table.
+            if let matcher, !scanned.isEmpty {
                 try deliverEverything(
-                    slots: scanned.map { ($0.slot, $0.registrations) }, filter: TagMatcher(expression), run: &run, producer: producer)
+                    slots: scanned.map { ($0.slot, $0.registrations) }, filter: .tags(matcher), run: &run, producer: producer)
             }
             for choice in choices where choice.plan == .sets {
                 try deliver(slot: choice.slot, scratch: scratch, run: &run, producer: producer)

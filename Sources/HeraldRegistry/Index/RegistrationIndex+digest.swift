@@ -4,13 +4,20 @@ extension RegistrationIndex {
     /// Fingerprints every key under the prefix but the meta hash (see `IndexDigest`). Walks the whole keyspace
     /// with SCAN (on a cluster, on every master), so it is a test and diagnostics tool, not
     /// something to run against a large production Redis.
+    ///
+    /// Positions depend on the order registrations arrived in, so two builds of one registry
+    /// may place them differently: the digest fingerprints packs as their (id, view) entries
+    /// and `pos` as its ids, leaves the position structures (`live`, `free`, `bits:`) out, and
+    /// instead checks each slot's positions against its sets (`PositionCheck`). A
+    /// problem is fingerprinted as a key of its own, `<slot prefix>!<problem>`, so a digest
+    /// with one never equals a sound one.
     public func digest() async throws -> IndexDigest {
         let listed = try await pool.withConnection { try await $0.keys(matching: layout.prefix + ":*") }
         // Not scratch sets, and not `herald:meta`: its epoch is unique to each build of the
         // index (`IndexEpoch`), and its layout is checked on every start.
         let keys = Set(listed).filter { !$0.contains("}:tmp:") && $0 != layout.metaKey }.sorted()
         var perKey: [String: String] = [:]
-        var total = DigestHasher()
+        var check = PositionCheck()
         for chunk in stride(from: 0, to: keys.count, by: 500).map({ Array(keys[$0..<min($0 + 500, keys.count)]) }) {
             let types = try await pool.withConnection { connection in
                 try await connection.pipeline(chunk.map { RedisCommand("TYPE", $0, isReadOnly: true) })
@@ -22,18 +29,27 @@ extension RegistrationIndex {
                     })
             }
             for (index, key) in chunk.enumerated() {
-                var hasher = DigestHasher()
                 let type = try types[index].get().string ?? "none"
+                let reply = try contents[index].get()
+                if check.take(key: key, reply: reply) { continue }
+                var hasher = DigestHasher()
                 hasher.add(type)
-                let parts = try Self.canonicalParts(type: type, reply: contents[index].get(), packs: key.hasSuffix("}:packs"))
-                for part in parts { hasher.add(part) }
-                let fingerprint = hasher.hex
-                perKey[key] = fingerprint
-                total.add(key)
-                total.add(fingerprint)
+                let kind: KeyKind = key.hasSuffix("}:packs") ? .packs : key.hasSuffix("}:pos") ? .positions : .other
+                for part in try Self.canonicalParts(type: type, reply: reply, kind: kind) { hasher.add(part) }
+                perKey[key] = hasher.hex
             }
         }
-        return IndexDigest(keyCount: keys.count, value: total.hex, keys: perKey)
+        for (key, problem) in check.problems() { perKey[key] = problem }
+        var total = DigestHasher()
+        for key in perKey.keys.sorted() {
+            total.add(key)
+            total.add(perKey[key]!)
+        }
+        return IndexDigest(keyCount: perKey.count, value: total.hex, keys: perKey)
+    }
+
+    private enum KeyKind {
+        case packs, positions, other
     }
 
     private static func contentCommand(key: String, type: String) -> RedisCommand {
@@ -47,10 +63,10 @@ extension RegistrationIndex {
         }
     }
 
-    /// The key's content as a list of byte strings in a canonical order. The entries of a view
-    /// pack are in the order of changes, so a `packs` hash is fingerprinted as its
-    /// (pack, id, view) entries sorted; a malformed pack as its bytes.
-    private static func canonicalParts(type: String, reply: RedisValue, packs: Bool) throws -> [[UInt8]] {
+    /// The key's content as a list of byte strings in a canonical order. A `packs` hash is
+    /// fingerprinted as its (id, view) entries sorted (a malformed pack as its bytes), a `pos`
+    /// hash as its ids.
+    private static func canonicalParts(type: String, reply: RedisValue, kind: KeyKind) throws -> [[UInt8]] {
         switch type {
         case "string":
             return [reply.bytes ?? []]
@@ -63,8 +79,10 @@ extension RegistrationIndex {
             while index + 1 < flat.count {
                 let field = flat[index].bytes ?? []
                 let value = flat[index + 1].bytes ?? []
-                if packs, let entries = ViewPack.entries(value) {
-                    for entry in entries { pairs.append(field + [0] + Array(entry.id.utf8) + [0] + Array(entry.view.utf8)) }
+                if kind == .packs, let entries = ViewPack.entries(value) {
+                    for entry in entries { pairs.append(Array(entry.id.utf8) + [0] + Array(entry.view.utf8)) }
+                } else if kind == .positions {
+                    pairs.append(field)
                 } else {
                     pairs.append(field + [0] + value)
                 }

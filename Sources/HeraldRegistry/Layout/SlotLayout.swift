@@ -9,13 +9,19 @@ public struct SlotLayout: Sendable, Hashable {
     public let prefix: String
 
     public static let defaultSlotCount = 256
-    /// 4: views carry the registration's tags (`RegistrationView`), so a slot's packs can be
-    /// filtered by a tag expression; 3 had views without tags, 2 one hash field per
-    /// registration (`views`), 1 a string key per registration.
-    public static let layoutVersion = 4
-    /// Packs per slot: a registration's view lives in field `pack(of: id)` of the slot's
-    /// `packs` hash. Fixed by the layout version (the Lua scripts compute the same number).
-    public static let packsPerSlot = 256
+    /// 5: every live registration holds a position in its slot; views are packed by position
+    /// (`positionsPerPack` to a pack), and tags on at least `bitmapThreshold` registrations of a
+    /// slot have a bitmap over positions. 4 packed views by a hash of the id (256 packs per
+    /// slot), 3 had views without tags, 2 one hash field per registration (`views`), 1 a
+    /// string key per registration.
+    public static let layoutVersion = 5
+    /// Positions per pack: the view of the registration at position `p` lives in field
+    /// `p / positionsPerPack` of the slot's `packs` hash. Fixed by the layout version (the Lua
+    /// scripts use the same number).
+    public static let positionsPerPack = 16
+    /// A tag set of at least this many members in a slot always has a bitmap there (created
+    /// when the set reaches it); a bitmap is removed once its set falls below half of it.
+    public static let bitmapThreshold = 32
 
     public init(slotCount: Int = SlotLayout.defaultSlotCount, prefix: String = "herald") {
         precondition(slotCount > 0 && slotCount <= 16_384, "slot count must be in 1...16384")
@@ -35,21 +41,15 @@ public struct SlotLayout: Sendable, Hashable {
         return Int(hash % UInt32(slotCount))
     }
 
-    /// The pack (field of the slot's `packs` hash) holding the view of `id`:
-    /// `h = (h * 33 + byte) mod (2^31 - 1)` over the id's UTF-8 bytes from `h = 5381`, then
-    /// `h mod packsPerSlot`. Every step is exact in Lua's doubles, so the scripts compute the same.
-    public static func pack<Bytes: Sequence>(of id: Bytes) -> Int where Bytes.Element == UInt8 {
-        var hash: UInt64 = 5_381
-        for byte in id { hash = (hash &* 33 &+ UInt64(byte)) % 2_147_483_647 }
-        return Int(hash % UInt64(packsPerSlot))
-    }
-
-    public static func pack(of id: String) -> Int { pack(of: id.utf8) }
+    /// The pack (field of the slot's `packs` hash) holding the view at `position`.
+    public static func pack(ofPosition position: Int) -> Int { position / positionsPerPack }
 
     /// The field name of pack `index` in a `packs` hash: the index in decimal.
-    public static func packField(_ index: Int) -> String { packFields[index] }
-    /// Every pack's field name, by index.
-    public static let packFields: [String] = (0..<packsPerSlot).map { String($0) }
+    public static func packField(_ index: Int) -> String {
+        index < commonPackFields.count ? commonPackFields[index] : String(index)
+    }
+    /// The field names of the first packs (a slot of up to 65,536 positions), made once.
+    private static let commonPackFields: [String] = (0..<4_096).map { String($0) }
 
     /// `herald:{17}:` — the prefix every key of slot 17 starts with.
     public func slotPrefix(_ slot: Int) -> String { "\(prefix):{\(slot)}:" }
@@ -57,6 +57,15 @@ public struct SlotLayout: Sendable, Hashable {
     public func documentKey(slot: Int, id: String) -> String { slotPrefix(slot) + "doc:" + id }
     /// The hash of the slot's fan-out views in packs: pack index -> `ViewPack` bytes.
     public func packsKey(slot: Int) -> String { slotPrefix(slot) + "packs" }
+    /// The hash of each live registration's position in the slot: id -> position.
+    public func positionsKey(slot: Int) -> String { slotPrefix(slot) + "pos" }
+    /// The list of positions freed by removed registrations, taken again before new ones.
+    public func freePositionsKey(slot: Int) -> String { slotPrefix(slot) + "free" }
+    /// The bitmap of the slot's live positions.
+    public func liveKey(slot: Int) -> String { slotPrefix(slot) + "live" }
+    /// The bitmap of the positions of the registrations carrying `tag` (while the tag is on
+    /// enough of the slot's registrations, `bitmapThreshold`).
+    public func bitmapKey(slot: Int, tag: String) -> String { slotPrefix(slot) + "bits:" + tag }
     public func tagKey(slot: Int, tag: String) -> String { slotPrefix(slot) + "tag:" + tag }
     public func allKey(slot: Int) -> String { slotPrefix(slot) + "all" }
     public func handleKey(slot: Int, handle: String) -> String { slotPrefix(slot) + "handle:" + handle }

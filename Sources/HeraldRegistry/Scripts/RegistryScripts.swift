@@ -10,43 +10,88 @@ import HeraldRedis
 /// microseconds since 1970 (about 2^51), exact in Lua's doubles. The stored `ver` field is
 /// the argument string itself, never a number re-formatted by Lua.
 public enum RegistryScripts {
-    /// Lua shared by the scripts that change views: `pack_of(id)` is `SlotLayout.pack(of:)`
-    /// as the field name; `pack_put(key, id, view)` replaces the entry of `id` in its pack of
-    /// the `packs` hash `key` (a `ViewPack`), or removes it when `view` is nil, and removes
-    /// the pack field when it becomes empty.
-    static let packFunctions = #"""
-        local function pack_of(id)
-          local h = 5381
-          for i = 1, #id do h = (h * 33 + string.byte(id, i)) % 2147483647 end
-          return string.format('%d', h % 256)
-        end
-        local function pack_put(key, id, view)
-          local field = pack_of(id)
-          local pack = redis.call('HGET', key, field) or ''
-          local pos, n, len = 1, #pack, #id
-          while pos <= n do
-            local il, vl = struct.unpack('>I4I4', pack, pos)
-            local stop = pos + 8 + il + vl
-            if il == len and string.sub(pack, pos + 8, pos + 7 + il) == id then
-              pack = string.sub(pack, 1, pos - 1) .. string.sub(pack, stop)
-              break
+    /// Lua shared by the scripts that change views (`p` is the slot prefix):
+    /// - `take_position(p, id)`: a position for a registration that has none (a freed one
+    ///   first, else the next after every position in use), recorded in `pos` and `live`;
+    /// - `free_position(p, id, at)`: gives it back when the registration leaves the slot;
+    /// - `pack_put(p, at, id, view)`: replaces the entry at position `at` in its pack (a
+    ///   `ViewPack`), or removes it when `view` is nil, and removes the pack field when empty;
+    /// - `tag_add(p, tag, id, at)` / `tag_remove(p, tag, id, at)`: the tag's set, and its
+    ///   bitmap: made from the set when the set reaches `SlotLayout.bitmapThreshold` members,
+    ///   kept exact while it exists, removed once the set falls below half of that.
+    static let slotFunctions = """
+        local PER_PACK = \(SlotLayout.positionsPerPack)
+        local BITMAP_AT = \(SlotLayout.bitmapThreshold)
+        """ + "\n" + #"""
+            local function take_position(p, id)
+              local free = redis.call('RPOP', p .. 'free')
+              local at = free and tonumber(free) or redis.call('HLEN', p .. 'pos')
+              redis.call('HSET', p .. 'pos', id, at)
+              redis.call('SETBIT', p .. 'live', at, 1)
+              return at
             end
-            pos = stop
-          end
-          if view then pack = pack .. struct.pack('>I4I4', len, #view) .. id .. view end
-          if pack == '' then
-            redis.call('HDEL', key, field)
-          else
-            redis.call('HSET', key, field, pack)
-          end
-        end
-        """#
+            local function free_position(p, id, at)
+              redis.call('HDEL', p .. 'pos', id)
+              if redis.call('HLEN', p .. 'pos') == 0 then
+                redis.call('DEL', p .. 'free', p .. 'live')
+              else
+                redis.call('SETBIT', p .. 'live', at, 0)
+                redis.call('RPUSH', p .. 'free', at)
+              end
+            end
+            local function pack_put(p, at, id, view)
+              local key = p .. 'packs'
+              local field = string.format('%d', math.floor(at / PER_PACK))
+              local pack = redis.call('HGET', key, field) or ''
+              local i, n = 1, #pack
+              while i <= n do
+                local ep, il, vl = struct.unpack('>I4I4I4', pack, i)
+                local stop = i + 12 + il + vl
+                if ep == at then
+                  pack = string.sub(pack, 1, i - 1) .. string.sub(pack, stop)
+                  break
+                end
+                i = stop
+              end
+              if view then pack = pack .. struct.pack('>I4I4I4', at, #id, #view) .. id .. view end
+              if pack == '' then
+                redis.call('HDEL', key, field)
+              else
+                redis.call('HSET', key, field, pack)
+              end
+            end
+            local function tag_add(p, tag, id, at)
+              local set = p .. 'tag:' .. tag
+              redis.call('SADD', set, id)
+              local bits = p .. 'bits:' .. tag
+              if redis.call('EXISTS', bits) == 1 then
+                redis.call('SETBIT', bits, at, 1)
+              elseif redis.call('SCARD', set) >= BITMAP_AT then
+                for _, member in ipairs(redis.call('SMEMBERS', set)) do
+                  local position = redis.call('HGET', p .. 'pos', member)
+                  if position then redis.call('SETBIT', bits, tonumber(position), 1) end
+                end
+              end
+            end
+            local function tag_remove(p, tag, id, at)
+              local set = p .. 'tag:' .. tag
+              redis.call('SREM', set, id)
+              local bits = p .. 'bits:' .. tag
+              if redis.call('EXISTS', bits) == 1 then
+                if redis.call('SCARD', set) < BITMAP_AT / 2 then
+                  redis.call('DEL', bits)
+                elseif at then
+                  redis.call('SETBIT', bits, at, 0)
+                end
+              end
+            end
+            """#
 
     /// `apply`: KEYS[1] slot prefix; ARGV: id, version, doc (empty = delete), view, handle,
     /// expiresAt (epoch seconds or empty), now (epoch seconds), tag count, tags...
     /// Returns 1 when applied, 0 when ignored (an older or replayed change).
     public static let apply = RedisScript(
-        packFunctions + "\n" + #"""
+        slotFunctions + "\n" + #"""
             local p = KEYS[1]
             local id = ARGV[1]
             local version = tonumber(ARGV[2])
@@ -58,6 +103,8 @@ public enum RegistryScripts {
             local lease = redis.call('HGET', p .. 'lease', id)
             if lease and tonumber(lease) <= version then redis.call('HDEL', p .. 'lease', id) end
             local docKey = p .. 'doc:' .. id
+            local at = redis.call('HGET', p .. 'pos', id)
+            if at then at = tonumber(at) end
             local oldTags = {}
             local oldHandle = nil
             local old = redis.call('GET', docKey)
@@ -80,17 +127,18 @@ public enum RegistryScripts {
               for i = 1, tonumber(ARGV[8]) do newTags[ARGV[8 + i]] = true end
             end
             for t in pairs(oldTags) do
-              if not newTags[t] then redis.call('SREM', p .. 'tag:' .. t, id) end
+              if not newTags[t] then tag_remove(p, t, id, at) end
             end
             if oldHandle and (not live or oldHandle ~= handle) then
               redis.call('SREM', p .. 'handle:' .. oldHandle, id)
             end
             if live then
               redis.call('SET', docKey, doc)
-              pack_put(p .. 'packs', id, ARGV[4])
+              if not at then at = take_position(p, id) end
+              pack_put(p, at, id, ARGV[4])
               redis.call('SADD', p .. 'all', id)
               for t in pairs(newTags) do
-                if not oldTags[t] then redis.call('SADD', p .. 'tag:' .. t, id) end
+                if not oldTags[t] then tag_add(p, t, id, at) end
               end
               if oldHandle ~= handle then redis.call('SADD', p .. 'handle:' .. handle, id) end
               if expiresAt ~= '' then
@@ -101,7 +149,10 @@ public enum RegistryScripts {
               redis.call('SREM', p .. 'gone', id)
             else
               redis.call('DEL', docKey)
-              pack_put(p .. 'packs', id, nil)
+              if at then
+                pack_put(p, at, id, nil)
+                free_position(p, id, at)
+              end
               redis.call('SREM', p .. 'all', id)
               redis.call('ZREM', p .. 'exp', id)
               if doc == '' then
@@ -113,6 +164,52 @@ public enum RegistryScripts {
             redis.call('HSET', p .. 'ver', id, ARGV[2])
             return 1
             """#)
+
+    /// `addNew`: KEYS[1] slot prefix; ARGV: for each registration, id, view, tag count,
+    /// tags... The bulk loader's part of adding registrations that are new to the slot (into
+    /// an empty prefix): each takes a position, its view is appended to its pack (each pack
+    /// read and written once per call), and it joins its tags' sets and bitmaps exactly as
+    /// `apply` does. Documents, `all`, `ver` and handles are written by the loader itself.
+    /// Returns the number added.
+    public static let addNew = RedisScript(
+        slotFunctions + "\n" + #"""
+            local p = KEYS[1]
+            local appended, order = {}, {}
+            local i, added = 1, 0
+            while i <= #ARGV do
+              local id, view, tags = ARGV[i], ARGV[i + 1], tonumber(ARGV[i + 2])
+              local at = take_position(p, id)
+              local field = string.format('%d', math.floor(at / PER_PACK))
+              if not appended[field] then
+                appended[field] = {}
+                order[#order + 1] = field
+              end
+              local parts = appended[field]
+              parts[#parts + 1] = struct.pack('>I4I4I4', at, #id, #view) .. id .. view
+              for t = 1, tags do tag_add(p, ARGV[i + 2 + t], id, at) end
+              i = i + 3 + tags
+              added = added + 1
+            end
+            for _, field in ipairs(order) do
+              local pack = redis.call('HGET', p .. 'packs', field) or ''
+              redis.call('HSET', p .. 'packs', field, pack .. table.concat(appended[field]))
+            end
+            return added
+            """#)
+
+    /// `bitmaps` (reads only): KEYS[1] the slot's `live` bitmap, then for each tag its bitmap
+    /// key and its set key. Returns `live` (nil when the slot is empty), then for each tag its
+    /// bitmap, or when it has none the size of its set (0: no registration carries it). One
+    /// script so the fan-out evaluates an expression on bitmaps read at one instant.
+    public static let bitmaps = RedisScript(
+        #"""
+        local out = {redis.call('GET', KEYS[1])}
+        for i = 2, #KEYS, 2 do
+          local bits = redis.call('GET', KEYS[i])
+          if bits then out[#out + 1] = bits else out[#out + 1] = redis.call('SCARD', KEYS[i + 1]) end
+        end
+        return out
+        """#)
 
     /// `reserve`: KEYS[1] slot prefix; ARGV: id, expected version (empty = unconditional),
     /// nowMicros, refuseGone ("1" to fail for ids in `gone`).
@@ -167,27 +264,32 @@ public enum RegistryScripts {
     /// (the record in Kafka is unchanged; a reindex drops it again because it has expired).
     /// Returns the number removed.
     public static let expire = RedisScript(
-        packFunctions + "\n" + #"""
+        slotFunctions + "\n" + #"""
             local p = KEYS[1]
             local ids = redis.call('ZRANGEBYSCORE', p .. 'exp', '-inf', ARGV[1], 'LIMIT', 0, tonumber(ARGV[2]))
             for _, id in ipairs(ids) do
               local docKey = p .. 'doc:' .. id
+              local at = redis.call('HGET', p .. 'pos', id)
+              if at then at = tonumber(at) end
               local old = redis.call('GET', docKey)
               if old then
                 local ok, decoded = pcall(cjson.decode, old)
                 if ok and type(decoded) == 'table' then
                   if type(decoded.tags) == 'table' then
-                    for _, t in ipairs(decoded.tags) do redis.call('SREM', p .. 'tag:' .. t, id) end
+                    for _, t in ipairs(decoded.tags) do tag_remove(p, t, id, at) end
                   end
                   if type(decoded.timeZone) == 'string' then
-                    redis.call('SREM', p .. 'tag:$TimeZone:{' .. decoded.timeZone .. '}', id)
-                    redis.call('SREM', p .. 'tag:$TimeZone:{any}', id)
+                    tag_remove(p, '$TimeZone:{' .. decoded.timeZone .. '}', id, at)
+                    tag_remove(p, '$TimeZone:{any}', id, at)
                   end
                   if type(decoded.handle) == 'string' then redis.call('SREM', p .. 'handle:' .. decoded.handle, id) end
                 end
               end
               redis.call('DEL', docKey)
-              pack_put(p .. 'packs', id, nil)
+              if at then
+                pack_put(p, at, id, nil)
+                free_position(p, id, at)
+              end
               redis.call('SREM', p .. 'all', id)
               redis.call('ZREM', p .. 'exp', id)
             end
@@ -205,5 +307,5 @@ public enum RegistryScripts {
         """#)
 
     /// Every script, for loading them up front (`SCRIPT LOAD`) when a process starts.
-    public static let all: [RedisScript] = [apply, reserve, applyInstallation, expire, release]
+    public static let all: [RedisScript] = [apply, addNew, bitmaps, reserve, applyInstallation, expire, release]
 }

@@ -15,7 +15,7 @@ public struct TaskProgress: Sendable, Hashable {
     public var firstDeliveryAt: Date?
     /// `skipped` by reason (`payload_too_large`, `no_native_payload`, `registration_expired`, ...).
     public var skippedReasons: [String: Int] = [:]
-    /// Slots by the fan-out plan that resolved them (`FanoutPlanKind`: `broadcast`, `scan`, `sets`).
+    /// Slots by the fan-out plan that resolved them (`FanoutPlanKind`: `broadcast`, `bits`, `scan`, `sets`).
     public var plans: [String: Int] = [:]
 
     public init(

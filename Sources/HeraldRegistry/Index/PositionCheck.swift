@@ -1,0 +1,100 @@
+import HeraldRedis
+
+/// Checks, for the index digest, that each slot's position structures agree with the
+/// registry they index: every live registration holds one position of its own (`pos`), `live`
+/// marks exactly those, `free` holds the others below the highest, each view sits in the pack
+/// of its position, and every tag bitmap marks exactly the positions of its set's members,
+/// which have one whenever they are at least `SlotLayout.bitmapThreshold`.
+struct PositionCheck {
+    private var positions: [String: [String: Int]] = [:]
+    private var packs: [String: [(field: String, position: Int, id: String)]] = [:]
+    private var live: [String: [UInt8]] = [:]
+    private var free: [String: [Int]] = [:]
+    private var bitmaps: [String: [String: [UInt8]]] = [:]
+    private var tagSets: [String: [String: [String]]] = [:]
+
+    /// Records what the check needs of `key`; true when the key is a position structure that
+    /// the digest leaves out of its fingerprint (its content depends on arrival order).
+    mutating func take(key: String, reply: RedisValue) -> Bool {
+        guard let close = key.range(of: "}:") else { return false }
+        let prefix = String(key[..<close.upperBound])
+        let name = key[close.upperBound...]
+        switch name {
+        case "pos":
+            var map: [String: Int] = [:]
+            let flat = reply.array ?? []
+            for index in stride(from: 0, to: flat.count - 1, by: 2) {
+                map[flat[index].string ?? ""] = flat[index + 1].string.flatMap { Int($0) } ?? -1
+            }
+            positions[prefix] = map
+            return false
+        case "packs":
+            let flat = reply.array ?? []
+            var entries: [(String, Int, String)] = []
+            for index in stride(from: 0, to: flat.count - 1, by: 2) {
+                let field = flat[index].string ?? ""
+                for entry in ViewPack.entries(flat[index + 1].bytes ?? []) ?? [] { entries.append((field, entry.position, entry.id)) }
+            }
+            packs[prefix] = entries
+            return false
+        case "live":
+            live[prefix] = reply.bytes ?? []
+            return true
+        case "free":
+            free[prefix] = (reply.array ?? []).map { $0.string.flatMap { Int($0) } ?? -1 }
+            return true
+        default:
+            if name.hasPrefix("bits:") {
+                bitmaps[prefix, default: [:]][String(name.dropFirst(5))] = reply.bytes ?? []
+                return true
+            }
+            if name.hasPrefix("tag:") {
+                tagSets[prefix, default: [:]][String(name.dropFirst(4))] = (reply.array ?? []).compactMap(\.string)
+            }
+            return false
+        }
+    }
+
+    /// `<slot prefix>!<problem>` -> "inconsistent", for every problem found.
+    func problems() -> [String: String] {
+        var found: [String: String] = [:]
+        func problem(_ prefix: String, _ text: String) { found[prefix + "!" + text] = "inconsistent" }
+        let prefixes = Set(positions.keys).union(packs.keys).union(live.keys).union(free.keys).union(bitmaps.keys)
+        for prefix in prefixes {
+            let held = positions[prefix] ?? [:]
+            let used = Set(held.values)
+            if used.count != held.count || used.contains(where: { $0 < 0 }) { problem(prefix, "positions not distinct") }
+            if Self.positions(in: live[prefix] ?? []) != used { problem(prefix, "live differs from pos") }
+            let freed = free[prefix] ?? []
+            if Set(freed).count != freed.count || !Set(freed).isDisjoint(with: used)
+                || Set(freed).union(used) != Set(0..<(freed.count + used.count))
+            {
+                problem(prefix, "free and pos do not cover the positions once")
+            }
+            let entries = packs[prefix] ?? []
+            if Set(entries.map(\.id)) != Set(held.keys) || entries.count != held.count { problem(prefix, "packs differ from pos") }
+            for entry in entries
+            where held[entry.id] != entry.position || entry.field != SlotLayout.packField(SlotLayout.pack(ofPosition: entry.position)) {
+                problem(prefix, "view of \(entry.id) not at its position")
+            }
+            let sets = tagSets[prefix] ?? [:]
+            for (tag, bitmap) in bitmaps[prefix] ?? [:] {
+                let members = Set((sets[tag] ?? []).map { held[$0] ?? -1 })
+                if Self.positions(in: bitmap) != members { problem(prefix, "bits:\(tag) differs from tag:\(tag)") }
+            }
+            for (tag, members) in sets where members.count >= SlotLayout.bitmapThreshold && bitmaps[prefix]?[tag] == nil {
+                problem(prefix, "tag:\(tag) has no bitmap")
+            }
+        }
+        return found
+    }
+
+    /// The positions whose bits are set (bit 0 is the high bit of the first byte, as `SETBIT`).
+    static func positions(in bitmap: [UInt8]) -> Set<Int> {
+        var set: Set<Int> = []
+        for (index, byte) in bitmap.enumerated() where byte != 0 {
+            for bit in 0..<8 where byte & (0x80 >> UInt8(bit)) != 0 { set.insert(index * 8 + bit) }
+        }
+        return set
+    }
+}
