@@ -108,8 +108,9 @@ public struct PipelineConfiguration: Sendable {
     /// `bits` scans the slots where a tag has no bitmap).
     public var fanoutPlan: FanoutPlanMode = .auto
     /// In `auto`, a slot where a tag of the expression has no bitmap is scanned (its packs
-    /// streamed and filtered in the worker) when resolving it with Redis set operations would read at least this percent of its
-    /// registrations in set members (`TagSetPlan.estimatedReads`); otherwise the set plan runs.
+    /// streamed and filtered in the worker) when resolving it with Redis set operations would
+    /// read at least this percent of its registrations in set members
+    /// (`TagSetPlan.estimatedReads`); otherwise the set plan runs.
     /// Measured: an expression built from tags each on a third of the devices was cheaper
     /// scanned down to a 1.7 % audience (docs/performance.md, "Plans for an expression").
     public var scanAbovePercent: Int = 25

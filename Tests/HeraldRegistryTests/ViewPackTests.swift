@@ -198,3 +198,13 @@ struct ViewPackTests {
         return contents
     }
 }
+
+extension ViewPack {
+    /// The view of `id` in `pack`, copied out; nil when the pack has no entry for it.
+    fileprivate static func view(of id: String, inPack pack: [UInt8]) -> [UInt8]? {
+        var id = id
+        return id.withUTF8 { idBytes in
+            pack.withUnsafeBytes { packBytes in view(of: UnsafeRawBufferPointer(idBytes), in: packBytes).map { Array($0) } }
+        }
+    }
+}

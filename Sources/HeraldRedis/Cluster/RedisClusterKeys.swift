@@ -22,7 +22,8 @@ public enum RedisClusterKeys {
         var table: [String: Positions] = [:]
         for name in [
             "GET", "SET", "INCR", "EXPIRE", "TYPE", "HGET", "HSET", "HSETNX", "HDEL", "HMGET", "HGETALL", "SADD", "SREM",
-            "SCARD", "SISMEMBER", "SMEMBERS", "SSCAN", "LPUSH", "LRANGE", "LLEN", "ZRANGE", "ZADD", "ZREM", "ZRANGEBYSCORE", "ZCARD",
+            "SCARD", "SISMEMBER", "SMEMBERS", "SSCAN", "LPUSH", "LRANGE", "LLEN", "ZRANGE", "ZADD", "ZREM", "ZRANGEBYSCORE", "ZSCORE",
+            "ZCARD",
             "OBJECT",
             "SETBIT", "GETBIT", "STRLEN", "HLEN",
         ] {

@@ -1,5 +1,14 @@
 import HeraldRedis
 
+/// How the digest fingerprints a key (`PositionCheck.take`).
+enum KeyKind {
+    /// A slot's `packs` hash: its (id, view) entries, whatever their positions.
+    case packs
+    /// A slot's `pos` hash: its ids.
+    case positions
+    case other
+}
+
 /// Checks, for the index digest, that each slot's position structures agree with the
 /// registry they index: every live registration holds one position of its own (`pos`), `live`
 /// marks exactly those, `free` holds the others below the highest, each view sits in the pack
@@ -13,10 +22,11 @@ struct PositionCheck {
     private var bitmaps: [String: [String: [UInt8]]] = [:]
     private var tagSets: [String: [String: [String]]] = [:]
 
-    /// Records what the check needs of `key`; true when the key is a position structure that
-    /// the digest leaves out of its fingerprint (its content depends on arrival order).
-    mutating func take(key: String, reply: RedisValue) -> Bool {
-        guard let close = key.range(of: "}:") else { return false }
+    /// Records what the check needs of `key` and says how the digest fingerprints it; nil for
+    /// a position structure (`live`, `free`, `bits:`), which the digest leaves out (its
+    /// content depends on arrival order).
+    mutating func take(key: String, reply: RedisValue) -> KeyKind? {
+        guard let close = key.range(of: "}:") else { return .other }
         let prefix = String(key[..<close.upperBound])
         let name = key[close.upperBound...]
         switch name {
@@ -27,7 +37,7 @@ struct PositionCheck {
                 map[flat[index].string ?? ""] = flat[index + 1].string.flatMap { Int($0) } ?? -1
             }
             positions[prefix] = map
-            return false
+            return .positions
         case "packs":
             let flat = reply.array ?? []
             var entries: [(String, Int, String)] = []
@@ -36,22 +46,22 @@ struct PositionCheck {
                 for entry in ViewPack.entries(flat[index + 1].bytes ?? []) ?? [] { entries.append((field, entry.position, entry.id)) }
             }
             packs[prefix] = entries
-            return false
+            return .packs
         case "live":
             live[prefix] = reply.bytes ?? []
-            return true
+            return nil
         case "free":
             free[prefix] = (reply.array ?? []).map { $0.string.flatMap { Int($0) } ?? -1 }
-            return true
+            return nil
         default:
             if name.hasPrefix("bits:") {
                 bitmaps[prefix, default: [:]][String(name.dropFirst(5))] = reply.bytes ?? []
-                return true
+                return nil
             }
             if name.hasPrefix("tag:") {
                 tagSets[prefix, default: [:]][String(name.dropFirst(4))] = (reply.array ?? []).compactMap(\.string)
             }
-            return false
+            return .other
         }
     }
 

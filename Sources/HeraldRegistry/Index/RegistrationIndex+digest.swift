@@ -31,10 +31,9 @@ extension RegistrationIndex {
             for (index, key) in chunk.enumerated() {
                 let type = try types[index].get().string ?? "none"
                 let reply = try contents[index].get()
-                if check.take(key: key, reply: reply) { continue }
+                guard let kind = check.take(key: key, reply: reply) else { continue }
                 var hasher = DigestHasher()
                 hasher.add(type)
-                let kind: KeyKind = key.hasSuffix("}:packs") ? .packs : key.hasSuffix("}:pos") ? .positions : .other
                 for part in try Self.canonicalParts(type: type, reply: reply, kind: kind) { hasher.add(part) }
                 perKey[key] = hasher.hex
             }
@@ -46,10 +45,6 @@ extension RegistrationIndex {
             total.add(perKey[key]!)
         }
         return IndexDigest(keyCount: perKey.count, value: total.hex, keys: perKey)
-    }
-
-    private enum KeyKind {
-        case packs, positions, other
     }
 
     private static func contentCommand(key: String, type: String) -> RedisCommand {

@@ -18,24 +18,15 @@ extension RegistrationIndex {
         let slot = layout.slot(of: id)
         let replies = try await pool.withConnection { connection in
             try await connection.pipeline([
-                RedisCommand("HGET", layout.positionsKey(slot: slot), id, isReadOnly: true),
+                RedisCommand("ZSCORE", layout.expiryKey(slot: slot), id, isReadOnly: true),
                 .get(layout.documentKey(slot: slot, id: id)),
                 .sismember(layout.goneKey(slot: slot), id),
             ])
         }
         if let document = try replies[1].get().bytes {
-            // Expired but not swept yet: its view (in the pack of its position) says when.
-            if let position = try replies[0].get().string.flatMap({ Int($0) }) {
-                let field = SlotLayout.packField(SlotLayout.pack(ofPosition: position))
-                let reply = try await pool.withConnection { connection in
-                    try await connection.send(RedisCommand("HGET", layout.packsKey(slot: slot), field, isReadOnly: true))
-                }
-                if let pack = reply.bytes,
-                    let view = ViewPack.view(of: id, inPack: pack).flatMap({ RegistrationView(bytes: $0) }),
-                    let expiry = view.expiresAtEpochSeconds, Double(expiry) <= now.timeIntervalSince1970
-                {
-                    return .absent
-                }
+            // Expired but not swept yet: `exp` holds its expiry (the scripts keep it with the view).
+            if let expiry = try replies[0].get().string.flatMap({ Double($0) }), expiry <= now.timeIntervalSince1970 {
+                return .absent
             }
             return .live(document: document)
         }

@@ -69,14 +69,6 @@ public enum ViewPack {
         return nil
     }
 
-    /// The view of `id` in `pack`, copied out; nil when the pack has no entry for it.
-    public static func view(of id: String, inPack pack: [UInt8]) -> [UInt8]? {
-        var id = id
-        return id.withUTF8 { idBytes in
-            pack.withUnsafeBytes { packBytes in view(of: UnsafeRawBufferPointer(idBytes), in: packBytes).map { Array($0) } }
-        }
-    }
-
     /// The entries of `pack` as (position, id, view) sorted by id, or nil when it is
     /// malformed: the form in which two packs with the same registrations compare equal.
     public static func entries(_ pack: [UInt8]) -> [(position: Int, id: String, view: String)]? {
