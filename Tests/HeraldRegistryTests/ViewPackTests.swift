@@ -58,9 +58,10 @@ struct ViewPackTests {
 
     /// The scripts keep the packs themselves: every live registration once, in the pack of its
     /// position, with the view of its newest change; no empty pack fields. And the positions
-    /// (`pos`, `free`, `live`) and tag bitmaps stay consistent with the sets (`PositionCheck`,
-    /// run by the digest), freed positions are taken again before new ones, and a tag's bitmap
-    /// appears when its set reaches the threshold and goes once it falls below half of it.
+    /// (`pos`, `live`, the packs' groups, open positions and spare packs) and tag bitmaps stay
+    /// consistent with the sets (`PositionCheck`, run by the digest), registrations with the
+    /// same common tags share packs, freed positions are taken again before new ones, and a
+    /// tag's bitmap appears when its set reaches the threshold and goes once it falls below half.
     @Test("apply, change, delete and expiry keep each view in the pack of its position, and positions and bitmaps consistent")
     func scriptsKeepPacks() async throws {
         let redis = try TestRedis()
@@ -95,11 +96,25 @@ struct ViewPackTests {
         #expect(try await index.apply(changes, now: now).allSatisfy { $0 })
         try await check("after 700 registrations")
         #expect(try await bitmapExists("t0"))
-        // Positions 0..<700 in order of arrival, none free.
+        // Until each tag had a bitmap (t0 on its 32nd registration, reg-93; t2 on reg-95) all
+        // arrived in the mixed group, positions 0..<96 in order; after that each tag's
+        // registrations fill packs of their own.
         let positions = try await index.pool.withConnection {
-            try await $0.send(.hmget(index.layout.positionsKey(slot: 0), ["reg-0", "reg-699"]))
+            try await $0.send(.hmget(index.layout.positionsKey(slot: 0), ["reg-0", "reg-95"]))
         }
-        #expect(positions.array?.map(\.string) == ["0", "699"])
+        #expect(positions.array?.map(\.string) == ["0", "95"])
+        let tagOf = { (id: String) in Int(id.dropFirst(4)).map { "t\($0 % 3)" } ?? "?" }
+        let grouped = try await packGroups(index)
+        let groupedPacks = grouped.values.filter { $0 != SlotLayout.mixedGroup }.count
+        #expect(groupedPacks >= 3)
+        for (pack, ids) in try await packIds(index) where grouped[pack] != SlotLayout.mixedGroup {
+            let tags: Set<String> = Set(ids.map(tagOf))
+            #expect(tags.count == 1, "pack \(pack) mixes tags: \(ids.prefix(4))")
+        }
+        // 700 registrations: the 6 mixed packs, and three groups with at most one pack each partly filled.
+        let packCount = grouped.count
+        let mostPacks = 6 + (700 - 96) / 16 + 3
+        #expect(packCount <= mostPacks)
 
         // A tag that grows past the threshold gets a bitmap at that moment.
         for number in 0..<(SlotLayout.bitmapThreshold + 8) {
@@ -133,17 +148,18 @@ struct ViewPackTests {
         }
         #expect(try await index.apply(changes, now: now).allSatisfy { $0 })
         try await check("after changes and deletes")
-        // Freed positions are taken again first: a new registration gets one of them.
-        let freed =
-            try await index.pool.withConnection { try await $0.send(RedisCommand("LLEN", index.layout.freePositionsKey(slot: 0))) }.int ?? 0
-        #expect(freed > 0)
+        // Freed positions are taken again first: a new registration with tag t1 gets the lowest
+        // open position of t1's group (reg-103's).
+        let t1Position = try await position(index, "reg-103")
+        let t1Group = try #require(try await packGroups(index)[SlotLayout.pack(ofPosition: t1Position)])
+        let openKey = index.layout.openPositionsKey(slot: 0, group: t1Group)
+        let lowest = try await index.pool.withConnection { try await $0.send(RedisCommand("ZRANGE", openKey, "0", "0")) }
+        let freed = try #require(lowest.array?.first?.string.flatMap { Int($0) })
         let newcomer = IndexedRegistration(
             RegistryFixtures.registration("reg-new", tags: ["t1"], handle: RegistryFixtures.token(99_999), version: 1))
         #expect(try await index.apply(.registration(newcomer), now: now))
         expected["reg-new"] = newcomer.view.encoded
-        let taken =
-            try await index.pool.withConnection { try await $0.send(RedisCommand("LLEN", index.layout.freePositionsKey(slot: 0))) }.int ?? 0
-        #expect(taken == freed - 1)
+        #expect(try await position(index, "reg-new") == freed)
         try await check("after a registration took a freed position")
 
         // Only the expiring registrations that were neither changed (no expiry since) nor deleted.
@@ -164,11 +180,77 @@ struct ViewPackTests {
         }
         expected = [:]
         try await check("after deleting everything")
-        for key in [index.layout.liveKey(slot: 0), index.layout.freePositionsKey(slot: 0), index.layout.bitmapKey(slot: 0, tag: "t0")] {
+        for key in [
+            index.layout.liveKey(slot: 0), index.layout.sparePacksKey(slot: 0), index.layout.packGroupsKey(slot: 0),
+            index.layout.groupsKey(slot: 0), index.layout.bitmapKey(slot: 0, tag: "t0"),
+        ] {
             #expect(try await index.pool.withConnection { try await $0.send(.exists(key)) }.int == 0, "\(key)")
         }
+        let openKeys = try await index.pool.withConnection { try await $0.keys(matching: index.layout.slotPrefix(0) + "open:*") }
+        #expect(openKeys.isEmpty)
         let packs = try await index.pool.withConnection { try await $0.send(.exists(index.layout.packsKey(slot: 0))) }
         #expect(packs.int == 0)
+    }
+
+    /// A slot with more distinct groups than it may have: the late ones go to the mixed group,
+    /// and the positions stay consistent.
+    @Test("a slot holds a bounded number of groups; the rest share the mixed group")
+    func groupsBounded() async throws {
+        let redis = try TestRedis()
+        defer { redis.stop() }
+        let index = RegistryFixtures.index(redis, slots: 1)
+        let now = Date()
+        // Six tags with bitmaps, then one registration for each of their 63 combinations.
+        var changes: [RegistryChange] = []
+        for number in 0..<(6 * SlotLayout.bitmapThreshold) {
+            changes.append(
+                .registration(
+                    IndexedRegistration(
+                        RegistryFixtures.registration(
+                            "base-\(number)", tags: ["c\(number % 6)"], handle: RegistryFixtures.token(number), version: 1))))
+        }
+        for combination in 1..<64 {
+            let tags = (0..<6).filter { combination & (1 << $0) != 0 }.map { "c\($0)" }
+            changes.append(
+                .registration(
+                    IndexedRegistration(
+                        RegistryFixtures.registration(
+                            "combo-\(combination)", tags: tags, handle: RegistryFixtures.token(1_000 + combination), version: 1))))
+        }
+        #expect(try await index.apply(changes, now: now).allSatisfy { $0 })
+        let groups = try await index.pool.withConnection { try await $0.send(.hgetall(index.layout.groupsKey(slot: 0))) }
+        let count = (groups.array?.count ?? 0) / 2
+        #expect(count == SlotLayout.groupsMinimum, "groups: \(count)")
+        let grouped = try await packGroups(index)
+        let last = try await position(index, "combo-63")
+        #expect(grouped[SlotLayout.pack(ofPosition: last)] == SlotLayout.mixedGroup)
+        let problems = try await index.digest().keys.keys.filter { $0.contains("!") }
+        #expect(problems.isEmpty, "\(problems.sorted().prefix(3))")
+    }
+
+    private func position(_ index: RegistrationIndex, _ id: String) async throws -> Int {
+        let reply = try await index.pool.withConnection { try await $0.send(.hmget(index.layout.positionsKey(slot: 0), [id])) }
+        return try #require(reply.array?.first?.string.flatMap { Int($0) })
+    }
+
+    /// Pack -> group, from the slot's `packgroup` hash.
+    private func packGroups(_ index: RegistrationIndex) async throws -> [Int: String] {
+        let reply = try await index.pool.withConnection { try await $0.send(.hgetall(index.layout.packGroupsKey(slot: 0))) }
+        let flat = reply.array ?? []
+        var map: [Int: String] = [:]
+        for pair in stride(from: 0, to: flat.count - 1, by: 2) { map[Int(flat[pair].string ?? "") ?? -1] = flat[pair + 1].string }
+        return map
+    }
+
+    /// Pack -> the ids of its entries.
+    private func packIds(_ index: RegistrationIndex) async throws -> [Int: [String]] {
+        let reply = try await index.pool.withConnection { try await $0.send(.hgetall(index.layout.packsKey(slot: 0))) }
+        let flat = reply.array ?? []
+        var map: [Int: [String]] = [:]
+        for pair in stride(from: 0, to: flat.count - 1, by: 2) {
+            map[Int(flat[pair].string ?? "") ?? -1] = (ViewPack.entries(flat[pair + 1].bytes ?? []) ?? []).map(\.id)
+        }
+        return map
     }
 
     private struct PackContents {

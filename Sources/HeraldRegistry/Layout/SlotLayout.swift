@@ -9,12 +9,15 @@ public struct SlotLayout: Sendable, Hashable {
     public let prefix: String
 
     public static let defaultSlotCount = 256
-    /// 5: every live registration holds a position in its slot; views are packed by position
-    /// (`positionsPerPack` to a pack), and tags on at least `bitmapThreshold` registrations of a
-    /// slot have a bitmap over positions. 4 packed views by a hash of the id (256 packs per
-    /// slot), 3 had views without tags, 2 one hash field per registration (`views`), 1 a
-    /// string key per registration.
-    public static let layoutVersion = 5
+    /// 6: a new registration takes a position in a pack of its *group* (the tags it carries
+    /// that have a bitmap in the slot), so registrations with the same common tags share packs
+    /// and an expression's audience fills whole packs. 5 gave out positions in arrival order;
+    /// since 5 every live registration holds a position in its slot, views are packed by
+    /// position (`positionsPerPack` to a pack), and tags on at least `bitmapThreshold`
+    /// registrations of a slot have a bitmap over positions. 4 packed views by a hash of the id
+    /// (256 packs per slot), 3 had views without tags, 2 one hash field per registration
+    /// (`views`), 1 a string key per registration.
+    public static let layoutVersion = 6
     /// Positions per pack: the view of the registration at position `p` lives in field
     /// `p / positionsPerPack` of the slot's `packs` hash. Fixed by the layout version (the Lua
     /// scripts use the same number).
@@ -22,6 +25,15 @@ public struct SlotLayout: Sendable, Hashable {
     /// A tag set of at least this many members in a slot always has a bitmap there (created
     /// when the set reaches it); a bitmap is removed once its set falls below half of it.
     public static let bitmapThreshold = 32
+    /// A slot holds packs of at least this many groups, and of one more group for every
+    /// `registrationsPerGroup` registrations; a registration whose group would be one too many
+    /// goes to the mixed group (`mixedGroup`). Every group leaves at most one pack partly
+    /// filled, so this bounds the positions left empty.
+    public static let groupsMinimum = 16
+    public static let registrationsPerGroup = 32
+    /// The group of a registration without a tag that has a bitmap, and of those that found
+    /// the slot's groups all taken.
+    public static let mixedGroup = "*"
 
     public init(slotCount: Int = SlotLayout.defaultSlotCount, prefix: String = "herald") {
         precondition(slotCount > 0 && slotCount <= 16_384, "slot count must be in 1...16384")
@@ -59,8 +71,15 @@ public struct SlotLayout: Sendable, Hashable {
     public func packsKey(slot: Int) -> String { slotPrefix(slot) + "packs" }
     /// The hash of each live registration's position in the slot: id -> position.
     public func positionsKey(slot: Int) -> String { slotPrefix(slot) + "pos" }
-    /// The list of positions freed by removed registrations, taken again before new ones.
-    public func freePositionsKey(slot: Int) -> String { slotPrefix(slot) + "free" }
+    /// The hash of the group of each pack holding (or kept for) registrations: pack -> group.
+    public func packGroupsKey(slot: Int) -> String { slotPrefix(slot) + "packgroup" }
+    /// The hash of the number of packs of each group: group -> packs.
+    public func groupsKey(slot: Int) -> String { slotPrefix(slot) + "groups" }
+    /// The sorted set of the positions no registration holds in the packs of `group`, taken
+    /// lowest first by the group's next registration.
+    public func openPositionsKey(slot: Int, group: String) -> String { slotPrefix(slot) + "open:" + group }
+    /// The list of packs no registration holds, given to a group before new packs are made.
+    public func sparePacksKey(slot: Int) -> String { slotPrefix(slot) + "spare" }
     /// The bitmap of the slot's live positions.
     public func liveKey(slot: Int) -> String { slotPrefix(slot) + "live" }
     /// The bitmap of the positions of the registrations carrying `tag` (while the tag is on

@@ -11,9 +11,16 @@ import HeraldRedis
 /// the argument string itself, never a number re-formatted by Lua.
 public enum RegistryScripts {
     /// Lua shared by the scripts that change views (`p` is the slot prefix):
-    /// - `take_position(p, id)`: a position for a registration that has none (a freed one
-    ///   first, else the next after every position in use), recorded in `pos` and `live`;
-    /// - `free_position(p, id, at)`: gives it back when the registration leaves the slot;
+    /// - `group_of(p, tags)`: the group of a registration with `tags` (a list) arriving now:
+    ///   the first 16 hex digits of the SHA-1 of those of its tags that have a bitmap in the
+    ///   slot, sorted and joined with NUL; `SlotLayout.mixedGroup` when none has one;
+    /// - `take_position(p, id, group)`: a position for a registration that has none: the
+    ///   lowest open one in a pack of its group, else the first of a new pack for the group (a
+    ///   spare pack first, else the next after every pack), recorded in `pos` and `live`. A
+    ///   group that would be one too many for the slot (`SlotLayout.groupsMinimum`,
+    ///   `registrationsPerGroup`) takes the mixed group instead;
+    /// - `free_position(p, id, at)`: gives it back when the registration leaves the slot: open
+    ///   again in its group, or the whole pack spare once no registration holds it;
     /// - `pack_put(p, at, id, view)`: replaces the entry at position `at` in its pack (a
     ///   `ViewPack`), or removes it when `view` is nil, and removes the pack field when empty;
     /// - `tag_add(p, tag, id, at)` / `tag_remove(p, tag, id, at)`: the tag's set, and its
@@ -21,22 +28,70 @@ public enum RegistryScripts {
     ///   kept exact while it exists, removed once the set falls below half of that.
     static let slotFunctions = """
         local PER_PACK = \(SlotLayout.positionsPerPack)
+        local PACK_BYTES = \(SlotLayout.positionsPerPack / 8)
         local BITMAP_AT = \(SlotLayout.bitmapThreshold)
+        local GROUPS_MIN = \(SlotLayout.groupsMinimum)
+        local PER_GROUP = \(SlotLayout.registrationsPerGroup)
+        local MIXED = '\(SlotLayout.mixedGroup)'
         """ + "\n" + #"""
-            local function take_position(p, id)
-              local free = redis.call('RPOP', p .. 'free')
-              local at = free and tonumber(free) or redis.call('HLEN', p .. 'pos')
+            local function group_of(p, tags)
+              local common = {}
+              for _, t in ipairs(tags) do
+                if redis.call('EXISTS', p .. 'bits:' .. t) == 1 then common[#common + 1] = t end
+              end
+              if #common == 0 then return MIXED end
+              table.sort(common)
+              return string.sub(redis.sha1hex(table.concat(common, '\0')), 1, 16)
+            end
+            local function take_position(p, id, group)
+              local open = p .. 'open:' .. group
+              local lowest = redis.call('ZPOPMIN', open)
+              local at
+              if lowest[1] then
+                at = tonumber(lowest[1])
+              else
+                if group ~= MIXED and redis.call('HEXISTS', p .. 'groups', group) == 0 then
+                  local allowed = math.max(GROUPS_MIN, math.floor(redis.call('HLEN', p .. 'pos') / PER_GROUP))
+                  if redis.call('HLEN', p .. 'groups') >= allowed then return take_position(p, id, MIXED) end
+                end
+                local pack = redis.call('RPOP', p .. 'spare')
+                if pack then
+                  pack = tonumber(pack)
+                else
+                  pack = math.floor((redis.call('STRLEN', p .. 'live') + PACK_BYTES - 1) / PACK_BYTES)
+                end
+                redis.call('HSET', p .. 'packgroup', pack, group)
+                redis.call('HINCRBY', p .. 'groups', group, 1)
+                local rest = {}
+                for i = 1, PER_PACK - 1 do
+                  rest[#rest + 1] = pack * PER_PACK + i
+                  rest[#rest + 1] = pack * PER_PACK + i
+                end
+                redis.call('ZADD', open, unpack(rest))
+                at = pack * PER_PACK
+              end
               redis.call('HSET', p .. 'pos', id, at)
               redis.call('SETBIT', p .. 'live', at, 1)
               return at
             end
             local function free_position(p, id, at)
               redis.call('HDEL', p .. 'pos', id)
+              redis.call('SETBIT', p .. 'live', at, 0)
+              local pack = math.floor(at / PER_PACK)
+              local group = redis.call('HGET', p .. 'packgroup', pack) or MIXED
+              if redis.call('BITCOUNT', p .. 'live', pack * PACK_BYTES, pack * PACK_BYTES + PACK_BYTES - 1) > 0 then
+                redis.call('ZADD', p .. 'open:' .. group, at, at)
+                return
+              end
+              local positions = {}
+              for i = 0, PER_PACK - 1 do positions[#positions + 1] = pack * PER_PACK + i end
+              redis.call('ZREM', p .. 'open:' .. group, unpack(positions))
+              redis.call('HDEL', p .. 'packgroup', pack)
+              if redis.call('HINCRBY', p .. 'groups', group, -1) <= 0 then redis.call('HDEL', p .. 'groups', group) end
               if redis.call('HLEN', p .. 'pos') == 0 then
-                redis.call('DEL', p .. 'free', p .. 'live')
+                redis.call('DEL', p .. 'spare', p .. 'live')
               else
-                redis.call('SETBIT', p .. 'live', at, 0)
-                redis.call('RPUSH', p .. 'free', at)
+                redis.call('RPUSH', p .. 'spare', pack)
               end
             end
             local function pack_put(p, at, id, view)
@@ -134,7 +189,11 @@ public enum RegistryScripts {
             end
             if live then
               redis.call('SET', docKey, doc)
-              if not at then at = take_position(p, id) end
+              if not at then
+                local list = {}
+                for t in pairs(newTags) do list[#list + 1] = t end
+                at = take_position(p, id, group_of(p, list))
+              end
               pack_put(p, at, id, ARGV[4])
               redis.call('SADD', p .. 'all', id)
               for t in pairs(newTags) do
@@ -178,7 +237,7 @@ public enum RegistryScripts {
             local i, added = 1, 0
             while i <= #ARGV do
               local id, view, tags = ARGV[i], ARGV[i + 1], tonumber(ARGV[i + 2])
-              local at = take_position(p, id)
+              local at = take_position(p, id, group_of(p, {unpack(ARGV, i + 3, i + 2 + tags)}))
               local field = string.format('%d', math.floor(at / PER_PACK))
               if not appended[field] then
                 appended[field] = {}
