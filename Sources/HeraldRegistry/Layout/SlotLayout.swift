@@ -27,8 +27,8 @@ public struct SlotLayout: Sendable, Hashable {
     public static let bitmapThreshold = 32
     /// A slot holds packs of at least this many groups, and of one more group for every
     /// `registrationsPerGroup` registrations; a registration whose group would be one too many
-    /// goes to the mixed group (`mixedGroup`). Every group leaves at most one pack partly
-    /// filled, so this bounds the positions left empty.
+    /// goes to the mixed group (`mixedGroup`). A group fills its open positions before it gets
+    /// another pack, so this bounds the positions left empty.
     public static let groupsMinimum = 16
     public static let registrationsPerGroup = 32
     /// The group of a registration without a tag that has a bitmap, and of those that found
