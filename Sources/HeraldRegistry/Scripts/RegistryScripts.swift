@@ -13,7 +13,8 @@ public enum RegistryScripts {
     /// Lua shared by the scripts that change views (`p` is the slot prefix):
     /// - `group_of(p, tags)`: the group of a registration with `tags` (a list) arriving now:
     ///   the first 16 hex digits of the SHA-1 of those of its tags that have a bitmap in the
-    ///   slot, sorted and joined with NUL; `SlotLayout.mixedGroup` when none has one;
+    ///   slot, sorted and joined with NUL; `SlotLayout.mixedGroup` when none has one. Also
+    ///   returns which of the tags have a bitmap, for its `tag_add`s;
     /// - `take_position(p, id, group)`: a position for a registration that has none: the
     ///   lowest open one in a pack of its group, else the first of a new pack for the group (a
     ///   spare pack first, else the next after every pack), recorded in `pos` and `live`. A
@@ -23,9 +24,10 @@ public enum RegistryScripts {
     ///   again in its group, or the whole pack spare once no registration holds it;
     /// - `pack_put(p, at, id, view)`: replaces the entry at position `at` in its pack (a
     ///   `ViewPack`), or removes it when `view` is nil, and removes the pack field when empty;
-    /// - `tag_add(p, tag, id, at)` / `tag_remove(p, tag, id, at)`: the tag's set, and its
-    ///   bitmap: made from the set when the set reaches `SlotLayout.bitmapThreshold` members,
-    ///   kept exact while it exists, removed once the set falls below half of that.
+    /// - `tag_add(p, tag, id, at, mapped)` / `tag_remove(p, tag, id, at)`: the tag's set, and
+    ///   its bitmap: made from the set when the set reaches `SlotLayout.bitmapThreshold`
+    ///   members, kept exact while it exists, removed once the set falls below half of that.
+    ///   `mapped`, when given, is `group_of`'s answer to whether the tag has a bitmap.
     static let slotFunctions = """
         local PER_PACK = \(SlotLayout.positionsPerPack)
         local PACK_BYTES = \(SlotLayout.positionsPerPack / 8)
@@ -35,13 +37,16 @@ public enum RegistryScripts {
         local MIXED = '\(SlotLayout.mixedGroup)'
         """ + "\n" + #"""
             local function group_of(p, tags)
-              local common = {}
+              local common, mapped = {}, {}
               for _, t in ipairs(tags) do
-                if redis.call('EXISTS', p .. 'bits:' .. t) == 1 then common[#common + 1] = t end
+                if redis.call('EXISTS', p .. 'bits:' .. t) == 1 then
+                  common[#common + 1] = t
+                  mapped[t] = true
+                end
               end
-              if #common == 0 then return MIXED end
+              if #common == 0 then return MIXED, mapped end
               table.sort(common)
-              return string.sub(redis.sha1hex(table.concat(common, '\0')), 1, 16)
+              return string.sub(redis.sha1hex(table.concat(common, '\0')), 1, 16), mapped
             end
             local function take_position(p, id, group)
               local open = p .. 'open:' .. group
@@ -115,11 +120,13 @@ public enum RegistryScripts {
                 redis.call('HSET', key, field, pack)
               end
             end
-            local function tag_add(p, tag, id, at)
+            local function tag_add(p, tag, id, at, mapped)
               local set = p .. 'tag:' .. tag
               redis.call('SADD', set, id)
               local bits = p .. 'bits:' .. tag
-              if redis.call('EXISTS', bits) == 1 then
+              local has
+              if mapped then has = mapped[tag] == true else has = redis.call('EXISTS', bits) == 1 end
+              if has then
                 redis.call('SETBIT', bits, at, 1)
               elseif redis.call('SCARD', set) >= BITMAP_AT then
                 for _, member in ipairs(redis.call('SMEMBERS', set)) do
@@ -189,15 +196,17 @@ public enum RegistryScripts {
             end
             if live then
               redis.call('SET', docKey, doc)
+              local mapped = nil
               if not at then
-                local list = {}
+                local list, group = {}, nil
                 for t in pairs(newTags) do list[#list + 1] = t end
-                at = take_position(p, id, group_of(p, list))
+                group, mapped = group_of(p, list)
+                at = take_position(p, id, group)
               end
               pack_put(p, at, id, ARGV[4])
               redis.call('SADD', p .. 'all', id)
               for t in pairs(newTags) do
-                if not oldTags[t] then tag_add(p, t, id, at) end
+                if not oldTags[t] then tag_add(p, t, id, at, mapped) end
               end
               if oldHandle ~= handle then redis.call('SADD', p .. 'handle:' .. handle, id) end
               if expiresAt ~= '' then
@@ -237,7 +246,8 @@ public enum RegistryScripts {
             local i, added = 1, 0
             while i <= #ARGV do
               local id, view, tags = ARGV[i], ARGV[i + 1], tonumber(ARGV[i + 2])
-              local at = take_position(p, id, group_of(p, {unpack(ARGV, i + 3, i + 2 + tags)}))
+              local group, mapped = group_of(p, {unpack(ARGV, i + 3, i + 2 + tags)})
+              local at = take_position(p, id, group)
               local field = string.format('%d', math.floor(at / PER_PACK))
               if not appended[field] then
                 appended[field] = {}
@@ -245,7 +255,7 @@ public enum RegistryScripts {
               end
               local parts = appended[field]
               parts[#parts + 1] = struct.pack('>I4I4I4', at, #id, #view) .. id .. view
-              for t = 1, tags do tag_add(p, ARGV[i + 2 + t], id, at) end
+              for t = 1, tags do tag_add(p, ARGV[i + 2 + t], id, at, mapped) end
               i = i + 3 + tags
               added = added + 1
             end
