@@ -290,3 +290,12 @@ extension ViewPack {
         }
     }
 }
+
+/// The keys of a slot's groups, which only the Lua scripts write (`RegistryScripts.slotFunctions`,
+/// docs/redis-layout.md).
+extension SlotLayout {
+    fileprivate func packGroupsKey(slot: Int) -> String { slotPrefix(slot) + "packgroup" }
+    fileprivate func groupsKey(slot: Int) -> String { slotPrefix(slot) + "groups" }
+    fileprivate func openPositionsKey(slot: Int, group: String) -> String { slotPrefix(slot) + "open:" + group }
+    fileprivate func sparePacksKey(slot: Int) -> String { slotPrefix(slot) + "spare" }
+}

@@ -7,10 +7,10 @@ extension RegistrationIndex {
     ///
     /// Positions depend on the order registrations arrived in, so two builds of one registry
     /// may place them differently: the digest fingerprints packs as their (id, view) entries
-    /// and `pos` as its ids, leaves the position structures (`live`, `free`, `bits:`) out, and
-    /// instead checks each slot's positions against its sets (`PositionCheck`). A
-    /// problem is fingerprinted as a key of its own, `<slot prefix>!<problem>`, so a digest
-    /// with one never equals a sound one.
+    /// and `pos` as its ids, leaves the position structures out (`live`, `bits:`, and the
+    /// groups' `packgroup`, `groups`, `open:`, `spare`), and instead checks each slot's
+    /// positions against its sets (`PositionCheck`). A problem is fingerprinted as a key of its
+    /// own, `<slot prefix>!<problem>`, so a digest with one never equals a sound one.
     public func digest() async throws -> IndexDigest {
         let listed = try await pool.withConnection { try await $0.keys(matching: layout.prefix + ":*") }
         // Not scratch sets, and not `herald:meta`: its epoch is unique to each build of the

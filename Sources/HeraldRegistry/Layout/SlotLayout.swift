@@ -71,15 +71,6 @@ public struct SlotLayout: Sendable, Hashable {
     public func packsKey(slot: Int) -> String { slotPrefix(slot) + "packs" }
     /// The hash of each live registration's position in the slot: id -> position.
     public func positionsKey(slot: Int) -> String { slotPrefix(slot) + "pos" }
-    /// The hash of the group of each pack holding (or kept for) registrations: pack -> group.
-    public func packGroupsKey(slot: Int) -> String { slotPrefix(slot) + "packgroup" }
-    /// The hash of the number of packs of each group: group -> packs.
-    public func groupsKey(slot: Int) -> String { slotPrefix(slot) + "groups" }
-    /// The sorted set of the positions no registration holds in the packs of `group`, taken
-    /// lowest first by the group's next registration.
-    public func openPositionsKey(slot: Int, group: String) -> String { slotPrefix(slot) + "open:" + group }
-    /// The list of packs no registration holds, given to a group before new packs are made.
-    public func sparePacksKey(slot: Int) -> String { slotPrefix(slot) + "spare" }
     /// The bitmap of the slot's live positions.
     public func liveKey(slot: Int) -> String { slotPrefix(slot) + "live" }
     /// The bitmap of the positions of the registrations carrying `tag` (while the tag is on
