@@ -197,12 +197,15 @@ public final class EventPlanner: Sendable {
 
         // 4. Plan.
         var candidates: [Int]?
+        var probed: SlotTagCounts?
         if let probeTags {
-            candidates = try candidateSlots(tags: probeTags, event: event, replies: replies[2...])
+            let counts = try SlotTagCounts(tags: probeTags, replies: replies[2...])
+            candidates = candidateSlots(counts, event: event)
+            probed = counts
         }
         var estimate: Int?
         if candidates.map({ $0.count > planner.configuration.narrowSlotLimit }) ?? true {
-            estimate = try await audienceEstimate(slots: candidates, expression: event.audience.expression)
+            estimate = try await audienceEstimate(slots: candidates, expression: event.audience.expression, probed: probed)
         }
         try IndexEpoch.verify(await redis.send(IndexEpoch.read(layout)), unchanged: epoch, layout: layout)
         let plan = planner.plan(event, eventId: eventId, candidateSlots: candidates, audienceEstimate: estimate, now: now)
@@ -242,6 +245,7 @@ public final class EventPlanner: Sendable {
                 "event planned",
                 metadata: [
                     "tasks": "\(tasks.count)", "lane": "\(lane.rawValue)", "deliveredBy": "\(inline ? "planner" : "fanout")",
+                    "audienceEstimate": "\(estimate.map(String.init) ?? "-")",
                 ])
             return tasks.isEmpty ? .empty : .planned
         }
@@ -277,58 +281,88 @@ public final class EventPlanner: Sendable {
     /// Expressions with more distinct tags than this are sized by their slots' registrations.
     static let estimatedTagLimit = 8
 
-    /// The audience of a wide event in `slots` (all slots when nil), which sizes its tasks:
-    /// one pipelined `SCARD` of each slot's `all` set and, for an expression of a few tags, of
-    /// each tag's set there, summed over the slots as `TagExpression.estimatedShare` of each.
-    /// Without an expression (or with too many tags) it is the registrations, an upper bound.
-    func audienceEstimate(slots: [Int]?, expression: TagExpression?) async throws -> Int {
+    /// Slots whose bitmaps the planner evaluates an expression on to correct its estimate.
+    static let sampledSlots = 4
+
+    /// The audience of a wide event in `slots` (all slots when nil), which sizes its tasks.
+    ///
+    /// One pipelined `SCARD` of each slot's `all` set and, for an expression of a few tags, of
+    /// each tag's set there that `probed` does not already hold; each slot's share is
+    /// `TagExpression.estimatedShare`, which takes tags as independent. Tags rarely are (a
+    /// reader who follows World and Politics is less likely to follow a third category too), so
+    /// the estimate is then scaled by the expression's exact audience over its estimate in up
+    /// to `sampledSlots` slots where every tag has a bitmap (`sampleCorrection`). Without an
+    /// expression (or with too many tags) it is the registrations, an upper bound.
+    func audienceEstimate(slots: [Int]?, expression: TagExpression?, probed: SlotTagCounts? = nil) async throws -> Int {
         let layout = configuration.layout
         let chosen = slots ?? Array(0..<layout.slotCount)
         guard !chosen.isEmpty else { return 0 }
         let tags = expression.map { $0.referencedTags.sorted() } ?? []
         let estimated = tags.count <= Self.estimatedTagLimit ? tags : []
-        let commands = SlotTagSizes.commands(layout: layout, slots: chosen, tags: estimated)
-        let sizes = SlotTagSizes(tags: estimated, counts: try await redis.pipeline(commands).map { try $0.get().int ?? 0 })
-        var audience = 0.0
-        for position in chosen.indices {
-            let registrations = sizes.registrations(at: position)
-            guard let expression, !estimated.isEmpty else {
-                audience += Double(registrations)
-                continue
-            }
-            audience += expression.estimatedShare(registrations: registrations) { sizes.count($0, at: position) } * Double(registrations)
+        let asked = estimated.filter { probed?.has($0) != true }
+        let commands = SlotTagSizes.commands(layout: layout, slots: chosen, tags: asked)
+        let sizes = SlotTagSizes(tags: asked, counts: try await redis.pipeline(commands).map { try $0.get().int ?? 0 })
+        func count(_ tag: String, at position: Int) -> Int {
+            probed?.count(tag, slot: chosen[position]) ?? sizes.count(tag, at: position)
         }
-        return Int(audience.rounded(.up))
+        guard let expression, !estimated.isEmpty else {
+            return chosen.indices.reduce(0) { $0 + sizes.registrations(at: $1) }
+        }
+        let estimates = chosen.indices.map { position in
+            let registrations = sizes.registrations(at: position)
+            return expression.estimatedShare(registrations: registrations) { count($0, at: position) } * Double(registrations)
+        }
+        // Slots where the bitmaps can say exactly who the audience is.
+        let measurable = chosen.indices.filter { position in
+            estimates[position] > 0
+                && estimated.allSatisfy {
+                    let size = count($0, at: position)
+                    return size == 0 || size >= SlotLayout.bitmapThreshold
+                }
+        }
+        let correction = try await sampleCorrection(
+            expression: expression, slots: measurable.map { chosen[$0] }, estimates: measurable.map { estimates[$0] })
+        return Int((estimates.reduce(0, +) * correction).rounded(.up))
     }
 
-    /// The probe of a narrow audience: one EXISTS per (slot, tag), slot by slot.
+    /// The exact audience of `expression` over its estimate, in up to `sampledSlots` of `slots`
+    /// spread over them (`estimates`: each slot's estimate), read from the slots' bitmaps in one
+    /// pipeline; 1 when there is no such slot.
+    func sampleCorrection(expression: TagExpression, slots: [Int], estimates: [Double]) async throws -> Double {
+        guard !slots.isEmpty else { return 1 }
+        let picked = (0..<min(Self.sampledSlots, slots.count)).map { $0 * slots.count / min(Self.sampledSlots, slots.count) }
+        let matcher = TagMatcher(expression)
+        let commands = picked.map { SlotBitmaps.command(layout: configuration.layout, slot: slots[$0], tags: matcher.tags) }
+        var exact = 0
+        var estimate = 0.0
+        for (index, reply) in zip(picked, try await redis.pipeline(commands)) {
+            // A slot whose tag lost its bitmap since the sizes were read says nothing.
+            guard let bitmaps = try SlotBitmaps(reply: reply.get(), tagCount: matcher.tags.count, slot: slots[index]) else { continue }
+            exact += bitmaps.matching(matcher).reduce(0) { $0 + $1.nonzeroBitCount }
+            estimate += estimates[index]
+        }
+        return estimate > 0 ? Double(exact) / estimate : 1
+    }
+
+    /// The probe of a narrow audience: one `SCARD` per (slot, tag), slot by slot. Its counts
+    /// say which slots may hold the audience and, for a wide one, size it.
     func probeCommands(tags: [String]) -> [RedisCommand] {
         let layout = configuration.layout
         var commands: [RedisCommand] = []
         commands.reserveCapacity(layout.slotCount * tags.count)
         for slot in 0..<layout.slotCount {
-            for tag in tags { commands.append(.exists(layout.tagKey(slot: slot, tag: tag))) }
+            for tag in tags { commands.append(.scard(layout.tagKey(slot: slot, tag: tag))) }
         }
         return commands
     }
 
-    /// Slots where the audience may have members, from the replies to `probeCommands(tags:)`.
-    func candidateSlots(
-        tags: [String], event: NotificationEvent, replies: ArraySlice<Result<RedisValue, RedisError>>
-    ) throws -> [Int] {
+    /// Slots where the audience may have members, from the probe's counts.
+    func candidateSlots(_ probed: SlotTagCounts, event: NotificationEvent) -> [Int] {
         guard let expression = event.audience.expression else { return Array(0..<configuration.layout.slotCount) }
-        var candidates: [Int] = []
-        for slot in 0..<configuration.layout.slotCount {
-            let base = replies.startIndex + slot * tags.count
-            var present: Set<String> = []
-            for (offset, tag) in tags.enumerated() where (try replies[base + offset].get().int ?? 0) > 0 {
-                present.insert(tag)
-            }
-            if !present.isEmpty && SlotCandidates.mayMatch(expression, present: present.contains) {
-                candidates.append(slot)
-            }
+        return (0..<configuration.layout.slotCount).filter { slot in
+            let present = Set(probed.tags.filter { (probed.count($0, slot: slot) ?? 0) > 0 })
+            return !present.isEmpty && SlotCandidates.mayMatch(expression, present: present.contains)
         }
-        return candidates
     }
 
     private func enqueueStatus(_ record: StatusRecord, producer: KafkaProducer, claim: EventClaim? = nil) throws {

@@ -37,3 +37,25 @@ struct SlotTagSizes {
         return counts[position * (1 + tags.count) + 1 + index]
     }
 }
+
+/// The planner's probe (`EventPlanner.probeCommands`): the size of each of a few tags' sets in
+/// every slot, which says where an audience may be and helps size it.
+struct SlotTagCounts {
+    let tags: [String]
+    private let counts: [Int]
+
+    /// The probe's replies, slot by slot, one per tag.
+    init(tags: [String], replies: ArraySlice<Result<RedisValue, RedisError>>) throws {
+        self.tags = tags
+        counts = try replies.map { try $0.get().int ?? 0 }
+    }
+
+    func has(_ tag: String) -> Bool { tags.contains(tag) }
+
+    /// The size of `tag`'s set in `slot`; nil for a tag the probe did not ask.
+    func count(_ tag: String, slot: Int) -> Int? {
+        guard let index = tags.firstIndex(of: tag) else { return nil }
+        let at = slot * tags.count + index
+        return at < counts.count ? counts[at] : nil
+    }
+}
