@@ -28,6 +28,8 @@ final class CommitWatcher: Sendable {
         /// When the first and the last distinct task's progress record were seen.
         var firstCommitted: Date?
         var lastCommitted: Date?
+        /// When the first task began, on the worker's clock (`TaskProgress.startedAt`).
+        var firstStarted: Date?
 
         var isComplete: Bool { taskCount.map { tasks.count >= $0 } ?? false }
 
@@ -37,6 +39,7 @@ final class CommitWatcher: Sendable {
             taskCount = progress.taskCount
             delivered += progress.delivered.total
             if firstCommitted == nil { firstCommitted = now }
+            firstStarted = min(firstStarted ?? progress.startedAt, progress.startedAt)
             lastCommitted = now
         }
     }

@@ -370,6 +370,7 @@ struct PopulationPhase {
                 statusTargets: status?.targets.total, statusTasks: status?.tasks.planned,
                 acceptedSeconds: status.map { $0.timings.acceptedAt.timeIntervalSince(published) },
                 renderedFirstSeconds: status?.timings.firstDeliveryAt.map { $0.timeIntervalSince(published) },
+                taskStartedSeconds: committed?.firstStarted.map { $0.timeIntervalSince(published) },
                 workerCompletedSeconds: status?.timings.completedAt.map { $0.timeIntervalSince(published) },
                 seenAtWorkerCompletion: byCommits ? nil : status?.timings.completedAt.map { stats.count(at: $0) },
                 cpu: {

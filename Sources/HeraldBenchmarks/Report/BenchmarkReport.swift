@@ -174,6 +174,9 @@ public struct BenchmarkReport: Sendable, Codable {
         /// when the last task finished (before its transaction committed).
         public var acceptedSeconds: Double?
         public var renderedFirstSeconds: Double?
+        /// When the first task began (its progress record's `startedAt`; `committed` clock only):
+        /// what is before it is the planner and the hop through the task topic.
+        public var taskStartedSeconds: Double? = nil
         public var workerCompletedSeconds: Double?
         /// Deliveries the reader had seen when the worker's last task finished: far below
         /// `expected` means the rest of `seconds` was the broker and the reader catching up.

@@ -22,12 +22,10 @@ struct SlotBitmaps {
     }
 
     /// Reads the reply for `slot`. Nil when a tag has members there but no bitmap (its set
-    /// fell below half `SlotLayout.bitmapThreshold`): the slot needs another plan.
+    /// fell below half `SlotLayout.bitmapThreshold`, or never reached it): the slot needs
+    /// another plan.
     init?(reply: RedisValue, tagCount: Int, slot: Int) throws {
         let values = reply.array ?? []
-        guard values.count == 1 + tagCount else {
-            throw RedisError(code: .unexpectedReply, message: "the bitmaps of slot \(slot) did not come one per tag")
-        }
         var tags: [[UInt64]] = []
         for value in values.dropFirst() {
             if let bytes = value.bytes {
@@ -38,9 +36,15 @@ struct SlotBitmaps {
                 return nil
             }
         }
+        guard !values.isEmpty, tags.count == tagCount else {
+            throw RedisError(code: .unexpectedReply, message: "the bitmaps of slot \(slot) did not come one per tag")
+        }
         self.live = Self.words(values[0].bytes ?? [])
         self.tags = tags
     }
+
+    /// True when the slot has no registration.
+    var isEmpty: Bool { !live.contains { $0 != 0 } }
 
     /// The positions `matcher` (whose tags these bitmaps follow) selects, 64 to a word.
     func matching(_ matcher: TagMatcher) -> [UInt64] {

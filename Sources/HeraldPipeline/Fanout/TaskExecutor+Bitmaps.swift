@@ -6,23 +6,29 @@ import HeraldRegistry
 
 /// The `bits` plan: an expression evaluated on its tags' bitmaps in each slot, 64 positions at
 /// a time, then only the packs holding a selected position read (streamed, like a broadcast).
+/// Slots whose bitmaps select nobody cost one script call and no read.
 extension TaskExecutor {
-    /// Delivers `slots` (planned `bits`). Returns the slots where a tag of the expression had no
-    /// bitmap after all (its set fell below half the threshold since the plan was made), which
-    /// the caller scans instead.
-    func deliverBitmaps(slots: [SlotChoice], matcher: TagMatcher, run: inout TaskRun, producer: KafkaProducer) throws -> Set<Int> {
+    /// Delivers the audience of `slots` by their bitmaps. Returns the slots delivered this way
+    /// (those with registrations) and those where a tag of the expression has registrations but
+    /// no bitmap, which need another plan.
+    func deliverBitmaps(slots: [Int], matcher: TagMatcher, run: inout TaskRun, producer: KafkaProducer) throws -> (
+        delivered: [Int], unmapped: [Int]
+    ) {
         let layout = configuration.layout
-        let commands = slots.map { SlotBitmaps.command(layout: layout, slot: $0.slot, tags: matcher.tags) }
+        let commands = slots.map { SlotBitmaps.command(layout: layout, slot: $0, tags: matcher.tags) }
         let replies = try redis.pipelineBlocking(commands)
-        var unmapped: Set<Int> = []
+        var delivered: [Int] = []
+        var unmapped: [Int] = []
         var reads: [PackRead] = []
-        for (choice, result) in zip(slots, replies) {
-            guard let bitmaps = try SlotBitmaps(reply: result.get(), tagCount: matcher.tags.count, slot: choice.slot) else {
-                unmapped.insert(choice.slot)
+        for (slot, result) in zip(slots, replies) {
+            guard let bitmaps = try SlotBitmaps(reply: result.get(), tagCount: matcher.tags.count, slot: slot) else {
+                unmapped.append(slot)
                 continue
             }
+            guard !bitmaps.isEmpty else { continue }
+            delivered.append(slot)
             let words = bitmaps.matching(matcher)
-            let packsKey = layout.packsKey(slot: choice.slot)
+            let packsKey = layout.packsKey(slot: slot)
             let filter = PackFilter.positions(words: words, matcher: matcher)
             var needed: [Int] = []
             for (index, word) in words.enumerated() where word != 0 {
@@ -36,6 +42,6 @@ extension TaskExecutor {
             }
         }
         try stream(reads, run: &run, producer: producer)
-        return unmapped
+        return (delivered, unmapped)
     }
 }

@@ -1,5 +1,6 @@
 import Foundation
 import HeraldDomain
+import HeraldKafka
 import HeraldRedis
 import HeraldRegistry
 
@@ -27,9 +28,58 @@ public enum FanoutPlanMode: String, Sendable, Hashable, CaseIterable {
     case bits
 }
 
-/// Choosing each slot's plan from cheap statistics: one pipeline of `SCARD`s per task (the
-/// slot's registrations and, in `auto`, each of the expression's tags).
+/// Choosing each slot's plan: a task of many slots tries `bits` everywhere first (the bitmaps
+/// script says where the expression's tags all have bitmaps, and returns them); the others are
+/// chosen from cheap statistics, one pipeline of `SCARD`s (the slot's registrations and, in
+/// `auto`, each of the expression's tags).
 extension TaskExecutor {
+    /// Delivers an expression's audience in `slots`, each slot by its plan, and counts the
+    /// slots by plan in `run`.
+    func deliver(
+        _ expression: TagExpression, setPlan: TagSetPlan, slots: Range<Int>, scratch: String, run: inout TaskRun,
+        producer: KafkaProducer
+    ) throws {
+        let mode = configuration.fanoutPlan
+        let bitmapsFirst =
+            (mode == .auto || mode == .bits) && slots.count > configuration.planner.narrowSlotLimit
+            && expression.referencedTags.count <= Self.estimatedTagLimit
+        // Compiled only for `bits` and `scan`: a one-user event (always `sets`) skips its truth table.
+        var matcher: TagMatcher?
+        var rest = Array(slots)
+        if bitmapsFirst {
+            let compiled = TagMatcher(expression)
+            matcher = compiled
+            let outcome = try deliverBitmaps(slots: rest, matcher: compiled, run: &run, producer: producer)
+            run.plans[FanoutPlanKind.bits.rawValue, default: 0] += outcome.delivered.count
+            rest = outcome.unmapped
+        }
+        guard !rest.isEmpty else { return }
+        var choices = try choosePlans(slots: rest, expression: expression, setPlan: setPlan)
+        if matcher == nil, choices.contains(where: { $0.plan != .sets }) { matcher = TagMatcher(expression) }
+        if let matcher, choices.contains(where: { $0.plan == .bits }) {
+            // Tried already when `bitmapsFirst`: a tag lost its bitmap a moment ago.
+            let unmapped =
+                bitmapsFirst
+                ? Set(rest)
+                : Set(
+                    try deliverBitmaps(
+                        slots: choices.filter { $0.plan == .bits }.map(\.slot), matcher: matcher, run: &run, producer: producer
+                    ).unmapped)
+            for index in choices.indices where choices[index].plan == .bits && unmapped.contains(choices[index].slot) {
+                choices[index].plan = .scan
+            }
+        }
+        let scanned = choices.filter { $0.plan == .scan }
+        if let matcher, !scanned.isEmpty {
+            try deliverEverything(
+                slots: scanned.map { ($0.slot, $0.registrations) }, filter: .tags(matcher), run: &run, producer: producer)
+        }
+        for choice in choices where choice.plan == .sets {
+            try deliver(slot: choice.slot, scratch: scratch, run: &run, producer: producer)
+        }
+        for choice in choices { run.plans[choice.plan.rawValue, default: 0] += 1 }
+    }
+
     struct SlotChoice: Equatable {
         var slot: Int
         var registrations: Int
@@ -48,7 +98,7 @@ extension TaskExecutor {
     /// holding the audience, and neither tests views nor combines sets. Elsewhere (a tag on a
     /// few registrations, such as one user's) the set plan's estimated reads decide between
     /// `sets` and `scan`.
-    func choosePlans(slots: Range<Int>, expression: TagExpression, setPlan: TagSetPlan) throws -> [SlotChoice] {
+    func choosePlans(slots: [Int], expression: TagExpression, setPlan: TagSetPlan) throws -> [SlotChoice] {
         let mode = configuration.fanoutPlan
         let tags = expression.referencedTags.sorted()
         let sized = mode == .auto || mode == .bits

@@ -92,23 +92,7 @@ final class TaskExecutor: @unchecked Sendable {
             try deliverEverything(slots: slots, filter: nil, run: &run, producer: producer)
             run.plans[FanoutPlanKind.broadcast.rawValue] = slots.count { $0.1 > 0 }
         } else if let expression = task.event.audience.expression, let setPlan = run.plan {
-            var choices = try choosePlans(slots: task.slots, expression: expression, setPlan: setPlan)
-            // Compiled only for `bits` and `scan`: a one-user event (always `sets`) skips its truth table.
-            let matcher = choices.contains { $0.plan != .sets } ? TagMatcher(expression) : nil
-            if let matcher, choices.contains(where: { $0.plan == .bits }) {
-                let unmapped = try deliverBitmaps(
-                    slots: choices.filter { $0.plan == .bits }, matcher: matcher, run: &run, producer: producer)
-                for index in choices.indices where unmapped.contains(choices[index].slot) { choices[index].plan = .scan }
-            }
-            let scanned = choices.filter { $0.plan == .scan }
-            if let matcher, !scanned.isEmpty {
-                try deliverEverything(
-                    slots: scanned.map { ($0.slot, $0.registrations) }, filter: .tags(matcher), run: &run, producer: producer)
-            }
-            for choice in choices where choice.plan == .sets {
-                try deliver(slot: choice.slot, scratch: scratch, run: &run, producer: producer)
-            }
-            for choice in choices { run.plans[choice.plan.rawValue, default: 0] += 1 }
+            try deliver(expression, setPlan: setPlan, slots: task.slots, scratch: scratch, run: &run, producer: producer)
         }
         try IndexEpoch.verify(redis.sendBlocking(IndexEpoch.read(layout)), unchanged: epoch, layout: layout)
         let finishedAt = Date()

@@ -268,15 +268,24 @@ public enum RegistryScripts {
 
     /// `bitmaps` (reads only): KEYS[1] the slot's `live` bitmap, then for each tag its bitmap
     /// key and its set key. Returns `live` (nil when the slot is empty), then for each tag its
-    /// bitmap, or when it has none the size of its set (0: no registration carries it). One
-    /// script so the fan-out evaluates an expression on bitmaps read at one instant.
+    /// bitmap, or 0 when no registration carries it. A tag on registrations but without a
+    /// bitmap ends the reply early as `{nil, size of its set}`: the slot needs another plan,
+    /// and nothing else is read. One script so the fan-out evaluates an expression on bitmaps
+    /// read at one instant.
     public static let bitmaps = RedisScript(
         #"""
-        local out = {redis.call('GET', KEYS[1])}
+        local out = {false}
         for i = 2, #KEYS, 2 do
           local bits = redis.call('GET', KEYS[i])
-          if bits then out[#out + 1] = bits else out[#out + 1] = redis.call('SCARD', KEYS[i + 1]) end
+          if bits then
+            out[#out + 1] = bits
+          else
+            local size = redis.call('SCARD', KEYS[i + 1])
+            if size > 0 then return {false, size} end
+            out[#out + 1] = 0
+          end
         end
+        out[1] = redis.call('GET', KEYS[1]) or false
         return out
         """#)
 
