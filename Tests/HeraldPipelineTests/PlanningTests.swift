@@ -115,6 +115,28 @@ struct PlanningTests {
         #expect(plan.tasks.flatMap { Array($0.slots) } == Array(0..<16), "every slot in exactly one task")
     }
 
+    /// Whatever the event's starting partition, a consumer group that gives its members
+    /// contiguous blocks of the task topic (the range assignor; partitions a multiple of the
+    /// members) hands an event's tasks out evenly: no member gets two more than another.
+    @Test(arguments: [(8, 2), (8, 4), (10, 2), (4, 2), (12, 3), (6, 6)])
+    func tasksSpreadOverContiguousBlocksOfPartitions(partitions: Int, members: Int) {
+        for taskCount in 1...(2 * partitions + 1) {
+            for start in 0..<partitions {
+                var perMember = [Int](repeating: 0, count: members)
+                var perPartition = [Int](repeating: 0, count: partitions)
+                for index in 0..<taskCount {
+                    let partition = Int(
+                        FanoutPlanner.partition(ofTask: index, taskCount: taskCount, start: Int32(start), partitions: Int32(partitions)))
+                    perPartition[partition] += 1
+                    perMember[partition / (partitions / members)] += 1
+                }
+                let spread = perMember.max()! - perMember.min()!
+                #expect(spread <= 1, "\(taskCount) tasks from \(start) over \(partitions): \(perMember)")
+                #expect(perPartition.max()! - perPartition.min()! <= 1, "\(taskCount) tasks from \(start): \(perPartition)")
+            }
+        }
+    }
+
     @Test func nextOffsetsTakeTheLastRecordPerPartition() {
         let batch = [
             KafkaMessageFixture.make("t", 0, 5), KafkaMessageFixture.make("t", 1, 9),

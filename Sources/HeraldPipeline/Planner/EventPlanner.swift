@@ -226,7 +226,8 @@ public final class EventPlanner: Sendable {
                 let start = Int32(truncatingIfNeeded: SlotLayout(slotCount: 1 << 14).slot(of: eventId)) % partitions
                 let encoder = JSONEncoder()
                 for task in tasks {
-                    let partition = (start + Int32(task.taskIndex % Int(partitions))) % partitions
+                    let partition = FanoutPlanner.partition(
+                        ofTask: task.taskIndex, taskCount: tasks.count, start: start, partitions: partitions)
                     try producer.enqueue(
                         KafkaOutgoingMessage(
                             topic: topic, partition: partition, key: Array(eventId.utf8), value: Array(try encoder.encode(task))

@@ -102,6 +102,16 @@ public struct FanoutPlanner: Sendable {
         return .tasks(tasks, lane: .bulk)
     }
 
+    /// The task topic partition of task `index` of `taskCount`, from the event's own `start`:
+    /// the tasks are spread evenly over the partitions (2 of 8 go to `start` and `start + 4`;
+    /// 12 of 8 give every other partition a second), so a consumer group that gives each member
+    /// a contiguous block of partitions (the range assignor) hands them out evenly. Two tasks on
+    /// adjacent partitions would mostly run one after the other on one lane.
+    public static func partition(ofTask index: Int, taskCount: Int, start: Int32, partitions: Int32) -> Int32 {
+        let count = Int(max(1, partitions))
+        return Int32((Int(start) + index * count / max(1, taskCount)) % count)
+    }
+
     /// Adjacent slots joined into ranges: [3, 4, 9] -> [3..<5, 9..<10].
     static func runs(of slots: [Int]) -> [Range<Int>] {
         var ranges: [Range<Int>] = []
