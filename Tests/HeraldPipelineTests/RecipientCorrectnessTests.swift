@@ -32,6 +32,10 @@ struct RecipientCorrectnessTests {
         "$UserId:{user7}",
         "$UserId:{user7} || $UserId:{user1200}",
         "NoSuchTag",
+        // Wide, with a tag that has no bitmap in the slots holding it: those slots take
+        // another plan after the bitmaps were tried, the others take `bits`.
+        "World && !$UserId:{user7}",
+        "Science || $UserId:{user1200}",
     ]
 
     /// Narrow events (the `$UserId` rows) are delivered by the planner itself, or written to
@@ -158,6 +162,12 @@ struct RecipientCorrectnessTests {
             if plan == .auto {
                 #expect(statuses["rc-2"]?.plans == ["bits": 16], "World || Politics: \(statuses["rc-2"]?.plans ?? [:])")
                 #expect(statuses["rc-9"]?.plans?.keys.sorted() == ["sets"], "one user: \(statuses["rc-9"]?.plans ?? [:])")
+                // Bitmaps everywhere but where the user's registrations are.
+                for eventId in ["rc-12", "rc-13"] {
+                    let plans = statuses[eventId]?.plans ?? [:]
+                    #expect(plans.keys.contains("bits") && plans.count == 2, "\(eventId): \(plans)")
+                    #expect(plans.values.reduce(0, +) == 16, "\(eventId): \(plans)")
+                }
             }
             // The population is large enough that the table exercises both lanes and an empty audience.
             #expect(expected["rc-9"]?.count == 2)
