@@ -56,18 +56,12 @@ extension TaskExecutor {
         guard !rest.isEmpty else { return }
         var choices = try choosePlans(slots: rest, expression: expression, setPlan: setPlan)
         if matcher == nil, choices.contains(where: { $0.plan != .sets }) { matcher = TagMatcher(expression) }
-        if let matcher, choices.contains(where: { $0.plan == .bits }) {
-            // Tried already when `bitmapsFirst`: a tag lost its bitmap a moment ago.
+        let bitmapped = choices.filter { $0.plan == .bits }.map(\.slot)
+        if let matcher, !bitmapped.isEmpty {
+            // After `bitmapsFirst` these slots had a tag without a bitmap a moment ago: scan them.
             let unmapped =
-                bitmapsFirst
-                ? Set(rest)
-                : Set(
-                    try deliverBitmaps(
-                        slots: choices.filter { $0.plan == .bits }.map(\.slot), matcher: matcher, run: &run, producer: producer
-                    ).unmapped)
-            for index in choices.indices where choices[index].plan == .bits && unmapped.contains(choices[index].slot) {
-                choices[index].plan = .scan
-            }
+                bitmapsFirst ? bitmapped : try deliverBitmaps(slots: bitmapped, matcher: matcher, run: &run, producer: producer).unmapped
+            for index in choices.indices where unmapped.contains(choices[index].slot) { choices[index].plan = .scan }
         }
         let scanned = choices.filter { $0.plan == .scan }
         if let matcher, !scanned.isEmpty {

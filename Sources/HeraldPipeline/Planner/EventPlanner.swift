@@ -331,7 +331,8 @@ public final class EventPlanner: Sendable {
     /// pipeline; 1 when there is no such slot.
     func sampleCorrection(expression: TagExpression, slots: [Int], estimates: [Double]) async throws -> Double {
         guard !slots.isEmpty else { return 1 }
-        let picked = (0..<min(Self.sampledSlots, slots.count)).map { $0 * slots.count / min(Self.sampledSlots, slots.count) }
+        let samples = min(Self.sampledSlots, slots.count)
+        let picked = (0..<samples).map { $0 * slots.count / samples }
         let matcher = TagMatcher(expression)
         let commands = picked.map { SlotBitmaps.command(layout: configuration.layout, slot: slots[$0], tags: matcher.tags) }
         var exact = 0
