@@ -3,6 +3,7 @@ import HeraldDomain
 import HeraldKafka
 import Logging
 import Synchronization
+import HeraldStreams
 
 /// Times a fan-out by its commits instead of by reading its deliveries.
 ///
@@ -30,6 +31,9 @@ final class CommitWatcher: Sendable {
         var lastCommitted: Date?
         /// When the first task began, on the worker's clock (`TaskProgress.startedAt`).
         var firstStarted: Date?
+        /// When the planner's `accepted` status was seen: its transaction, which carries the
+        /// tasks, had committed.
+        var plannerCommitted: Date?
 
         var isComplete: Bool { taskCount.map { tasks.count >= $0 } ?? false }
 
@@ -94,7 +98,14 @@ final class CommitWatcher: Sendable {
                     let progress = batch.compactMap { message in
                         message.value.flatMap { try? decoder.decode(TaskProgress.self, from: Data($0)) }
                     }
-                    record(progress, at: now)
+                    // The planner's `accepted` statuses mark its commits.
+                    let accepted = batch.compactMap { message -> String? in
+                        guard message.headers.contains(where: { $0.key == StatusCoding.typeHeader && $0.value == Array("status".utf8) }),
+                            let value = message.value, let status = try? StatusCoding.decodeStatus(value), status.state == .accepted
+                        else { return nil }
+                        return status.eventId
+                    }
+                    record(progress, accepted: accepted, at: now)
                 } catch {
                     if stopping.load(ordering: .relaxed) { break }
                     logger.warning("commit watcher poll failed", metadata: ["error": "\(error)"])
@@ -112,7 +123,14 @@ final class CommitWatcher: Sendable {
     }
 
     /// Folds in one poll's progress records and wakes whoever waits for an event they complete.
-    func record(_ progress: [TaskProgress], at now: Date) {
+    func record(_ progress: [TaskProgress], accepted: [String] = [], at now: Date) {
+        if !accepted.isEmpty {
+            state.withLock { state in
+                for eventId in accepted where state.events[eventId]?.plannerCommitted == nil {
+                    state.events[eventId, default: EventCommits()].plannerCommitted = now
+                }
+            }
+        }
         guard !progress.isEmpty else { return }
         let completed = state.withLock { state in
             for entry in progress { state.events[entry.eventId, default: EventCommits()].add(entry, at: now) }

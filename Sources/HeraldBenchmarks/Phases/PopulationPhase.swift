@@ -371,6 +371,7 @@ struct PopulationPhase {
                 acceptedSeconds: status.map { $0.timings.acceptedAt.timeIntervalSince(published) },
                 renderedFirstSeconds: status?.timings.firstDeliveryAt.map { $0.timeIntervalSince(published) },
                 taskStartedSeconds: committed?.firstStarted.map { $0.timeIntervalSince(published) },
+                plannerCommitSeconds: committed?.plannerCommitted.map { $0.timeIntervalSince(published) },
                 workerCompletedSeconds: status?.timings.completedAt.map { $0.timeIntervalSince(published) },
                 seenAtWorkerCompletion: byCommits ? nil : status?.timings.completedAt.map { stats.count(at: $0) },
                 cpu: {

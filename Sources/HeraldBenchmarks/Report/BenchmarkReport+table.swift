@@ -251,9 +251,12 @@ extension BenchmarkReport {
             if let completed = fanout.workerCompletedSeconds {
                 rows.append(
                     (
-                        "  worker clock: accepted / first task started / first rendered / last task done",
-                        [fanout.acceptedSeconds, fanout.taskStartedSeconds, fanout.renderedFirstSeconds, completed]
-                            .map { $0.map { Console.fixed($0, 3) } ?? "?" }.joined(separator: " / ") + " s",
+                        "  worker clock: accepted / planner commit seen / first task started / first rendered / last task done",
+                        [
+                            fanout.acceptedSeconds, fanout.plannerCommitSeconds, fanout.taskStartedSeconds, fanout.renderedFirstSeconds,
+                            completed,
+                        ]
+                        .map { $0.map { Console.fixed($0, 3) } ?? "?" }.joined(separator: " / ") + " s",
                         "status \(fanout.statusTargets.map(Console.count) ?? "?") targets in \(fanout.statusTasks.map(String.init) ?? "?") tasks"
                             + (fanout.plans.map {
                                 "; slots by plan: " + $0.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", ")

@@ -177,6 +177,9 @@ public struct BenchmarkReport: Sendable, Codable {
         /// When the first task began (its progress record's `startedAt`; `committed` clock only):
         /// what is before it is the planner and the hop through the task topic.
         public var taskStartedSeconds: Double? = nil
+        /// When the planner's transaction (the event's tasks and `accepted` status) was seen
+        /// committed (`committed` clock only).
+        public var plannerCommitSeconds: Double? = nil
         public var workerCompletedSeconds: Double?
         /// Deliveries the reader had seen when the worker's last task finished: far below
         /// `expected` means the rest of `seconds` was the broker and the reader catching up.
