@@ -212,6 +212,25 @@ public struct PipelineConfiguration: Sendable {
         return configuration
     }
 
+    /// The planner's producer. While it delivers events itself (`plannerDeliversNarrowEvents`)
+    /// it writes up to `plannerDeliveryLimit` deliveries in a transaction, so it lingers,
+    /// compresses and batches them as the lanes do: with a 1 ms linger its batches went out
+    /// while the previous one was in flight, and a 16,537-device event took twice the lanes'
+    /// time per delivery. The commit's flush sends what lingers at once (librdkafka ignores
+    /// the linger while flushing), and per-record reports let it return as soon as a one-user
+    /// event's record is acknowledged.
+    func plannerProducerConfiguration() -> KafkaProducerConfiguration {
+        var configuration = transactionalProducerConfiguration(role: "planner", lane: nil, forDeliveries: false)
+        guard plannerDeliversNarrowEvents else { return configuration }
+        configuration.lingerMs = deliveryLingerMs
+        configuration.compression = deliveryCompression
+        configuration.batchSize = deliveryBatchSize
+        configuration.queueBufferingMaxMessages = deliveryQueueMaxMessages
+        configuration.queueBufferingMaxKbytes = deliveryQueueMaxKbytes
+        configuration.batchNumMessages = 10_000
+        return configuration
+    }
+
     /// The bulk lanes' delivery producer: the hot path's throughput settings. Public so that
     /// the benchmark's broker ceiling writes with exactly the same ones; `transactionalId` nil
     /// gives the same producer without transactions. For a producer that writes one partition

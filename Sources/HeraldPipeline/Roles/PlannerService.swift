@@ -24,7 +24,7 @@ public final class PlannerService: Service, Sendable {
                 topics: [configuration.topics.events],
                 consumer: configuration.consumerConfiguration(
                     group: configuration.plannerGroup, fetchWaitMaxMs: configuration.plannerFetchWaitMaxMs),
-                producer: configuration.transactionalProducerConfiguration(role: "planner", lane: nil, forDeliveries: false),
+                producer: configuration.plannerProducerConfiguration(),
                 batchSize: configuration.plannerBatchSize,
                 lagSampleInterval: configuration.lagSampleInterval,
                 deadLetterTopic: configuration.topics.eventsDeadLetters
@@ -75,7 +75,9 @@ public final class PlannerService: Service, Sendable {
     }
 
     /// Delivers `tasks` side by side on `deliveries`, task *i* on delivery *i* modulo their
-    /// count, inside `producer`'s open transaction.
+    /// count, inside `producer`'s open transaction. Side by side, each delivery writes its own
+    /// express partition of the deliveries topic (as far as there are enough): two that picked
+    /// the same one would share its serial batch cycle, which halved their rate.
     static func deliver(_ tasks: [FanoutTask], on deliveries: [TaskDelivery], producer: KafkaProducer) async throws
         -> TransactionalLoop.BatchWork
     {
@@ -83,9 +85,10 @@ public final class PlannerService: Service, Sendable {
         var shares = [[FanoutTask]](repeating: [], count: min(deliveries.count, tasks.count))
         for (index, task) in tasks.enumerated() { shares[index % shares.count].append(task) }
         if shares.count == 1 { return try await deliveries[0].deliver(shares[0], producer: producer) }
+        let first = Int32.random(in: 0..<4_096)
         let works = try await withThrowingTaskGroup(of: TransactionalLoop.BatchWork.self) { group in
-            for (delivery, share) in zip(deliveries, shares) {
-                group.addTask { try await delivery.deliver(share, producer: producer) }
+            for (index, (delivery, share)) in zip(deliveries, shares).enumerated() {
+                group.addTask { try await delivery.deliver(share, source: first + Int32(index), producer: producer) }
             }
             return try await group.reduce(into: []) { $0.append($1) }
         }
