@@ -9,8 +9,8 @@ import HeraldStreams
 /// The planner role's work on one `herald.events` record, inside the batch's transaction:
 /// validate (or dead-letter), claim the event id (de-duplication), check expiry, probe the
 /// slots of a narrow audience, and produce the tasks and the `accepted` status (or hand the
-/// tasks of a narrow event, or of a wide one smaller than one task, back to be delivered in the
-/// same transaction).
+/// tasks of a narrow event, or of a small wide one, back to be delivered in the same
+/// transaction).
 ///
 /// Redis writes (the claim, `herald:status:<id>`) happen before the transaction commits; they
 /// are idempotent for a retried record, which is what makes a crash between them and the

@@ -7,9 +7,10 @@ import ServiceLifecycle
 
 /// The planner role: `herald.events` in, tasks, statuses and dead letters out, one
 /// transaction per batch of events; with `plannerDeliversNarrowEvents`, also the deliveries of
-/// narrow events and of small wide ones (`EventPlanner.deliversItself`). Each transaction passes whole through the `TransactionGate` (it writes the
-/// status topic, as the fan-out lanes do). On graceful shutdown it finishes the batch in hand,
-/// commits it and leaves the consumer group.
+/// narrow events and of small wide ones (`EventPlanner.deliversItself`). Each transaction
+/// passes whole through the `TransactionGate` (it writes the status topic, as the fan-out
+/// lanes do). On graceful shutdown it finishes the batch in hand, commits it and leaves the
+/// consumer group.
 public final class PlannerService: Service, Sendable {
     public let configuration: PipelineConfiguration
     private let logger: Logger
@@ -40,8 +41,8 @@ public final class PlannerService: Service, Sendable {
         let planner = EventPlanner(
             configuration: configuration, redis: redis, taskPartitions: tasks, expressPartitions: express, logger: logger
         )
-        // Narrow events, and small wide ones, are delivered here, in the
-        // planner's transaction, when so configured: on one thread per bulk lane.
+        // Narrow events, and small wide ones, are delivered here, in the planner's
+        // transaction, when so configured: on one thread per bulk lane.
         let deliveries =
             configuration.plannerDeliversNarrowEvents
             ? (0..<configuration.plannerDeliveryThreads).map { index in
