@@ -56,18 +56,8 @@ public struct PipelineConfiguration: Sendable {
     /// Planner: deliver the tasks of narrow events (one user, one installation, a few slots)
     /// inside the planner's own transaction instead of writing them to `herald.tasks.express`
     /// for an express lane: one transaction and one fetch fewer between publish and delivery.
-    /// The same for a wide event of at most `plannerDeliveryLimit` devices.
-    /// Off, express lanes deliver narrow events (they also serve tasks that other planners
-    /// wrote) and bulk lanes every wide one.
+    /// Off, express lanes deliver them (they also serve tasks that other planners wrote).
     public var plannerDeliversNarrowEvents: Bool = true
-    /// Planner, with `plannerDeliversNarrowEvents`: a wide event whose estimated audience is at
-    /// most this many devices is delivered by the planner too (`EventPlanner.deliversItself`);
-    /// 0 leaves every wide event to the bulk lanes.
-    public var plannerDeliveryLimit: Int = 32_000
-    /// Threads the planner delivers on (`PlannerService`): one per bulk lane, which step aside
-    /// while it does (`ExpressGate`). A wide event it delivers itself
-    /// (`EventPlanner.deliversItself`) is split into this many tasks.
-    public var plannerDeliveryThreads: Int { max(1, bulkLanes) }
     /// Planner: the longest an idle fetch of `herald.events` waits for data
     /// (`HERALD_PLANNER_FETCH_WAIT_MS`). Apache Kafka answers a waiting fetch as soon as data
     /// arrives, so there a long wait is free. Tansu answers late and polls its storage for
@@ -209,25 +199,6 @@ public struct PipelineConfiguration: Sendable {
         configuration.messageTimeoutMs = min(configuration.messageTimeoutMs, transactionTimeoutMs)
         configuration.lingerMs = 1
         configuration.extra = kafkaExtra
-        return configuration
-    }
-
-    /// The planner's producer. While it delivers events itself (`plannerDeliversNarrowEvents`)
-    /// it writes up to `plannerDeliveryLimit` deliveries in a transaction, so it lingers,
-    /// compresses and batches them as the lanes do: with a 1 ms linger its batches went out
-    /// while the previous one was in flight, and a 16,537-device event took twice the lanes'
-    /// time per delivery. The commit's flush sends what lingers at once (librdkafka ignores
-    /// the linger while flushing), and per-record reports let it return as soon as a one-user
-    /// event's record is acknowledged.
-    func plannerProducerConfiguration() -> KafkaProducerConfiguration {
-        var configuration = transactionalProducerConfiguration(role: "planner", lane: nil, forDeliveries: false)
-        guard plannerDeliversNarrowEvents else { return configuration }
-        configuration.lingerMs = deliveryLingerMs
-        configuration.compression = deliveryCompression
-        configuration.batchSize = deliveryBatchSize
-        configuration.queueBufferingMaxMessages = deliveryQueueMaxMessages
-        configuration.queueBufferingMaxKbytes = deliveryQueueMaxKbytes
-        configuration.batchNumMessages = 10_000
         return configuration
     }
 

@@ -49,9 +49,6 @@ final class PipelineHarness: @unchecked Sendable {
         configuration.expressLanes = 1
         configuration.planner.bulkTaskCount = 4
         configuration.planner.narrowSlotLimit = 3
-        // Every wide event through the bulk lanes, which these tests are about; tests of the
-        // planner delivering small wide events itself turn this on.
-        configuration.plannerDeliveryLimit = 0
         configuration.scanCount = 100
         configuration.lagSampleInterval = .seconds(3_600)
         configure(&configuration)

@@ -1,7 +1,5 @@
 import Foundation
 import HeraldDomain
-import HeraldRedis
-import HeraldRegistry
 @testable import HeraldPipeline
 import Testing
 import HeraldStreams
@@ -76,38 +74,6 @@ struct PlanningTests {
         #expect(tasks.map(\.slots) == [3..<5, 200..<201])
         #expect(tasks.map(\.taskIndex) == [0, 1])
         #expect(tasks.allSatisfy { $0.taskCount == 2 && $0.eventId == "e" })
-    }
-
-    /// The planner delivers a wide event itself while its batch's wide events stay within
-    /// `plannerDeliveryLimit`, only when it delivers narrow events too, and splits it into one
-    /// task per delivery thread.
-    @Test func plannerDeliversSmallWideEventsWithinItsLimit() {
-        var configuration = PipelineConfiguration()
-        configuration.plannerDeliveryLimit = 20_000
-        configuration.bulkLanes = 2
-        configuration.layout = SlotLayout(slotCount: 16, prefix: "p")
-        let planner = EventPlanner(
-            configuration: configuration, redis: RedisConnection(configuration: configuration.redis), taskPartitions: 4,
-            expressPartitions: 2, logger: PipelineHarness.logger)
-        #expect(planner.deliversItself(audienceEstimate: 16_537, alreadyInline: 0))
-        #expect(planner.deliversItself(audienceEstimate: 20_000, alreadyInline: 0))
-        #expect(!planner.deliversItself(audienceEstimate: 20_001, alreadyInline: 0))
-        // The batch already holds one: the next fits only within what is left.
-        #expect(planner.deliversItself(audienceEstimate: 3_463, alreadyInline: 16_537))
-        #expect(!planner.deliversItself(audienceEstimate: 3_464, alreadyInline: 16_537))
-        // Unknown audience (a narrow event, planned by its slots instead).
-        #expect(!planner.deliversItself(audienceEstimate: nil, alreadyInline: 0))
-        configuration.plannerDeliversNarrowEvents = false
-        let laneOnly = EventPlanner(
-            configuration: configuration, redis: RedisConnection(configuration: configuration.redis), taskPartitions: 4,
-            expressPartitions: 2, logger: PipelineHarness.logger)
-        #expect(!laneOnly.deliversItself(audienceEstimate: 1, alreadyInline: 0))
-
-        let event = NotificationEvent(id: "w", audience: .expression(try! TagExpression.parse("World"), source: "World"))
-        let split = planner.planner.plan(
-            event, eventId: "w", candidateSlots: Array(0..<16), audienceEstimate: 16_537,
-            taskCount: configuration.plannerDeliveryThreads, now: Date())
-        #expect(split.tasks.map(\.slots) == [0..<8, 8..<16])
     }
 
     @Test func wideEventBecomesBulkChunksWithoutChunksThatHaveNoCandidate() {

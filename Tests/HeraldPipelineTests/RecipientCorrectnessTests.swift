@@ -47,20 +47,15 @@ struct RecipientCorrectnessTests {
     /// slot's packs in the worker; `sets` resolves every slot in Redis; `bits` evaluates the
     /// tags' bitmaps wherever they all have one, here about 56 registrations per category and
     /// slot, and scans the other slots) must select the same audience, and the status says
-    /// which plans ran. With a `plannerDeliveryLimit` above every audience, the planner
-    /// delivers the wide events too, each split over its two threads.
+    /// which plans ran.
     @Test(arguments: [
-        (true, 16_384, FanoutPlanMode.auto, 0), (false, 16_384, .scan, 0), (true, 0, .sets, 0), (true, 0, .scan, 0),
-        (false, 0, .bits, 0), (true, 16_384, .auto, 1_000_000),
+        (true, 16_384, FanoutPlanMode.auto), (false, 16_384, .scan), (true, 0, .sets), (true, 0, .scan), (false, 0, .bits),
     ])
     func deliveredRegistrationsEqualBruteForceEvaluation(
-        plannerDeliversNarrowEvents: Bool, snapshotReadLimit: Int, plan: FanoutPlanMode, plannerDeliveryLimit: Int
+        plannerDeliversNarrowEvents: Bool, snapshotReadLimit: Int, plan: FanoutPlanMode
     ) async throws {
-        let plannerDeliversAll = plannerDeliveryLimit > 0
         try await withPipelineHarness(slots: 16) {
             $0.plannerDeliversNarrowEvents = plannerDeliversNarrowEvents
-            $0.plannerDeliveryLimit = plannerDeliveryLimit
-            if plannerDeliversAll { $0.bulkLanes = 2 }
             $0.snapshotReadLimit = snapshotReadLimit
             $0.fanoutPlan = plan
             if snapshotReadLimit == 0 { $0.scanCount = 50 }
@@ -109,12 +104,7 @@ struct RecipientCorrectnessTests {
             for eventId in ["rc-9", "rc-10"] {
                 #expect(partitions[eventId]?.isSubset(of: express) == true, "\(eventId) on \(partitions[eventId] ?? [])")
             }
-            if plannerDeliversAll {
-                #expect(partitions["rc-0"]?.isSubset(of: express) == true, "rc-0 on \(partitions["rc-0"] ?? [])")
-                #expect(statuses["rc-0"]?.tasks.planned == 2)
-            } else {
-                #expect(partitions["rc-0"]?.isDisjoint(with: express) == true)
-            }
+            #expect(partitions["rc-0"]?.isDisjoint(with: express) == true)
             // Each transaction writes one partition, and a slot belongs to one task (one
             // transaction): the broadcast's deliveries of one slot are all in one partition.
             var partitionsBySlot: [Int: Set<Int32>] = [:]
@@ -130,15 +120,13 @@ struct RecipientCorrectnessTests {
             // the consumer group gives to one lane: lanes never share a deliveries partition.
             let bulkPartitions = harness.configuration.topics.deliveriesPartitions - Int32(express.count)
             var taskPartitionBySlot: [Int: Int32] = [:]
-            let tasks = try await harness.records(harness.configuration.topics.tasks)
-            #expect(tasks.isEmpty == plannerDeliversAll, "\(tasks.count) records on the bulk task topic")
-            for message in tasks {
+            for message in try await harness.records(harness.configuration.topics.tasks) {
                 let task = try JSONDecoder().decode(FanoutTask.self, from: Data(message.value ?? []))
                 guard task.eventId == "rc-0" else { continue }
                 for slot in task.slots { taskPartitionBySlot[slot] = message.partition }
             }
-            #expect(taskPartitionBySlot.count == (plannerDeliversAll ? 0 : 16))
-            for (slot, partitions) in partitionsBySlot where !plannerDeliversAll {
+            #expect(taskPartitionBySlot.count == 16)
+            for (slot, partitions) in partitionsBySlot {
                 let taskPartition = try #require(taskPartitionBySlot[slot], "slot \(slot) in no task")
                 #expect(
                     partitions == [Int32(express.count) + taskPartition % bulkPartitions], "slot \(slot), task partition \(taskPartition)")

@@ -104,8 +104,6 @@ extension HeraldSettings {
         case "express-lane": configuration.plannerDeliversNarrowEvents = false
         default: throw SettingError(key: .narrowEvents, value: self[.narrowEvents], expected: "planner or express-lane")
         }
-        configuration.plannerDeliveryLimit = try int(
-            .plannerDeliveryLimit, in: 0...10_000_000, expected: "a device count from 0 to 10000000")
         // Groups follow the topic prefix ("herald." -> herald-planner, ...), so two deployments
         // sharing a broker under different prefixes never share a consumer group.
         configuration.plannerGroup = groupName("planner")

@@ -33,7 +33,6 @@ public struct Setting: Sendable, Hashable {
         case tasksPerBroadcast = "tasks-per-broadcast"
         case deliveriesPerTask = "deliveries-per-task"
         case narrowEvents = "narrow-events"
-        case plannerDeliveryLimit = "planner-delivery-limit"
         case fanoutPlan = "fanout-plan"
         case scanAbovePercent = "scan-above-percent"
         case taskFetchWaitMs = "task-fetch-wait-ms"
@@ -134,11 +133,6 @@ public struct Setting: Sendable, Hashable {
                 (
                     "25",
                     "With fanout-plan auto, in a slot where a tag of the expression has no bitmap, the slot is scanned when resolving it with Redis set operations would read at least this percent of its registrations in set members; otherwise set operations run."
-                )
-            case .plannerDeliveryLimit:
-                (
-                    "32000",
-                    "With narrow-events planner, a wide event whose estimated audience is at most this many devices is delivered by the planner too, in its own transaction, split over one thread per bulk lane; 0 sends every wide event to the bulk lanes."
                 )
             case .narrowEvents:
                 (

@@ -44,7 +44,6 @@ final class DeliveryWatcher: Sendable {
     private let consumers: [KafkaConsumer]
     /// The consumer of the priority (express) partitions and its partitions, when there is one.
     private let priority: (consumer: KafkaConsumer, partitions: [KafkaTopicPartition])?
-    private let priorityRead = Atomic<Bool>(true)
     /// The consumer of the bulk partitions (all of them without a priority consumer).
     private let bulk: (consumer: KafkaConsumer, partitions: [KafkaTopicPartition])
     private let events = Mutex<[String: EventStats]>([:])
@@ -100,11 +99,7 @@ final class DeliveryWatcher: Sendable {
     func readPriorityPartitions(_ enabled: Bool) throws {
         guard let priority else { return }
         if enabled { try priority.consumer.resume(priority.partitions) } else { try priority.consumer.pause(priority.partitions) }
-        priorityRead.store(enabled, ordering: .relaxed)
     }
-
-    /// Whether the priority partitions are read (`readPriorityPartitions`).
-    var readsPriorityPartitions: Bool { priorityRead.load(ordering: .relaxed) }
 
     /// Pauses or resumes reading the bulk partitions. With the commit clock
     /// (`CommitWatcher`) a measured fan-out is not read while it runs, so the reader takes no

@@ -326,11 +326,6 @@ struct PopulationPhase {
             let byCommits = options.clock == .committed
             Console.say("  \(label): publishing \(eventId) to \(Console.count(expected)) devices")
             if byCommits { try watcher.readBulkPartitions(false) }
-            // The planner delivers a small wide event itself, to the express partitions: those
-            // are read too while this event's deliveries are counted.
-            let priorityWasRead = watcher.readsPriorityPartitions
-            defer { if !priorityWasRead { try? watcher.readPriorityPartitions(false) } }
-            if !byCommits { try watcher.readPriorityPartitions(true) }
             let waited = await phase.meter.waitForQuiet(workers: workers)
             let before = phase.meter.snapshot(workers: workers)
             let published = Date()
@@ -348,7 +343,6 @@ struct PopulationPhase {
                 seconds = (commits.lastCommitted ?? Date()).timeIntervalSince(published)
                 first = (commits.firstCommitted ?? Date()).timeIntervalSince(published)
                 try watcher.readBulkPartitions(true)
-                try watcher.readPriorityPartitions(true)
                 stats = try await awaitDeliveries(eventId: eventId, expected: expected, timeout: timeout)
                 countedSeconds = (stats.lastSeen ?? Date()).timeIntervalSince(published)
             } else {

@@ -66,9 +66,8 @@ final class TaskDelivery: Sendable {
     /// are acknowledged, so the gated part is only the status records and the commit. Express
     /// work (whose whole transaction is gated) queues them at once.
     ///
-    /// - Parameter source: the task topic partition the tasks came from (bulk lanes), or the
-    ///   position of this delivery among the planner's side-by-side ones, which decides the
-    ///   deliveries partition (`TaskExecutor.choosePartition`).
+    /// - Parameter source: the task topic partition the tasks came from (bulk lanes), which
+    ///   decides the deliveries partition (`TaskExecutor.choosePartition`).
     func deliver(_ tasks: [FanoutTask], source: Int32? = nil, producer: KafkaProducer) async throws -> TransactionalLoop.BatchWork {
         guard !tasks.isEmpty else { return TransactionalLoop.BatchWork() }
         if lane == .express { ExpressGate.shared.enter() }

@@ -8,9 +8,8 @@ import HeraldStreams
 
 /// The planner role's work on one `herald.events` record, inside the batch's transaction:
 /// validate (or dead-letter), claim the event id (de-duplication), check expiry, probe the
-/// slots of a narrow audience, and produce the tasks and the `accepted` status (or hand the
-/// tasks of a narrow event, or of a small wide one, back to be delivered in the same
-/// transaction).
+/// slots of a narrow audience, and produce the tasks and the `accepted` status (or hand a
+/// narrow event's tasks back to be delivered in the same transaction).
 ///
 /// Redis writes (the claim, `herald:status:<id>`) happen before the transaction commits; they
 /// are idempotent for a retried record, which is what makes a crash between them and the
@@ -56,13 +55,9 @@ public final class EventPlanner: Sendable {
 
     /// What a batch leaves to do inside its transaction.
     struct PlannedBatch: Sendable {
-        /// Tasks for the caller to deliver in the same transaction when
-        /// `plannerDeliversNarrowEvents` is on: those of narrow events (otherwise they went to
-        /// `herald.tasks.express`) and of small wide events (`deliversItself`; otherwise they
-        /// went to `herald.tasks`).
-        var inline: [FanoutTask] = []
-        /// The audience estimates of the wide events among `inline`, summed.
-        var inlineAudience = 0
+        /// Tasks of narrow events, for the caller to deliver in the same transaction when
+        /// `plannerDeliversNarrowEvents` is on (otherwise they went to `herald.tasks.express`).
+        var narrow: [FanoutTask] = []
         /// Statuses to store in Redis (`store`) before the transaction commits.
         var statuses: [StatusRecord] = []
     }
@@ -213,10 +208,7 @@ public final class EventPlanner: Sendable {
             estimate = try await audienceEstimate(slots: candidates, expression: event.audience.expression, probed: probed)
         }
         try IndexEpoch.verify(await redis.send(IndexEpoch.read(layout)), unchanged: epoch, layout: layout)
-        let wideInline = deliversItself(audienceEstimate: estimate, alreadyInline: planned.inlineAudience)
-        let plan = planner.plan(
-            event, eventId: eventId, candidateSlots: candidates, audienceEstimate: estimate,
-            taskCount: wideInline ? configuration.plannerDeliveryThreads : nil, now: now)
+        let plan = planner.plan(event, eventId: eventId, candidateSlots: candidates, audienceEstimate: estimate, now: now)
         switch plan {
         case .expired:
             let record = StatusRecord.expired(eventId: eventId, expiresAt: event.expiresAt ?? now, publishedAt: event.publishedAt, at: now)
@@ -225,10 +217,9 @@ public final class EventPlanner: Sendable {
             log.info("event expired before fan-out")
             return .expired
         case .tasks(let tasks, let lane):
-            let inline = (lane == .express && configuration.plannerDeliversNarrowEvents) || (lane == .bulk && wideInline)
+            let inline = lane == .express && configuration.plannerDeliversNarrowEvents
             if inline {
-                planned.inline.append(contentsOf: tasks)
-                if lane == .bulk { planned.inlineAudience += estimate ?? 0 }
+                planned.narrow.append(contentsOf: tasks)
             } else {
                 let topic = lane == .express ? topics.expressTasks : topics.tasks
                 let partitions = lane == .express ? expressPartitions : taskPartitions
@@ -259,20 +250,6 @@ public final class EventPlanner: Sendable {
                 ])
             return tasks.isEmpty ? .empty : .planned
         }
-    }
-
-    /// Whether the planner delivers a wide event of `audienceEstimate` devices itself, in its own
-    /// transaction, when its batch already holds wide events of `alreadyInline` devices.
-    ///
-    /// Only with `plannerDeliversNarrowEvents`, and while the batch's wide events together stay
-    /// within `plannerDeliveryLimit` (one task's worth by default: each task is a transaction
-    /// anyway). Such an event gains nothing from the task topic but pays its hop (on the
-    /// embedded broker a lane's idle fetch answers up to about half of `taskFetchWaitMaxMs`
-    /// late) and a second commit. It is split into `plannerDeliveryThreads` tasks, delivered
-    /// side by side.
-    func deliversItself(audienceEstimate: Int?, alreadyInline: Int) -> Bool {
-        guard configuration.plannerDeliversNarrowEvents, let audienceEstimate else { return false }
-        return alreadyInline + audienceEstimate <= configuration.plannerDeliveryLimit
     }
 
     /// The id of an event published without one: where its record is.

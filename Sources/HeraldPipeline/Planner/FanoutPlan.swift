@@ -76,12 +76,10 @@ public struct FanoutPlanner: Sendable {
     /// Plans `event`. `candidateSlots` (ascending) comes from the probe when `tagsToProbe`
     /// returned tags, else nil (every slot is a candidate). `audienceEstimate` is an upper
     /// bound of the registrations a wide event can reach (the planner counts the slots'
-    /// registrations), nil when unknown. `taskCount` replaces `bulkTaskCount` for a wide event
-    /// (the planner delivering it on that many threads).
-    public func plan(
-        _ event: NotificationEvent, eventId: String, candidateSlots: [Int]?, audienceEstimate: Int? = nil, taskCount: Int? = nil,
-        now: Date
-    ) -> FanoutPlan {
+    /// registrations), nil when unknown.
+    public func plan(_ event: NotificationEvent, eventId: String, candidateSlots: [Int]?, audienceEstimate: Int? = nil, now: Date)
+        -> FanoutPlan
+    {
         if let expiresAt = event.expiresAt, expiresAt <= now { return .expired }
         let slotCount = configuration.slotCount
         if let candidateSlots, candidateSlots.count <= configuration.narrowSlotLimit {
@@ -93,7 +91,7 @@ public struct FanoutPlanner: Sendable {
         }
         var ranges = SlotRange.split(
             slotCount: slotCount,
-            into: taskCount ?? bulkTaskCount(audienceEstimate: audienceEstimate, isExpression: event.audience.expression != nil))
+            into: bulkTaskCount(audienceEstimate: audienceEstimate, isExpression: event.audience.expression != nil))
         if let candidateSlots {
             // Chunks without a candidate slot would only answer "nobody here".
             ranges.removeAll { range in !Self.containsAny(candidateSlots, in: range) }
