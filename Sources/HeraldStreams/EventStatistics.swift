@@ -62,12 +62,10 @@ public struct EventStatistics: Sendable {
         statusTail.extra = extra
         statusTail.eventId = eventId
         for try await message in statusTail.records() {
-            guard let value = message.value else { continue }
-            let kind = message.headers.first { $0.key == StatusCoding.typeHeader }?.value
-            if kind == Array("progress".utf8), let progress = try? StatusCoding.decodeProgress(value) {
-                statistics.add(progress: progress)
-            } else if kind == Array("status".utf8), let status = try? StatusCoding.decodeStatus(value) {
-                statistics.add(status: status)
+            switch StatusCoding.decode(message) {
+            case .progress(let progress): statistics.add(progress: progress)
+            case .status(let status): statistics.add(status: status)
+            case nil: break
             }
         }
         if deliveries {

@@ -21,9 +21,40 @@ package enum StatusCoding {
 
     /// The same, with the record's JSON (`encode`) already made.
     package static func message(_ record: StatusRecord, encoded: [UInt8], topic: String, claim: String? = nil) -> KafkaOutgoingMessage {
-        var headers = [KafkaHeader(key: typeHeader, value: "status")]
+        var headers = [KafkaHeader(key: typeHeader, value: Kind.status.rawValue)]
         if let claim { headers.append(KafkaHeader(key: claimHeader, value: claim)) }
         return KafkaOutgoingMessage(topic: topic, key: Array(record.eventId.utf8), value: encoded, headers: headers)
+    }
+
+    /// The `herald.status` record of a task's `progress` (key: the event id).
+    package static func message(_ progress: TaskProgress, topic: String) -> KafkaOutgoingMessage {
+        KafkaOutgoingMessage(
+            topic: topic, key: Array(progress.eventId.utf8), value: encode(progress),
+            headers: [KafkaHeader(key: typeHeader, value: Kind.progress.rawValue)])
+    }
+
+    /// What a `herald.status` record holds, by its `typeHeader`.
+    package enum Kind: String {
+        case status, progress
+    }
+
+    /// A decoded `herald.status` record.
+    package enum Decoded {
+        case status(StatusRecord)
+        case progress(TaskProgress)
+    }
+
+    /// Decodes `message` as its `typeHeader` says; nil for a record of another kind, without a
+    /// value, or that does not decode.
+    package static func decode(_ message: KafkaMessage) -> Decoded? {
+        guard let value = message.value,
+            let header = message.headers.first(where: { $0.key == typeHeader })?.value,
+            let kind = Kind(rawValue: String(decoding: header, as: UTF8.self))
+        else { return nil }
+        switch kind {
+        case .status: return (try? decodeStatus(value)).map(Decoded.status)
+        case .progress: return (try? decodeProgress(value)).map(Decoded.progress)
+        }
     }
 
     package static func encode(_ record: StatusRecord) -> [UInt8] {

@@ -87,23 +87,24 @@ final class CommitWatcher: Sendable {
 
     func start() {
         let task = Task { [self] in
-            let decoder = JSONDecoder()
             while !stopping.load(ordering: .relaxed) {
                 do {
                     let batch = try await consumer.pollBatch(maxMessages: 1_000, timeout: .milliseconds(50))
                     guard !batch.isEmpty else { continue }
                     let now = Date()
-                    // Final statuses (`StatusRecord`) share the topic; only progress records
-                    // carry `taskIndex`, so anything else fails to decode and is skipped.
-                    let progress = batch.compactMap { message in
-                        message.value.flatMap { try? decoder.decode(TaskProgress.self, from: Data($0)) }
-                    }
-                    // The planner's `accepted` statuses mark its commits.
-                    let accepted = batch.compactMap { message -> String? in
-                        guard message.headers.contains(where: { $0.key == StatusCoding.typeHeader && $0.value == Array("status".utf8) }),
-                            let value = message.value, let status = try? StatusCoding.decodeStatus(value), status.state == .accepted
-                        else { return nil }
-                        return status.eventId
+                    // Progress records time the tasks; the planner's `accepted` statuses mark
+                    // its commits. Other statuses share the topic and are skipped. A record
+                    // without a type header is taken as progress if it decodes as one (only
+                    // progress records carry `taskIndex`).
+                    var progress: [TaskProgress] = []
+                    var accepted: [String] = []
+                    for message in batch {
+                        switch StatusCoding.decode(message) {
+                        case .progress(let task): progress.append(task)
+                        case .status(let status): if status.state == .accepted { accepted.append(status.eventId) }
+                        case nil:
+                            if let value = message.value, let task = try? StatusCoding.decodeProgress(value) { progress.append(task) }
+                        }
                     }
                     record(progress, accepted: accepted, at: now)
                 } catch {
@@ -123,16 +124,13 @@ final class CommitWatcher: Sendable {
     }
 
     /// Folds in one poll's progress records and wakes whoever waits for an event they complete.
+    /// `accepted`: events whose planner commit this poll saw.
     func record(_ progress: [TaskProgress], accepted: [String] = [], at now: Date) {
-        if !accepted.isEmpty {
-            state.withLock { state in
-                for eventId in accepted where state.events[eventId]?.plannerCommitted == nil {
-                    state.events[eventId, default: EventCommits()].plannerCommitted = now
-                }
-            }
-        }
-        guard !progress.isEmpty else { return }
+        guard !progress.isEmpty || !accepted.isEmpty else { return }
         let completed = state.withLock { state in
+            for eventId in accepted where state.events[eventId]?.plannerCommitted == nil {
+                state.events[eventId, default: EventCommits()].plannerCommitted = now
+            }
             for entry in progress { state.events[entry.eventId, default: EventCommits()].add(entry, at: now) }
             let done = state.waiters.filter { state.events[$0.value.eventId]?.isComplete == true }
             for key in done.keys { state.waiters[key] = nil }

@@ -139,11 +139,7 @@ final class TaskDelivery: Sendable {
                 throw error
             }
             metrics.tasks.increment()
-            outcome.messages.append(
-                KafkaOutgoingMessage(
-                    topic: configuration.topics.status, key: Array(task.eventId.utf8), value: StatusCoding.encode(progress),
-                    headers: [KafkaHeader(key: StatusCoding.typeHeader, value: "progress")]
-                ))
+            outcome.messages.append(StatusCoding.message(progress, topic: configuration.topics.status))
             let reply = try redis.evalScriptBlocking(
                 StatusScripts.recordProgress, keys: [layout.progressKey(eventId: task.eventId)],
                 arguments: ProgressSnapshot.arguments(for: progress, ttlSeconds: configuration.statusTTLSeconds)

@@ -69,17 +69,16 @@ public struct StatusRebuilder: Sendable {
         tail.extra = configuration.kafkaExtra
         for try await message in tail.records(logger: logger) {
             summary.recordsRead += 1
-            guard let value = message.value else { continue }
-            let kind = message.headers.first(where: { $0.key == StatusCoding.typeHeader })?.value
-            if kind == Array("progress".utf8) {
-                if let task = try? StatusCoding.decodeProgress(value), statuses[task.eventId]?.state.isTerminal != true,
-                    progress[task.eventId]?[task.taskIndex] == nil
-                {
+            let record: StatusRecord
+            switch StatusCoding.decode(message) {
+            case .progress(let task):
+                if statuses[task.eventId]?.state.isTerminal != true, progress[task.eventId]?[task.taskIndex] == nil {
                     progress[task.eventId, default: [:]][task.taskIndex] = task
                 }
                 continue
+            case .status(let status): record = status
+            case nil: continue
             }
-            guard kind == Array("status".utf8), let record = try? StatusCoding.decodeStatus(value) else { continue }
             if let claim = message.headers.first(where: { $0.key == StatusCoding.claimHeader })?.value,
                 claims[record.eventId] == nil
             {
