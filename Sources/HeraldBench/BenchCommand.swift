@@ -50,6 +50,8 @@ struct BenchCommand: AsyncParsableCommand {
     @Option(help: "Tag expression of the narrower wide event.") var expression: String = "(World || Politics) && !Sports"
     @Option(help: "More tag expressions measured after it, separated by ';' (empty: none).")
     var extraExpressions: String = "World;World && Politics;World && Politics && Technology"
+    @Option(help: "Narrow events (each three of the six categories, about 1.7 % of the devices) published together and timed as one row; 0: none.")
+    var burst: Int = 20
     @Option(help: "Directory the JSON results are written to.") var results: String = "bench/results"
     @Option(help: "Executable spawned as `<it> worker` (default: the herald next to this executable).") var workerExecutable: String?
     @Option(
@@ -74,6 +76,7 @@ struct BenchCommand: AsyncParsableCommand {
         guard (0...20).contains(rounds) else { throw ValidationError("--rounds must be 0 to 20") }
         guard latencyRate >= 1, latencySeconds >= 1 else { throw ValidationError("--latency-rate and --latency-seconds must be positive") }
         guard parsedMemorySizes != nil else { throw ValidationError("--memory-sizes must be comma-separated counts of at least 1000") }
+        guard (0...200).contains(burst) else { throw ValidationError("--burst must be 0 to 200") }
         guard senderDeliveries >= 0 else { throw ValidationError("--sender-deliveries must be 0 or more") }
         guard schedules >= 0, (5...3_600).contains(scheduleLead) else {
             throw ValidationError("--schedules must be 0 or more and --schedule-lead 5 to 3600 seconds")
@@ -110,6 +113,7 @@ struct BenchCommand: AsyncParsableCommand {
         options.extraExpressions = extraExpressions.split(separator: ";").map { $0.trimmingCharacters(in: .whitespaces) }.filter {
             !$0.isEmpty
         }
+        options.burstEvents = burst
         options.keepData = keepData
         options.clock = clock
         options.runReindex = reindex

@@ -53,6 +53,23 @@ public struct BenchmarkOptions: Sendable {
     /// More expressions measured after it on the main population, each its own row: one tag
     /// (about a third), two tags (about 9 %) and three (about 1.7 %) of the six categories.
     public var extraExpressions: [String] = ["World", "World && Politics", "World && Politics && Technology"]
+    /// Narrow events published together and timed as one row (`burstExpressions`): what a
+    /// narrow audience costs per delivery when events follow one another, not the fixed cost
+    /// of one event alone. 0: no burst.
+    public var burstEvents: Int = 20
+
+    /// The burst's expressions: every three of the six categories (about 1.7 % of the devices
+    /// each), `count` of them, round the list again past twenty.
+    public static func burstExpressions(_ count: Int) -> [String] {
+        let categories = SeedPopulation.categories
+        var triples: [String] = []
+        for a in 0..<categories.count {
+            for b in (a + 1)..<categories.count {
+                for c in (b + 1)..<categories.count { triples.append("\(categories[a]) && \(categories[b]) && \(categories[c])") }
+            }
+        }
+        return (0..<max(0, count)).map { triples[$0 % triples.count] }
+    }
 
     /// Repetitions of each micro-benchmark; the median is reported.
     public var microRuns: Int = 7

@@ -1,3 +1,4 @@
+import Foundation
 import HeraldRedis
 import HeraldTestSupport
 import Testing
@@ -82,5 +83,45 @@ struct RedisStreamTests {
         // The read-ahead reply owed for command 2 must not be taken for this command's reply.
         #expect(try connection.sendBlocking(.get(prefix + "nothing")) == .null)
         #expect(try connection.sendBlocking(.ping) == .simpleString("PONG"))
+    }
+
+    @Test("with costs, small replies are pipelined up to the budget; without, one read ahead")
+    func budgetPipelinesSmallReplies() async throws {
+        let redis = try TestRedis()
+        let connection = try await redis.connect()
+        let observer = try await redis.connect()
+        let prefix = uniquePrefix()
+        let keys = try await seedHashes(connection, prefix: prefix, count: 6)
+        let id = try connection.sendBlocking(RedisCommand("CLIENT", "ID")).int ?? -1
+        // The last command is told apart by name: Redis shows each client's last command.
+        let commands = keys.map { RedisCommand.hgetall($0) } + [RedisCommand("ECHO", "last", isReadOnly: true)]
+
+        /// The last command Redis ran for the streaming connection, once it shows `expected`
+        /// or after a second.
+        func lastCommand(waitingFor expected: String) throws -> String {
+            var last = ""
+            for _ in 0..<50 {
+                let line = try observer.sendBlocking(RedisCommand("CLIENT", "LIST", "ID", id)).string ?? ""
+                last = line.split(separator: " ").first { $0.hasPrefix("cmd=") }.map { String($0.dropFirst(4)) } ?? ""
+                if last == expected { break }
+                usleep(20_000)
+            }
+            return last
+        }
+
+        for budgeted in [true, false] {
+            var firstSeen: [String] = []
+            var handled: [Int] = []
+            let costs = budgeted ? commands.map { _ in 1 } : nil
+            try connection.streamRepliesBlocking(commands, costs: costs, budget: commands.count) { index, reply in
+                handled.append(index)
+                if index == 0 { firstSeen.append(try lastCommand(waitingFor: "echo")) }
+                if index < keys.count { #expect(reply.count == 2 * max(1, index * 40)) }
+            }
+            #expect(handled == Array(commands.indices))
+            // Budgeted, every command went out at once and Redis had run the last one while
+            // the first reply was handled; with one read ahead, Redis had run the second only.
+            #expect(firstSeen == [budgeted ? "echo" : "hgetall"])
+        }
     }
 }

@@ -121,7 +121,12 @@ struct PopulationPhase {
         let extras = try (isMain ? options.extraExpressions : []).enumerated().map { index, source in
             try BenchmarkEvents.expression(id: "\(prefix)-expression-\(index + 1)", source: source)
         }
-        let expected = population.expectedDeliveries(for: [broadcast, narrower, warmupTemplate] + extras)
+        let burstSources = isMain ? BenchmarkOptions.burstExpressions(options.burstEvents) : []
+        let burst = try burstSources.enumerated().map { index, source in
+            try BenchmarkEvents.expression(id: "\(prefix)-burst-\(index + 1)", source: source)
+        }
+        let expected = population.expectedDeliveries(for: [broadcast, narrower, warmupTemplate] + extras + burst)
+        let burstExpected = Array(expected.suffix(burst.count))
         Console.say(
             "  expected deliveries: broadcast \(Console.count(expected[0])), `\(options.expression)` \(Console.count(expected[1])), warm-up \(expected[2])"
         )
@@ -188,6 +193,14 @@ struct PopulationPhase {
             for (index, (source, event)) in zip(options.extraExpressions, extras).enumerated() {
                 let before = try await usage.start()
                 var run = try await context.fanout(label: "expression `\(source)`", event: event, expected: expected[3 + index])
+                run.redisNodes = try await usage.finish(before)
+                report.fanouts.append(run)
+            }
+            if !burst.isEmpty {
+                let before = try await usage.start()
+                var run = try await context.fanout(
+                    label: "burst of \(burst.count) narrow events", events: Array(zip(burst, burstExpected)),
+                    audience: "\(burst.count) events, each `A && B && C` of three categories")
                 run.redisNodes = try await usage.finish(before)
                 report.fanouts.append(run)
             }
@@ -321,67 +334,98 @@ struct PopulationPhase {
         func fanout(
             label: String, event: NotificationEvent, expected: Int, windows: FanoutWindows? = nil
         ) async throws -> BenchmarkReport.Fanout {
-            let eventId = event.id!
+            try await fanout(
+                label: label, events: [(event, expected)], audience: event.audience.expression.map { "\($0)" } ?? "broadcast",
+                windows: windows)
+        }
+
+        /// Publishes `events` at one instant and times them as one fan-out, from the publish to
+        /// the last commit (or delivery seen) of any of them; the row adds up their deliveries,
+        /// targets, tasks and plans, and its worker clock spans them (the first task started,
+        /// the last one done).
+        func fanout(
+            label: String, events: [(event: NotificationEvent, expected: Int)], audience: String, windows: FanoutWindows? = nil
+        ) async throws -> BenchmarkReport.Fanout {
+            let ids = events.map { $0.event.id! }
+            let expected = events.map(\.expected).reduce(0, +)
             let timeout = Duration.seconds(options.eventTimeoutSeconds)
             let byCommits = options.clock == .committed
-            Console.say("  \(label): publishing \(eventId) to \(Console.count(expected)) devices")
+            Console.say(
+                "  \(label): publishing \(ids.count == 1 ? ids[0] : "\(ids.count) events") to \(Console.count(expected)) devices")
             if byCommits { try watcher.readBulkPartitions(false) }
             let waited = await phase.meter.waitForQuiet(workers: workers)
             let before = phase.meter.snapshot(workers: workers)
             let published = Date()
-            try await publisher.publish(event, now: published)
+            let publisher = publisher
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for (event, _) in events { group.addTask { _ = try await publisher.publish(event, now: published) } }
+                try await group.waitForAll()
+            }
             let seconds: Double
             let first: Double
             let after: CPUMeter.Snapshot
-            var committed: CommitWatcher.EventCommits?
+            var committed: [CommitWatcher.EventCommits] = []
             var countedSeconds: Double?
-            let stats: DeliveryWatcher.EventStats
+            var stats: [DeliveryWatcher.EventStats] = []
             if byCommits {
-                let commits = try await awaitCommits(eventId: eventId, timeout: timeout)
+                for id in ids { committed.append(try await awaitCommits(eventId: id, timeout: timeout)) }
                 after = phase.meter.snapshot(workers: workers)
-                committed = commits
-                seconds = (commits.lastCommitted ?? Date()).timeIntervalSince(published)
-                first = (commits.firstCommitted ?? Date()).timeIntervalSince(published)
+                seconds = (committed.compactMap(\.lastCommitted).max() ?? Date()).timeIntervalSince(published)
+                first = (committed.compactMap(\.firstCommitted).min() ?? Date()).timeIntervalSince(published)
                 try watcher.readBulkPartitions(true)
-                stats = try await awaitDeliveries(eventId: eventId, expected: expected, timeout: timeout)
-                countedSeconds = (stats.lastSeen ?? Date()).timeIntervalSince(published)
+                for (id, entry) in zip(ids, events) {
+                    stats.append(try await awaitDeliveries(eventId: id, expected: entry.expected, timeout: timeout))
+                }
+                countedSeconds = (stats.compactMap(\.lastSeen).max() ?? Date()).timeIntervalSince(published)
             } else {
-                stats = try await awaitDeliveries(eventId: eventId, expected: expected, timeout: timeout)
+                for (id, entry) in zip(ids, events) {
+                    stats.append(try await awaitDeliveries(eventId: id, expected: entry.expected, timeout: timeout))
+                }
                 after = phase.meter.snapshot(workers: workers)
-                seconds = (stats.lastSeen ?? Date()).timeIntervalSince(published)
-                first = (stats.firstSeen ?? Date()).timeIntervalSince(published)
+                seconds = (stats.compactMap(\.lastSeen).max() ?? Date()).timeIntervalSince(published)
+                first = (stats.compactMap(\.firstSeen).min() ?? Date()).timeIntervalSince(published)
             }
             windows?.add(published...published.addingTimeInterval(seconds))
             // Anything beyond the expected count (a duplicate) arrives right behind the rest.
             try await Task.sleep(for: .milliseconds(500))
-            let final = watcher.stats(eventId)
-            let observed = final.count
-            let status = await finalStatus(eventId)
+            let finals = ids.map { watcher.stats($0) }
+            let observed = finals.map(\.count).reduce(0, +)
+            var statuses: [StatusRecord] = []
+            for id in ids { if let status = await finalStatus(id) { statuses.append(status) } }
+            let complete = statuses.count == ids.count
             let perSecond = Double(expected) / max(seconds, 1e-9)
             let how = byCommits ? "committed" : "seen"
             Console.say(
                 "  \(label): \(Console.count(observed)) deliveries, \(how) in \(Console.fixed(seconds, 2)) s (\(Console.count(Int(perSecond)))/s)"
             )
+            func sum(_ value: (StatusRecord) -> Int) -> Int? { complete ? statuses.map(value).reduce(0, +) : nil }
+            func since(_ dates: [Date], _ pick: ([Double]) -> Double?) -> Double? {
+                dates.count == ids.count ? pick(dates.map { $0.timeIntervalSince(published) }) : nil
+            }
+            let plans = statuses.compactMap(\.plans).reduce(into: [String: Int]()) { total, plans in
+                total.merge(plans, uniquingKeysWith: +)
+            }
+            let valueBytes = finals.map(\.valueBytes).reduce(0, +)
             return BenchmarkReport.Fanout(
-                label: label, population: phase.population.count, eventId: eventId,
-                audience: event.audience.expression.map { "\($0)" } ?? "broadcast",
-                expected: expected, observed: observed, firstDeliverySeconds: first, seconds: seconds,
+                label: label, population: phase.population.count, eventId: ids.count == 1 ? ids[0] : "\(ids[0]) and \(ids.count - 1) more",
+                audience: audience, expected: expected, observed: observed, firstDeliverySeconds: first, seconds: seconds,
                 deliveriesPerSecond: perSecond, ratioToCeiling: nil,
-                statusTargets: status?.targets.total, statusTasks: status?.tasks.planned,
-                acceptedSeconds: status.map { $0.timings.acceptedAt.timeIntervalSince(published) },
-                renderedFirstSeconds: status?.timings.firstDeliveryAt.map { $0.timeIntervalSince(published) },
-                taskStartedSeconds: committed?.firstStarted.map { $0.timeIntervalSince(published) },
-                plannerCommitSeconds: committed?.plannerCommitted.map { $0.timeIntervalSince(published) },
-                workerCompletedSeconds: status?.timings.completedAt.map { $0.timeIntervalSince(published) },
-                seenAtWorkerCompletion: byCommits ? nil : status?.timings.completedAt.map { stats.count(at: $0) },
+                statusTargets: sum { $0.targets.total }, statusTasks: sum { $0.tasks.planned },
+                acceptedSeconds: since(statuses.map(\.timings.acceptedAt)) { $0.max() },
+                renderedFirstSeconds: since(statuses.compactMap(\.timings.firstDeliveryAt)) { $0.min() },
+                taskStartedSeconds: since(committed.compactMap(\.firstStarted)) { $0.min() },
+                plannerCommitSeconds: since(committed.compactMap(\.plannerCommitted)) { $0.max() },
+                workerCompletedSeconds: since(statuses.compactMap(\.timings.completedAt)) { $0.max() },
+                seenAtWorkerCompletion: byCommits || ids.count > 1 ? nil : statuses.first?.timings.completedAt.map { stats[0].count(at: $0) },
                 cpu: {
                     var cpu = phase.meter.account(before, after)
                     cpu.quietWaitSeconds = waited
                     return cpu
                 }(),
-                clock: options.clock.rawValue, committedDeliveries: committed?.delivered, countedSeconds: countedSeconds,
-                averageRecordBytes: observed > 0 ? Double(final.valueBytes) / Double(observed) : nil,
-                plans: status?.plans
+                clock: options.clock.rawValue, committedDeliveries: byCommits ? committed.map(\.delivered).reduce(0, +) : nil,
+                countedSeconds: countedSeconds,
+                averageRecordBytes: observed > 0 ? Double(valueBytes) / Double(observed) : nil,
+                plans: plans.isEmpty ? nil : plans
             )
         }
 

@@ -25,6 +25,8 @@ extension TaskExecutor {
         var key: String
         var isWholeSlot: Bool
         var filter: PackFilter?
+        /// The most registrations its reply can hold (16 per pack asked; a whole slot's size).
+        var registrations: Int
     }
 
     /// Packs per `HMGET` so one reply holds at most about `snapshotReadLimit` registrations.
@@ -48,7 +50,8 @@ extension TaskExecutor {
         for (slot, registrations) in slots where registrations > 0 {
             let packsKey = layout.packsKey(slot: slot)
             if registrations <= configuration.snapshotReadLimit {
-                reads.append(PackRead(command: .hgetall(packsKey), key: packsKey, isWholeSlot: true, filter: filter))
+                reads.append(
+                    PackRead(command: .hgetall(packsKey), key: packsKey, isWholeSlot: true, filter: filter, registrations: registrations))
                 continue
             }
             let packs = packCounts[slot] ?? 0
@@ -63,16 +66,25 @@ extension TaskExecutor {
     func hmget(_ packsKey: String, packs: some Sequence<Int>, filter: PackFilter?) -> PackRead {
         var command = RedisCommand("HMGET", isReadOnly: true)
         command.append(packsKey)
-        for index in packs { command.append(SlotLayout.packField(index)) }
-        return PackRead(command: command, key: packsKey, isWholeSlot: false, filter: filter)
+        var count = 0
+        for index in packs {
+            command.append(SlotLayout.packField(index))
+            count += 1
+        }
+        return PackRead(
+            command: command, key: packsKey, isWholeSlot: false, filter: filter, registrations: count * SlotLayout.positionsPerPack)
     }
 
-    /// Runs `reads` streamed (`RedisConnection.streamRepliesBlocking`: at most two replies
-    /// outstanding): Redis prepares the next reply while this lane writes the records of the
-    /// current one, so the lane does not stand still waiting for Redis at every read while the
-    /// producer's next batch waits to be filled.
+    /// Runs `reads` streamed (`RedisConnection.streamRepliesBlocking`): Redis prepares the next
+    /// replies while this lane writes the records of the current one, so the lane does not
+    /// stand still waiting for Redis at every read while the producer's next batch waits to be
+    /// filled. Replies for up to twice `snapshotReadLimit` registrations are outstanding (at
+    /// least two replies): a narrow audience's reads of a few packs each go out together
+    /// instead of a round trip each.
     func stream(_ reads: [PackRead], run: inout TaskRun, producer: KafkaProducer) throws {
-        try packReader.streamRepliesBlocking(reads.map(\.command)) { index, reply in
+        try packReader.streamRepliesBlocking(
+            reads.map(\.command), costs: reads.map(\.registrations), budget: 2 * configuration.snapshotReadLimit
+        ) { index, reply in
             gate?.yieldIfBusy()
             let read = reads[index]
             if let error = packReader.error(in: reply, of: read.command) { throw error }

@@ -298,7 +298,8 @@ final class RedisClusterRouter: @unchecked Sendable {
     /// over slots on several masters uses all of them. A redirected command is run again after
     /// the rest, through the redirect-following pipeline.
     func streamRepliesBlocking(
-        _ commands: [RedisCommand], _ body: (_ index: Int, _ reply: RedisReplyReference) throws -> Void
+        _ commands: [RedisCommand], costs: [Int]? = nil, budget: Int = 0,
+        _ body: (_ index: Int, _ reply: RedisReplyReference) throws -> Void
     ) throws {
         let routes = try commands.map { try route($0) }
         let plan = try plan(Array(commands.indices), routes: routes, asking: [:])
@@ -307,9 +308,10 @@ final class RedisClusterRouter: @unchecked Sendable {
         for group in plan.groups {
             let node = try node(group.endpoint)
             let stream = UncheckedCommands(commands: group.indices.map { commands[$0] }, labels: commands, indices: group.indices)
+            let groupCosts = costs.map { costs in group.indices.map { costs[$0] } }
             DispatchQueue.global().async(group: done) {
                 do {
-                    try node.streamRepliesBlocking(stream.commands) { position, reply in
+                    try node.streamRepliesBlocking(stream.commands, costs: groupCosts, budget: budget) { position, reply in
                         let index = stream.indices[position]
                         if reply.isError,
                             let error = reply.error(command: stream.labels[index].label, endpoint: group.endpoint.description),

@@ -253,17 +253,22 @@ public final class RedisConnection: @unchecked Sendable {
     /// master's replies in their order, the masters interleaved. `body` gets each command's
     /// index in `commands`, and a redirected command's reply after the rest.
     ///
+    /// With `costs` (one per command: what its reply holds, in any unit) more commands go out
+    /// ahead while the replies outstanding cost at most `budget` together (per master on a
+    /// cluster), so many small replies are pipelined instead of costing a round trip each.
+    ///
     /// `body` must not use this connection: it runs with the connection held, and the
     /// read-ahead reply is still owed on it. Use another connection for anything else.
     public func streamRepliesBlocking(
-        _ commands: [RedisCommand], _ body: (_ index: Int, _ reply: RedisReplyReference) throws -> Void
+        _ commands: [RedisCommand], costs: [Int]? = nil, budget: Int = 0,
+        _ body: (_ index: Int, _ reply: RedisReplyReference) throws -> Void
     ) throws {
         switch backend {
         case .node(let node):
             for command in commands { try Self.checkOneSlot(command) }
-            try node.streamRepliesBlocking(commands, body)
+            try node.streamRepliesBlocking(commands, costs: costs, budget: budget, body)
         case .cluster(let router):
-            try router.streamRepliesBlocking(commands, body)
+            try router.streamRepliesBlocking(commands, costs: costs, budget: budget, body)
         }
     }
 

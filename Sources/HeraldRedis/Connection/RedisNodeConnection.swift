@@ -149,11 +149,18 @@ final class RedisNodeConnection: @unchecked Sendable {
     /// the next use reconnects. Server error replies reach `body` as references with
     /// `isError` (`error(in:of:)`). Scripts are not supported.
     ///
+    /// With `costs` (one per command, in any unit, say the registrations a reply holds) more
+    /// commands go out ahead as long as the replies outstanding cost at most `budget`
+    /// together: small replies are then pipelined instead of waiting a round trip each, and
+    /// what is in flight stays bounded by the budget (or two replies, whichever is more).
+    ///
     /// `body` must not use this connection: it runs with the connection held, and the
     /// read-ahead reply is still owed on it. Use another connection for anything else.
     func streamRepliesBlocking(
-        _ commands: [RedisCommand], _ body: (_ index: Int, _ reply: RedisReplyReference) throws -> Void
+        _ commands: [RedisCommand], costs: [Int]? = nil, budget: Int = 0,
+        _ body: (_ index: Int, _ reply: RedisReplyReference) throws -> Void
     ) throws {
+        precondition(costs.map { $0.count == commands.count } ?? true, "one cost per command")
         precondition(
             commands.allSatisfy { $0.script == nil && $0.isReadOnly },
             "streamRepliesBlocking takes read-only commands without scripts"
@@ -167,10 +174,15 @@ final class RedisNodeConnection: @unchecked Sendable {
         while handled < commands.count {
             let live = try liveContext(label)
             var sent = handled
+            // The cost of the replies sent and not yet handled.
+            var outstanding = 0
             do {
                 while handled < commands.count {
-                    while sent < min(commands.count, handled + 2) {
+                    while sent < commands.count
+                        && (sent < handled + 2 || costs.map { outstanding + $0[sent] <= budget } ?? false)
+                    {
                         try live.append(commands[sent])
+                        outstanding += costs?[sent] ?? 0
                         sent += 1
                     }
                     try live.flush(for: commands[handled].label)
@@ -182,6 +194,7 @@ final class RedisNodeConnection: @unchecked Sendable {
                         machine.socketLost()
                         throw BodyFailure(error: error)
                     }
+                    outstanding -= costs?[handled] ?? 0
                     handled += 1
                 }
             } catch let failure as BodyFailure {
