@@ -50,7 +50,10 @@ struct BenchCommand: AsyncParsableCommand {
     @Option(help: "Tag expression of the narrower wide event.") var expression: String = "(World || Politics) && !Sports"
     @Option(help: "More tag expressions measured after it, separated by ';' (empty: none).")
     var extraExpressions: String = "World;World && Politics;World && Politics && Technology"
-    @Option(help: "Narrow events (each three of the six categories, about 1.7 % of the devices) published together and timed as one row; 0: none.")
+    @Option(
+        help:
+            "Narrow events (each three of the six categories, about 1.7 % of the devices) published together and timed as one row; 0: none."
+    )
     var burst: Int = 20
     @Option(help: "Directory the JSON results are written to.") var results: String = "bench/results"
     @Option(help: "Executable spawned as `<it> worker` (default: the herald next to this executable).") var workerExecutable: String?

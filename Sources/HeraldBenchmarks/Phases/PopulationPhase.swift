@@ -416,7 +416,8 @@ struct PopulationPhase {
                 taskStartedSeconds: since(committed.compactMap(\.firstStarted)) { $0.min() },
                 plannerCommitSeconds: since(committed.compactMap(\.plannerCommitted)) { $0.max() },
                 workerCompletedSeconds: since(statuses.compactMap(\.timings.completedAt)) { $0.max() },
-                seenAtWorkerCompletion: byCommits || ids.count > 1 ? nil : statuses.first?.timings.completedAt.map { stats[0].count(at: $0) },
+                seenAtWorkerCompletion: byCommits || ids.count > 1
+                    ? nil : statuses.first?.timings.completedAt.map { stats[0].count(at: $0) },
                 cpu: {
                     var cpu = phase.meter.account(before, after)
                     cpu.quietWaitSeconds = waited
