@@ -367,20 +367,21 @@ struct PopulationPhase {
             var committed: [CommitWatcher.EventCommits] = []
             var countedSeconds: Double?
             var stats: [DeliveryWatcher.EventStats] = []
+            func awaitEveryDelivery() async throws {
+                for (id, entry) in zip(ids, events) {
+                    stats.append(try await awaitDeliveries(eventId: id, expected: entry.expected, timeout: timeout))
+                }
+            }
             if byCommits {
                 for id in ids { committed.append(try await awaitCommits(eventId: id, timeout: timeout)) }
                 after = phase.meter.snapshot(workers: workers)
                 seconds = (committed.compactMap(\.lastCommitted).max() ?? Date()).timeIntervalSince(published)
                 first = (committed.compactMap(\.firstCommitted).min() ?? Date()).timeIntervalSince(published)
                 try watcher.readBulkPartitions(true)
-                for (id, entry) in zip(ids, events) {
-                    stats.append(try await awaitDeliveries(eventId: id, expected: entry.expected, timeout: timeout))
-                }
+                try await awaitEveryDelivery()
                 countedSeconds = (stats.compactMap(\.lastSeen).max() ?? Date()).timeIntervalSince(published)
             } else {
-                for (id, entry) in zip(ids, events) {
-                    stats.append(try await awaitDeliveries(eventId: id, expected: entry.expected, timeout: timeout))
-                }
+                try await awaitEveryDelivery()
                 after = phase.meter.snapshot(workers: workers)
                 seconds = (stats.compactMap(\.lastSeen).max() ?? Date()).timeIntervalSince(published)
                 first = (stats.compactMap(\.firstSeen).min() ?? Date()).timeIntervalSince(published)
@@ -390,8 +391,7 @@ struct PopulationPhase {
             try await Task.sleep(for: .milliseconds(500))
             let finals = ids.map { watcher.stats($0) }
             let observed = finals.map(\.count).reduce(0, +)
-            var statuses: [StatusRecord] = []
-            for id in ids { if let status = await finalStatus(id) { statuses.append(status) } }
+            let statuses = await finalStatuses(ids)
             let complete = statuses.count == ids.count
             let perSecond = Double(expected) / max(seconds, 1e-9)
             let how = byCommits ? "committed" : "seen"
@@ -593,7 +593,7 @@ struct PopulationPhase {
                 if ContinuousClock.now >= deadline {
                     // Tell "the worker did not deliver" apart from "the broker did not make the
                     // committed deliveries visible to read_committed readers".
-                    let status = await finalStatus(eventId)
+                    let status = await finalStatuses([eventId]).first
                     let worker =
                         status.map { "the worker reports \($0.state.rawValue) with \($0.targets.total) targets" }
                         ?? "the worker reports no final status"
@@ -629,16 +629,23 @@ struct PopulationPhase {
             return result
         }
 
-        private func finalStatus(_ eventId: String) async -> StatusRecord? {
+        /// The terminal status of each of `eventIds` that has one within 5 s, read on one connection.
+        private func finalStatuses(_ eventIds: [String]) async -> [StatusRecord] {
             let pool = RedisConnectionPool(configuration: phase.configuration.redis, size: 1)
             defer { pool.shutdown() }
             let reader = StatusReader(pool: pool, layout: phase.configuration.layout)
             let deadline = ContinuousClock.now + .seconds(5)
-            while ContinuousClock.now < deadline {
-                if let status = try? await reader.status(eventId: eventId), status.state.isTerminal { return status }
-                try? await Task.sleep(for: .milliseconds(50))
+            var statuses: [StatusRecord] = []
+            for eventId in eventIds {
+                while ContinuousClock.now < deadline {
+                    if let status = try? await reader.status(eventId: eventId), status.state.isTerminal {
+                        statuses.append(status)
+                        break
+                    }
+                    try? await Task.sleep(for: .milliseconds(50))
+                }
             }
-            return nil
+            return statuses
         }
     }
 }
