@@ -6,7 +6,7 @@ import HeraldRegistry
 
 /// The `bits` plan: an expression evaluated on its tags' bitmaps in each slot, 64 positions at
 /// a time, then only the packs holding a selected position read (streamed, like a broadcast).
-/// Slots whose bitmaps select nobody cost one script call and no read.
+/// Slots whose bitmaps select nobody cost one `MGET` and no read.
 extension TaskExecutor {
     /// Delivers the audience of `slots` by their bitmaps. Returns the slots delivered this way
     /// (those with registrations) and those where a tag of the expression has registrations but
@@ -15,13 +15,14 @@ extension TaskExecutor {
         delivered: [Int], unmapped: [Int]
     ) {
         let layout = configuration.layout
-        let commands = slots.map { SlotBitmaps.command(layout: layout, slot: $0, tags: matcher.tags) }
-        let replies = try redis.pipelineBlocking(commands)
+        var read = SlotBitmapsRead(layout: layout, slots: slots, tags: matcher.tags)
+        let sizes = try read.received(redis.pipelineBlocking(read.commands))
+        let slotBitmaps = try read.bitmaps(sizes: sizes.isEmpty ? [] : redis.pipelineBlocking(sizes))
         var delivered: [Int] = []
         var unmapped: [Int] = []
         var reads: [PackRead] = []
-        for (slot, result) in zip(slots, replies) {
-            guard let bitmaps = try SlotBitmaps(reply: result.get(), tagCount: matcher.tags.count, slot: slot) else {
+        for (slot, bitmaps) in zip(slots, slotBitmaps) {
+            guard let bitmaps else {
                 unmapped.append(slot)
                 continue
             }

@@ -334,12 +334,14 @@ public final class EventPlanner: Sendable {
         let samples = min(Self.sampledSlots, slots.count)
         let picked = (0..<samples).map { $0 * slots.count / samples }
         let matcher = TagMatcher(expression)
-        let commands = picked.map { SlotBitmaps.command(layout: configuration.layout, slot: slots[$0], tags: matcher.tags) }
+        var read = SlotBitmapsRead(layout: configuration.layout, slots: picked.map { slots[$0] }, tags: matcher.tags)
+        let sizes = try read.received(await redis.pipeline(read.commands))
+        let sampled = try read.bitmaps(sizes: sizes.isEmpty ? [] : await redis.pipeline(sizes))
         var exact = 0
         var estimate = 0.0
-        for (index, reply) in zip(picked, try await redis.pipeline(commands)) {
+        for (index, bitmaps) in zip(picked, sampled) {
             // A slot whose tag lost its bitmap since the sizes were read says nothing.
-            guard let bitmaps = try SlotBitmaps(reply: reply.get(), tagCount: matcher.tags.count, slot: slots[index]) else { continue }
+            guard let bitmaps else { continue }
             exact += bitmaps.matching(matcher).reduce(0) { $0 + $1.nonzeroBitCount }
             estimate += estimates[index]
         }

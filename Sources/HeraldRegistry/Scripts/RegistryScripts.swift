@@ -266,29 +266,6 @@ public enum RegistryScripts {
             return added
             """#)
 
-    /// `bitmaps` (reads only): KEYS[1] the slot's `live` bitmap, then for each tag its bitmap
-    /// key and its set key. Returns `live` (nil when the slot is empty), then for each tag its
-    /// bitmap, or 0 when no registration carries it. A tag on registrations but without a
-    /// bitmap ends the reply early as `{nil, size of its set}`: the slot needs another plan,
-    /// and nothing else is read. One script so the fan-out evaluates an expression on bitmaps
-    /// read at one instant.
-    public static let bitmaps = RedisScript(
-        #"""
-        local out = {false}
-        for i = 2, #KEYS, 2 do
-          local bits = redis.call('GET', KEYS[i])
-          if bits then
-            out[#out + 1] = bits
-          else
-            local size = redis.call('SCARD', KEYS[i + 1])
-            if size > 0 then return {false, size} end
-            out[#out + 1] = 0
-          end
-        end
-        out[1] = redis.call('GET', KEYS[1]) or false
-        return out
-        """#)
-
     /// `reserve`: KEYS[1] slot prefix; ARGV: id, expected version (empty = unconditional),
     /// nowMicros, refuseGone ("1" to fail for ids in `gone`).
     /// Returns `{status, version}`: status 0 with the reserved version; 412 with the current
@@ -385,5 +362,5 @@ public enum RegistryScripts {
         """#)
 
     /// Every script, for loading them up front (`SCRIPT LOAD`) when a process starts.
-    public static let all: [RedisScript] = [apply, addNew, bitmaps, reserve, applyInstallation, expire, release]
+    public static let all: [RedisScript] = [apply, addNew, reserve, applyInstallation, expire, release]
 }
