@@ -21,16 +21,40 @@ public final class ChildProcess: @unchecked Sendable {
     }
 
     public var processIdentifier: Int32 { process.processIdentifier }
-    public var isRunning: Bool { process.isRunning }
+    public var isRunning: Bool {
+        lock.lock()
+        defer { lock.unlock() }
+        return !reaped && process.isRunning
+    }
 
     /// Sends SIGTERM (or `signal`) and waits for the process to exit.
+    ///
+    /// Foundation learns of a child's exit from a SIGCHLD source, and with many children
+    /// starting and ending at once it can miss one: the child stays a zombie, `isRunning` stays
+    /// true, and `waitUntilExit` spins on the test's thread for ever (a whole suite stalled so).
+    /// So this polls, and after a second without news reaps the child itself.
     public func stop(signal: Int32 = SIGTERM) {
         lock.lock()
         defer { lock.unlock() }
-        guard process.isRunning else { return }
-        kill(process.processIdentifier, signal)
-        process.waitUntilExit()
+        guard !reaped, process.isRunning else { return }
+        let pid = process.processIdentifier
+        kill(pid, signal)
+        let unnoticed = Date().addingTimeInterval(1)
+        while process.isRunning {
+            if Date() > unnoticed {
+                var status: Int32 = 0
+                let result = waitpid(pid, &status, WNOHANG)
+                if result == pid || (result == -1 && errno == ECHILD) {
+                    reaped = true
+                    return
+                }
+            }
+            usleep(5_000)
+        }
     }
+
+    /// True once `stop` reaped the child itself.
+    private var reaped = false
 
     deinit { stop(signal: SIGKILL) }
 }

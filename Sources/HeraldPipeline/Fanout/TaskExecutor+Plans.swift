@@ -28,8 +28,8 @@ public enum FanoutPlanMode: String, Sendable, Hashable, CaseIterable {
     case bits
 }
 
-/// Choosing each slot's plan: a task of many slots tries `bits` everywhere first (the bitmaps
-/// script says where the expression's tags all have bitmaps, and returns them); the others are
+/// Choosing each slot's plan: a task of many slots tries `bits` everywhere first (one `MGET` per
+/// slot reads the expression's tags' bitmaps and shows where they all have one); the others are
 /// chosen from cheap statistics, one pipeline of `SCARD`s (the slot's registrations and, in
 /// `auto`, each of the expression's tags).
 extension TaskExecutor {
