@@ -24,79 +24,79 @@ struct AudienceEstimateTests {
         }
     }
 
-    @Test func estimatesFollowTheSampledBitmapsNotIndependence() async throws {
+    /// Runs `body` with a planner over `Self.population(registrations)` indexed in `slotCount`
+    /// slots of a Redis of its own.
+    static func withPlanner(
+        registrations: Int, slotCount: Int,
+        _ body: (EventPlanner, RedisConnection, PipelineConfiguration) async throws -> Void
+    ) async throws {
         let redis = try TestRedis()
         defer { redis.stop() }
         var configuration = PipelineConfiguration()
         configuration.redis = try RedisConfiguration(url: redis.url)
-        configuration.layout = SlotLayout(slotCount: 16, prefix: "estimate")
+        configuration.layout = SlotLayout(slotCount: slotCount, prefix: "estimate")
         let pool = RedisConnectionPool(configuration: configuration.redis, size: 1)
         defer { pool.shutdown() }
         let index = RegistrationIndex(pool: pool, layout: configuration.layout)
         try await index.markBuilt()
-        _ = try await index.apply(Self.population(4_000).map { .registration(IndexedRegistration($0)) })
+        _ = try await index.apply(population(registrations).map { .registration(IndexedRegistration($0)) })
         let connection = RedisConnection(configuration: configuration.redis, logger: PipelineHarness.logger)
         defer { connection.close() }
         let planner = EventPlanner(
             configuration: configuration, redis: connection, taskPartitions: 1, expressPartitions: 1, logger: PipelineHarness.logger)
+        try await body(planner, connection, configuration)
+    }
 
-        func estimate(_ source: String?, probed: Bool = false) async throws -> Int {
-            let expression = try source.map { try TagExpression.parse($0) }
-            var counts: SlotTagCounts?
-            if probed, let expression {
-                let tags = SlotCandidates.positiveTags(of: expression)
-                counts = try SlotTagCounts(tags: tags, replies: try await connection.pipeline(planner.probeCommands(tags: tags))[...])
+    @Test func estimatesFollowTheSampledBitmapsNotIndependence() async throws {
+        try await Self.withPlanner(registrations: 4_000, slotCount: 16) { planner, connection, configuration in
+
+            func estimate(_ source: String?, probed: Bool = false) async throws -> Int {
+                let expression = try source.map { try TagExpression.parse($0) }
+                var counts: SlotTagCounts?
+                if probed, let expression {
+                    let tags = SlotCandidates.positiveTags(of: expression)
+                    counts = try SlotTagCounts(tags: tags, replies: try await connection.pipeline(planner.probeCommands(tags: tags))[...])
+                }
+                return try await planner.audienceEstimate(slots: nil, expression: expression, probed: counts)
             }
-            return try await planner.audienceEstimate(slots: nil, expression: expression, probed: counts)
+            // No expression: every registration.
+            #expect(try await estimate(nil) == 4_000)
+            // Independence would say a quarter (1,000); nobody has both.
+            #expect(try await estimate("a && b") == 0)
+            #expect(try await estimate("a && b", probed: true) == 0)
+            // Independence would say 1,000; everyone with `a` has `c`: 2,000 (the sample's
+            // correction carries a few percent of the slots' spread).
+            for probed in [false, true] {
+                let correlated = try await estimate("a && c", probed: probed)
+                #expect(abs(correlated - 2_000) <= 150, "a && c estimated at \(correlated), probed: \(probed)")
+            }
+            // Independent tags need no correction: half of a quarter.
+            let independent = try await estimate("a && d")
+            #expect(abs(independent - 500) <= 100, "a && d estimated at \(independent)")
+            // Negation is corrected the same way: everyone with `a` but without `c` is nobody.
+            #expect(try await estimate("a && !c") == 0)
+            // Every slot is sampled here, so the sample is exact; a rare tag has no bitmap to
+            // sample and is sized by its sets: 1,500 with `a` times 3 with `r` over 4,000 at most.
+            #expect(try await planner.sampledAudience(expression: TagExpression.parse("a && c")) == 2_000)
+            #expect(try await planner.sampledAudience(expression: TagExpression.parse("a && r")) == nil)
+            #expect(try await estimate("a && r") <= 3)
+            // Some of the slots: sized by their sets and corrected on their bitmaps.
+            let half = try await planner.audienceEstimate(slots: Array(0..<8), expression: TagExpression.parse("a && c"))
+            let exact = Self.population(4_000).filter { configuration.layout.slot(of: $0.registrationId) < 8 && $0.tags.contains("c") }
+                .count
+            #expect(abs(half - exact) <= 100, "a && c in 8 slots estimated at \(half), is \(exact)")
         }
-        // No expression: every registration.
-        #expect(try await estimate(nil) == 4_000)
-        // Independence would say a quarter (1,000); nobody has both.
-        #expect(try await estimate("a && b") == 0)
-        #expect(try await estimate("a && b", probed: true) == 0)
-        // Independence would say 1,000; everyone with `a` has `c`: 2,000 (the sample's
-        // correction carries a few percent of the slots' spread).
-        for probed in [false, true] {
-            let correlated = try await estimate("a && c", probed: probed)
-            #expect(abs(correlated - 2_000) <= 150, "a && c estimated at \(correlated), probed: \(probed)")
-        }
-        // Independent tags need no correction: half of a quarter.
-        let independent = try await estimate("a && d")
-        #expect(abs(independent - 500) <= 100, "a && d estimated at \(independent)")
-        // Negation is corrected the same way: everyone with `a` but without `c` is nobody.
-        #expect(try await estimate("a && !c") == 0)
-        // Every slot is sampled here, so the sample is exact; a rare tag has no bitmap to
-        // sample and is sized by its sets: 1,500 with `a` times 3 with `r` over 4,000 at most.
-        #expect(try await planner.sampledAudience(expression: TagExpression.parse("a && c")) == 2_000)
-        #expect(try await planner.sampledAudience(expression: TagExpression.parse("a && r")) == nil)
-        #expect(try await estimate("a && r") <= 3)
-        // Some of the slots: sized by their sets and corrected on their bitmaps.
-        let half = try await planner.audienceEstimate(slots: Array(0..<8), expression: TagExpression.parse("a && c"))
-        let exact = Self.population(4_000).filter { configuration.layout.slot(of: $0.registrationId) < 8 && $0.tags.contains("c") }.count
-        #expect(abs(half - exact) <= 100, "a && c in 8 slots estimated at \(half), is \(exact)")
     }
 
     /// Over more slots than are sampled, the sample's exact audience is scaled to all slots.
     @Test func aSampleOfSlotsIsScaledToAllSlots() async throws {
-        let redis = try TestRedis()
-        defer { redis.stop() }
-        var configuration = PipelineConfiguration()
-        configuration.redis = try RedisConfiguration(url: redis.url)
-        configuration.layout = SlotLayout(slotCount: 64, prefix: "sampled")
-        let pool = RedisConnectionPool(configuration: configuration.redis, size: 1)
-        defer { pool.shutdown() }
-        let index = RegistrationIndex(pool: pool, layout: configuration.layout)
-        try await index.markBuilt()
         // 125 registrations a slot: `a` and `c` on about 62 of them, enough for bitmaps.
-        _ = try await index.apply(Self.population(8_000).map { .registration(IndexedRegistration($0)) })
-        let connection = RedisConnection(configuration: configuration.redis, logger: PipelineHarness.logger)
-        defer { connection.close() }
-        let planner = EventPlanner(
-            configuration: configuration, redis: connection, taskPartitions: 1, expressPartitions: 1, logger: PipelineHarness.logger)
-        let sampled = try #require(try await planner.sampledAudience(expression: TagExpression.parse("a && c")))
-        #expect(abs(sampled - 4_000) <= 500, "a && c sampled at \(sampled)")
-        #expect(try await planner.sampledAudience(expression: TagExpression.parse("a && b")) == 0)
-        #expect(try await planner.audienceEstimate(slots: nil, expression: TagExpression.parse("a && c")) == sampled)
+        try await Self.withPlanner(registrations: 8_000, slotCount: 64) { planner, _, _ in
+            let sampled = try #require(try await planner.sampledAudience(expression: TagExpression.parse("a && c")))
+            #expect(abs(sampled - 4_000) <= 500, "a && c sampled at \(sampled)")
+            #expect(try await planner.sampledAudience(expression: TagExpression.parse("a && b")) == 0)
+            #expect(try await planner.audienceEstimate(slots: nil, expression: TagExpression.parse("a && c")) == sampled)
+        }
     }
 }
 

@@ -298,8 +298,9 @@ public final class EventPlanner: Sendable {
     /// The audience of a wide event in `slots` (all slots when nil), which sizes its tasks.
     ///
     /// Over every slot, with an expression of a few tags that have bitmaps in the sampled
-    /// slots: `sampledAudience`. Otherwise one pipelined `SCARD` of each slot's `all` set and, for an expression of a few tags, of
-    /// each tag's set there that `probed` does not already hold; each slot's share is
+    /// slots: `sampledAudience`. Otherwise one pipelined `SCARD` of each slot's `all` set and,
+    /// for an expression of a few tags, of each tag's set there that `probed` does not already
+    /// hold; each slot's share is
     /// `TagExpression.estimatedShare`, which takes tags as independent. Tags rarely are (a
     /// reader who follows World and Politics is less likely to follow a third category too), so
     /// the estimate is then scaled by the expression's exact audience over its estimate in up
