@@ -47,7 +47,7 @@ struct SlotBitmapsRead {
     let layout: SlotLayout
     let slots: [Int]
     let tags: [String]
-    private var read: [SlotBitmaps?] = []
+    private var read: [SlotBitmaps] = []
     /// (index into `slots`, index into `tags`) of each bitmap that came back missing.
     private var missing: [(slot: Int, tag: Int)] = []
 
@@ -84,7 +84,7 @@ struct SlotBitmapsRead {
             read.append(bitmaps)
         }
         // An empty slot needs no sizes: nothing is delivered there.
-        missing.removeAll { read[$0.slot]?.isEmpty ?? true }
+        missing.removeAll { read[$0.slot].isEmpty }
         return missing.map { .scard(layout.tagKey(slot: slots[$0.slot], tag: tags[$0.tag])) }
     }
 
@@ -94,7 +94,7 @@ struct SlotBitmapsRead {
         guard sizes.count == missing.count else {
             throw RedisError(code: .unexpectedReply, message: "\(sizes.count) set sizes for \(missing.count) missing bitmaps")
         }
-        var result = read
+        var result: [SlotBitmaps?] = read
         for (entry, size) in zip(missing, sizes) where try (size.get().int ?? 0) > 0 {
             result[entry.slot] = nil
         }

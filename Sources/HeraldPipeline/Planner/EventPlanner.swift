@@ -352,15 +352,20 @@ public final class EventPlanner: Sendable {
         let slotCount = configuration.layout.slotCount
         let count = min(Self.audienceSampleSlots, slotCount)
         let matcher = TagMatcher(expression)
-        var read = SlotBitmapsRead(
-            layout: configuration.layout, slots: (0..<count).map { $0 * slotCount / count }, tags: matcher.tags)
-        let sizes = try read.received(await redis.pipeline(read.commands))
         var exact = 0
-        for bitmaps in try read.bitmaps(sizes: sizes.isEmpty ? [] : await redis.pipeline(sizes)) {
+        for bitmaps in try await readBitmaps(slots: (0..<count).map { $0 * slotCount / count }, tags: matcher.tags) {
             guard let bitmaps else { return nil }
             exact += bitmaps.matching(matcher).reduce(0) { $0 + $1.nonzeroBitCount }
         }
         return Int((Double(exact) * Double(slotCount) / Double(count)).rounded(.up))
+    }
+
+    /// The bitmaps of `tags` in `slots` (`SlotBitmapsRead`): nil for a slot where a tag has
+    /// registrations but no bitmap.
+    private func readBitmaps(slots: [Int], tags: [String]) async throws -> [SlotBitmaps?] {
+        var read = SlotBitmapsRead(layout: configuration.layout, slots: slots, tags: tags)
+        let sizes = try read.received(await redis.pipeline(read.commands))
+        return try read.bitmaps(sizes: sizes.isEmpty ? [] : await redis.pipeline(sizes))
     }
 
     /// The exact audience of `expression` over its estimate, in up to `sampledSlots` of `slots`
@@ -371,9 +376,7 @@ public final class EventPlanner: Sendable {
         let samples = min(Self.sampledSlots, slots.count)
         let picked = (0..<samples).map { $0 * slots.count / samples }
         let matcher = TagMatcher(expression)
-        var read = SlotBitmapsRead(layout: configuration.layout, slots: picked.map { slots[$0] }, tags: matcher.tags)
-        let sizes = try read.received(await redis.pipeline(read.commands))
-        let sampled = try read.bitmaps(sizes: sizes.isEmpty ? [] : await redis.pipeline(sizes))
+        let sampled = try await readBitmaps(slots: picked.map { slots[$0] }, tags: matcher.tags)
         var exact = 0
         var estimate = 0.0
         for (index, bitmaps) in zip(picked, sampled) {
