@@ -25,16 +25,16 @@ struct AudienceEstimateTests {
     }
 
     /// Runs `body` with a planner over `Self.population(registrations)` indexed in `slotCount`
-    /// slots of a Redis of its own.
+    /// slots under `prefix` (its own on a shared Redis Cluster: a prefix records its slot count).
     static func withPlanner(
-        registrations: Int, slotCount: Int,
+        registrations: Int, slotCount: Int, prefix: String,
         _ body: (EventPlanner, RedisConnection, PipelineConfiguration) async throws -> Void
     ) async throws {
         let redis = try TestRedis()
         defer { redis.stop() }
         var configuration = PipelineConfiguration()
         configuration.redis = try RedisConfiguration(url: redis.url)
-        configuration.layout = SlotLayout(slotCount: slotCount, prefix: "estimate")
+        configuration.layout = SlotLayout(slotCount: slotCount, prefix: prefix)
         let pool = RedisConnectionPool(configuration: configuration.redis, size: 1)
         defer { pool.shutdown() }
         let index = RegistrationIndex(pool: pool, layout: configuration.layout)
@@ -48,7 +48,7 @@ struct AudienceEstimateTests {
     }
 
     @Test func estimatesFollowTheSampledBitmapsNotIndependence() async throws {
-        try await Self.withPlanner(registrations: 4_000, slotCount: 16) { planner, connection, configuration in
+        try await Self.withPlanner(registrations: 4_000, slotCount: 16, prefix: "estimate") { planner, connection, configuration in
 
             func estimate(_ source: String?, probed: Bool = false) async throws -> Int {
                 let expression = try source.map { try TagExpression.parse($0) }
@@ -91,7 +91,7 @@ struct AudienceEstimateTests {
     /// Over more slots than are sampled, the sample's exact audience is scaled to all slots.
     @Test func aSampleOfSlotsIsScaledToAllSlots() async throws {
         // 125 registrations a slot: `a` and `c` on about 62 of them, enough for bitmaps.
-        try await Self.withPlanner(registrations: 8_000, slotCount: 64) { planner, _, _ in
+        try await Self.withPlanner(registrations: 8_000, slotCount: 64, prefix: "sampled") { planner, _, _ in
             let sampled = try #require(try await planner.sampledAudience(expression: TagExpression.parse("a && c")))
             #expect(abs(sampled - 4_000) <= 500, "a && c sampled at \(sampled)")
             #expect(try await planner.sampledAudience(expression: TagExpression.parse("a && b")) == 0)
