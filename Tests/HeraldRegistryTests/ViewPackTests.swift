@@ -200,17 +200,20 @@ struct ViewPackTests {
         defer { redis.stop() }
         let index = RegistryFixtures.index(redis, slots: 1)
         let now = Date()
-        // Six tags with bitmaps, then one registration for each of their 63 combinations.
+        // Seven tags with bitmaps, then one registration for each of their 127 combinations:
+        // more groups than the slot may have.
+        let tagCount = 7
+        #expect((1 << tagCount) - 1 > SlotLayout.groupsMinimum)
         var changes: [RegistryChange] = []
-        for number in 0..<(6 * SlotLayout.bitmapThreshold) {
+        for number in 0..<(tagCount * SlotLayout.bitmapThreshold) {
             changes.append(
                 .registration(
                     IndexedRegistration(
                         RegistryFixtures.registration(
-                            "base-\(number)", tags: ["c\(number % 6)"], handle: RegistryFixtures.token(number), version: 1))))
+                            "base-\(number)", tags: ["c\(number % tagCount)"], handle: RegistryFixtures.token(number), version: 1))))
         }
-        for combination in 1..<64 {
-            let tags = (0..<6).filter { combination & (1 << $0) != 0 }.map { "c\($0)" }
+        for combination in 1..<(1 << tagCount) {
+            let tags = (0..<tagCount).filter { combination & (1 << $0) != 0 }.map { "c\($0)" }
             changes.append(
                 .registration(
                     IndexedRegistration(
@@ -222,7 +225,7 @@ struct ViewPackTests {
         let count = (groups.array?.count ?? 0) / 2
         #expect(count == SlotLayout.groupsMinimum, "groups: \(count)")
         let grouped = try await packGroups(index)
-        let last = try await position(index, "combo-63")
+        let last = try await position(index, "combo-\((1 << tagCount) - 1)")
         #expect(grouped[SlotLayout.pack(ofPosition: last)] == SlotLayout.mixedGroup)
         let problems = try await index.digest().keys.keys.filter { $0.contains("!") }
         #expect(problems.isEmpty, "\(problems.sorted().prefix(3))")

@@ -25,11 +25,14 @@ public struct SlotLayout: Sendable, Hashable {
     /// A tag set of at least this many members in a slot always has a bitmap there (created
     /// when the set reaches it); a bitmap is removed once its set falls below half of it.
     public static let bitmapThreshold = 32
-    /// A slot holds packs of at least this many groups, and of one more group for every
-    /// `registrationsPerGroup` registrations; a registration whose group would be one too many
-    /// goes to the mixed group (`mixedGroup`). A group fills its open positions before it gets
-    /// another pack, so this bounds the positions left empty.
-    public static let groupsMinimum = 16
+    /// A slot holds packs of this many groups, or of one group for every
+    /// `registrationsPerGroup` registrations when that is more; a registration whose group would
+    /// be one too many goes to the mixed group (`mixedGroup`). A group fills its open positions
+    /// before it gets another pack, so this bounds the positions left empty: at most 15 per
+    /// group, 960 in a small slot. A placement is kept for life, so a minimum too low for the
+    /// registry's common tag combinations sends a slot's first registrations to the mixed group
+    /// for good, where a narrow audience is scattered one or two to a pack.
+    public static let groupsMinimum = 64
     public static let registrationsPerGroup = 32
     /// The group of a registration without a tag that has a bitmap, and of those that found
     /// the slot's groups all taken.
