@@ -300,12 +300,12 @@ public final class EventPlanner: Sendable {
     /// Over every slot, with an expression of a few tags that have bitmaps in the sampled
     /// slots: `sampledAudience`. Otherwise one pipelined `SCARD` of each slot's `all` set and,
     /// for an expression of a few tags, of each tag's set there that `probed` does not already
-    /// hold; each slot's share is
-    /// `TagExpression.estimatedShare`, which takes tags as independent. Tags rarely are (a
-    /// reader who follows World and Politics is less likely to follow a third category too), so
-    /// the estimate is then scaled by the expression's exact audience over its estimate in up
-    /// to `sampledSlots` slots where every tag has a bitmap (`sampleCorrection`). Without an
-    /// expression (or with too many tags) it is the registrations, an upper bound.
+    /// hold; each slot's share is `TagExpression.estimatedShare`, which takes tags as
+    /// independent. Tags rarely are (a reader who follows World and Politics is less likely to
+    /// follow a third category too), so the estimate is then scaled by the expression's exact
+    /// audience over its estimate in up to `sampledSlots` slots where every tag has a bitmap
+    /// (`sampleCorrection`). Without an expression (or with too many tags) it is the
+    /// registrations, an upper bound.
     func audienceEstimate(slots: [Int]?, expression: TagExpression?, probed: SlotTagCounts? = nil) async throws -> Int {
         let layout = configuration.layout
         let chosen = slots ?? Array(0..<layout.slotCount)
