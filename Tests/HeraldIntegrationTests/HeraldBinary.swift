@@ -45,6 +45,25 @@ enum HeraldBinary {
 
         func signal(_ signal: Int32) { kill(process.processIdentifier, signal) }
 
+        /// Lets the process run in short slices, stopped (SIGSTOP) between them while `done`
+        /// looks at what it did; returns with the process stopped once `done` says so. What
+        /// `done` saw holds until the process is resumed, so a kill that follows lands right
+        /// there, however fast the machine.
+        func runInSlices(
+            of slice: Duration = .milliseconds(30), timeout: Duration, until done: () async throws -> Bool
+        ) async throws {
+            let deadline = ContinuousClock.now + timeout
+            while true {
+                guard ContinuousClock.now < deadline else {
+                    throw TestServerError(message: "not done after \(timeout):\n\(stderr().suffix(2_000))")
+                }
+                signal(SIGCONT)
+                try await Task.sleep(for: slice)
+                signal(SIGSTOP)
+                if try await done() { return }
+            }
+        }
+
         func waitForExit(timeout: Double) -> Bool {
             let deadline = Date().addingTimeInterval(timeout)
             while process.isRunning && Date() < deadline { usleep(50_000) }
