@@ -56,11 +56,16 @@ struct BrokerStallTests {
         let watcher = try await DeliveryWatcher(bootstrapServers: broker.bootstrapServers, topic: topics.deliveries)
         let eventId = prefix + "-broadcast"
         let publisher = try EventPublisher(bootstrapServers: broker.bootstrapServers, topics: topics)
+        // The worker runs in short slices until its first deliveries are in the log; the broker
+        // is paused while the worker stands still, so the pause falls inside the broadcast.
+        worker.signal(SIGSTOP)
         _ = try await publisher.publish(
             try NotificationEvent.decode(Array(#"{"id":"\#(eventId)","properties":{"News_English":"Summit ends"}}"#.utf8)))
-        _ = try await watcher.wait(forAtLeast: 1, timeout: .seconds(90))
+        try await worker.runInSlices(timeout: .seconds(90)) { try await watcher.drain() > 0 }
+        await watcher.close()
 
         broker.signal(SIGSTOP)
+        worker.signal(SIGCONT)
         let statusReader = StatusReader(pool: pool, layout: layout)
         let atPause = try await statusReader.status(eventId: eventId)
         try #require(atPause?.state != .completed, "the broadcast finished before the pause; make it larger")
