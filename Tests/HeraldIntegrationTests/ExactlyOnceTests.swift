@@ -211,19 +211,6 @@ struct DeliveryWatcher {
         try consumer.assign(starts)
     }
 
-    /// Every record in the topic now: read until three polls in a row find nothing.
-    func countAll() async throws -> Int {
-        var seen = 0
-        var empty = 0
-        while empty < 3 {
-            let batch = try await consumer.pollBatch(maxMessages: 10_000, timeout: .milliseconds(100))
-            seen += batch.count
-            empty = batch.isEmpty ? empty + 1 : 0
-        }
-        try? await consumer.close()
-        return seen
-    }
-
     /// The records that can be read now: polls until a poll finds nothing. The consumer stays open.
     func drain() async throws -> Int {
         var seen = 0
