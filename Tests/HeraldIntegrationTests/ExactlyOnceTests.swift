@@ -194,8 +194,7 @@ struct ExactlyOnceTests {
 struct DeliveryWatcher {
     let consumer: KafkaConsumer
 
-    /// - Parameter fromEnd: count only records written after now (from each partition's end).
-    init(bootstrapServers: String, topic: String, fromEnd: Bool = false) async throws {
+    init(bootstrapServers: String, topic: String) async throws {
         var configuration = KafkaConsumerConfiguration(bootstrapServers: bootstrapServers, groupId: TestBroker.uniqueName("watch"))
         configuration.isolationLevel = .readUncommitted
         configuration.autoOffsetReset = .earliest
@@ -203,12 +202,7 @@ struct DeliveryWatcher {
         consumer = try KafkaConsumer(configuration: configuration)
         let partitions = try await KafkaAdmin(configuration: KafkaAdminConfiguration(bootstrapServers: bootstrapServers))
             .describeTopic(topic).partitions
-        var starts: [KafkaTopicPartitionOffset] = []
-        for partition in partitions {
-            let offset = fromEnd ? try await consumer.queryWatermarkOffsets(topic: topic, partition: partition.id).high : 0
-            starts.append(KafkaTopicPartitionOffset(topic: topic, partition: partition.id, offset: offset))
-        }
-        try consumer.assign(starts)
+        try consumer.assign(partitions.map { KafkaTopicPartitionOffset(topic: topic, partition: $0.id, offset: 0) })
     }
 
     /// The records that can be read now: polls until a poll finds nothing. The consumer stays open.
