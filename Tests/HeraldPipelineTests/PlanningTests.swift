@@ -96,11 +96,12 @@ struct PlanningTests {
     }
 
     /// A big audience gets more, smaller tasks (each one transaction), never fewer than
-    /// `bulkTaskCount` and never more than the slots. An expression's small audience gets
-    /// fewer: its tasks never aim at fewer than half of `deliveriesPerTask`.
+    /// `bulkTaskCount` and never more than the slots. An expression gets tasks of about
+    /// `deliveriesPerTask` however few, their count rounded up to an even one (two lanes), but
+    /// never tasks aiming at fewer than half of `deliveriesPerTask`.
     @Test(arguments: [
-        (nil as Int?, 4, 4), (0, 4, 1), (1_000, 4, 1), (3_000, 4, 1), (16_000, 4, 2), (80_001, 6, 6), (160_000, 10, 10),
-        (10_000_000, 16, 16),
+        (nil as Int?, 4, 4), (0, 4, 1), (1_000, 4, 1), (3_000, 4, 1), (16_000, 4, 2), (24_000, 4, 2), (40_000, 4, 4),
+        (70_000, 5, 6), (80_001, 6, 6), (160_000, 10, 10), (10_000_000, 16, 16),
     ])
     func bulkTasksGrowWithTheAudience(estimate: Int?, expected: Int, forExpression: Int) {
         var configuration = FanoutPlanner.Configuration()
@@ -113,6 +114,19 @@ struct PlanningTests {
         let plan = planner.plan(NotificationEvent(id: "b"), eventId: "b", candidateSlots: nil, audienceEstimate: estimate, now: Date())
         #expect(plan.tasks.count == expected)
         #expect(plan.tasks.flatMap { Array($0.slots) } == Array(0..<16), "every slot in exactly one task")
+    }
+
+    /// The expression's count follows the lanes a worker has: three lanes, a multiple of three.
+    @Test func expressionTasksFollowTheLanes() {
+        var configuration = FanoutPlanner.Configuration()
+        configuration.slotCount = 256
+        configuration.deliveriesPerTask = 32_000
+        configuration.taskCountMultiple = 3
+        let planner = FanoutPlanner(configuration: configuration)
+        #expect(planner.bulkTaskCount(audienceEstimate: 416_575, isExpression: true) == 15)
+        #expect(planner.bulkTaskCount(audienceEstimate: 40_000, isExpression: true) == 3)
+        #expect(planner.bulkTaskCount(audienceEstimate: 20_000, isExpression: true) == 2, "no task under 16,000")
+        #expect(planner.bulkTaskCount(audienceEstimate: 10_000_000, isExpression: true) == 256, "one per slot at most")
     }
 
     /// Whatever the event's starting partition, a consumer group that gives its members

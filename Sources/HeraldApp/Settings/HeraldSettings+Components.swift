@@ -94,6 +94,7 @@ extension HeraldSettings {
         configuration.taskFetchWaitMaxMs = try int(.taskFetchWaitMs, in: 0...300_000, expected: "milliseconds from 0 to 300000")
         configuration.plannerFetchWaitMaxMs = try int(.plannerFetchWaitMs, in: 0...300_000, expected: "milliseconds from 0 to 300000")
         configuration.bulkLanes = try int(.bulkLanes, in: 1...64, expected: "a lane count from 1 to 64")
+        configuration.planner.taskCountMultiple = configuration.bulkLanes
         guard let plan = FanoutPlanMode(rawValue: self[.fanoutPlan].lowercased()) else {
             throw SettingError(key: .fanoutPlan, value: self[.fanoutPlan], expected: "auto, scan or sets")
         }

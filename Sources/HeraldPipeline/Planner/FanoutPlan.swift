@@ -32,6 +32,9 @@ public struct FanoutPlanner: Sendable {
         /// in 32 of 32,000 1.0-1.3 s after it but 0.5-1.9 s sooner overall than in 63 of 16,000 (four
         /// paired runs: every transaction costs the broker and the worker, docs/performance.md).
         public var deliveriesPerTask: Int = 32_000
+        /// An expression's task count is rounded up to a multiple of this (a worker's bulk
+        /// lanes), so lanes sharing the task partitions get as many of its tasks each.
+        public var taskCountMultiple: Int = 2
         /// An event whose candidate slots number at most this is narrow: express lane, one
         /// task per run of adjacent candidate slots.
         public var narrowSlotLimit: Int = 8
@@ -60,17 +63,20 @@ public struct FanoutPlanner: Sendable {
 
     /// Tasks for a wide event whose audience is estimated at `audienceEstimate` registrations
     /// (nil: unknown): `bulkTaskCount`, more for a big audience, never more than the slots.
-    /// An expression's small audience (`isExpression`) gets fewer: its tasks never aim at
-    /// fewer than half of `deliveriesPerTask` each (each task is a transaction, and a lane
-    /// commits its tasks one after the other: an 88,807-device expression took 0.29 s in 16
-    /// tasks, docs/performance.md).
+    /// An expression (`isExpression`) gets tasks of about `deliveriesPerTask`, the size of a
+    /// broadcast's, however few: each task is a transaction a lane commits, so smaller tasks
+    /// cost more per delivery. Their count is rounded up to `taskCountMultiple` so the lanes
+    /// finish together, but no task aims at fewer than half of `deliveriesPerTask`.
     public func bulkTaskCount(audienceEstimate: Int?, isExpression: Bool = false) -> Int {
         let minimum = max(1, configuration.bulkTaskCount)
         guard let audienceEstimate, configuration.deliveriesPerTask > 0 else { return minimum }
         let wanted = (audienceEstimate + configuration.deliveriesPerTask - 1) / configuration.deliveriesPerTask
+        guard isExpression else { return max(minimum, min(configuration.slotCount, wanted)) }
+        let multiple = max(1, configuration.taskCountMultiple)
+        let rounded = (max(1, wanted) + multiple - 1) / multiple * multiple
         let smallest = max(1, configuration.deliveriesPerTask / 2)
-        let floor = isExpression ? max(1, min(minimum, (audienceEstimate + smallest - 1) / smallest)) : minimum
-        return max(floor, min(configuration.slotCount, wanted))
+        let mostForSize = max(1, (audienceEstimate + smallest - 1) / smallest)
+        return max(1, min(configuration.slotCount, max(wanted, min(rounded, mostForSize))))
     }
 
     /// Plans `event`. `candidateSlots` (ascending) comes from the probe when `tagsToProbe`
