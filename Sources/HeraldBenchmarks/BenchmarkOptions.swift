@@ -15,6 +15,10 @@ public struct BenchmarkOptions: Sendable {
     /// two ceilings of its own (`BenchmarkReport.Rounds`); 0 skips them. Needs the ceiling and
     /// the broadcast phases.
     public var rounds: Int = 3
+    /// Each round also fans out the expression (`expression`) after its broadcast, between
+    /// ceilings of its own, so the expression is judged on medians too
+    /// (`BenchmarkReport.Rounds.expressionMedianRatio`).
+    public var roundExpressions: Bool = false
     /// Masters of the Redis Cluster the main population's broadcast is measured on once more,
     /// next to the single node (`BenchmarkEnvironment.startRedisCluster`); 0 skips it, and so
     /// does a run whose own Redis is already a cluster.

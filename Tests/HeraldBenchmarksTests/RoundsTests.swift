@@ -101,6 +101,55 @@ struct RoundsTests {
         #expect(report.disturbedMeasurements == ["ceiling 2 of the rounds: other processes 0.40 cores"])
     }
 
+    /// Rounds of a broadcast then the expression, ceilings between all of them.
+    private func mixedRounds(ceilings: [Double], pairs: [(broadcast: Double, expression: Double)]) -> BenchmarkReport.Rounds {
+        var fanouts: [BenchmarkReport.Fanout] = []
+        for (index, pair) in pairs.enumerated() {
+            fanouts.append(broadcast(index + 1, perSecond: pair.broadcast))
+            var expression = broadcast(index + 1, perSecond: pair.expression, observed: 416_575)
+            expression.label = "round \(index + 1) expression"
+            expression.audience = "(World || Politics) && !Sports"
+            expression.expected = 416_575
+            expression.committedDeliveries = 416_575
+            fanouts.append(expression)
+        }
+        var rounds = BenchmarkReport.Rounds(ceilings: ceilings.map { ceiling($0) }, fanouts: fanouts)
+        rounds.applyNeighbours()
+        return rounds
+    }
+
+    @Test("with expression rounds, the broadcasts and the expressions get medians of their own")
+    func expressionRounds() {
+        let measured = mixedRounds(
+            ceilings: [600_000, 600_000, 500_000, 500_000, 600_000],
+            pairs: [(480_000, 450_000), (500_000, 400_000)])
+        #expect(measured.ratios == [0.8, 1.0], "the broadcasts only")
+        #expect(measured.expressionRatios == [0.75, 400_000.0 / 600_000])
+        #expect(measured.expressionCosts == [480_000.0 / 450_000, 1.25])
+        #expect(measured.expressionMedianCost.map { abs($0 - (480_000.0 / 450_000 + 1.25) / 2) < 1e-12 } == true)
+        #expect(rounds(ceilings: [600_000, 600_000], broadcasts: [480_000]).expressionCosts.isEmpty)
+    }
+
+    @Test("the expression rounds' row judges the ceiling ratio, or the cost per delivery when the broadcasts are below target")
+    func expressionRoundRows() throws {
+        var report = BenchmarkReportFixture.report(first: 700_000, after: nil, broadcastPerSecond: 500_000)
+        func line(_ start: String) -> Substring? { report.table.split(separator: "\n").first { $0.hasPrefix("| \(start)") } }
+        // Broadcasts at 0.80 and 0.70 of their ceilings (median 0.75), expressions at 1.05-1.2 x their time per delivery.
+        report.rounds = mixedRounds(ceilings: Array(repeating: 600_000, count: 5), pairs: [(480_000, 457_143), (420_000, 350_000)])
+        let row = try #require(line("expression `(World || Politics) && !Sports` rounds, each after its round's broadcast (2)"))
+        #expect(row.contains("median 0.67 x (0.76, 0.58)"))
+        #expect(row.contains("time per delivery over the broadcast's before it: median 1.12 x (1.05, 1.20)"))
+        #expect(row.contains("the broadcasts' median below 0.8, so median <= 1.1 x the broadcast's: NOT met"))
+        #expect(line("broadcast rounds, each between two ceilings of its own (2)") != nil)
+        #expect(line("  round 2: ceiling before / expression / ceiling after")?.contains("350,000/s") == true)
+
+        report.rounds = mixedRounds(ceilings: Array(repeating: 600_000, count: 5), pairs: [(480_000, 457_143), (420_000, 400_000)])
+        #expect(line("expression `")?.contains("so median <= 1.1 x the broadcast's: met") == true)
+
+        report.rounds = mixedRounds(ceilings: Array(repeating: 500_000, count: 5), pairs: [(480_000, 420_000), (450_000, 400_000)])
+        #expect(line("expression `")?.contains("median >= 0.8: met") == true, "0.84 and 0.80 of the ceiling, whatever the broadcast")
+    }
+
     @Test("a ceiling measured without its idempotent run prints no idempotent row, and reports round-trip through JSON")
     func transactionalOnlyCeiling() throws {
         var report = BenchmarkReportFixture.report(first: 700_000, after: nil, broadcastPerSecond: 500_000)

@@ -232,7 +232,8 @@ struct PopulationPhase {
             // Last of the fan-outs: each round leaves another million deliveries on the broker,
             // and the embedded broker keeps them in memory and slows as they pile up (docs/performance.md).
             if let roundCeiling, options.rounds > 0 {
-                report.rounds = try await context.rounds(options.rounds, expected: expected[0], ceiling: roundCeiling)
+                report.rounds = try await context.rounds(
+                    options.rounds, expected: expected[0], expression: options.roundExpressions ? expected[1] : nil, ceiling: roundCeiling)
             }
             if options.runReindex {
                 report.reindex = try await ReindexPhase(
@@ -431,16 +432,25 @@ struct PopulationPhase {
         }
 
         /// `count` broadcasts, each between two ceilings of its own: ceiling, broadcast,
-        /// ceiling, broadcast, ..., ceiling (`BenchmarkReport.Rounds`).
+        /// ceiling, broadcast, ..., ceiling (`BenchmarkReport.Rounds`). With `expression` (its
+        /// expected deliveries), each broadcast is followed by a ceiling and the expression.
         ///
         /// While a ceiling is timed (about a second) the workers are stopped (`SIGSTOP`) and this
         /// phase's readers paused, so it runs as alone as the run's first ceiling, which runs
         /// before any worker exists: an idle worker's and an idle reader's 5 ms fetches cost
         /// the broker up to a tenth of a core each (docs/performance.md, "The embedded broker").
-        func rounds(_ count: Int, expected: Int, ceiling: RoundCeiling) async throws -> BenchmarkReport.Rounds {
-            let events = (1...count).map { BenchmarkEvents.broadcast(id: "\(prefix)-round-\($0)") }
+        func rounds(_ count: Int, expected: Int, expression: Int?, ceiling: RoundCeiling) async throws -> BenchmarkReport.Rounds {
+            var runs: [(label: String, event: NotificationEvent, expected: Int)] = []
+            for round in 1...count {
+                runs.append(("round \(round) broadcast", BenchmarkEvents.broadcast(id: "\(prefix)-round-\(round)"), expected))
+                if let expression {
+                    let event = try BenchmarkEvents.expression(id: "\(prefix)-round-\(round)x", source: options.expression)
+                    runs.append(("round \(round) expression", event, expression))
+                }
+            }
             var rounds = BenchmarkReport.Rounds()
-            Console.say("  rounds: \(count) broadcasts, each between two ceilings of its own")
+            Console.say(
+                "  rounds: \(count) broadcasts\(expression == nil ? "" : " and as many expressions"), each between two ceilings of its own")
             let workers = workers
             let watcher = watcher
             let commits = commits
@@ -457,19 +467,24 @@ struct PopulationPhase {
                     try? watcher.readBulkPartitions(true)
                 }
             }
-            for index in 0...count {
-                // The records carry the id of the broadcast next to them: as long as its deliveries.
-                let measured = try await ceiling(index, events[min(index, count - 1)].id!, workers, aroundTimed)
+            for index in 0...runs.count {
+                // The records carry the id of the fan-out next to them: as long as its deliveries.
+                let measured = try await ceiling(index, runs[min(index, runs.count - 1)].event.id!, workers, aroundTimed)
                 Console.say("  round ceiling \(index + 1): \(Console.count(Int(measured.referencePerSecond))) records/s")
                 rounds.ceilings.append(measured)
-                if index < count {
-                    rounds.fanouts.append(try await fanout(label: "round \(index + 1) broadcast", event: events[index], expected: expected))
+                if index < runs.count {
+                    rounds.fanouts.append(
+                        try await fanout(label: runs[index].label, event: runs[index].event, expected: runs[index].expected))
                 }
             }
             rounds.applyNeighbours()
-            Console.say(
-                "  rounds: ratios \(rounds.ratios.map { Console.fixed($0, 2) }.joined(separator: ", ")), median \(rounds.medianRatio.map { Console.fixed($0, 2) } ?? "-")"
-            )
+            func list(_ values: [Double]) -> String { values.map { Console.fixed($0, 2) }.joined(separator: ", ") }
+            Console.say("  rounds: ratios \(list(rounds.ratios)), median \(rounds.medianRatio.map { Console.fixed($0, 2) } ?? "-")")
+            if expression != nil {
+                Console.say(
+                    "  rounds: the expression's ratios \(list(rounds.expressionRatios)), its time per delivery over the broadcast's before it \(list(rounds.expressionCosts))"
+                )
+            }
             return rounds
         }
 

@@ -1,6 +1,8 @@
 extension BenchmarkReport {
     /// Broadcasts of the main population, each measured between a ceiling right before it and
-    /// one right after it: n broadcasts, n + 1 ceilings, alternating.
+    /// one right after it: n broadcasts, n + 1 ceilings, alternating; with
+    /// `BenchmarkOptions.roundExpressions`, each broadcast is followed by a ceiling and the
+    /// expression (2n fan-outs, 2n + 1 ceilings).
     ///
     /// The two ceilings of the run's first and last phase (`ceiling`, `ceilingAfter`) lie
     /// minutes apart from the broadcast they judge, and on a shared host one ceiling moves by up
@@ -33,12 +35,35 @@ extension BenchmarkReport {
             }
         }
 
-        /// The ratios of the rounds that have both neighbours, in order.
-        public var ratios: [Double] { fanouts.compactMap(\.ratioToCeiling) }
+        /// Whether `fanout` is one of the rounds' broadcasts (else the rounds' expression).
+        public static func isBroadcast(_ fanout: Fanout) -> Bool { fanout.audience == "broadcast" }
+
+        /// The broadcasts' ratios, of those that have both neighbours, in order.
+        public var ratios: [Double] { fanouts.filter(Self.isBroadcast).compactMap(\.ratioToCeiling) }
 
         /// The median of `ratios` (the mean of the middle two for an even count); nil without any.
-        public var medianRatio: Double? {
-            let sorted = ratios.sorted()
+        public var medianRatio: Double? { Self.median(ratios) }
+
+        /// The expressions' ratios to their neighbouring ceilings (`roundExpressions`), in order.
+        public var expressionRatios: [Double] { fanouts.filter { !Self.isBroadcast($0) }.compactMap(\.ratioToCeiling) }
+
+        public var expressionMedianRatio: Double? { Self.median(expressionRatios) }
+
+        /// Each expression's time per delivery over that of the broadcast right before it.
+        public var expressionCosts: [Double] {
+            fanouts.indices.dropFirst().compactMap { index in
+                let expression = fanouts[index]
+                let broadcast = fanouts[index - 1]
+                guard !Self.isBroadcast(expression), Self.isBroadcast(broadcast), expression.deliveriesPerSecond > 0 else { return nil }
+                return broadcast.deliveriesPerSecond / expression.deliveriesPerSecond
+            }
+        }
+
+        public var expressionMedianCost: Double? { Self.median(expressionCosts) }
+
+        /// The middle value, or the mean of the middle two; nil for none.
+        static func median(_ values: [Double]) -> Double? {
+            let sorted = values.sorted()
             guard !sorted.isEmpty else { return nil }
             let middle = sorted.count / 2
             return sorted.count % 2 == 1 ? sorted[middle] : (sorted[middle - 1] + sorted[middle]) / 2

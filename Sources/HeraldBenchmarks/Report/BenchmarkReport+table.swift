@@ -100,20 +100,44 @@ extension BenchmarkReport {
         return warnings
     }
 
-    /// The rounds: the median ratio judged against the target, then one row per round with
-    /// its two ceilings, its broadcast and anything that makes the round suspect.
+    /// The rounds: the median ratio judged against the target (and the expression's, when the
+    /// rounds ran one), then one row per fan-out with its two ceilings and anything that makes
+    /// it suspect.
     private func roundRows(_ rounds: Rounds) -> [(String, String, String)] {
         let ratios = rounds.ratios
+        func list(_ values: [Double]) -> String { values.map { Console.fixed($0, 2) }.joined(separator: ", ") }
         var rows: [(String, String, String)] = []
         if let median = rounds.medianRatio {
             rows.append(
                 (
-                    "broadcast rounds, each between two ceilings of its own (\(rounds.fanouts.count))",
-                    "median \(Console.fixed(median, 2)) x (\(ratios.map { Console.fixed($0, 2) }.joined(separator: ", ")))",
+                    "broadcast rounds, each between two ceilings of its own (\(ratios.count))",
+                    "median \(Console.fixed(median, 2)) x (\(list(ratios)))",
                     "median >= \(Target.ratioToCeiling): \(median >= Target.ratioToCeiling ? "met" : "NOT met")"
                 ))
         }
+        if let median = rounds.expressionMedianRatio, let expression = rounds.fanouts.first(where: { !Rounds.isBroadcast($0) }) {
+            var value = "median \(Console.fixed(median, 2)) x (\(list(rounds.expressionRatios)))"
+            var met = median >= Target.ratioToCeiling
+            var judged = "median >= \(Target.ratioToCeiling): \(met ? "met" : "NOT met")"
+            if let cost = rounds.expressionMedianCost {
+                value +=
+                    "; time per delivery over the broadcast's before it: median \(Console.fixed(cost, 2)) x (\(list(rounds.expressionCosts)))"
+                if !met, let broadcasts = rounds.medianRatio, broadcasts < Target.ratioToCeiling {
+                    met = cost <= Target.expressionCostToBroadcast
+                    judged =
+                        "the broadcasts' median below \(Target.ratioToCeiling), so median <= \(Target.expressionCostToBroadcast) x the broadcast's: \(met ? "met" : "NOT met")"
+                }
+            }
+            rows.append(
+                (
+                    "expression `\(expression.audience)` rounds, each after its round's broadcast (\(rounds.expressionRatios.count))",
+                    value, judged
+                ))
+        }
+        var round = 0
         for (index, fanout) in rounds.fanouts.enumerated() {
+            let kind = Rounds.isBroadcast(fanout) ? "broadcast" : "expression"
+            if Rounds.isBroadcast(fanout) { round += 1 }
             let before = index < rounds.ceilings.count ? rounds.ceilings[index] : nil
             let after = index + 1 < rounds.ceilings.count ? rounds.ceilings[index + 1] : nil
             func rate(_ ceiling: Ceiling?) -> String { ceiling.map { "\(Console.count(Int($0.referencePerSecond))) rec/s" } ?? "-" }
@@ -123,7 +147,7 @@ extension BenchmarkReport {
             if probes.contains(where: { $0 != nil }) {
                 judged.append("host probe " + probes.map { $0.map { Console.fixed($0, 2) } ?? "?" }.joined(separator: " / ") + " ms")
             }
-            for (name, cpu) in [("ceiling before", before?.cpu), ("broadcast", Optional(fanout.cpu)), ("ceiling after", after?.cpu)] {
+            for (name, cpu) in [("ceiling before", before?.cpu), (kind, Optional(fanout.cpu)), ("ceiling after", after?.cpu)] {
                 if let cpu, cpu.isDisturbed, let cores = cpu.othersCores {
                     judged.append("\(name) disturbed: other processes took \(Console.fixed(cores, 2)) cores")
                 }
@@ -131,7 +155,7 @@ extension BenchmarkReport {
             judged += countWarnings(fanout)
             rows.append(
                 (
-                    "  round \(index + 1): ceiling before / broadcast / ceiling after",
+                    "  round \(round): ceiling before / \(kind) / ceiling after",
                     "\(rate(before)) / \(Console.fixed(fanout.seconds, 2)) s, \(Console.count(Int(fanout.deliveriesPerSecond)))/s / \(rate(after))",
                     judged.joined(separator: "; ")
                 ))
