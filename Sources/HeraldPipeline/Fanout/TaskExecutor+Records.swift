@@ -35,17 +35,20 @@ extension TaskExecutor {
         var delivered = 0
         var index = first
         let count = reply.count
+        // Unpacked once per reply, not per registration.
+        let matcher: TagMatcher?
+        let words: [UInt64]?
+        switch filter {
+        case nil: (matcher, words) = (nil, nil)
+        case .tags(let tags): (matcher, words) = (tags, nil)
+        case .positions(let selected, let tags): (matcher, words) = (tags, selected)
+        }
         while index < count {
             if let pack = reply[index].bytes {
                 let whole = try ViewPack.forEachEntry(in: pack) { position, id, view in
-                    let matcher: TagMatcher?
-                    switch filter {
-                    case nil: matcher = nil
-                    case .tags(let tags): matcher = tags
-                    case .positions(let words, let tags):
+                    if let words {
                         let word = position >> 6
                         guard word < words.count, words[word] & (1 << UInt64(63 - position & 63)) != 0 else { return }
-                        matcher = tags
                     }
                     if try write(id: id, view: view, filter: matcher, clock: clock, run: &run, producer: producer) { delivered += 1 }
                 }
