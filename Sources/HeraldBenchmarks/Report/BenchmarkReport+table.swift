@@ -136,8 +136,9 @@ extension BenchmarkReport {
         }
         var round = 0
         for (index, fanout) in rounds.fanouts.enumerated() {
-            let kind = Rounds.isBroadcast(fanout) ? "broadcast" : "expression"
-            if Rounds.isBroadcast(fanout) { round += 1 }
+            let isBroadcast = Rounds.isBroadcast(fanout)
+            let kind = isBroadcast ? "broadcast" : "expression"
+            if isBroadcast { round += 1 }
             let before = index < rounds.ceilings.count ? rounds.ceilings[index] : nil
             let after = index + 1 < rounds.ceilings.count ? rounds.ceilings[index + 1] : nil
             func rate(_ ceiling: Ceiling?) -> String { ceiling.map { "\(Console.count(Int($0.referencePerSecond))) rec/s" } ?? "-" }
