@@ -22,6 +22,21 @@ struct SlotBitmapsTests {
         }
     }
 
+    /// The `bits` plan reads a task's slots in runs of 1, 2, 4, ...: every slot once, in order.
+    @Test(arguments: [0, 1, 2, 3, 7, 8, 43, 128, 256])
+    func bitmapRunsDoubleAndCoverEverySlotOnce(count: Int) {
+        let runs = TaskExecutor.bitmapRuns(count)
+        #expect(runs.flatMap { Array($0) } == Array(0..<count))
+        for (number, run) in runs.enumerated() {
+            let length = 1 << number
+            if number == runs.count - 1 {
+                #expect(run.count >= 1 && run.count <= length)
+            } else {
+                #expect(run.count == length)
+            }
+        }
+    }
+
     /// Four slots: `common` on every registration (a bitmap everywhere), `rare` on two
     /// registrations of one slot (a set without a bitmap), `absent` on nobody, and one slot
     /// left empty.

@@ -21,15 +21,18 @@ struct SlotBitmaps {
 
     /// A Redis bitmap as 64-bit words, position 0 in the high bit of word 0 (missing bytes zero).
     static func words(_ bytes: [UInt8]) -> [UInt64] {
-        var words = [UInt64](repeating: 0, count: (bytes.count + 7) / 8)
-        bytes.withUnsafeBytes { raw in
-            let whole = bytes.count / 8
-            for index in 0..<whole {
-                words[index] = UInt64(bigEndian: raw.loadUnaligned(fromByteOffset: index * 8, as: UInt64.self))
-            }
-            for index in (whole * 8)..<bytes.count {
-                words[index >> 3] |= UInt64(bytes[index]) << UInt64(56 - 8 * (index & 7))
-            }
+        bytes.withUnsafeBytes { words($0) }
+    }
+
+    /// `words(_:)` of a reply's bytes read in place.
+    static func words(_ raw: UnsafeRawBufferPointer) -> [UInt64] {
+        var words = [UInt64](repeating: 0, count: (raw.count + 7) / 8)
+        let whole = raw.count / 8
+        for index in 0..<whole {
+            words[index] = UInt64(bigEndian: raw.loadUnaligned(fromByteOffset: index * 8, as: UInt64.self))
+        }
+        for index in (whole * 8)..<raw.count {
+            words[index >> 3] |= UInt64(raw[index]) << UInt64(56 - 8 * (index & 7))
         }
         return words
     }
@@ -41,13 +44,17 @@ struct SlotBitmaps {
 /// counts as an empty bitmap; a tag on registrations but without a bitmap (its set below
 /// `SlotLayout.bitmapThreshold`) leaves the slot to another plan.
 ///
+/// The `MGET` replies come as one pipeline's results (`received`) or one by one, read in place,
+/// in any order (`receive`: the fan-out reads them at the end of a stream of pack reads).
+///
 /// A native `MGET` costs Redis a fraction of a script call reading the same keys, and a
 /// narrow event sends one per slot.
 struct SlotBitmapsRead {
     let layout: SlotLayout
     let slots: [Int]
     let tags: [String]
-    private var read: [SlotBitmaps] = []
+    /// By index into `slots`; nil until its reply is taken.
+    private var read: [SlotBitmaps?]
     /// (index into `slots`, index into `tags`) of each bitmap that came back missing.
     private var missing: [(slot: Int, tag: Int)] = []
 
@@ -55,6 +62,7 @@ struct SlotBitmapsRead {
         self.layout = layout
         self.slots = slots
         self.tags = tags
+        read = Array(repeating: nil, count: slots.count)
     }
 
     /// The first pipeline: one `MGET` per slot.
@@ -62,30 +70,45 @@ struct SlotBitmapsRead {
         slots.map { slot in .mget([layout.liveKey(slot: slot)] + tags.map { layout.bitmapKey(slot: slot, tag: $0) }) }
     }
 
-    /// Takes the replies of `commands`; returns the second pipeline, one `SCARD` per missing
-    /// bitmap (empty when none is missing).
+    /// Takes the replies of `commands`; returns the second pipeline (`sizeCommands`).
     mutating func received(_ replies: [Result<RedisValue, RedisError>]) throws -> [RedisCommand] {
-        read = []
-        missing = []
-        for (index, (slot, reply)) in zip(slots, replies).enumerated() {
+        for (index, reply) in replies.enumerated() {
             let values = try reply.get().array ?? []
-            guard values.count == 1 + tags.count else {
-                throw RedisError(code: .unexpectedReply, message: "the bitmaps of slot \(slot) did not come one per tag and live")
-            }
-            var bitmaps = SlotBitmaps(live: SlotBitmaps.words(values[0].bytes ?? []), tags: [])
-            for (tag, value) in values.dropFirst().enumerated() {
-                if let bytes = value.bytes {
-                    bitmaps.tags.append(SlotBitmaps.words(bytes))
-                } else {
-                    bitmaps.tags.append([])
-                    missing.append((index, tag))
-                }
-            }
-            read.append(bitmaps)
+            try take(index, count: values.count) { values[$0].bytes.map(SlotBitmaps.words) }
         }
-        // An empty slot needs no sizes: nothing is delivered there.
-        missing.removeAll { read[$0.slot].isEmpty }
-        return missing.map { .scard(layout.tagKey(slot: slots[$0.slot], tag: tags[$0.tag])) }
+        return try sizeCommands()
+    }
+
+    /// Takes the reply of `commands[index]`, read in place (not an error reply).
+    mutating func receive(_ reply: RedisReplyReference, at index: Int) throws {
+        try take(index, count: reply.count) { element in reply[element].bytes.map(SlotBitmaps.words) }
+    }
+
+    /// Once every reply is taken: the second pipeline, one `SCARD` per missing bitmap (empty
+    /// when none is missing).
+    mutating func sizeCommands() throws -> [RedisCommand] {
+        guard let unread = read.firstIndex(where: { $0 == nil }) else {
+            // An empty slot needs no sizes: nothing is delivered there.
+            missing.removeAll { read[$0.slot]?.isEmpty ?? true }
+            return missing.map { .scard(layout.tagKey(slot: slots[$0.slot], tag: tags[$0.tag])) }
+        }
+        throw RedisError(code: .unexpectedReply, message: "the bitmaps of slot \(slots[unread]) were not read")
+    }
+
+    private mutating func take(_ index: Int, count: Int, element: (Int) -> [UInt64]?) throws {
+        guard count == 1 + tags.count else {
+            throw RedisError(code: .unexpectedReply, message: "the bitmaps of slot \(slots[index]) did not come one per tag and live")
+        }
+        var bitmaps = SlotBitmaps(live: element(0) ?? [], tags: [])
+        for tag in tags.indices {
+            if let words = element(1 + tag) {
+                bitmaps.tags.append(words)
+            } else {
+                bitmaps.tags.append([])
+                missing.append((index, tag))
+            }
+        }
+        read[index] = bitmaps
     }
 
     /// Each slot's bitmaps, in the order of `slots`, given the replies of the second pipeline;
@@ -94,7 +117,7 @@ struct SlotBitmapsRead {
         guard sizes.count == missing.count else {
             throw RedisError(code: .unexpectedReply, message: "\(sizes.count) set sizes for \(missing.count) missing bitmaps")
         }
-        var result: [SlotBitmaps?] = read
+        var result = read
         for (entry, size) in zip(missing, sizes) where try (size.get().int ?? 0) > 0 {
             result[entry.slot] = nil
         }
