@@ -72,6 +72,11 @@ struct BenchCommand: AsyncParsableCommand {
     @Flag(help: "Also time `herald reindex` of the main population.") var reindex = false
     @Flag(help: "Each round also runs the expression (--expression) after its broadcast, between ceilings of its own.")
     var roundExpressions = false
+    @Flag(
+        help:
+            "Rounds run only the expression (--expression), each between ceilings of its own, without broadcasts: for a population whose round broadcasts the embedded broker could not hold in memory (ten million)."
+    )
+    var roundExpressionsOnly = false
     @Flag(help: "Keep the run's topics, Redis keys and worker logs.") var keepData = false
 
     func validate() throws {
@@ -79,7 +84,9 @@ struct BenchCommand: AsyncParsableCommand {
         guard workers >= 1, workers <= 16 else { throw ValidationError("--workers must be 1 to 16") }
         guard partitions >= 1 else { throw ValidationError("--partitions must be at least 1") }
         guard (0...20).contains(rounds) else { throw ValidationError("--rounds must be 0 to 20") }
-        guard !roundExpressions || rounds > 0 else { throw ValidationError("--round-expressions needs --rounds of 1 or more") }
+        guard !(roundExpressions || roundExpressionsOnly) || rounds > 0 else {
+            throw ValidationError("--round-expressions and --round-expressions-only need --rounds of 1 or more")
+        }
         guard latencyRate >= 1, latencySeconds >= 1 else { throw ValidationError("--latency-rate and --latency-seconds must be positive") }
         guard parsedMemorySizes != nil else { throw ValidationError("--memory-sizes must be comma-separated counts of at least 1000") }
         guard (0...200).contains(burst) else { throw ValidationError("--burst must be 0 to 200") }
@@ -107,7 +114,8 @@ struct BenchCommand: AsyncParsableCommand {
         options.memorySizes = parsedMemorySizes ?? []
         options.ceilingRecords = ceilingRecords
         options.rounds = rounds
-        options.roundExpressions = roundExpressions
+        options.roundExpressions = roundExpressions || roundExpressionsOnly
+        options.roundBroadcasts = !roundExpressionsOnly
         options.redisClusterMasters = redisCluster
         options.schedules = microOnly ? 0 : schedules
         options.scheduleLeadSeconds = scheduleLead

@@ -19,6 +19,10 @@ public struct BenchmarkOptions: Sendable {
     /// ceilings of its own, so the expression is judged on medians too
     /// (`BenchmarkReport.Rounds.expressionMedianRatio`).
     public var roundExpressions: Bool = false
+    /// Whether each round runs a broadcast; false (with `roundExpressions`) leaves only the
+    /// expression between ceilings, judged by its ratio to them: ten million devices' round
+    /// broadcasts would not fit in the embedded broker's memory beside Redis.
+    public var roundBroadcasts: Bool = true
     /// Masters of the Redis Cluster the main population's broadcast is measured on once more,
     /// next to the single node (`BenchmarkEnvironment.startRedisCluster`); 0 skips it, and so
     /// does a run whose own Redis is already a cluster.

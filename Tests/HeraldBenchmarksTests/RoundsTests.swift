@@ -150,6 +150,26 @@ struct RoundsTests {
         #expect(line("expression `")?.contains("median >= 0.8: met") == true, "0.84 and 0.80 of the ceiling, whatever the broadcast")
     }
 
+    @Test("expression rounds without broadcasts are judged by their ratio to the ceilings alone, each its own round")
+    func expressionOnlyRounds() throws {
+        var report = BenchmarkReportFixture.report(first: 700_000, after: nil, broadcastPerSecond: 500_000)
+        func line(_ start: String) -> Substring? { report.table.split(separator: "\n").first { $0.hasPrefix("| \(start)") } }
+        var fanouts = mixedRounds(ceilings: [1, 1, 1, 1, 1], pairs: [(1, 450_000), (1, 350_000)]).fanouts
+        fanouts.removeAll(where: BenchmarkReport.Rounds.isBroadcast)
+        var measured = BenchmarkReport.Rounds(ceilings: [500_000, 600_000, 500_000].map { ceiling($0) }, fanouts: fanouts)
+        measured.applyNeighbours()
+        #expect(measured.ratios.isEmpty)
+        #expect(measured.expressionRatios == [0.75, 350_000.0 / 600_000])
+        #expect(measured.expressionCosts.isEmpty)
+        report.rounds = measured
+        let row = try #require(line("expression `(World || Politics) && !Sports` rounds, each between two ceilings of its own (2)"))
+        #expect(row.contains("median 0.67 x (0.75, 0.58)"))
+        #expect(row.contains("median >= 0.8: NOT met"))
+        #expect(!row.contains("broadcast's"))
+        #expect(line("broadcast rounds") == nil)
+        #expect(line("  round 2: ceiling before / expression / ceiling after")?.contains("350,000/s") == true)
+    }
+
     @Test("a ceiling measured without its idempotent run prints no idempotent row, and reports round-trip through JSON")
     func transactionalOnlyCeiling() throws {
         var report = BenchmarkReportFixture.report(first: 700_000, after: nil, broadcastPerSecond: 500_000)

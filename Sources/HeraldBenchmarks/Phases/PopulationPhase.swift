@@ -442,7 +442,9 @@ struct PopulationPhase {
         func rounds(_ count: Int, expected: Int, expression: Int?, ceiling: RoundCeiling) async throws -> BenchmarkReport.Rounds {
             var runs: [(label: String, event: NotificationEvent, expected: Int)] = []
             for round in 1...count {
-                runs.append(("round \(round) broadcast", BenchmarkEvents.broadcast(id: "\(prefix)-round-\(round)"), expected))
+                if options.roundBroadcasts || expression == nil {
+                    runs.append(("round \(round) broadcast", BenchmarkEvents.broadcast(id: "\(prefix)-round-\(round)"), expected))
+                }
                 if let expression {
                     let event = try BenchmarkEvents.expression(id: "\(prefix)-round-\(round)x", source: options.expression)
                     runs.append(("round \(round) expression", event, expression))
@@ -450,7 +452,8 @@ struct PopulationPhase {
             }
             var rounds = BenchmarkReport.Rounds()
             Console.say(
-                "  rounds: \(count) broadcasts\(expression == nil ? "" : " and as many expressions"), each between two ceilings of its own")
+                "  rounds: \(runs.count) fan-outs (\(expression == nil ? "broadcasts" : options.roundBroadcasts ? "broadcasts and expressions" : "expressions")), each between two ceilings of its own"
+            )
             let workers = workers
             let watcher = watcher
             let commits = commits

@@ -130,15 +130,17 @@ extension BenchmarkReport {
             }
             rows.append(
                 (
-                    "expression `\(expression.audience)` rounds, each after its round's broadcast (\(rounds.expressionRatios.count))",
+                    "expression `\(expression.audience)` rounds, each \(ratios.isEmpty ? "between two ceilings of its own" : "after its round's broadcast") (\(rounds.expressionRatios.count))",
                     value, judged
                 ))
         }
         var round = 0
+        let hasBroadcasts = rounds.fanouts.contains(where: Rounds.isBroadcast)
         for (index, fanout) in rounds.fanouts.enumerated() {
             let isBroadcast = Rounds.isBroadcast(fanout)
             let kind = isBroadcast ? "broadcast" : "expression"
-            if isBroadcast { round += 1 }
+            // A round starts with its broadcast, or is its expression alone.
+            if isBroadcast || !hasBroadcasts { round += 1 }
             let before = index < rounds.ceilings.count ? rounds.ceilings[index] : nil
             let after = index + 1 < rounds.ceilings.count ? rounds.ceilings[index + 1] : nil
             func rate(_ ceiling: Ceiling?) -> String { ceiling.map { "\(Console.count(Int($0.referencePerSecond))) rec/s" } ?? "-" }
