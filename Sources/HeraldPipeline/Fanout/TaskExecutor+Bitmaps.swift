@@ -23,6 +23,7 @@ extension TaskExecutor {
         let runs = Self.bitmapRuns(slots.count)
         guard let first = runs.first else { return ([], []) }
         var read = SlotBitmapsRead(layout: layout, slots: Array(slots[first]), tags: matcher.tags)
+        // Its missing bitmaps are sized in the loop, as the later runs' are.
         _ = try read.received(redis.pipelineBlocking(read.commands))
         var delivered: [Int] = []
         var unmapped: [Int] = []

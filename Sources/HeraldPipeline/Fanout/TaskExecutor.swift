@@ -34,9 +34,10 @@ import Logging
 final class TaskExecutor: @unchecked Sendable {
     let configuration: PipelineConfiguration
     let redis: RedisConnection
-    /// Streams a broadcast's packs (`deliverEverything`). A connection of its own: while a
-    /// read-ahead reply is outstanding on it, writing the records of the current reply may
-    /// need Redis for something else (a template not cached yet), which goes to `redis`.
+    /// Streams the packs of a broadcast or a plan (`stream`), and for `bits` the next slots'
+    /// bitmaps behind them. A connection of its own: while a read-ahead reply is outstanding
+    /// on it, writing the records of the current reply may need Redis for something else (a
+    /// template not cached yet), which goes to `redis`.
     let packReader: RedisConnection
     let templates: TemplateCache
     let metrics: PipelineMetrics
