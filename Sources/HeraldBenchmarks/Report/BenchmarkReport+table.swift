@@ -105,6 +105,7 @@ extension BenchmarkReport {
     /// it suspect.
     private func roundRows(_ rounds: Rounds) -> [(String, String, String)] {
         let ratios = rounds.ratios
+        let hasBroadcasts = rounds.fanouts.contains(where: Rounds.isBroadcast)
         func list(_ values: [Double]) -> String { values.map { Console.fixed($0, 2) }.joined(separator: ", ") }
         var rows: [(String, String, String)] = []
         if let median = rounds.medianRatio {
@@ -130,12 +131,11 @@ extension BenchmarkReport {
             }
             rows.append(
                 (
-                    "expression `\(expression.audience)` rounds, each \(ratios.isEmpty ? "between two ceilings of its own" : "after its round's broadcast") (\(rounds.expressionRatios.count))",
+                    "expression `\(expression.audience)` rounds, each \(hasBroadcasts ? "after its round's broadcast" : "between two ceilings of its own") (\(rounds.expressionRatios.count))",
                     value, judged
                 ))
         }
         var round = 0
-        let hasBroadcasts = rounds.fanouts.contains(where: Rounds.isBroadcast)
         for (index, fanout) in rounds.fanouts.enumerated() {
             let isBroadcast = Rounds.isBroadcast(fanout)
             let kind = isBroadcast ? "broadcast" : "expression"

@@ -23,12 +23,10 @@ extension TaskExecutor {
         let runs = Self.bitmapRuns(slots.count)
         guard let first = runs.first else { return ([], []) }
         var read = SlotBitmapsRead(layout: layout, slots: Array(slots[first]), tags: matcher.tags)
-        // Its missing bitmaps are sized in the loop, as the later runs' are.
-        _ = try read.received(redis.pipelineBlocking(read.commands))
+        var sizes = try read.received(redis.pipelineBlocking(read.commands))
         var delivered: [Int] = []
         var unmapped: [Int] = []
         for number in runs.indices {
-            let sizes = try read.sizeCommands()
             let slotBitmaps = try read.bitmaps(sizes: sizes.isEmpty ? [] : redis.pipelineBlocking(sizes))
             var reads: [PackRead] = []
             for (slot, bitmaps) in zip(read.slots, slotBitmaps) {
@@ -44,7 +42,10 @@ extension TaskExecutor {
                 number + 1 < runs.count
                 ? SlotBitmapsRead(layout: layout, slots: Array(slots[runs[number + 1]]), tags: matcher.tags) : nil
             try stream(reads, then: &next, run: &run, producer: producer)
-            if let next { read = next }
+            if let next {
+                read = next
+                sizes = try read.sizeCommands()
+            }
         }
         return (delivered, unmapped)
     }

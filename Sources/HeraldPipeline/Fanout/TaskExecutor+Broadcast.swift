@@ -87,9 +87,9 @@ extension TaskExecutor {
     func stream(_ reads: [PackRead], then bitmaps: inout SlotBitmapsRead?, run: inout TaskRun, producer: KafkaProducer) throws {
         let trailing = bitmaps?.commands ?? []
         // An `MGET` of bitmaps costs the budget about one pack: a few bytes per position.
+        let costs = reads.map(\.registrations) + Array(repeating: SlotLayout.positionsPerPack, count: trailing.count)
         try packReader.streamRepliesBlocking(
-            reads.map(\.command) + trailing, costs: reads.map(\.registrations) + trailing.map { _ in SlotLayout.positionsPerPack },
-            budget: 2 * configuration.snapshotReadLimit
+            reads.map(\.command) + trailing, costs: costs, budget: 2 * configuration.snapshotReadLimit
         ) { index, reply in
             guard index < reads.count else {
                 let command = trailing[index - reads.count]
