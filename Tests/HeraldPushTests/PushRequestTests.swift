@@ -167,6 +167,26 @@ struct PushRequestTests {
         #expect(fields["alg"] as? String == "ES256")
         #expect(fields["kid"] as? String == "ABC123DEFG")
     }
+
+    /// A sender's connections ask for the token together at start: one token is made, and
+    /// every caller gets it (each at its own second would otherwise sign one of its own).
+    @Test("callers asking at once while there is no token share one renewal")
+    func providerTokenConcurrentCallers() async throws {
+        let credentials = try Self.credentials()
+        for attempt in 0..<50 {
+            let token = await APNsProviderToken(credentials: credentials, refreshAfter: 3000, minimumAge: 1200)
+            let start = Date()
+            // Every caller has its own second, so two signatures would differ.
+            let tokens = try await withThrowingTaskGroup(of: String.self) { group in
+                for caller in 0..<16 {
+                    group.addTask { try await token.token(now: start.addingTimeInterval(Double(caller))) }
+                }
+                return try await group.reduce(into: Set<String>()) { $0.insert($1) }
+            }
+            #expect(tokens.count == 1, "attempt \(attempt)")
+            #expect(token.tokensMade == 1, "attempt \(attempt)")
+        }
+    }
 }
 
 extension Data {
