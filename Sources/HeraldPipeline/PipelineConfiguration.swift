@@ -73,6 +73,12 @@ public struct PipelineConfiguration: Sendable {
     /// with 10 ms (measured, docs/performance.md). The price is how soon a lane sees its
     /// first task (Tansu: about a quarter of the wait); later tasks are already prefetched.
     public var taskFetchWaitMaxMs: Int = 100
+    /// Fan-out: an idle bulk lane reads the partitions its own process's planner has just
+    /// written tasks to at once, beside its group consumer, instead of waiting for that
+    /// consumer's fetch (`HERALD_TASK_HANDOFF=direct`; `DirectReads`). It then looks for such
+    /// notices every `directReadPollMs` while idle.
+    public var directTaskReads: Bool = true
+    public var directReadPollMs: Int = 5
     public var planner: FanoutPlanner.Configuration = FanoutPlanner.Configuration()
     /// Planner de-duplication claim lifetime (`herald:event:<id>`), 7 days.
     public var eventClaimTTLSeconds: Int = 604_800
@@ -181,6 +187,18 @@ public struct PipelineConfiguration: Sendable {
         configuration.sessionTimeoutMs = sessionTimeoutMs
         configuration.heartbeatIntervalMs = max(500, sessionTimeoutMs / 4)
         configuration.fetchWaitMaxMs = fetchWaitMaxMs
+        configuration.extra = kafkaExtra
+        return configuration
+    }
+
+    /// The consumer a bulk lane reads noticed task partitions with: no group, a short fetch
+    /// wait (the records are committed before the notice), little prefetch.
+    func directReadConfiguration(lane: String) -> KafkaConsumerConfiguration {
+        var configuration = KafkaConsumerConfiguration(bootstrapServers: bootstrapServers)
+        configuration.clientId = "herald-\(lane)-direct"
+        configuration.isolationLevel = .readCommitted
+        configuration.fetchWaitMaxMs = 5
+        configuration.queuedMinMessages = 1
         configuration.extra = kafkaExtra
         return configuration
     }

@@ -120,6 +120,66 @@ struct TransactionalLoopTests {
         #expect(envelope["source"]?["offset"] == .number("3"))
     }
 
+    @Test("records of noticed partitions are read beside the slow group consumer, handled once, and dropped when that consumer brings them")
+    func noticedRecordsAreReadDirectly() async throws {
+        let broker = try TestBroker(name: "transactional-loop-direct")
+        defer { broker.stop() }
+        let (plain, input, output, group) = try await Self.loopOverInput(broker: broker, count: 0, deadLetterTopic: false)
+        // The embedded broker answers an idle fetch when its wait ends: with 3 s, the group
+        // consumer brings each record seconds late, and only a direct read is quick.
+        var settings = plain.settings
+        settings.consumer.fetchWaitMaxMs = 3_000
+        settings.batchSize = 1
+        settings.pollTimeout = .milliseconds(5)
+        let notices = TaskNotices()
+        var reader = KafkaConsumerConfiguration(bootstrapServers: broker.bootstrapServers)
+        reader.fetchWaitMaxMs = 5
+        settings.directReads = DirectReads.Settings(notices: notices, consumer: reader, readTimeout: .milliseconds(500))
+        let loop = TransactionalLoop(settings: settings, logger: Self.logger)
+        let handled = Mutex<[String: Int]>([:])
+        let running = Task {
+            try await loop.run { batch, producer in
+                handled.withLock { handled in
+                    for message in batch { handled[String(decoding: message.value ?? [], as: UTF8.self), default: 0] += 1 }
+                }
+                for message in batch { try producer.enqueue(KafkaOutgoingMessage(topic: output, key: nil, value: message.value ?? [])) }
+                return TransactionalLoop.BatchWork()
+            }
+        }
+        defer {
+            loop.stop()
+            running.cancel()
+        }
+        var publisher = KafkaProducerConfiguration(bootstrapServers: broker.bootstrapServers)
+        publisher.lingerMs = 0
+        let producer = try KafkaProducer(configuration: publisher, logger: Self.logger)
+        // The first record comes through the group consumer: the loop has then joined its group.
+        let count = 5
+        var latencies: [Duration] = []
+        for number in 0..<count {
+            try producer.enqueue(KafkaOutgoingMessage(topic: input, key: nil, value: Array("in-\(number)".utf8)))
+            try await producer.flush()
+            let published = ContinuousClock.now
+            if number > 0 { notices.post([KafkaTopicPartition(topic: input, partition: 0)]) }
+            let deadline = published + .seconds(30)
+            while handled.withLock({ $0["in-\(number)"] == nil }), ContinuousClock.now < deadline {
+                try await Task.sleep(for: .milliseconds(2))
+            }
+            latencies.append(ContinuousClock.now - published)
+        }
+        await producer.shutdown()
+        // Long enough for the group consumer to bring every record again.
+        try await Task.sleep(for: .seconds(7))
+        loop.stop()
+        try await running.value
+
+        let counts = handled.withLock { $0 }
+        #expect(counts == Dictionary(uniqueKeysWithValues: (0..<count).map { ("in-\($0)", 1) }), "handled: \(counts)")
+        #expect(loop.recordsReadDirectly >= 1, "no record was read directly; publish to handled: \(latencies)")
+        #expect(try await Self.committedOffset(broker: broker, group: group, topic: input) == Int64(count))
+        #expect(try await Self.values(broker: broker, topic: output).sorted() == (0..<count).map { "in-\($0)" })
+    }
+
     @Test(
         "failures are classified: the input's fault is permanent, the infrastructure's transient",
         arguments: [

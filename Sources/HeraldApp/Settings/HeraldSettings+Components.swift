@@ -105,6 +105,11 @@ extension HeraldSettings {
         case "express-lane": configuration.plannerDeliversNarrowEvents = false
         default: throw SettingError(key: .narrowEvents, value: self[.narrowEvents], expected: "planner or express-lane")
         }
+        switch self[.taskHandoff].lowercased() {
+        case "direct": configuration.directTaskReads = true
+        case "fetch": configuration.directTaskReads = false
+        default: throw SettingError(key: .taskHandoff, value: self[.taskHandoff], expected: "direct or fetch")
+        }
         // Groups follow the topic prefix ("herald." -> herald-planner, ...), so two deployments
         // sharing a broker under different prefixes never share a consumer group.
         configuration.plannerGroup = groupName("planner")

@@ -36,6 +36,7 @@ public struct Setting: Sendable, Hashable {
         case fanoutPlan = "fanout-plan"
         case scanAbovePercent = "scan-above-percent"
         case taskFetchWaitMs = "task-fetch-wait-ms"
+        case taskHandoff = "task-handoff"
         case plannerFetchWaitMs = "planner-fetch-wait-ms"
         case bulkLanes = "bulk-lanes"
         case instanceId = "instance-id"
@@ -143,6 +144,11 @@ public struct Setting: Sendable, Hashable {
                 (
                     "100",
                     "Longest wait of an idle fetch of the task topics (bulk lanes; express lanes too when the planner delivers narrow events), in milliseconds."
+                )
+            case .taskHandoff:
+                (
+                    "direct",
+                    "How an idle bulk lane learns of tasks its own process's planner has just committed: direct (reads their partition at once) or fetch (only through its consumer's next fetch)."
                 )
             case .plannerFetchWaitMs:
                 (

@@ -32,6 +32,7 @@ final class FanoutLane: Sendable {
         var producer = configuration.transactionalProducerConfiguration(
             role: "fanout-\(kind.rawValue)", lane: index, forDeliveries: kind == .bulk)
         if kind == .express { producer.lingerMs = 0 }
+        let direct = kind == .bulk && configuration.directTaskReads
         loop = TransactionalLoop(
             settings: TransactionalLoop.Settings(
                 name: name,
@@ -42,15 +43,20 @@ final class FanoutLane: Sendable {
                 ),
                 producer: producer,
                 batchSize: kind == .bulk ? 1 : configuration.expressBatchSize,
+                pollTimeout: direct ? .milliseconds(configuration.directReadPollMs) : .milliseconds(100),
                 lagSampleInterval: configuration.lagSampleInterval,
                 gated: kind == .bulk ? .finishAndCommit : .wholeTransaction,
-                deadLetterTopic: configuration.topics.eventsDeadLetters
+                deadLetterTopic: configuration.topics.eventsDeadLetters,
+                directReads: direct ? DirectReads.Settings(consumer: configuration.directReadConfiguration(lane: name)) : nil
             ),
             logger: logger, metrics: metrics
         )
     }
 
     func stop() { loop.stop() }
+
+    /// Tasks this lane read at its planner's notice (`DirectReads`).
+    var tasksReadDirectly: Int { loop.recordsReadDirectly }
 
     func run() async throws {
         defer { delivery.close() }

@@ -17,6 +17,9 @@ public final class PipelineMetrics: Sendable {
     /// Observed once per page of recipients (and so exactly for small audiences).
     public let publishToDelivery = Timer(label: "herald_publish_to_delivery_seconds", preferredDisplayUnit: .seconds)
     public let tasks = Counter(label: "herald_tasks_total")
+    /// `herald_direct_task_reads_total`: tasks a bulk lane read at its planner's notice instead
+    /// of through its group consumer's fetch (`HERALD_TASK_HANDOFF=direct`).
+    public let directTaskReads = Counter(label: "herald_direct_task_reads_total")
     public let kafkaErrors = Counter(label: "herald_kafka_errors_total")
     public let redisErrors = Counter(label: "herald_redis_errors_total")
     /// `herald_schedule_releases_total`: events the scheduler released (a local-time part counts once).

@@ -62,6 +62,8 @@ public final class EventPlanner: Sendable {
         var narrow: [FanoutTask] = []
         /// Statuses to store in Redis (`store`) before the transaction commits.
         var statuses: [StatusRecord] = []
+        /// Partitions of `herald.tasks` written to, for `TaskNotices` once the transaction committed.
+        var taskPartitions: Set<KafkaTopicPartition> = []
     }
 
     /// Handles one batch inside the caller's open transaction: queues its tasks, statuses and
@@ -238,6 +240,7 @@ public final class EventPlanner: Sendable {
                         KafkaOutgoingMessage(
                             topic: topic, partition: partition, key: Array(eventId.utf8), value: Array(try encoder.encode(task))
                         ))
+                    if lane == .bulk { planned.taskPartitions.insert(KafkaTopicPartition(topic: topic, partition: partition)) }
                 }
             }
             var record = StatusRecord.accepted(eventId: eventId, taskCount: tasks.count, publishedAt: event.publishedAt, acceptedAt: now)

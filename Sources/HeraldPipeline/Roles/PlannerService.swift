@@ -49,6 +49,7 @@ public final class PlannerService: Service, Sendable {
             : nil
         defer { delivery?.close() }
         await delivery?.prepare()
+        let notices: TaskNotices? = configuration.directTaskReads ? .shared : nil
         logger.info(
             "planner starting",
             metadata: [
@@ -61,13 +62,22 @@ public final class PlannerService: Service, Sendable {
                 // The statuses are stored while the narrow events are delivered (two Redis
                 // connections); both end before the transaction commits.
                 async let stored: Void = planner.store(planned.statuses)
-                let work =
+                var work =
                     if let delivery, !planned.narrow.isEmpty {
                         try await delivery.deliver(planned.narrow, producer: producer)
                     } else {
                         TransactionalLoop.BatchWork()
                     }
                 try await stored
+                if let notices, !planned.taskPartitions.isEmpty {
+                    // Idle lanes of this process read these partitions at once (`DirectReads`).
+                    let delivered = work.afterCommit
+                    let partitions = planned.taskPartitions
+                    work.afterCommit = {
+                        notices.post(partitions)
+                        await delivered?()
+                    }
+                }
                 return work
             }
         } onGracefulShutdown: {

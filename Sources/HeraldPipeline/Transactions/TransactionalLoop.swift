@@ -42,6 +42,9 @@ final class TransactionalLoop: Sendable {
         var deadLetterTopic: String? = nil
         /// Where the loop reports whether it keeps up (health checks).
         var progress: ProgressBoard = .shared
+        /// Reads of partitions a planner of this process has just written to, when the group
+        /// consumer has nothing (bulk lanes); the poll timeout is how often it looks.
+        var directReads: DirectReads.Settings? = nil
     }
 
     enum GatedPart: Sendable { case wholeTransaction, finishAndCommit }
@@ -72,6 +75,7 @@ final class TransactionalLoop: Sendable {
     private let stopping = Atomic<Bool>(false)
     private let committedBatches = Atomic<Int>(0)
     private let deadLettered = Atomic<Int>(0)
+    private let directRecords = Atomic<Int>(0)
 
     init(settings: Settings, logger: Logger, metrics: PipelineMetrics = .shared) {
         self.settings = settings
@@ -89,6 +93,9 @@ final class TransactionalLoop: Sendable {
     /// Batches committed so far (for tests and logs).
     var batchesCommitted: Int { committedBatches.load(ordering: .relaxed) }
 
+    /// Records read at a notice beside the group consumer (`DirectReads`) so far.
+    var recordsReadDirectly: Int { directRecords.load(ordering: .relaxed) }
+
     /// Records dead-lettered by the loop itself (permanent failures) so far.
     var recordsDeadLettered: Int { deadLettered.load(ordering: .relaxed) }
 
@@ -102,6 +109,7 @@ final class TransactionalLoop: Sendable {
         var lastLagSample = ContinuousClock.now
         let progress = settings.progress.register(settings.name)
         defer { settings.progress.unregister(progress) }
+        let direct = settings.directReads.map { DirectReads(settings: $0, logger: logger) }
 
         while !isStopping && !Task.isCancelled {
             do {
@@ -129,7 +137,7 @@ final class TransactionalLoop: Sendable {
             }
             guard producer != nil, let activeConsumer = consumer else { continue }
 
-            let batch: [KafkaMessage]
+            var batch: [KafkaMessage]
             do {
                 batch = try await activeConsumer.pollBatch(maxMessages: settings.batchSize, timeout: settings.pollTimeout)
             } catch {
@@ -142,6 +150,10 @@ final class TransactionalLoop: Sendable {
                 lastLagSample = .now
                 sampleLag(activeConsumer)
             }
+            if let direct {
+                batch = direct.unhandled(batch)
+                if batch.isEmpty { batch = await readDirectly(direct, activeConsumer).map { [$0] } ?? [] }
+            }
             guard !batch.isEmpty else {
                 progress.caughtUp()
                 continue
@@ -153,6 +165,7 @@ final class TransactionalLoop: Sendable {
                 do {
                     try await commit(
                         part.work, deadLetters: part.deadLetters, offsetsOf: part.records, activeProducer, activeConsumer, handle)
+                    direct?.committed(part.records)
                     let letters = machine.partCommitted()
                     deadLettered.add(letters.count, ordering: .relaxed)
                     for letter in letters {
@@ -193,6 +206,7 @@ final class TransactionalLoop: Sendable {
             }
             if machine.isBatchDone { progress.caughtUp() }
         }
+        await direct?.close()
         if let consumer {
             do { try await consumer.close() } catch { logger.warning("leaving the group failed", metadata: ["error": "\(error)"]) }
         }
@@ -307,6 +321,28 @@ final class TransactionalLoop: Sendable {
             gateWait: finishing - offsetsSent
         )
         return (timings, work.afterCommit)
+    }
+
+    /// A noticed partition's next record read beside the group consumer (nil: none, or the
+    /// read failed and the group consumer will bring it).
+    private func readDirectly(_ direct: DirectReads, _ consumer: KafkaConsumer) async -> KafkaMessage? {
+        let started = ContinuousClock.now
+        do {
+            guard let record = try await direct.next(owner: consumer) else { return nil }
+            metrics.directTaskReads.increment()
+            directRecords.add(1, ordering: .relaxed)
+            logger.debug(
+                "record read directly",
+                metadata: [
+                    "record": "\(record.topic)/\(record.partition)/\(record.offset)",
+                    "readMs": "\(Self.milliseconds(ContinuousClock.now - started))",
+                ])
+            return record
+        } catch {
+            metrics.countError(error)
+            logger.warning("direct read failed; the group consumer will bring the record", metadata: ["error": "\(error)"])
+            return nil
+        }
     }
 
     /// For each partition in the batch, the offset after its last record.

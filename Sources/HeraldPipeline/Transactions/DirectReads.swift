@@ -1,0 +1,113 @@
+import HeraldKafka
+import Logging
+import Synchronization
+
+/// Partitions of the task topic that a planner of this process has just written committed
+/// tasks to. A bulk lane that owns one of them and has nothing to do reads it at once
+/// (`DirectReads`) instead of waiting for its group consumer's next fetch.
+///
+/// A notice is only a hint: a lane that takes it reads the partition's next committed record
+/// from the group's committed offset, which is the record its group consumer would hand it
+/// next. A stale or foreign notice costs one read that finds nothing new.
+final class TaskNotices: Sendable {
+    static let shared = TaskNotices()
+
+    private let pending = Mutex<Set<KafkaTopicPartition>>([])
+
+    /// Called once the planner's transaction that wrote to `partitions` has committed.
+    func post(_ partitions: some Sequence<KafkaTopicPartition>) {
+        pending.withLock { $0.formUnion(partitions) }
+    }
+
+    /// Removes and returns the noticed partitions among `owned`.
+    func take(among owned: [KafkaTopicPartition]) -> [KafkaTopicPartition] {
+        pending.withLock { pending in
+            guard !pending.isEmpty else { return [] }
+            let taken = owned.filter { pending.contains($0) }
+            pending.subtract(taken)
+            return taken
+        }
+    }
+
+    var isEmpty: Bool { pending.withLock { $0.isEmpty } }
+}
+
+/// A loop's reads of noticed partitions beside its group consumer, and the offsets it has
+/// committed, below which its group consumer's records were already handled.
+///
+/// On a broker that answers a waiting fetch only when the wait ends (the embedded one), an
+/// idle bulk lane learns of its first task up to tens of milliseconds after the planner
+/// committed it. The lane's group consumer cannot be hurried: its fetch is in flight. So the
+/// lane reads the noticed partitions with a consumer of its own (no group, a short fetch wait),
+/// from the group's committed offset, and handles the first record in the usual transaction,
+/// with the usual offsets and group metadata. Its group consumer fetches that record later;
+/// the loop drops it, since the offset is below what this loop has committed.
+final class DirectReads {
+    struct Settings: Sendable {
+        var notices: TaskNotices = .shared
+        /// Of the reading consumer (no group; `read_committed`).
+        var consumer: KafkaConsumerConfiguration
+        /// The longest a read waits for a noticed partition's record.
+        var readTimeout: Duration = .milliseconds(50)
+    }
+
+    let settings: Settings
+    private let logger: Logger
+    private var reader: KafkaConsumer?
+    /// Per partition, the offset after the last record this loop committed.
+    private var committed: [KafkaTopicPartition: Int64] = [:]
+    /// Records read here and handled (for tests and logs).
+    private(set) var recordsRead = 0
+
+    init(settings: Settings, logger: Logger) {
+        self.settings = settings
+        self.logger = logger
+    }
+
+    /// Notes the offsets of a committed transaction's records.
+    func committed(_ records: [KafkaMessage]) {
+        for record in records {
+            committed[record.topicPartition] = max(committed[record.topicPartition] ?? 0, record.offset + 1)
+        }
+    }
+
+    /// `batch` without the records this loop has already handled and committed.
+    func unhandled(_ batch: [KafkaMessage]) -> [KafkaMessage] {
+        guard !committed.isEmpty else { return batch }
+        return batch.filter { $0.offset >= committed[$0.topicPartition] ?? 0 }
+    }
+
+    /// The next committed record of a noticed partition that `group` owns, or nil when none
+    /// is noticed or none arrives within `readTimeout`.
+    func next(owner group: KafkaConsumer) async throws -> KafkaMessage? {
+        guard !settings.notices.isEmpty else { return nil }
+        let noticed = settings.notices.take(among: try group.assignment())
+        guard !noticed.isEmpty else { return nil }
+        // The group's committed offsets are where its consumer reads next: this loop only
+        // asks when it has handled (and committed) everything it polled.
+        let starts = try await group.committed(noticed).map { entry in
+            let mine = committed[entry.topicPartition] ?? KafkaTopicPartitionOffset.beginning
+            return KafkaTopicPartitionOffset(topic: entry.topic, partition: entry.partition, offset: max(entry.offset, mine))
+        }
+        let reader = try self.reader ?? KafkaConsumer(configuration: settings.consumer, logger: logger)
+        self.reader = reader
+        try reader.assign(starts)
+        defer { try? reader.assign([]) }
+        let first = Dictionary(uniqueKeysWithValues: starts.map { ($0.topicPartition, $0.offset) })
+        let deadline = ContinuousClock.now + settings.readTimeout
+        while ContinuousClock.now < deadline {
+            let batch = try await reader.pollBatch(maxMessages: 1, timeout: ContinuousClock.now.duration(to: deadline))
+            // A record of an earlier assignment may still be queued: only the asked ones count.
+            if let record = batch.first, let start = first[record.topicPartition], record.offset >= start {
+                recordsRead += 1
+                return record
+            }
+        }
+        return nil
+    }
+
+    func close() async {
+        try? await reader?.close()
+        reader = nil
+    }
+}
