@@ -134,6 +134,7 @@ struct TransactionalLoopTests {
         let notices = TaskNotices()
         var reader = KafkaConsumerConfiguration(bootstrapServers: broker.bootstrapServers)
         reader.fetchWaitMaxMs = 5
+        reader.reportsEndOfPartition = true
         settings.directReads = DirectReads.Settings(notices: notices, consumer: reader, readTimeout: .milliseconds(500))
         let loop = TransactionalLoop(settings: settings, logger: Self.logger)
         let handled = Mutex<[String: Int]>([:])
@@ -170,6 +171,11 @@ struct TransactionalLoopTests {
         await producer.shutdown()
         // Long enough for the group consumer to bring every record again.
         try await Task.sleep(for: .seconds(7))
+        // A notice of records already handled reads from the committed offset and finds nothing.
+        notices.post([KafkaTopicPartition(topic: input, partition: 0)])
+        let stale = ContinuousClock.now + .seconds(5)
+        while !notices.isEmpty, ContinuousClock.now < stale { try await Task.sleep(for: .milliseconds(10)) }
+        try await Task.sleep(for: .seconds(1))
         loop.stop()
         try await running.value
 

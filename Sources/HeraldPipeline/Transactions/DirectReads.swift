@@ -47,7 +47,8 @@ final class DirectReads {
         var notices: TaskNotices = .shared
         /// Of the reading consumer (no group; `read_committed`).
         var consumer: KafkaConsumerConfiguration
-        /// The longest a read waits for a noticed partition's record.
+        /// The longest a read waits for a noticed partition's record (it ends sooner at the
+        /// partitions' ends: the consumer must report them, `reportsEndOfPartition`).
         var readTimeout: Duration = .milliseconds(50)
     }
 
@@ -95,10 +96,14 @@ final class DirectReads {
         defer { try? reader.assign([]) }
         let first = Dictionary(uniqueKeysWithValues: starts.map { ($0.topicPartition, $0.offset) })
         let deadline = ContinuousClock.now + settings.readTimeout
-        while ContinuousClock.now < deadline {
-            let batch = try await reader.pollBatch(maxMessages: 1, timeout: ContinuousClock.now.duration(to: deadline))
+        // A notice whose records the group consumer has already brought ends at the
+        // partitions' ends, after one fetch.
+        while ContinuousClock.now < deadline,
+            let record = try await reader.nextRecord(
+                untilEndOf: Set(noticed), timeout: ContinuousClock.now.duration(to: deadline))
+        {
             // A record of an earlier assignment may still be queued: only the asked ones count.
-            if let record = batch.first, let start = first[record.topicPartition], record.offset >= start {
+            if let start = first[record.topicPartition], record.offset >= start {
                 recordsRead += 1
                 return record
             }
