@@ -72,14 +72,16 @@ struct KafkaRoundTripTests {
         let consumer = try KafkaConsumer(configuration: configuration, logger: testLogger)
         let partitions = (0..<2).map { KafkaTopicPartition(topic: topic, partition: $0) }
         try consumer.assign([
-            KafkaTopicPartitionOffset(topic: topic, partition: 0, offset: 1), KafkaTopicPartitionOffset(topic: topic, partition: 1, offset: 0),
+            KafkaTopicPartitionOffset(topic: topic, partition: 0, offset: 1),
+            KafkaTopicPartitionOffset(topic: topic, partition: 1, offset: 0),
         ])
         let record = try await consumer.nextRecord(untilEndOf: Set(partitions), timeout: .seconds(30))
         #expect(record?.offset == 1 && text(record?.value) == "r1")
 
         // Both partitions read to their ends: nil long before the 60 s timeout.
         try consumer.assign([
-            KafkaTopicPartitionOffset(topic: topic, partition: 0, offset: 3), KafkaTopicPartitionOffset(topic: topic, partition: 1, offset: 0),
+            KafkaTopicPartitionOffset(topic: topic, partition: 0, offset: 3),
+            KafkaTopicPartitionOffset(topic: topic, partition: 1, offset: 0),
         ])
         let started = ContinuousClock.now
         let none = try await consumer.nextRecord(untilEndOf: Set(partitions), timeout: .seconds(60))

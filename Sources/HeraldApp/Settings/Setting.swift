@@ -119,7 +119,10 @@ public struct Setting: Sendable, Hashable {
             case .roles:
                 ("planner,fanout,indexer,scheduler", "Worker roles this process runs (any of planner, fanout, indexer, scheduler, sender).")
             case .tasksPerBroadcast:
-                ("16", "Tasks a broadcast is split into, at least (an expression gets as many as its audience needs at `deliveries-per-task`, rounded up to a multiple of `bulk-lanes`).")
+                (
+                    "16",
+                    "Tasks a broadcast is split into, at least (an expression gets as many as its audience needs at `deliveries-per-task`, rounded up to a multiple of `bulk-lanes`)."
+                )
             case .deliveriesPerTask:
                 (
                     "32000",

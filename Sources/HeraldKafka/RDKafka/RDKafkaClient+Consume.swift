@@ -48,7 +48,8 @@ extension RDKafkaClient {
             defer { rd_kafka_message_destroy(message) }
             if code == RD_KAFKA_RESP_ERR__PARTITION_EOF {
                 guard let topic = message.pointee.rkt else { return nil }
-                return .endOfPartition(KafkaTopicPartition(topic: String(cString: rd_kafka_topic_name(topic)), partition: message.pointee.partition))
+                return .endOfPartition(
+                    KafkaTopicPartition(topic: String(cString: rd_kafka_topic_name(topic)), partition: message.pointee.partition))
             }
             let topic = message.pointee.rkt.map { String(cString: rd_kafka_topic_name($0)) }
             if code == RD_KAFKA_RESP_ERR__FATAL, let fatal = fatalError(operation: "consume") { throw fatal }
