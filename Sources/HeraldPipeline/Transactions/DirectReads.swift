@@ -84,12 +84,7 @@ final class DirectReads {
         guard !settings.notices.isEmpty else { return nil }
         let noticed = settings.notices.take(among: try group.assignment())
         guard !noticed.isEmpty else { return nil }
-        // The group's committed offsets are where its consumer reads next: this loop only
-        // asks when it has handled (and committed) everything it polled.
-        let starts = try await group.committed(noticed).map { entry in
-            let mine = committed[entry.topicPartition] ?? KafkaTopicPartitionOffset.beginning
-            return KafkaTopicPartitionOffset(topic: entry.topic, partition: entry.partition, offset: max(entry.offset, mine))
-        }
+        let starts = try await startOffsets(noticed, group: group)
         let reader = try self.reader ?? KafkaConsumer(configuration: settings.consumer, logger: logger)
         self.reader = reader
         try reader.assign(starts)
@@ -109,6 +104,30 @@ final class DirectReads {
             }
         }
         return nil
+    }
+
+    /// Where `group` reads each of `partitions` next. This loop only asks when it has handled
+    /// everything it polled, so that is the group's committed offset. Where the group consumer
+    /// has read no further than this loop committed (its position, local, at most that offset),
+    /// the offset this loop committed is it. Otherwise (a new assignment, a rewind) the group is
+    /// asked: that round trip waits while another lane's transaction holds offsets of the
+    /// group on the embedded broker, which is why it is the exception.
+    private func startOffsets(_ partitions: [KafkaTopicPartition], group: KafkaConsumer) async throws -> [KafkaTopicPartitionOffset] {
+        var starts: [KafkaTopicPartitionOffset] = []
+        var unknown: [KafkaTopicPartition] = []
+        for position in try group.position(partitions) {
+            if let mine = committed[position.topicPartition], position.offset >= 0, position.offset <= mine {
+                starts.append(KafkaTopicPartitionOffset(topic: position.topic, partition: position.partition, offset: mine))
+            } else {
+                unknown.append(position.topicPartition)
+            }
+        }
+        guard !unknown.isEmpty else { return starts }
+        return try await starts
+            + group.committed(unknown).map { entry in
+                let mine = committed[entry.topicPartition] ?? KafkaTopicPartitionOffset.beginning
+                return KafkaTopicPartitionOffset(topic: entry.topic, partition: entry.partition, offset: max(entry.offset, mine))
+            }
     }
 
     func close() async {
