@@ -192,15 +192,13 @@ public struct PipelineConfiguration: Sendable {
     }
 
     /// The consumer a bulk lane reads noticed task partitions with: no group, a short fetch
-    /// wait (the records are committed before the notice), little prefetch, and the ends of
-    /// partitions reported (a notice whose records were already read ends there).
+    /// wait (the records are committed before the notice), little prefetch.
     func directReadConfiguration(lane: String) -> KafkaConsumerConfiguration {
         var configuration = KafkaConsumerConfiguration(bootstrapServers: bootstrapServers)
         configuration.clientId = "herald-\(lane)-direct"
         configuration.isolationLevel = .readCommitted
         configuration.fetchWaitMaxMs = 5
         configuration.queuedMinMessages = 1
-        configuration.reportsEndOfPartition = true
         configuration.extra = kafkaExtra
         return configuration
     }

@@ -57,39 +57,6 @@ struct KafkaRoundTripTests {
         #expect(received[0].header("trace") == bytes("abc"))
     }
 
-    @Test("nextRecord returns the next record, and nil at the ends of the partitions instead of waiting out its timeout")
-    func nextRecordStopsAtTheEnd() async throws {
-        let topic = TestBroker.uniqueName("next-record")
-        try await broker.createTopic(topic, partitions: 2)
-        let producer = try KafkaProducer(configuration: broker.producerConfiguration(), logger: testLogger)
-        for index in 0..<3 { try producer.enqueue(KafkaOutgoingMessage(topic: topic, partition: 0, key: nil, value: bytes("r\(index)"))) }
-        try await producer.flush()
-        await producer.shutdown()
-
-        var configuration = broker.consumerConfiguration(group: nil)
-        configuration.reportsEndOfPartition = true
-        configuration.fetchWaitMaxMs = 100
-        let consumer = try KafkaConsumer(configuration: configuration, logger: testLogger)
-        let partitions = (0..<2).map { KafkaTopicPartition(topic: topic, partition: $0) }
-        try consumer.assign([
-            KafkaTopicPartitionOffset(topic: topic, partition: 0, offset: 1),
-            KafkaTopicPartitionOffset(topic: topic, partition: 1, offset: 0),
-        ])
-        let record = try await consumer.nextRecord(untilEndOf: Set(partitions), timeout: .seconds(30))
-        #expect(record?.offset == 1 && text(record?.value) == "r1")
-
-        // Both partitions read to their ends: nil long before the 60 s timeout.
-        try consumer.assign([
-            KafkaTopicPartitionOffset(topic: topic, partition: 0, offset: 3),
-            KafkaTopicPartitionOffset(topic: topic, partition: 1, offset: 0),
-        ])
-        let started = ContinuousClock.now
-        let none = try await consumer.nextRecord(untilEndOf: Set(partitions), timeout: .seconds(60))
-        #expect(none == nil)
-        #expect(ContinuousClock.now - started < .seconds(30), "nextRecord waited out its timeout instead of stopping at the ends")
-        try await consumer.close()
-    }
-
     @Test("pollBorrowing hands over the same keys, values and offsets as pollBatch, without copies, and only without a group")
     func borrowingPoll() async throws {
         let topic = TestBroker.uniqueName("borrowing")

@@ -125,17 +125,16 @@ struct TransactionalLoopTests {
         let broker = try TestBroker(name: "transactional-loop-direct")
         defer { broker.stop() }
         let (plain, input, output, group) = try await Self.loopOverInput(broker: broker, count: 0, deadLetterTopic: false)
-        // The embedded broker answers an idle fetch when its wait ends: with 3 s, the group
+        // The embedded broker answers an idle fetch when its wait ends: with 10 s, the group
         // consumer brings each record seconds late, and only a direct read is quick.
         var settings = plain.settings
-        settings.consumer.fetchWaitMaxMs = 3_000
+        settings.consumer.fetchWaitMaxMs = 10_000
         settings.batchSize = 1
         settings.pollTimeout = .milliseconds(5)
         let notices = TaskNotices()
         var reader = KafkaConsumerConfiguration(bootstrapServers: broker.bootstrapServers)
         reader.fetchWaitMaxMs = 5
-        reader.reportsEndOfPartition = true
-        settings.directReads = DirectReads.Settings(notices: notices, consumer: reader, readTimeout: .milliseconds(500))
+        settings.directReads = DirectReads.Settings(notices: notices, consumer: reader, readTimeout: .seconds(3))
         let loop = TransactionalLoop(settings: settings, logger: Self.logger)
         let handled = Mutex<[String: Int]>([:])
         let running = Task {
@@ -170,7 +169,7 @@ struct TransactionalLoopTests {
         }
         await producer.shutdown()
         // Long enough for the group consumer to bring every record again.
-        try await Task.sleep(for: .seconds(7))
+        try await Task.sleep(for: .seconds(12))
         // A notice of records already handled reads from the committed offset and finds nothing.
         notices.post([KafkaTopicPartition(topic: input, partition: 0)])
         let stale = ContinuousClock.now + .seconds(5)

@@ -33,8 +33,6 @@ public struct KafkaConsumerConfiguration: Sendable {
     public var fetchMaxBytes: Int = 52_428_800
     /// Upper bound per partition in one fetch.
     public var maxPartitionFetchBytes: Int = 1_048_576
-    /// Whether reaching the end of a partition is reported (`nextRecord(untilEndOf:timeout:)`).
-    public var reportsEndOfPartition: Bool = false
     /// Records librdkafka prefetches per partition.
     public var queuedMinMessages: Int = 100_000
     /// Any further librdkafka property; these override the typed settings above.
@@ -67,7 +65,7 @@ public struct KafkaConsumerConfiguration: Sendable {
             "fetch.max.bytes": String(fetchMaxBytes),
             "max.partition.fetch.bytes": String(maxPartitionFetchBytes),
             "queued.min.messages": String(queuedMinMessages),
-            "enable.partition.eof": String(reportsEndOfPartition),
+            "enable.partition.eof": "false",
         ]
         // librdkafka's consumer refuses even `assign` without a group id; a consumer that
         // only assigns never joins or commits, so a fixed placeholder is harmless.

@@ -100,31 +100,6 @@ public final class KafkaConsumer: Sendable {
         }
     }
 
-    /// The next record, or nil once every partition of `partitions` was read to its end (with
-    /// `reportsEndOfPartition`) or after `timeout`: a look at partitions that may have just
-    /// received a record, which does not wait out a fetch wait when they have not.
-    public func nextRecord(untilEndOf partitions: Set<KafkaTopicPartition>, timeout: Duration) async throws -> KafkaMessage? {
-        try checkOpen("poll")
-        let client = client
-        return try await runBlocking(on: pollQueue) { [self] in
-            try checkOpen("poll")
-            let deadline = ContinuousClock.now.advanced(by: timeout)
-            var ended: Set<KafkaTopicPartition> = []
-            while !partitions.isSubset(of: ended) {
-                let remaining = ContinuousClock.now.duration(to: deadline)
-                if remaining <= .zero { break }
-                switch try client.consumerPollEvent(timeoutMs: max(1, remaining.rdKafkaMilliseconds)) {
-                case .record(let message)?:
-                    defer { rd_kafka_message_destroy(message) }
-                    return RDKafkaClient.copyMessage(message)
-                case .endOfPartition(let partition)?: ended.insert(partition)
-                case nil: continue
-                }
-            }
-            return nil
-        }
-    }
-
     /// `pollBatch` without copying: up to `maxMessages` records are handed to `body` in place,
     /// on the poll thread, and released when it returns; `body` returns what the caller keeps
     /// (counts, say). For a reader that counts or forwards bytes at a high rate.

@@ -29,28 +29,11 @@ extension RDKafkaClient {
     /// One blocking poll that keeps the record in librdkafka's memory: the caller must
     /// `rd_kafka_message_destroy` it. Nil on timeout and for events that are not records.
     func consumerPollRecord(timeoutMs: Int32) throws -> UnsafeMutablePointer<rd_kafka_message_t>? {
-        guard case .record(let message) = try consumerPollEvent(timeoutMs: timeoutMs) else { return nil }
-        return message
-    }
-
-    enum PolledEvent {
-        /// The caller must `rd_kafka_message_destroy` it.
-        case record(UnsafeMutablePointer<rd_kafka_message_t>)
-        /// The consumer read to the end of this partition (`enable.partition.eof`).
-        case endOfPartition(KafkaTopicPartition)
-    }
-
-    /// One blocking poll: a record, the end of a partition, or nil on timeout and for other events.
-    func consumerPollEvent(timeoutMs: Int32) throws -> PolledEvent? {
         guard let message = rd_kafka_consumer_poll(handle, timeoutMs) else { return nil }
         let code = message.pointee.err
         guard code == RD_KAFKA_RESP_ERR_NO_ERROR else {
             defer { rd_kafka_message_destroy(message) }
-            if code == RD_KAFKA_RESP_ERR__PARTITION_EOF {
-                guard let topic = message.pointee.rkt else { return nil }
-                return .endOfPartition(
-                    KafkaTopicPartition(topic: String(cString: rd_kafka_topic_name(topic)), partition: message.pointee.partition))
-            }
+            if code == RD_KAFKA_RESP_ERR__PARTITION_EOF { return nil }
             let topic = message.pointee.rkt.map { String(cString: rd_kafka_topic_name($0)) }
             if code == RD_KAFKA_RESP_ERR__FATAL, let fatal = fatalError(operation: "consume") { throw fatal }
             let detail = message.pointee.payload.map {
@@ -61,10 +44,10 @@ extension RDKafkaClient {
             callbacks.logger.warning("consume error", metadata: ["error": "\(error)"])
             return nil
         }
-        return .record(message)
+        return message
     }
 
-    static func copyMessage(_ message: UnsafePointer<rd_kafka_message_t>) -> KafkaMessage {
+    private static func copyMessage(_ message: UnsafePointer<rd_kafka_message_t>) -> KafkaMessage {
         let record = message.pointee
         let key = record.key.map { Array(UnsafeRawBufferPointer(start: $0, count: record.key_len)) }
         let value = record.payload.map { Array(UnsafeRawBufferPointer(start: $0, count: record.len)) }

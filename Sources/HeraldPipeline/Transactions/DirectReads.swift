@@ -48,10 +48,10 @@ final class DirectReads {
         /// Of the reading consumer (no group; `read_committed`).
         var consumer: KafkaConsumerConfiguration
         /// The longest a read waits for a noticed partition's record. The record is committed
-        /// before the notice, so it comes in one fetch (1-5 ms on the embedded broker); a read
-        /// that finds nothing (the group consumer brought the record first) ends at the
-        /// partitions' ends where the broker reports them (`reportsEndOfPartition`; the embedded
-        /// one often does not), else here, while the lane stands idle.
+        /// before the notice, so it comes in one fetch (1-5 ms on the embedded broker). A read
+        /// that finds nothing (the group consumer brought the record first) waits this long, the
+        /// lane idle. It does not stop at a partition's reported end: that end can lag the
+        /// commit (Apache Kafka writes transaction markers after the commit returns).
         var readTimeout: Duration = .milliseconds(15)
     }
 
@@ -66,6 +66,16 @@ final class DirectReads {
     init(settings: Settings, logger: Logger) {
         self.settings = settings
         self.logger = logger
+    }
+
+    /// The reading consumer, created on first use (the loop creates it at start, so its
+    /// connection is made before the first notice).
+    @discardableResult
+    func prepare() throws -> KafkaConsumer {
+        if let reader { return reader }
+        let created = try KafkaConsumer(configuration: settings.consumer, logger: logger)
+        reader = created
+        return created
     }
 
     /// Notes the offsets of a committed transaction's records.
@@ -88,23 +98,21 @@ final class DirectReads {
         let noticed = settings.notices.take(among: try group.assignment())
         guard !noticed.isEmpty else { return nil }
         let starts = try await startOffsets(noticed, group: group)
-        let reader = try self.reader ?? KafkaConsumer(configuration: settings.consumer, logger: logger)
-        self.reader = reader
+        let reader = try prepare()
         try reader.assign(starts)
         defer { try? reader.assign([]) }
         let first = Dictionary(uniqueKeysWithValues: starts.map { ($0.topicPartition, $0.offset) })
         let deadline = ContinuousClock.now + settings.readTimeout
-        // A notice whose records the group consumer has already brought ends at the
-        // partitions' ends (where the broker reports them) or at the deadline.
-        while ContinuousClock.now < deadline,
-            let record = try await reader.nextRecord(
-                untilEndOf: Set(noticed), timeout: ContinuousClock.now.duration(to: deadline))
-        {
+        var remaining = settings.readTimeout
+        while remaining > .zero {
             // A record of an earlier assignment may still be queued: only the asked ones count.
-            if let start = first[record.topicPartition], record.offset >= start {
-                recordsRead += 1
-                return record
+            for record in try await reader.pollBatch(maxMessages: 1, timeout: remaining) {
+                if let start = first[record.topicPartition], record.offset >= start {
+                    recordsRead += 1
+                    return record
+                }
             }
+            remaining = ContinuousClock.now.duration(to: deadline)
         }
         logger.debug(
             "direct read found nothing",

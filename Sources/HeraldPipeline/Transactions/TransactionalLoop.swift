@@ -110,6 +110,9 @@ final class TransactionalLoop: Sendable {
         let progress = settings.progress.register(settings.name)
         defer { settings.progress.unregister(progress) }
         let direct = settings.directReads.map { DirectReads(settings: $0, logger: logger) }
+        if let direct {
+            do { try direct.prepare() } catch { logger.warning("no consumer for direct reads yet", metadata: ["error": "\(error)"]) }
+        }
 
         while !isStopping && !Task.isCancelled {
             do {
