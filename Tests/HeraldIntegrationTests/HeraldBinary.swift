@@ -43,6 +43,18 @@ enum HeraldBinary {
         func stdout() -> String { (try? String(contentsOf: directory.appendingPathComponent("stdout"), encoding: .utf8)) ?? "" }
         func stderr() -> String { (try? String(contentsOf: directory.appendingPathComponent("stderr"), encoding: .utf8)) ?? "" }
 
+        /// The head of a crash report in stderr (what trapped, and the crashed thread's first
+        /// frames), which a tail of a long report cuts off; empty when the process did not crash.
+        func crashHead(lines: Int = 30) -> String {
+            let all = stderr().split(separator: "\n", omittingEmptySubsequences: false)
+            guard let start = all.firstIndex(where: { $0.contains("Fatal error") || $0.contains("Program crashed") }) else { return "" }
+            var head = Array(all[start..<min(all.count, start + 8)])
+            if let crashed = all[start...].firstIndex(where: { $0.contains(" crashed:") }) {
+                head += all[crashed..<min(all.count, crashed + lines)]
+            }
+            return head.joined(separator: "\n")
+        }
+
         func signal(_ signal: Int32) { kill(process.processIdentifier, signal) }
 
         /// Lets the process run in short slices, stopped (SIGSTOP) between them while `done`

@@ -171,7 +171,7 @@ struct RedisLossTests {
             try await Task.sleep(for: .milliseconds(100))
         }
         let last = try? await reader.status(eventId: eventId)
-        Issue.record("\(eventId) did not complete (\(String(describing: last))):\n\(worker.stderr().suffix(3_000))")
+        Issue.record("\(eventId) did not complete (\(String(describing: last))):\n\(worker.crashHead())\n\(worker.stderr().suffix(3_000))")
         throw CancellationError()
     }
 
