@@ -33,30 +33,29 @@ final class FanoutLane: Sendable {
             role: "fanout-\(kind.rawValue)", lane: index, forDeliveries: kind == .bulk)
         if kind == .express { producer.lingerMs = 0 }
         let direct = kind == .bulk && configuration.directTaskReads
-        loop = TransactionalLoop(
-            settings: TransactionalLoop.Settings(
-                name: name,
-                topics: [kind == .bulk ? configuration.topics.tasks : configuration.topics.expressTasks],
-                consumer: configuration.consumerConfiguration(
-                    group: kind == .bulk ? configuration.fanoutGroup : configuration.expressGroup,
-                    fetchWaitMaxMs: kind == .bulk || configuration.plannerDeliversNarrowEvents ? configuration.taskFetchWaitMaxMs : 10
-                ),
-                producer: producer,
-                batchSize: kind == .bulk ? 1 : configuration.expressBatchSize,
-                pollTimeout: direct ? .milliseconds(configuration.directReadPollMs) : .milliseconds(100),
-                lagSampleInterval: configuration.lagSampleInterval,
-                gated: kind == .bulk ? .finishAndCommit : .wholeTransaction,
-                deadLetterTopic: configuration.topics.eventsDeadLetters,
-                directReads: direct ? DirectReads.Settings(consumer: configuration.directReadConfiguration(lane: name)) : nil
+        var settings = TransactionalLoop.Settings(
+            name: name,
+            topics: [kind == .bulk ? configuration.topics.tasks : configuration.topics.expressTasks],
+            consumer: configuration.consumerConfiguration(
+                group: kind == .bulk ? configuration.fanoutGroup : configuration.expressGroup,
+                fetchWaitMaxMs: kind == .bulk || configuration.plannerDeliversNarrowEvents ? configuration.taskFetchWaitMaxMs : 10
             ),
+            producer: producer,
+            batchSize: kind == .bulk ? 1 : configuration.expressBatchSize,
+            lagSampleInterval: configuration.lagSampleInterval,
+            gated: kind == .bulk ? .finishAndCommit : .wholeTransaction,
+            deadLetterTopic: configuration.topics.eventsDeadLetters,
+            directReads: direct ? DirectReads.Settings(consumer: configuration.directReadConfiguration(lane: name)) : nil
+        )
+        // An idle lane looks for notices at every poll.
+        if direct { settings.pollTimeout = .milliseconds(configuration.directReadPollMs) }
+        loop = TransactionalLoop(
+            settings: settings,
             logger: logger, metrics: metrics
         )
     }
 
     func stop() { loop.stop() }
-
-    /// Tasks this lane read at its planner's notice (`DirectReads`).
-    var tasksReadDirectly: Int { loop.recordsReadDirectly }
 
     func run() async throws {
         defer { delivery.close() }

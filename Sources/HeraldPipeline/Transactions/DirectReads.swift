@@ -60,8 +60,6 @@ final class DirectReads {
     private var reader: KafkaConsumer?
     /// Per partition, the offset after the last record this loop committed.
     private var committed: [KafkaTopicPartition: Int64] = [:]
-    /// Records read here and handled (for tests and logs).
-    private(set) var recordsRead = 0
 
     init(settings: Settings, logger: Logger) {
         self.settings = settings
@@ -107,10 +105,7 @@ final class DirectReads {
         while remaining > .zero {
             // A record of an earlier assignment may still be queued: only the asked ones count.
             for record in try await reader.pollBatch(maxMessages: 1, timeout: remaining) {
-                if let start = first[record.topicPartition], record.offset >= start {
-                    recordsRead += 1
-                    return record
-                }
+                if let start = first[record.topicPartition], record.offset >= start { return record }
             }
             remaining = ContinuousClock.now.duration(to: deadline)
         }
