@@ -32,6 +32,10 @@ struct BenchCommand: AsyncParsableCommand {
     @Option(help: "Partitions of the task topic; the deliveries topic gets 2 more (the express ones).") var partitions: Int = 8
     @Option(help: "Populations whose worker peak RSS is measured, comma separated.") var memorySizes: String = "100000,1000000"
     @Option(help: "Records written by the broker-ceiling phase.") var ceilingRecords: Int = 400_000
+    @Option(
+        help:
+            "Times each expression narrower than --ceiling-records is compared with the producers alone writing as many records in as many transactions (the best kept; 0: none)."
+    ) var sizedCeilings: Int = 3
     @Option(help: "Extra broadcasts of the main population, each between two ceilings of its own (0: none).") var rounds: Int = 3
     @Option(
         help:
@@ -83,6 +87,7 @@ struct BenchCommand: AsyncParsableCommand {
         guard registrations >= 1_000 else { throw ValidationError("--registrations must be at least 1000") }
         guard workers >= 1, workers <= 16 else { throw ValidationError("--workers must be 1 to 16") }
         guard partitions >= 1 else { throw ValidationError("--partitions must be at least 1") }
+        guard (0...20).contains(sizedCeilings) else { throw ValidationError("--sized-ceilings must be 0 to 20") }
         guard (0...20).contains(rounds) else { throw ValidationError("--rounds must be 0 to 20") }
         guard !(roundExpressions || roundExpressionsOnly) || rounds > 0 else {
             throw ValidationError("--round-expressions and --round-expressions-only need --rounds of 1 or more")
@@ -114,6 +119,7 @@ struct BenchCommand: AsyncParsableCommand {
         options.memorySizes = parsedMemorySizes ?? []
         options.ceilingRecords = ceilingRecords
         options.rounds = rounds
+        options.sizedCeilingRuns = sizedCeilings
         options.roundExpressions = roundExpressions || roundExpressionsOnly
         options.roundBroadcasts = !roundExpressionsOnly
         options.redisClusterMasters = redisCluster

@@ -11,6 +11,10 @@ public struct BenchmarkOptions: Sendable {
     public var partitions: Int = 8
     /// Records the broker-ceiling phase writes.
     public var ceilingRecords: Int = 400_000
+    /// Times each expression row narrower than `ceilingRecords` is compared with Herald's
+    /// producers alone writing as many records in as many transactions (`Fanout.sizedCeiling`,
+    /// the best kept); 0 skips them.
+    public var sizedCeilingRuns: Int = 3
     /// Broadcasts of the main population measured after the other fan-outs, each between
     /// two ceilings of its own (`BenchmarkReport.Rounds`); 0 skips them. Needs the ceiling and
     /// the broadcast phases.

@@ -167,6 +167,7 @@ public struct BenchmarkRunner: Sendable {
                 report.ceilingAfter = try await measureCeiling(
                     base: base, topic: "\(runId).ceiling-after.deliveries", population: mainPopulation, redisPID: redisPID
                 )
+                try await measureSizedCeilings(base: base, population: mainPopulation, redisPID: redisPID, report: &report)
             }
         }
         report.applyCeilingReference()
@@ -200,6 +201,38 @@ public struct BenchmarkRunner: Sendable {
         try await phase.run(into: &report)
     }
 
+    /// Each expression row of the main population narrower than the ceiling, against the
+    /// producers alone writing its count of records in its count of transactions
+    /// (`Fanout.sizedCeiling`): below some size the transactions' fixed costs keep even them
+    /// under the ceiling's rate, and with them any fan-out.
+    private func measureSizedCeilings(
+        base: PipelineConfiguration, population: SeedPopulation, redisPID: Int32?, report: inout BenchmarkReport
+    ) async throws {
+        let runs = options.sizedCeilingRuns
+        guard runs > 0 else { return }
+        for index in report.fanouts.indices {
+            let fanout = report.fanouts[index]
+            guard fanout.population == population.count, fanout.audience != "broadcast",
+                !fanout.label.hasPrefix("broadcast"), fanout.expected > 0, fanout.expected < options.ceilingRecords
+            else { continue }
+            let transactions =
+                fanout.statusTasks ?? FanoutPlanner(configuration: base.planner).bulkTaskCount(audienceEstimate: fanout.expected)
+            Console.say(
+                "== the producers alone at the size of \(fanout.label): \(Console.count(fanout.expected)) records in \(transactions) transactions, best of \(runs)"
+            )
+            var best: BenchmarkReport.Ceiling?
+            for run in 1...runs {
+                let measured = try await measureCeiling(
+                    base: base, topic: "\(runId).sized-\(index)-\(run).deliveries", population: population, redisPID: redisPID,
+                    eventId: fanout.eventId, records: fanout.expected, transactions: transactions, idempotent: false
+                )
+                if measured.referencePerSecond > (best?.referencePerSecond ?? 0) { best = measured }
+            }
+            report.fanouts[index].sizedCeiling = best
+            report.fanouts[index].sizedCeilingRuns = runs
+        }
+    }
+
     /// Herald's own producers alone, with the fan-out's settings, writing real delivery records
     /// to a topic of their own.
     ///
@@ -208,18 +241,19 @@ public struct BenchmarkRunner: Sendable {
     /// and `aroundTimed` is told when its timed part starts and ends (`BrokerCeiling`).
     private func measureCeiling(
         base: PipelineConfiguration, topic: String, population: SeedPopulation, redisPID: Int32?,
-        eventId: String? = nil, workers: [WorkerProcess] = [], idempotent: Bool = true,
-        aroundTimed: (@Sendable (Bool) -> Void)? = nil
+        eventId: String? = nil, records: Int? = nil, transactions: Int? = nil, workers: [WorkerProcess] = [],
+        idempotent: Bool = true, aroundTimed: (@Sendable (Bool) -> Void)? = nil
     ) async throws -> BenchmarkReport.Ceiling {
+        let records = records ?? options.ceilingRecords
         let producers = max(1, options.workers * base.bulkLanes)
         let meter = CPUMeter(
             brokerPID: MachineDescription.brokerPID(base.bootstrapServers), redisPIDs: redisPID.map { [$0] } ?? [], probe: probe)
         let waited = await meter.waitForQuiet(workers: workers)
         var ceiling = try await BrokerCeiling(
             eventId: eventId ?? names("main").broadcastEventId, configuration: base, topic: topic,
-            partitions: Int(base.topics.deliveriesPartitions), records: options.ceilingRecords, producers: producers,
+            partitions: Int(base.topics.deliveriesPartitions), records: records, producers: producers,
             // As many transactions as the planner would cut a broadcast of that many devices into.
-            transactions: FanoutPlanner(configuration: base.planner).bulkTaskCount(audienceEstimate: options.ceilingRecords),
+            transactions: transactions ?? FanoutPlanner(configuration: base.planner).bulkTaskCount(audienceEstimate: records),
             population: population, meter: meter, clock: options.clock, logger: environment.logger,
             idempotent: idempotent, workers: workers, aroundTimed: aroundTimed
         ).run()

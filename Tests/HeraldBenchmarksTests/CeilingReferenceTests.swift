@@ -110,6 +110,34 @@ struct CeilingReferenceTests {
         #expect(report.table.contains("host probe 1.60 ms |"))
     }
 
+    @Test("a narrow expression is shown against the producers alone at its size, and whether they reach the target")
+    func sizedCeilingRow() {
+        var report = report(first: 500_000, after: nil, broadcastPerSecond: 420_000)
+        var narrow = report.fanouts[0]
+        narrow.label = "expression `A && B`"
+        narrow.audience = "A && B"
+        narrow.expected = 20_000
+        narrow.observed = 20_000
+        narrow.seconds = 0.08
+        narrow.deliveriesPerSecond = 250_000
+        report.fanouts.append(narrow)
+        func row() -> Substring? { report.table.split(separator: "\n").first { $0.hasPrefix("|   the producers alone at this size") } }
+        #expect(row() == nil)
+        func sized(seconds: Double) -> BenchmarkReport.Ceiling {
+            BenchmarkReport.Ceiling(
+                records: 20_000, averageRecordBytes: 722, producers: 2, transactions: 2, partitions: 10, transactionalSeconds: seconds,
+                transactionalPerSecond: 20_000 / seconds, observedSeconds: seconds, observedPerSecond: 20_000 / seconds, cpu: nil)
+        }
+        report.fanouts[1].sizedCeiling = sized(seconds: 0.04)
+        report.fanouts[1].sizedCeilingRuns = 3
+        #expect(row()?.contains("(20,000 records, 2 txns, best of 3)") == true)
+        #expect(row()?.contains("40.0 ms, 500,000 rec/s, 1.00 x ceiling") == true)
+        #expect(row()?.contains("the ceiling target is within the producers' reach at this size; the row at 0.50 x them") == true)
+        report.fanouts[1].sizedCeiling = sized(seconds: 0.08)
+        #expect(row()?.contains("0.50 x ceiling") == true)
+        #expect(row()?.contains("below 0.8 x ceiling even for the producers alone at this size; the row at 1.00 x them") == true)
+    }
+
     @Test("the probe's median counts only the samples inside the measurement")
     func probeMedianWindow() {
         let start = ContinuousClock.now

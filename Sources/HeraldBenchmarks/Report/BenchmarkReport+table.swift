@@ -166,6 +166,29 @@ extension BenchmarkReport {
         return rows
     }
 
+    /// An expression against the producers alone at its size (`Fanout.sizedCeiling`): whether
+    /// the ceiling target is within reach of any fan-out of this size, and how far the row is
+    /// from what is.
+    private func sizedCeilingRow(_ fanout: Fanout, _ sized: Ceiling) -> (String, String, String) {
+        let rate = sized.referencePerSecond
+        var value = "\(Console.fixed(Double(sized.records) / rate * 1_000, 1)) ms, \(Console.count(Int(rate))) rec/s"
+        var judged: [String] = []
+        if let reference = ceilingReference {
+            let reach = rate / reference
+            value += ", \(Console.fixed(reach, 2)) x ceiling"
+            judged.append(
+                reach >= Target.ratioToCeiling
+                    ? "the ceiling target is within the producers' reach at this size"
+                    : "below \(Target.ratioToCeiling) x ceiling even for the producers alone at this size")
+        }
+        judged.append("the row at \(Console.fixed(fanout.deliveriesPerSecond / rate, 2)) x them")
+        if let cpu = sized.cpu, cpu.isDisturbed { judged.append("disturbed") }
+        return (
+            "  the producers alone at this size (\(Console.count(sized.records)) records, \(sized.transactions) txns, best of \(fanout.sizedCeilingRuns ?? 1))",
+            value, judged.joined(separator: "; ")
+        )
+    }
+
     /// The CPU account of a measurement, and when known the part of the workers' and the
     /// bench's CPU that librdkafka's own threads used.
     private func cpuRows(_ cpu: CPUAccount) -> [(String, String, String)] {
@@ -265,6 +288,7 @@ extension BenchmarkReport {
                         "host probe \(Console.fixed(here, 2)) ms here, \(Console.fixed(there, 2)) ms in the reference ceiling"
                     ))
             }
+            if let sized = fanout.sizedCeiling { rows.append(sizedCeilingRow(fanout, sized)) }
             if let counted = fanout.countedSeconds {
                 var judged = fanout.observed == fanout.expected ? "exactly the expected count" : "NOT the expected count"
                 if let sizes = recordSizes(fanout) { judged += "; \(sizes)" }

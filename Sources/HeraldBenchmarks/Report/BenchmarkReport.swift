@@ -201,6 +201,13 @@ public struct BenchmarkReport: Sendable, Codable {
         /// Slots by the fan-out plan that read them, from the event's status (`broadcast`,
         /// `scan`, `sets`).
         public var plans: [String: Int]? = nil
+        /// Herald's producers alone writing `expected` records in `statusTasks` transactions,
+        /// timed like the broker ceiling (the best of `BenchmarkOptions.sizedCeilingRuns`): what
+        /// any transactional fan-out of this size could reach on this broker, without reading
+        /// the event, planning it or rendering. Only for expressions narrower than the ceiling.
+        public var sizedCeiling: Ceiling? = nil
+        /// How many sized-ceiling runs `sizedCeiling` is the best of.
+        public var sizedCeilingRuns: Int? = nil
     }
 
     /// CPU seconds each party used during one measurement, against the wall time: on a
