@@ -22,19 +22,15 @@ struct SlotBitmapsTests {
         }
     }
 
-    /// The `bits` plan reads a task's slots in runs of 1, 2, 4, ...: every slot once, in order.
-    @Test(arguments: [0, 1, 2, 3, 7, 8, 43, 128, 256])
-    func bitmapRunsDoubleAndCoverEverySlotOnce(count: Int) {
-        let runs = TaskExecutor.bitmapRuns(count)
-        #expect(runs.flatMap { Array($0) } == Array(0..<count))
-        for (number, run) in runs.enumerated() {
-            let length = 1 << number
-            if number == runs.count - 1 {
-                #expect(run.count >= 1 && run.count <= length)
-            } else {
-                #expect(run.count == length)
-            }
-        }
+    /// One slot's `MGET` reply: `live` first, then a bitmap per tag, a missing one reported.
+    @Test func oneSlotsReplyNamesTheMissingBitmaps() throws {
+        let bitmaps: [[UInt64]?] = [[1 << 63], nil, [3], nil]
+        let (read, missing) = try SlotBitmaps.make(count: 4, tags: 3, slot: 9) { bitmaps[$0] }
+        #expect(read.live == [1 << 63])
+        #expect(read.tags == [[], [3], []])
+        #expect(missing == [0, 2])
+        #expect(!read.isEmpty)
+        #expect(throws: RedisError.self) { try SlotBitmaps.make(count: 3, tags: 3, slot: 9) { bitmaps[$0] } }
     }
 
     /// Four slots: `common` on every registration (a bitmap everywhere), `rare` on two

@@ -42,6 +42,18 @@ struct RedisClusterTests {
             seen[index] = reply.bytes.map { String(decoding: $0, as: UTF8.self) }
         }
         #expect(seen.count == keys.count && seen.allSatisfy { $0.value == "v-" + keys[$0.key] })
+        // Commands a handler adds are streamed after the others, numbered after them.
+        var asked = Array(keys.prefix(1_000))
+        seen = [:]
+        try connection.streamRepliesBlocking(asked.map { RedisCommand.get($0) }) { index, reply, tail in
+            seen[index] = reply.bytes.map { String(decoding: $0, as: UTF8.self) }
+            if index + 1_000 < keys.count {
+                asked.append(keys[index + 1_000])
+                tail.append(.get(keys[index + 1_000]))
+            }
+        }
+        #expect(asked == keys)
+        #expect(seen.count == keys.count && seen.allSatisfy { $0.value == "v-" + keys[$0.key] })
         // An error thrown by the caller stops every master's stream; the connection goes on.
         struct Stop: Error {}
         var handled = 0

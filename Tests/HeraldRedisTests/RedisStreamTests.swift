@@ -64,6 +64,34 @@ struct RedisStreamTests {
         #expect(connection.statistics.reconnects == 1)
     }
 
+    @Test("commands a reply's handler adds are streamed after those queued, numbered after them, and survive a kill")
+    func handlerAddsCommands() async throws {
+        let redis = try TestRedis()
+        let connection = try await redis.connect()
+        let killer = try await redis.connect()
+        let prefix = uniquePrefix()
+        let keys = try await seedHashes(connection, prefix: prefix, count: 12)
+        let id = try connection.sendBlocking(RedisCommand("CLIENT", "ID")).int ?? -1
+
+        // The first three hashes are asked for; hash i's reply asks for hashes 3i + 3 to
+        // 3i + 5, and the fourth reply handled kills the connection.
+        var handled: [Int] = []
+        var asked = Array(keys.prefix(3))
+        try connection.streamRepliesBlocking(asked.map { .hgetall($0) }, costs: [1, 1, 1], budget: 4) { index, reply, tail in
+            handled.append(index)
+            #expect(reply.count == 2 * max(1, keys.firstIndex(of: asked[index])! * 40), "reply \(index)")
+            for next in (3 * index + 3)...(3 * index + 5) where next < keys.count {
+                asked.append(keys[next])
+                tail.append(.hgetall(keys[next]), cost: 1)
+            }
+            if index == 3 { _ = try killer.sendBlocking(RedisCommand("CLIENT", "KILL", "ID", id)) }
+        }
+        #expect(handled == Array(keys.indices))
+        #expect(asked == keys)
+        #expect(connection.statistics.reconnects == 1)
+        #expect(try connection.sendBlocking(.ping) == .simpleString("PONG"))
+    }
+
     @Test("an error thrown by the caller ends the stream, and the connection still answers in step")
     func callerErrorEndsStream() async throws {
         struct Stop: Error {}

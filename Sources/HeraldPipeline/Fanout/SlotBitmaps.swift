@@ -19,6 +19,30 @@ struct SlotBitmaps {
         matcher.matchingWords(live: live, tagWords: tags)
     }
 
+    /// One slot's `MGET` reply (`live`, then one bitmap per tag), read in place: its bitmaps (a
+    /// missing one empty) and the indices of the tags whose bitmap is missing.
+    static func taking(_ reply: RedisReplyReference, tags: Int, slot: Int) throws -> (bitmaps: SlotBitmaps, missing: [Int]) {
+        try make(count: reply.count, tags: tags, slot: slot) { reply[$0].bytes.map(words) }
+    }
+
+    /// `taking` of a reply of `count` elements, each read by `element` (nil: missing).
+    static func make(count: Int, tags: Int, slot: Int, element: (Int) -> [UInt64]?) throws -> (bitmaps: SlotBitmaps, missing: [Int]) {
+        guard count == 1 + tags else {
+            throw RedisError(code: .unexpectedReply, message: "the bitmaps of slot \(slot) did not come one per tag and live")
+        }
+        var bitmaps = SlotBitmaps(live: element(0) ?? [], tags: [])
+        var missing: [Int] = []
+        for tag in 0..<tags {
+            if let words = element(1 + tag) {
+                bitmaps.tags.append(words)
+            } else {
+                bitmaps.tags.append([])
+                missing.append(tag)
+            }
+        }
+        return (bitmaps, missing)
+    }
+
     /// A Redis bitmap as 64-bit words, position 0 in the high bit of word 0 (missing bytes zero).
     static func words(_ bytes: [UInt8]) -> [UInt64] {
         bytes.withUnsafeBytes { words($0) }
@@ -43,9 +67,6 @@ struct SlotBitmaps {
 /// for a tag without a bitmap in a slot, the size of its set there. A tag whose set is empty
 /// counts as an empty bitmap; a tag on registrations but without a bitmap (its set below
 /// `SlotLayout.bitmapThreshold`) leaves the slot to another plan.
-///
-/// The `MGET` replies come as one pipeline's results (`received`) or one by one, read in place,
-/// in any order (`receive`: the fan-out reads them at the end of a stream of pack reads).
 ///
 /// A native `MGET` costs Redis a fraction of a script call reading the same keys, and a
 /// narrow event sends one per slot.
@@ -79,11 +100,6 @@ struct SlotBitmapsRead {
         return try sizeCommands()
     }
 
-    /// Takes the reply of `commands[index]`, read in place (not an error reply).
-    mutating func receive(_ reply: RedisReplyReference, at index: Int) throws {
-        try take(index, count: reply.count) { element in reply[element].bytes.map(SlotBitmaps.words) }
-    }
-
     /// Once every reply is taken: the second pipeline, one `SCARD` per missing bitmap (empty
     /// when none is missing).
     mutating func sizeCommands() throws -> [RedisCommand] {
@@ -96,18 +112,8 @@ struct SlotBitmapsRead {
     }
 
     private mutating func take(_ index: Int, count: Int, element: (Int) -> [UInt64]?) throws {
-        guard count == 1 + tags.count else {
-            throw RedisError(code: .unexpectedReply, message: "the bitmaps of slot \(slots[index]) did not come one per tag and live")
-        }
-        var bitmaps = SlotBitmaps(live: element(0) ?? [], tags: [])
-        for tag in tags.indices {
-            if let words = element(1 + tag) {
-                bitmaps.tags.append(words)
-            } else {
-                bitmaps.tags.append([])
-                missing.append((index, tag))
-            }
-        }
+        let (bitmaps, missing) = try SlotBitmaps.make(count: count, tags: tags.count, slot: slots[index], element: element)
+        self.missing += missing.map { (index, $0) }
         read[index] = bitmaps
     }
 

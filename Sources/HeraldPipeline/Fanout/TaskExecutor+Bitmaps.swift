@@ -8,43 +8,95 @@ import HeraldRegistry
 /// a time, then only the packs holding a selected position read (streamed, like a broadcast).
 /// Slots whose bitmaps select nobody cost one `MGET` and no read.
 extension TaskExecutor {
+    /// What one command of a `bits` stream reads.
+    private enum BitmapStreamItem {
+        /// The `MGET` of `live` and the tags' bitmaps of `slots[index]`.
+        case bitmaps(index: Int)
+        /// The `SCARD` of tag `tag` in `slots[index]`, whose bitmap came back missing.
+        case size(index: Int, tag: Int)
+        case packs(PackRead)
+    }
+
+    /// Slots whose `MGET` goes out ahead of the slot being written.
+    static let bitmapLookahead = 32
+
     /// Delivers the audience of `slots` by their bitmaps. Returns the slots delivered this way
     /// (those with registrations) and those where a tag of the expression has registrations but
     /// no bitmap, which need another plan.
     ///
-    /// The slots go in runs of 1, 2, 4, ... (`bitmapRuns`): the first run's bitmaps are read on
-    /// their own, and each next run's `MGET`s ride at the end of the stream of the run before,
-    /// so the first records are written after one slot's bitmaps instead of all of them, and
-    /// the later bitmaps arrive while records are written.
+    /// One stream on the pack connection (`RedisConnection.streamRepliesBlocking` with a tail)
+    /// carries it all: the `MGET`s of the first `bitmapLookahead` slots, and behind each slot's
+    /// bitmaps, once they are read, the `HMGET`s of its packs holding the audience and the
+    /// `MGET` of the slot `bitmapLookahead` further on. A tag whose bitmap is missing is sized
+    /// (`SCARD`) in the same stream: on no registration it reads as an empty bitmap, on some it
+    /// leaves the slot to another plan. So the records are written from the second round trip
+    /// on, the bitmaps stay ahead of the packs, and Redis always has the next reads queued
+    /// (on a cluster the added commands go out a list at a time, `RedisStreamTail`).
     func deliverBitmaps(slots: [Int], matcher: TagMatcher, run: inout TaskRun, producer: KafkaProducer) throws -> (
         delivered: [Int], unmapped: [Int]
     ) {
+        guard !slots.isEmpty else { return ([], []) }
         let layout = configuration.layout
-        let runs = Self.bitmapRuns(slots.count)
-        guard let first = runs.first else { return ([], []) }
-        var read = SlotBitmapsRead(layout: layout, slots: Array(slots[first]), tags: matcher.tags)
-        var sizes = try read.received(redis.pipelineBlocking(read.commands))
+        let tags = matcher.tags
+        func bitmapsCommand(_ index: Int) -> RedisCommand {
+            .mget([layout.liveKey(slot: slots[index])] + tags.map { layout.bitmapKey(slot: slots[index], tag: $0) })
+        }
+        // An `MGET` of bitmaps costs the budget about one pack: a few bytes per position.
+        let bitmapsCost = SlotLayout.positionsPerPack
+        let first = min(slots.count, Self.bitmapLookahead)
+        var items: [BitmapStreamItem] = (0..<first).map { .bitmaps(index: $0) }
+        // Slots whose missing bitmaps are being sized: their bitmaps and the sizes still owed.
+        var sizing: [Int: (bitmaps: SlotBitmaps, owed: Int)] = [:]
         var delivered: [Int] = []
         var unmapped: [Int] = []
-        for number in runs.indices {
-            let slotBitmaps = try read.bitmaps(sizes: sizes.isEmpty ? [] : redis.pipelineBlocking(sizes))
-            var reads: [PackRead] = []
-            for (slot, bitmaps) in zip(read.slots, slotBitmaps) {
-                guard let bitmaps else {
-                    unmapped.append(slot)
-                    continue
-                }
-                guard !bitmaps.isEmpty else { continue }
-                delivered.append(slot)
-                reads += packReads(slot: slot, bitmaps: bitmaps, matcher: matcher)
+
+        func deliver(_ index: Int, _ bitmaps: SlotBitmaps, into tail: inout RedisStreamTail) {
+            delivered.append(slots[index])
+            for read in packReads(slot: slots[index], bitmaps: bitmaps, matcher: matcher) {
+                tail.append(read.command, cost: read.registrations)
+                items.append(.packs(read))
             }
-            var next =
-                number + 1 < runs.count
-                ? SlotBitmapsRead(layout: layout, slots: Array(slots[runs[number + 1]]), tags: matcher.tags) : nil
-            try stream(reads, then: &next, run: &run, producer: producer)
-            if let next {
-                read = next
-                sizes = try read.sizeCommands()
+        }
+        try packReader.streamRepliesBlocking(
+            (0..<first).map(bitmapsCommand), costs: Array(repeating: bitmapsCost, count: first), budget: 2 * configuration.snapshotReadLimit
+        ) { position, reply, tail in
+            switch items[position] {
+            case .packs(let read):
+                gate?.yieldIfBusy()
+                if let error = packReader.error(in: reply, of: read.command) { throw error }
+                guard reply.isArray else {
+                    throw RedisError(code: .unexpectedReply, message: "HMGET \(read.key) did not reply with an array")
+                }
+                try write(packs: reply, first: 0, step: 1, key: read.key, filter: read.filter, run: &run, producer: producer)
+            case .bitmaps(let index):
+                if reply.isError, let error = packReader.error(in: reply, of: bitmapsCommand(index)) { throw error }
+                let (bitmaps, missing) = try SlotBitmaps.taking(reply, tags: tags.count, slot: slots[index])
+                let ahead = index + Self.bitmapLookahead
+                if ahead < slots.count {
+                    tail.append(bitmapsCommand(ahead), cost: bitmapsCost)
+                    items.append(.bitmaps(index: ahead))
+                }
+                // An empty slot needs no sizes: nothing is delivered there.
+                guard !bitmaps.isEmpty else { return }
+                guard !missing.isEmpty else { return deliver(index, bitmaps, into: &tail) }
+                sizing[index] = (bitmaps, missing.count)
+                for tag in missing {
+                    tail.append(.scard(layout.tagKey(slot: slots[index], tag: tags[tag])), cost: 1)
+                    items.append(.size(index: index, tag: tag))
+                }
+            case .size(let index, let tag):
+                if reply.isError, let error = packReader.error(in: reply, of: .scard(layout.tagKey(slot: slots[index], tag: tags[tag]))) {
+                    throw error
+                }
+                guard var entry = sizing[index] else { return }
+                if (reply.integer ?? 0) > 0 {
+                    sizing[index] = nil
+                    unmapped.append(slots[index])
+                    return
+                }
+                entry.owed -= 1
+                sizing[index] = entry.owed > 0 ? entry : nil
+                if entry.owed == 0 { deliver(index, entry.bitmaps, into: &tail) }
             }
         }
         return (delivered, unmapped)
@@ -65,20 +117,5 @@ extension TaskExecutor {
         return stride(from: 0, to: needed.count, by: packsPerRead).map { start in
             hmget(packsKey, packs: needed[start..<min(start + packsPerRead, needed.count)], filter: filter)
         }
-    }
-
-    /// Index ranges of `count` slots in runs doubling from one: 1, 2, 4, ... (the last run
-    /// takes what is left).
-    static func bitmapRuns(_ count: Int) -> [Range<Int>] {
-        var runs: [Range<Int>] = []
-        var start = 0
-        var length = 1
-        while start < count {
-            let end = min(count, start + length)
-            runs.append(start..<end)
-            start = end
-            length *= 2
-        }
-        return runs
     }
 }

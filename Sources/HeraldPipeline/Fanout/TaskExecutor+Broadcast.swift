@@ -81,22 +81,10 @@ extension TaskExecutor {
     /// filled. Replies for up to twice `snapshotReadLimit` registrations are outstanding (at
     /// least two replies): a narrow audience's reads of a few packs each go out together
     /// instead of a round trip each.
-    ///
-    /// With `bitmaps`, its `MGET`s follow the reads in the same stream and it takes their
-    /// replies (the `bits` plan's next slots).
-    func stream(_ reads: [PackRead], then bitmaps: inout SlotBitmapsRead?, run: inout TaskRun, producer: KafkaProducer) throws {
-        let trailing = bitmaps?.commands ?? []
-        // An `MGET` of bitmaps costs the budget about one pack: a few bytes per position.
-        let costs = reads.map(\.registrations) + Array(repeating: SlotLayout.positionsPerPack, count: trailing.count)
+    func stream(_ reads: [PackRead], run: inout TaskRun, producer: KafkaProducer) throws {
         try packReader.streamRepliesBlocking(
-            reads.map(\.command) + trailing, costs: costs, budget: 2 * configuration.snapshotReadLimit
+            reads.map(\.command), costs: reads.map(\.registrations), budget: 2 * configuration.snapshotReadLimit
         ) { index, reply in
-            guard index < reads.count else {
-                let command = trailing[index - reads.count]
-                if let error = packReader.error(in: reply, of: command) { throw error }
-                try bitmaps?.receive(reply, at: index - reads.count)
-                return
-            }
             gate?.yieldIfBusy()
             let read = reads[index]
             if let error = packReader.error(in: reply, of: read.command) { throw error }
@@ -112,12 +100,6 @@ extension TaskExecutor {
                 try write(packs: reply, first: 0, step: 1, key: read.key, filter: read.filter, run: &run, producer: producer)
             }
         }
-    }
-
-    /// `stream(_:then:run:producer:)` of pack reads alone.
-    func stream(_ reads: [PackRead], run: inout TaskRun, producer: KafkaProducer) throws {
-        var none: SlotBitmapsRead?
-        try stream(reads, then: &none, run: &run, producer: producer)
     }
 
     /// The number of packs of each of `slots` (positions in use or freed, from the length of

@@ -311,7 +311,7 @@ final class RedisClusterRouter: @unchecked Sendable {
             let groupCosts = costs.map { costs in group.indices.map { costs[$0] } }
             DispatchQueue.global().async(group: done) {
                 do {
-                    try node.streamRepliesBlocking(stream.commands, costs: groupCosts, budget: budget) { position, reply in
+                    try node.streamRepliesBlocking(stream.commands, costs: groupCosts, budget: budget) { position, reply, _ in
                         let index = stream.indices[position]
                         if reply.isError,
                             let error = reply.error(command: stream.labels[index].label, endpoint: group.endpoint.description),

@@ -263,12 +263,40 @@ public final class RedisConnection: @unchecked Sendable {
         _ commands: [RedisCommand], costs: [Int]? = nil, budget: Int = 0,
         _ body: (_ index: Int, _ reply: RedisReplyReference) throws -> Void
     ) throws {
+        try streamRepliesBlocking(commands, costs: costs, budget: budget) { index, reply, _ in try body(index, reply) }
+    }
+
+    /// `streamRepliesBlocking(_:costs:budget:_:)` where `body` may add commands through its
+    /// `tail` (`RedisStreamTail`), numbered after every command before them.
+    ///
+    /// On a single node they go out on the same stream behind the commands already queued, so
+    /// what a reply asks for next is read without the stream running dry. On a cluster, where
+    /// every master streams a list of its own, the commands added while one list is streamed
+    /// are streamed together once it is done.
+    public func streamRepliesBlocking(
+        _ commands: [RedisCommand], costs: [Int]? = nil, budget: Int = 0,
+        _ body: (_ index: Int, _ reply: RedisReplyReference, _ tail: inout RedisStreamTail) throws -> Void
+    ) throws {
         switch backend {
         case .node(let node):
             for command in commands { try Self.checkOneSlot(command) }
-            try node.streamRepliesBlocking(commands, costs: costs, budget: budget, body)
+            try node.streamRepliesBlocking(commands, costs: costs, budget: budget) { index, reply, tail in
+                try body(index, reply, &tail)
+                for command in tail.commands { try Self.checkOneSlot(command) }
+            }
         case .cluster(let router):
-            try router.streamRepliesBlocking(commands, costs: costs, budget: budget, body)
+            var batch = commands
+            var batchCosts = costs
+            var first = 0
+            while !batch.isEmpty {
+                var next = RedisStreamTail()
+                try router.streamRepliesBlocking(batch, costs: batchCosts, budget: budget) { index, reply in
+                    try body(first + index, reply, &next)
+                }
+                first += batch.count
+                batch = next.commands
+                batchCosts = costs == nil ? nil : next.costs
+            }
         }
     }
 
@@ -339,5 +367,19 @@ public final class RedisConnection: @unchecked Sendable {
         try await withCheckedThrowingContinuation { continuation in
             queue.async { continuation.resume(with: Result { try work() }) }
         }
+    }
+}
+
+/// Commands a stream's reply handler adds (`RedisConnection.streamRepliesBlocking`), each with
+/// its cost in the stream's unit (0 when the stream has no budget).
+public struct RedisStreamTail {
+    public private(set) var commands: [RedisCommand] = []
+    public private(set) var costs: [Int] = []
+
+    public init() {}
+
+    public mutating func append(_ command: RedisCommand, cost: Int = 0) {
+        commands.append(command)
+        costs.append(cost)
     }
 }

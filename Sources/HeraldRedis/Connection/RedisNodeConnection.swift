@@ -149,6 +149,10 @@ final class RedisNodeConnection: @unchecked Sendable {
     /// the next use reconnects. Server error replies reach `body` as references with
     /// `isError` (`error(in:of:)`). Scripts are not supported.
     ///
+    /// `body` may add commands through its `tail`: they go out on the same stream after those
+    /// already queued, with their replies handed over (and their indices counted) after them,
+    /// so a reply can decide what to read next without the stream running dry.
+    ///
     /// With `costs` (one per command, in any unit, say the registrations a reply holds) more
     /// commands go out ahead as long as the replies outstanding cost at most `budget`
     /// together: small replies are then pipelined instead of waiting a round trip each, and
@@ -158,14 +162,15 @@ final class RedisNodeConnection: @unchecked Sendable {
     /// read-ahead reply is still owed on it. Use another connection for anything else.
     func streamRepliesBlocking(
         _ commands: [RedisCommand], costs: [Int]? = nil, budget: Int = 0,
-        _ body: (_ index: Int, _ reply: RedisReplyReference) throws -> Void
+        _ body: (_ index: Int, _ reply: RedisReplyReference, _ tail: inout RedisStreamTail) throws -> Void
     ) throws {
         precondition(costs.map { $0.count == commands.count } ?? true, "one cost per command")
-        precondition(
-            commands.allSatisfy { $0.script == nil && $0.isReadOnly },
-            "streamRepliesBlocking takes read-only commands without scripts"
-        )
         guard !commands.isEmpty else { return }
+        var commands = commands
+        // Without costs one reply is read ahead, however small.
+        let budgeted = costs != nil
+        var costs = costs ?? Array(repeating: 0, count: commands.count)
+        Self.checkStreamable(commands)
         let label = "stream of \(commands.count) commands"
         lock.lock()
         defer { lock.unlock() }
@@ -178,23 +183,25 @@ final class RedisNodeConnection: @unchecked Sendable {
             var outstanding = 0
             do {
                 while handled < commands.count {
-                    while sent < commands.count
-                        && (sent < handled + 2 || costs.map { outstanding + $0[sent] <= budget } ?? false)
-                    {
+                    while sent < commands.count && (sent < handled + 2 || (budgeted && outstanding + costs[sent] <= budget)) {
                         try live.append(commands[sent])
-                        outstanding += costs?[sent] ?? 0
+                        outstanding += costs[sent]
                         sent += 1
                     }
                     try live.flush(for: commands[handled].label)
                     let reply = try live.readReplyReference(for: commands[handled].label)
                     defer { HiredisContext.free(reply) }
+                    var tail = RedisStreamTail()
                     do {
-                        try body(handled, reply)
+                        try body(handled, reply, &tail)
+                        Self.checkStreamable(tail.commands)
                     } catch {
                         machine.socketLost()
                         throw BodyFailure(error: error)
                     }
-                    outstanding -= costs?[handled] ?? 0
+                    commands += tail.commands
+                    costs += tail.costs
+                    outstanding -= costs[handled]
                     handled += 1
                 }
             } catch let failure as BodyFailure {
@@ -210,6 +217,15 @@ final class RedisNodeConnection: @unchecked Sendable {
                 throw error
             }
         }
+    }
+
+    /// A stream takes read-only commands without scripts: it may send them again after a
+    /// broken connection.
+    private static func checkStreamable(_ commands: [RedisCommand]) {
+        precondition(
+            commands.allSatisfy { $0.script == nil && $0.isReadOnly },
+            "streamRepliesBlocking takes read-only commands without scripts"
+        )
     }
 
     /// Carries an error thrown by a caller's body past the connection-failure handling.
