@@ -17,7 +17,8 @@ extension TaskExecutor {
         case packs(PackRead)
     }
 
-    /// Slots whose `MGET` goes out ahead of the slot being written.
+    /// Slots whose `MGET` goes out ahead of the slot whose bitmaps are being read, once the
+    /// stream is under way (it starts with 2 and doubles).
     static let bitmapLookahead = 32
 
     /// Delivers the audience of `slots` by their bitmaps. Returns the slots delivered this way
@@ -25,13 +26,15 @@ extension TaskExecutor {
     /// no bitmap, which need another plan.
     ///
     /// One stream on the pack connection (`RedisConnection.streamRepliesBlocking` with a tail)
-    /// carries it all: the `MGET`s of the first `bitmapLookahead` slots, and behind each slot's
-    /// bitmaps, once they are read, the `HMGET`s of its packs holding the audience and the
-    /// `MGET` of the slot `bitmapLookahead` further on. A tag whose bitmap is missing is sized
-    /// (`SCARD`) in the same stream: on no registration it reads as an empty bitmap, on some it
-    /// leaves the slot to another plan. So the records are written from the second round trip
-    /// on, the bitmaps stay ahead of the packs, and Redis always has the next reads queued
-    /// (on a cluster the added commands go out a list at a time, `RedisStreamTail`).
+    /// carries it all: the `MGET`s of the first two slots, and behind each slot's bitmaps, once
+    /// they are read, the `HMGET`s of its packs holding the audience and more `MGET`s, up to
+    /// twice as many slots ahead as bitmaps were read, at most `bitmapLookahead`. A tag whose
+    /// bitmap is missing is sized (`SCARD`) in the same stream: on no registration it reads as
+    /// an empty bitmap, on some it leaves the slot to another plan. So the first records are
+    /// written after two round trips and two slots' bitmaps (a slot of ten million devices'
+    /// bitmaps are about 20 KB), the bitmaps stay ahead of the packs, and Redis always has the
+    /// next reads queued (on a cluster the added commands go out a list at a time,
+    /// `RedisStreamTail`).
     func deliverBitmaps(slots: [Int], matcher: TagMatcher, run: inout TaskRun, producer: KafkaProducer) throws -> (
         delivered: [Int], unmapped: [Int]
     ) {
@@ -43,7 +46,8 @@ extension TaskExecutor {
         }
         // An `MGET` of bitmaps costs the budget about one pack: a few bytes per position.
         let bitmapsCost = SlotLayout.positionsPerPack
-        let first = min(slots.count, Self.bitmapLookahead)
+        let first = min(slots.count, 2)
+        var nextBitmaps = first
         var items: [BitmapStreamItem] = (0..<first).map { .bitmaps(index: $0) }
         // Slots whose missing bitmaps are being sized: their bitmaps and the sizes still owed.
         var sizing: [Int: (bitmaps: SlotBitmaps, owed: Int)] = [:]
@@ -71,10 +75,11 @@ extension TaskExecutor {
             case .bitmaps(let index):
                 if reply.isError, let error = packReader.error(in: reply, of: bitmapsCommand(index)) { throw error }
                 let (bitmaps, missing) = try SlotBitmaps.taking(reply, tags: tags.count, slot: slots[index])
-                let ahead = index + Self.bitmapLookahead
-                if ahead < slots.count {
-                    tail.append(bitmapsCommand(ahead), cost: bitmapsCost)
-                    items.append(.bitmaps(index: ahead))
+                let ahead = min(slots.count - 1, index + min(Self.bitmapLookahead, 2 * (index + 1)))
+                while nextBitmaps <= ahead {
+                    tail.append(bitmapsCommand(nextBitmaps), cost: bitmapsCost)
+                    items.append(.bitmaps(index: nextBitmaps))
+                    nextBitmaps += 1
                 }
                 // An empty slot needs no sizes: nothing is delivered there.
                 guard !bitmaps.isEmpty else { return }
