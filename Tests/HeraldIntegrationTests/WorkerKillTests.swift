@@ -60,7 +60,9 @@ struct WorkerKillTests {
             // Kill once this share of the deliveries is in the log (aborted attempts count too).
             let share = Self.registrations * round / (Self.kills + 1)
             var completed = false
-            try await worker.runInSlices(timeout: .seconds(120)) {
+            // 10 ms slices: at full speed a 30 ms slice wrote a quarter of the broadcast, so
+            // under the main pass's load the last quarter could finish between two looks.
+            try await worker.runInSlices(of: .milliseconds(10), timeout: .seconds(120)) {
                 seen += try await watcher.drain()
                 completed = try await statusReader.status(eventId: eventId)?.state == .completed
                 return completed || seen >= share
