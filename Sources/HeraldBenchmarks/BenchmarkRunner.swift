@@ -212,8 +212,8 @@ public struct BenchmarkRunner: Sendable {
         guard runs > 0 else { return }
         for index in report.fanouts.indices {
             let fanout = report.fanouts[index]
-            guard fanout.population == population.count, fanout.audience != "broadcast",
-                !fanout.label.hasPrefix("broadcast"), fanout.expected > 0, fanout.expected < options.ceilingRecords
+            guard fanout.population == population.count, !BenchmarkReport.Rounds.isBroadcast(fanout), fanout.expected > 0,
+                fanout.expected < options.ceilingRecords
             else { continue }
             let transactions =
                 fanout.statusTasks ?? FanoutPlanner(configuration: base.planner).bulkTaskCount(audienceEstimate: fanout.expected)

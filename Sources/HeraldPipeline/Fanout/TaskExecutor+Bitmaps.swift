@@ -66,12 +66,7 @@ extension TaskExecutor {
         ) { position, reply, tail in
             switch items[position] {
             case .packs(let read):
-                gate?.yieldIfBusy()
-                if let error = packReader.error(in: reply, of: read.command) { throw error }
-                guard reply.isArray else {
-                    throw RedisError(code: .unexpectedReply, message: "HMGET \(read.key) did not reply with an array")
-                }
-                try write(packs: reply, first: 0, step: 1, key: read.key, filter: read.filter, run: &run, producer: producer)
+                try write(read, reply: reply, run: &run, producer: producer)
             case .bitmaps(let index):
                 if reply.isError, let error = packReader.error(in: reply, of: bitmapsCommand(index)) { throw error }
                 let (bitmaps, missing) = try SlotBitmaps.taking(reply, tags: tags.count, slot: slots[index])

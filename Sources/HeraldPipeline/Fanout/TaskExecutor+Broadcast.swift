@@ -85,20 +85,24 @@ extension TaskExecutor {
         try packReader.streamRepliesBlocking(
             reads.map(\.command), costs: reads.map(\.registrations), budget: 2 * configuration.snapshotReadLimit
         ) { index, reply in
-            gate?.yieldIfBusy()
-            let read = reads[index]
-            if let error = packReader.error(in: reply, of: read.command) { throw error }
-            if read.isWholeSlot {
-                guard reply.isArray, reply.count % 2 == 0 else {
-                    throw RedisError(code: .unexpectedReply, message: "HGETALL \(read.key) did not reply with field-value pairs")
-                }
-                try write(packs: reply, first: 1, step: 2, key: read.key, filter: read.filter, run: &run, producer: producer)
-            } else {
-                guard reply.isArray else {
-                    throw RedisError(code: .unexpectedReply, message: "HMGET \(read.key) did not reply with an array")
-                }
-                try write(packs: reply, first: 0, step: 1, key: read.key, filter: read.filter, run: &run, producer: producer)
+            try write(reads[index], reply: reply, run: &run, producer: producer)
+        }
+    }
+
+    /// Writes the records of one pack read's reply (after stepping aside for express work).
+    func write(_ read: PackRead, reply: RedisReplyReference, run: inout TaskRun, producer: KafkaProducer) throws {
+        gate?.yieldIfBusy()
+        if let error = packReader.error(in: reply, of: read.command) { throw error }
+        if read.isWholeSlot {
+            guard reply.isArray, reply.count % 2 == 0 else {
+                throw RedisError(code: .unexpectedReply, message: "HGETALL \(read.key) did not reply with field-value pairs")
             }
+            try write(packs: reply, first: 1, step: 2, key: read.key, filter: read.filter, run: &run, producer: producer)
+        } else {
+            guard reply.isArray else {
+                throw RedisError(code: .unexpectedReply, message: "HMGET \(read.key) did not reply with an array")
+            }
+            try write(packs: reply, first: 0, step: 1, key: read.key, filter: read.filter, run: &run, producer: producer)
         }
     }
 
