@@ -53,7 +53,7 @@ struct BenchCommand: AsyncParsableCommand {
     @Option(help: "Seconds each latency run lasts (at most).") var latencySeconds: Int = 10
     @Option(help: "Tag expression of the narrower wide event.") var expression: String = "(World || Politics) && !Sports"
     @Option(help: "More tag expressions measured after it, separated by ';' (empty: none).")
-    var extraExpressions: String = "World;World && Politics;World && Politics && Technology"
+    var extraExpressions: String = "World;World && Politics;World && Politics && Technology;Region_Nordic && !Sports"
     @Option(
         help:
             "Narrow events (each three of the six categories, about 1.7 % of the devices) published together and timed as one row; 0: none."

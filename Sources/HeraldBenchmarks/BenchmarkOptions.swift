@@ -63,8 +63,9 @@ public struct BenchmarkOptions: Sendable {
     /// The tag expression of the narrower wide event.
     public var expression: String = "(World || Politics) && !Sports"
     /// More expressions measured after it on the main population, each its own row: one tag
-    /// (about a third), two tags (about 9 %) and three (about 1.7 %) of the six categories.
-    public var extraExpressions: [String] = ["World", "World && Politics", "World && Politics && Technology"]
+    /// (about a third), two tags (about 9 %) and three (about 1.7 %) of the six categories, and
+    /// a region without a category (1 %, the narrow audience the targets name).
+    public var extraExpressions: [String] = ["World", "World && Politics", "World && Politics && Technology", "Region_Nordic && !Sports"]
     /// Narrow events published together and timed as one row (`burstExpressions`): what a
     /// narrow audience costs per delivery when events follow one another, not the fixed cost
     /// of one event alone. 0: no burst.

@@ -87,3 +87,26 @@ struct RedisBackgroundWorkTests {
         }
     }
 }
+
+@Suite("benchmark population")
+struct SeedPopulationTests {
+    @Test("the region tag selects the audiences its documentation names")
+    func regionShares() throws {
+        let population = SeedPopulation(count: 200_000, seed: 7)
+        var region = 0
+        var regionWithoutSports = 0
+        for index in 0..<population.count {
+            let profile = population.profile(at: index)
+            #expect(profile.has(SeedPopulation.regionTag) == profile.tags.contains(SeedPopulation.regionTag))
+            guard profile.region else { continue }
+            region += 1
+            if !profile.has("Sports") { regionWithoutSports += 1 }
+        }
+        #expect((2_700...3_300).contains(region), "\(region) of 200,000 in the region, not about 1.5 %")
+        #expect((1_700...2_300).contains(regionWithoutSports), "\(regionWithoutSports) of 200,000 for the 1 % row")
+
+        // The bench's events carry native payloads too: everyone in the audience receives one.
+        let event = try BenchmarkEvents.expression(id: "region", source: "Region_Nordic && !Sports")
+        #expect(population.expectedDeliveries(for: [event]) == [regionWithoutSports])
+    }
+}

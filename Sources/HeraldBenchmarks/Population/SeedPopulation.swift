@@ -12,6 +12,8 @@ import HeraldDomain
 ///   (`{"aps":{"alert":"$(News_<Lang>)"},"inAppMessage":"$(News_<Lang>)"}` and the FCM
 ///   equivalent), 5 % native;
 /// - 20 % carry a `$UserId:{u<n>}` tag (users own one to a few devices);
+/// - 1.5 % carry `Region_Nordic`, a region's readers: `Region_Nordic && !Sports` selects
+///   1 % of the devices (a third of them follow Sports);
 /// - the first `latencyUsers` registrations belong to users `bench-lat-<i>` alone (targets of
 ///   the one-recipient latency events), and one in 997 carries `BenchWarmup` (the warm-up
 ///   event's audience, spread over many slots so it takes the bulk lane).
@@ -20,6 +22,9 @@ public struct SeedPopulation: Sendable {
     public static let languages = ["English", "French", "Mandarin"]
     public static let templateName = "newsTemplate"
     public static let warmupTag = "BenchWarmup"
+    public static let regionTag = "Region_Nordic"
+    /// Registrations in a thousand that carry `regionTag`.
+    public static let regionPerMille = 15
 
     public let count: Int
     public let seed: UInt64
@@ -40,12 +45,14 @@ public struct SeedPopulation: Sendable {
         public var language: Int?
         public var userTag: String?
         public var warmup: Bool
+        public var region = false
 
         public var tags: [String] {
             var tags: [String] = []
             for (bit, category) in SeedPopulation.categories.enumerated() where categories & (1 << bit) != 0 {
                 tags.append(category)
             }
+            if region { tags.append(SeedPopulation.regionTag) }
             if let userTag { tags.append(userTag) }
             if warmup { tags.append(SeedPopulation.warmupTag) }
             return tags
@@ -54,6 +61,7 @@ public struct SeedPopulation: Sendable {
         public func has(_ tag: String) -> Bool {
             if let bit = SeedPopulation.categories.firstIndex(of: tag) { return categories & (1 << bit) != 0 }
             if tag == SeedPopulation.warmupTag { return warmup }
+            if tag == SeedPopulation.regionTag { return region }
             return tag == userTag
         }
     }
@@ -74,7 +82,11 @@ public struct SeedPopulation: Sendable {
         } else if random.chance(20) {
             userTag = "$UserId:{u\(random.below(max(1, count / 3)))}"
         }
-        return Profile(categories: categories, platform: platform, language: language, userTag: userTag, warmup: index % 997 == 996)
+        // A generator of its own, so the region leaves every other draw as it was.
+        var regional = SplitMix64(seed: seed ^ 0x5E61_0A11 &+ UInt64(index) &* 0xA24B_AED4_963E_E407)
+        return Profile(
+            categories: categories, platform: platform, language: language, userTag: userTag, warmup: index % 997 == 996,
+            region: regional.below(1_000) < Self.regionPerMille)
     }
 
     /// The user tag of latency target `index` (< `latencyUsers`): exactly one registration has it.
