@@ -59,6 +59,7 @@ struct BenchCommand: AsyncParsableCommand {
             "Narrow events (each three of the six categories, about 1.7 % of the devices) published together and timed as one row; 0: none."
     )
     var burst: Int = 20
+    @Option(help: "One tag expression for every event of the burst, instead of the category triples.") var burstExpression: String?
     @Option(help: "Directory the JSON results are written to.") var results: String = "bench/results"
     @Option(help: "Executable spawned as `<it> worker` (default: the herald next to this executable).") var workerExecutable: String?
     @Option(
@@ -135,6 +136,7 @@ struct BenchCommand: AsyncParsableCommand {
             !$0.isEmpty
         }
         options.burstEvents = burst
+        options.burstExpression = burstExpression
         options.keepData = keepData
         options.clock = clock
         options.runReindex = reindex

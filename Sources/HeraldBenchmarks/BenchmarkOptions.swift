@@ -70,6 +70,13 @@ public struct BenchmarkOptions: Sendable {
     /// narrow audience costs per delivery when events follow one another, not the fixed cost
     /// of one event alone. 0: no burst.
     public var burstEvents: Int = 20
+    /// The one expression of every burst event, instead of the category triples (nil).
+    public var burstExpression: String?
+
+    /// The burst's expressions: `burstExpression` `burstEvents` times, else the triples.
+    public var burstSources: [String] {
+        burstExpression.map { Array(repeating: $0, count: max(0, burstEvents)) } ?? Self.burstExpressions(burstEvents)
+    }
 
     /// The burst's expressions: every three of the six categories (about 1.7 % of the devices
     /// each), `count` of them, round the list again past twenty.

@@ -121,7 +121,7 @@ struct PopulationPhase {
         let extras = try (isMain ? options.extraExpressions : []).enumerated().map { index, source in
             try BenchmarkEvents.expression(id: "\(prefix)-expression-\(index + 1)", source: source)
         }
-        let burstSources = isMain ? BenchmarkOptions.burstExpressions(options.burstEvents) : []
+        let burstSources = isMain ? options.burstSources : []
         let burst = try burstSources.enumerated().map { index, source in
             try BenchmarkEvents.expression(id: "\(prefix)-burst-\(index + 1)", source: source)
         }
@@ -200,7 +200,8 @@ struct PopulationPhase {
                 let before = try await usage.start()
                 var run = try await context.fanout(
                     label: "burst of \(burst.count) narrow events", events: Array(zip(burst, burstExpected)),
-                    audience: "\(burst.count) events, each `A && B && C` of three categories")
+                    audience: "\(burst.count) events, each "
+                        + (options.burstExpression.map { "`\($0)`" } ?? "`A && B && C` of three categories"))
                 run.redisNodes = try await usage.finish(before)
                 report.fanouts.append(run)
             }

@@ -116,17 +116,22 @@ final class DirectReads {
     }
 
     /// Where `group` reads each of `partitions` next. This loop only asks when it has handled
-    /// everything it polled, so that is the group's committed offset. Where the group consumer
-    /// has read no further than this loop committed (its position, local, at most that offset),
-    /// the offset this loop committed is it. Otherwise (a new assignment, a rewind) the group is
+    /// everything it polled, so that is the group's committed offset. Where this loop has
+    /// committed records of a partition, the offset after the last of them is it, or the group
+    /// consumer's position where that is further: every record that consumer returned was
+    /// handled and committed (an aborted transaction rewinds it), so what lies between is the
+    /// transaction markers it has read past (each writer's commit leaves one behind its
+    /// records). Where it has no position yet (a new assignment, which may follow another
+    /// member's commits) or this loop has committed nothing of the partition, the group is
     /// asked: that round trip waits while another lane's transaction holds offsets of the
     /// group on the embedded broker, which is why it is the exception.
     private func startOffsets(_ partitions: [KafkaTopicPartition], group: KafkaConsumer) async throws -> [KafkaTopicPartitionOffset] {
         var starts: [KafkaTopicPartitionOffset] = []
         var unknown: [KafkaTopicPartition] = []
         for position in try group.position(partitions) {
-            if let mine = committed[position.topicPartition], position.offset >= 0, position.offset <= mine {
-                starts.append(KafkaTopicPartitionOffset(topic: position.topic, partition: position.partition, offset: mine))
+            if let mine = committed[position.topicPartition], position.offset >= 0 {
+                starts.append(
+                    KafkaTopicPartitionOffset(topic: position.topic, partition: position.partition, offset: max(mine, position.offset)))
             } else {
                 unknown.append(position.topicPartition)
             }
