@@ -31,6 +31,7 @@ struct WorkerKillTests {
         }
         let prefix = TestBroker.uniqueName("kills")
         let slots = 64
+        let tasks = 64
         let layout = SlotLayout(slotCount: slots, prefix: prefix)
         let topics = HeraldTopics.prefixed(prefix)
         let pool = RedisConnectionPool(configuration: try RedisConfiguration(url: redis.url), size: 2)
@@ -39,7 +40,7 @@ struct WorkerKillTests {
         let environment = [
             "HERALD_KAFKA_BROKERS": broker.bootstrapServers, "HERALD_REDIS_URL": redis.url,
             "HERALD_TOPIC_PREFIX": prefix + ".herald.", "HERALD_REDIS_PREFIX": prefix, "HERALD_SLOTS": String(slots),
-            "HERALD_TASKS_PER_BROADCAST": "64", "HERALD_INSTANCE_ID": prefix, "HERALD_SESSION_TIMEOUT_MS": "6000",
+            "HERALD_TASKS_PER_BROADCAST": String(tasks), "HERALD_INSTANCE_ID": prefix, "HERALD_SESSION_TIMEOUT_MS": "6000",
             "HERALD_METRICS_PORT": "0", "HERALD_ROLES": "planner,fanout", "HERALD_LOG_LEVEL": "notice",
         ]
         var worker = try HeraldBinary.start(["worker"], environment: environment)
@@ -47,10 +48,12 @@ struct WorkerKillTests {
         let publisher = try EventPublisher(bootstrapServers: broker.bootstrapServers, topics: topics)
         let statusReader = StatusReader(pool: pool, layout: layout)
 
-        // The worker runs in short slices and is stopped while the test reads the status, so
-        // it cannot complete the broadcast between the look and the kill. Progress is the
-        // status's committed tasks, read from Redis while the worker is stopped: a consumer of
-        // the deliveries topic can lag the broker by more than the rest of the broadcast.
+        // The worker runs in short slices and is stopped while the test looks, so it cannot
+        // complete the broadcast between the look and the kill. Progress is the tasks whose
+        // offsets the fan-out group committed (one per task, in the task's transaction), read
+        // from the broker while the worker is stopped. The status in Redis and a consumer of
+        // the deliveries topic both lagged the commits by more than the last quarter of the
+        // broadcast.
         let eventId = "\(prefix)-broadcast"
         worker.signal(SIGSTOP)
         _ = try await publisher.publish(
@@ -60,10 +63,11 @@ struct WorkerKillTests {
             // Kill once this share of the tasks has committed.
             var completed = false
             try await worker.runInSlices(of: .milliseconds(10), timeout: .seconds(120)) {
-                guard let status = try await statusReader.status(eventId: eventId) else { return false }
-                completed = status.state == .completed
-                let tasks = status.tasks
-                return completed || (tasks.planned > 0 && tasks.completed * (Self.kills + 1) >= tasks.planned * round)
+                completed = try await statusReader.status(eventId: eventId)?.state == .completed
+                let offsets = try await ExactlyOnceTests.committedOffsets(
+                    bootstrapServers: broker.bootstrapServers, group: prefix + "-herald-fanout", topic: topics.tasks)
+                let done = offsets.values.reduce(0) { $0 + Int(max(0, $1)) }
+                return completed || done * (Self.kills + 1) >= tasks * round
             }
             if completed { break }
             worker.signal(SIGKILL)
