@@ -155,9 +155,6 @@ final class TransactionalLoop: Sendable {
             }
             if let direct {
                 batch = direct.unhandled(batch)
-                if let first = batch.first {
-                    logger.debug("record from the group", metadata: ["record": "\(first.topic)/\(first.partition)/\(first.offset)"])
-                }
                 if batch.isEmpty { batch = await readDirectly(direct, activeConsumer).map { [$0] } ?? [] }
             }
             guard !batch.isEmpty else {
