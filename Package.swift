@@ -133,7 +133,7 @@ let package = Package(
             name: "HeraldBenchmarks",
             dependencies: [
                 "HeraldDomain", "HeraldKafka", "HeraldRedis", "HeraldRegistry", "HeraldPipeline", "HeraldStreams", "HeraldPush",
-                "HeraldTestSupport",
+                "HeraldLocalPush",
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
@@ -142,8 +142,8 @@ let package = Package(
             dependencies: [
                 "CMalloc", "HeraldDomain", "HeraldKafka", "HeraldRedis", "HeraldRegistry", "HeraldPipeline", "HeraldStreams",
                 "HeraldAPI", "HeraldPush",
-                // `herald demo` pushes to the local APNs and FCM servers of HeraldTestSupport.
-                "HeraldTestSupport",
+                // `herald demo` pushes to the local APNs and FCM servers of HeraldLocalPush.
+                "HeraldLocalPush",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Metrics", package: "swift-metrics"),
@@ -173,12 +173,11 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
-        // Starts private redis-server and broker processes on free ports for tests, and local
-        // APNs and FCM servers (HTTP/2 over TLS with a test CA) for tests, the demo and the bench.
+        // Local APNs and FCM servers (HTTP/2 over TLS with a generated CA, the services' real
+        // protocols, scriptable answers) for the demo, the bench and the tests.
         .target(
-            name: "HeraldTestSupport",
+            name: "HeraldLocalPush",
             dependencies: [
-                .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
@@ -189,6 +188,13 @@ let package = Package(
                 .product(name: "_CryptoExtras", package: "swift-crypto"),
                 .product(name: "JWTKit", package: "jwt-kit"),
             ]
+        ),
+        // Tests only (it imports Testing): private redis-server and broker processes on free
+        // ports, the limit on heavy tests running at once, waits that fail only when nothing
+        // progresses. Never linked by an executable; make test checks that.
+        .target(
+            name: "HeraldTestSupport",
+            dependencies: [.product(name: "Logging", package: "swift-log")]
         ),
 
         // MARK: Tests
@@ -202,7 +208,7 @@ let package = Package(
         .testTarget(
             name: "HeraldPushTests",
             dependencies: [
-                "HeraldPush", "HeraldDomain", "HeraldTestSupport",
+                "HeraldPush", "HeraldDomain", "HeraldLocalPush", "HeraldTestSupport",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
@@ -234,7 +240,8 @@ let package = Package(
         .testTarget(
             name: "HeraldIntegrationTests",
             dependencies: [
-                "HeraldAPI", "HeraldApp", "HeraldTestSupport", "HeraldDomain", "HeraldKafka", "HeraldPipeline", "HeraldStreams",
+                "HeraldAPI", "HeraldApp", "HeraldLocalPush", "HeraldTestSupport", "HeraldDomain", "HeraldKafka", "HeraldPipeline",
+                "HeraldStreams",
                 "HeraldRedis", "HeraldRegistry",
             ]
         ),

@@ -44,10 +44,18 @@ struct DemoCommand: AsyncParsableCommand {
 
     @OptionGroup var options: SettingsOptions
     @Flag(help: "Keep running after the story until Ctrl-C.") var keepRunning = false
+    @Option(help: "Where the log goes, at --log-level; the console shows the story and warnings only.")
+    var logFile = ".herald/run/demo.log"
 
     func run() async throws {
         let settings = options.settings()
-        let registry = Observability.bootstrap(level: settings.logLevel)
-        try await DemoRunner(settings: settings, registry: registry, keepRunning: keepRunning).run()
+        let sink: FileLogHandler.Sink
+        do {
+            sink = try FileLogHandler.Sink(path: logFile)
+        } catch {
+            throw ValidationError("--log-file \(logFile): cannot be written (\(error.localizedDescription))")
+        }
+        let registry = Observability.bootstrap(level: settings.logLevel, logFile: sink, consoleLevel: .warning)
+        try await DemoRunner(settings: settings, registry: registry, keepRunning: keepRunning, logFile: sink.path).run()
     }
 }

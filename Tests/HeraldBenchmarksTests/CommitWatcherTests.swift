@@ -10,7 +10,7 @@ import Testing
 /// The bench's commit clock (`--clock committed`) stops when the progress record of every
 /// task was seen; it is only honest if a task counts once, and only once its transaction
 /// committed.
-@Suite("Commit clock")
+@Suite("Commit clock", .heavy)
 struct CommitWatcherTests {
     private func progress(_ event: String, task: Int, of count: Int, delivered: Int) -> TaskProgress {
         let now = Date()

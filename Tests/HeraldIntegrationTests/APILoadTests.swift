@@ -12,7 +12,7 @@ import HeraldStreams
 /// (200) must be in `herald.registrations` and readable through the API afterwards.
 ///
 /// `make test` writes 2,000 registrations; HERALD_FAULT_API_WRITES=10000 runs the full size.
-@Suite("API under load with a worker restart", .enabled(if: HeraldBinary.isBuilt, "build the herald executable first"))
+@Suite("API under load with a worker restart", .heavy, .enabled(if: HeraldBinary.isBuilt, "build the herald executable first"))
 struct APILoadTests {
     static let writes = Int(ProcessInfo.processInfo.environment["HERALD_FAULT_API_WRITES"] ?? "") ?? 2_000
     static let concurrency = 16

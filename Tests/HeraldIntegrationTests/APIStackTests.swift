@@ -10,7 +10,8 @@ import HeraldStreams
 
 /// The real `herald api` process on a private Redis and broker: access rules, validation and
 /// versioning with the real registry behind them, and what reached Kafka and Redis.
-@Suite("herald api on a real broker and Redis", .serialized, .enabled(if: HeraldBinary.isBuilt, "build the herald executable first"))
+@Suite(
+    "herald api on a real broker and Redis", .heavy, .serialized, .enabled(if: HeraldBinary.isBuilt, "build the herald executable first"))
 final class APIStackTests {
     let redis: TestRedis
     let broker: TestBroker

@@ -14,7 +14,7 @@ import HeraldStreams
 /// The broker's process paused (SIGSTOP) in the middle of a broadcast, then resumed: the
 /// worker's health says so while it lasts, the worker recovers by itself, nothing is lost, and
 /// SIGTERM still ends it within its drain time.
-@Suite("broker stall", .enabled(if: HeraldBinary.isBuilt, "build the herald executable first"))
+@Suite("broker stall", .heavy, .enabled(if: HeraldBinary.isBuilt, "build the herald executable first"))
 struct BrokerStallTests {
     static let registrations = 60_000
 

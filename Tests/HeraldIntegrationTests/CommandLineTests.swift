@@ -4,7 +4,7 @@ import HeraldAPI
 import HeraldTestSupport
 import Testing
 
-@Suite("herald command line", .enabled(if: HeraldBinary.isBuilt, "build the herald executable first (swift build --build-tests)"))
+@Suite("herald command line", .heavy, .enabled(if: HeraldBinary.isBuilt, "build the herald executable first (swift build --build-tests)"))
 struct CommandLineTests {
     @Test("herald version reports a librdkafka runtime >= 2.2 and the hiredis in use")
     func version() throws {
@@ -316,7 +316,7 @@ struct CommandLineTests {
     }
 }
 
-@Suite("glibc malloc thresholds for librdkafka's batch buffers")
+@Suite("glibc malloc thresholds for librdkafka's batch buffers", .heavy)
 struct MallocTuningTests {
     @Test("the operator's own glibc malloc variables are found, and nothing else counts")
     func operatorTuning() {

@@ -4,7 +4,7 @@ import Testing
 
 /// `make run` end to end: the API, every worker role and the seed tutorials' story, in the
 /// real executable against a private Redis and broker.
-@Suite("make run story", .enabled(if: HeraldBinary.isBuilt, "build the herald executable first"))
+@Suite("make run story", .heavy, .enabled(if: HeraldBinary.isBuilt, "build the herald executable first"))
 struct DemoStoryTests {
     @Test("every device receives exactly its language, category and payload")
     func story() throws {
@@ -14,13 +14,21 @@ struct DemoStoryTests {
             broker.stop()
             redis.stop()
         }
+        let logFile = FileManager.default.temporaryDirectory.appendingPathComponent("herald-demo-\(UUID().uuidString).log").path
+        defer { try? FileManager.default.removeItem(atPath: logFile) }
         let output = try HeraldBinary.run(
-            ["demo", "--api-port", String(freeLocalPort()), "--session-timeout-ms", "6000"],
+            ["demo", "--api-port", String(freeLocalPort()), "--session-timeout-ms", "6000", "--log-file", logFile],
             environment: ["HERALD_KAFKA_BROKERS": broker.bootstrapServers, "HERALD_REDIS_URL": redis.url],
-            timeout: 150
+            timeout: 300
         )
         #expect(output.status == 0, "demo failed:\n\(output.stdout)\n\(output.stderr.suffix(3000))")
         let text = output.stdout
+        // The console tells the story: the log is in its file, and a normal run logs no error.
+        #expect(text.contains("(the log of the API and the worker roles: \(logFile))"))
+        let errorLines = (output.stdout + output.stderr).split(separator: "\n").filter { $0.contains(" error ") }
+        #expect(errorLines.isEmpty, "error lines on the console:\n\(errorLines.prefix(10).joined(separator: "\n"))")
+        let log = (try? String(contentsOfFile: logFile, encoding: .utf8)) ?? ""
+        #expect(log.contains(" info "), "the log file holds the info lines")
         // Part 4 lists each device (three spaces) and the payloads it received (six spaces).
         var sections: [String: String] = [:]
         var current: String?

@@ -12,7 +12,7 @@ import HeraldStreams
 
 /// `POST /v1/notifications` with an id the planner already claimed: other content is a
 /// conflict (409 in the API), the same content an idempotent retry that writes nothing.
-@Suite("event id conflicts at the door")
+@Suite("event id conflicts at the door", .heavy)
 struct EventIdConflictTests {
     @Test("the publisher refuses a claimed id with other content and answers an identical retry without a new record")
     func claimedIds() async throws {

@@ -18,7 +18,7 @@ import HeraldStreams
 /// readers (ENVIRONMENT.md), so there the test checks instead that each duplicate appears
 /// exactly twice and belongs to work the killed worker had not committed (task records at or
 /// after the fan-out group's committed offset at the moment of the kill).
-@Suite("exactly-once under SIGKILL", .enabled(if: HeraldBinary.isBuilt, "build the herald executable first"))
+@Suite("exactly-once under SIGKILL", .heavy, .enabled(if: HeraldBinary.isBuilt, "build the herald executable first"))
 struct ExactlyOnceTests {
     static let registrations = 60_000
     static let slots = 64
@@ -217,15 +217,16 @@ struct DeliveryWatcher {
 
     func close() async { try? await consumer.close() }
 
-    func wait(forAtLeast count: Int, timeout: Duration) async throws -> Int {
-        let clock = ContinuousClock()
-        let deadline = clock.now + timeout
+    /// Reads deliveries until `count` were seen; fails only when none arrives for `stallLimit`.
+    func wait(forAtLeast count: Int, stallLimit: Duration = .seconds(120)) async throws -> Int {
         var seen = 0
-        while seen < count {
-            guard clock.now < deadline else { throw TestServerError(message: "saw only \(seen) deliveries") }
+        let result = try await waitWhileProgressing("\(count) deliveries", stallLimit: stallLimit, interval: .zero) {
+            () async throws -> ProgressCheck<Int, Int> in
+            guard seen < count else { return .done(seen) }
             seen += try await consumer.pollBatch(maxMessages: 10_000, timeout: .milliseconds(100)).count
+            return .waiting(seen)
         }
         try? await consumer.close()
-        return seen
+        return result
     }
 }

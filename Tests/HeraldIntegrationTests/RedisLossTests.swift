@@ -15,7 +15,7 @@ import HeraldStreams
 /// statuses and the claims equal what a fresh rebuild from the log produces.
 ///
 /// `make test` runs it over 30,000 registrations; HERALD_FAULT_REDIS_REGISTRATIONS sets the size.
-@Suite("Redis flushed and restarted across broadcasts", .enabled(if: HeraldBinary.isBuilt, "build the herald executable first"))
+@Suite("Redis flushed and restarted across broadcasts", .heavy, .enabled(if: HeraldBinary.isBuilt, "build the herald executable first"))
 struct RedisLossTests {
     static let registrations = Int(ProcessInfo.processInfo.environment["HERALD_FAULT_REDIS_REGISTRATIONS"] ?? "") ?? 30_000
 

@@ -15,7 +15,7 @@ import Testing
 /// runs it in a pass of its own (HERALD_TEST_ALONE=1): its kill test and its timings on the
 /// real clock must not share the two cores with the other suites, nor slow theirs.
 @Suite(
-    "scheduled sends on the real processes", .serialized, .enabled(if: HeraldBinary.isBuilt, "build the herald executable first"),
+    "scheduled sends on the real processes", .heavy, .serialized, .enabled(if: HeraldBinary.isBuilt, "build the herald executable first"),
     .enabled(if: ProcessInfo.processInfo.environment["HERALD_TEST_ALONE"] == "1", "runs alone: HERALD_TEST_ALONE=1")
 )
 final class ScheduleStackTests {
@@ -71,16 +71,21 @@ final class ScheduleStackTests {
         return (reply.status, reply.text)
     }
 
-    func status(_ api: HeraldHTTPClient, _ id: String, until condition: (String) -> Bool, timeout: Double = 60) async throws -> String {
-        let deadline = Date().addingTimeInterval(timeout)
-        var last = ""
-        while Date() < deadline {
-            let reply = try await api.send("GET", "/v1/notifications/\(id)")
-            last = reply.text
-            if reply.status == 200 && condition(reply.text) { return reply.text }
-            try await Task.sleep(for: .milliseconds(100))
+    /// Waits until the status document of `id` satisfies `condition`; fails only when the
+    /// document stays the same for `stallLimit`.
+    func status(_ api: HeraldHTTPClient, _ id: String, until condition: (String) -> Bool, stallLimit: Duration = .seconds(120))
+        async throws -> String
+    {
+        do {
+            return try await waitWhileProgressing("the status of \(id)", stallLimit: stallLimit, interval: .milliseconds(100)) {
+                () async throws -> ProgressCheck<String, String> in
+                let reply = try await api.send("GET", "/v1/notifications/\(id)")
+                if reply.status == 200 && condition(reply.text) { return .done(reply.text) }
+                return .waiting("\(reply.status) \(reply.text)")
+            }
+        } catch let stalled as StalledWait {
+            throw TestServerError(message: "\(stalled)\n\(processes[0].stderr().suffix(3_000))")
         }
-        throw TestServerError(message: "status of \(id) never got there; last: \(last)\n\(processes[0].stderr().suffix(3_000))")
     }
 
     static func time(_ date: Date) -> String { ISO8601Timestamp.format(date) }
@@ -235,7 +240,7 @@ final class ScheduleStackTests {
         processes[0].signal(SIGKILL)
         #expect(processes[0].waitForExit(timeout: 10))
         processes[0] = try HeraldBinary.start(["worker"], environment: environment)
-        for id in ids { _ = try await status(api, id, until: { $0.contains(#""state":"completed""#) }, timeout: 120) }
+        for id in ids { _ = try await status(api, id, until: { $0.contains(#""state":"completed""#) }) }
 
         let topics = HeraldTopics.prefixed(prefix)
         var releases: [String: Int] = [:]

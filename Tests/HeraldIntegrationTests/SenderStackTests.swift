@@ -6,6 +6,7 @@ import HeraldPush
 import HeraldRedis
 import HeraldRegistry
 import HeraldStreams
+import HeraldLocalPush
 import HeraldTestSupport
 import Testing
 
@@ -13,7 +14,7 @@ import Testing
 /// and FCM servers that speak the real protocols over HTTP/2 and TLS: every outcome, the
 /// removal of unregistered registrations through the registry, expiry, and a sender
 /// SIGKILLed mid-run.
-@Suite("sender role on the real processes", .serialized, .enabled(if: HeraldBinary.isBuilt, "build the herald executable first"))
+@Suite("sender role on the real processes", .heavy, .serialized, .enabled(if: HeraldBinary.isBuilt, "build the herald executable first"))
 final class SenderStackTests {
     let redis: TestRedis
     let broker: TestBroker
@@ -96,24 +97,27 @@ final class SenderStackTests {
             platform: "fcm", handle: Self.fcmHandle(name), body: #"{"message":{"notification":{"body":"$(News_English)"}}}"#)
     }
 
-    /// The receipts of `eventId` on `herald.receipts`, once there are `count` distinct ones.
-    func receipts(of eventId: String, count: Int, timeout: Double = 90, log: () -> String = { "" }) async throws -> [String: [PushReceipt]]
+    /// The receipts of `eventId` on `herald.receipts`, once there are `count` distinct ones;
+    /// fails only when no new receipt arrives for `stallLimit`.
+    func receipts(of eventId: String, count: Int, stallLimit: Duration = .seconds(120), log: () -> String = { "" }) async throws
+        -> [String: [PushReceipt]]
     {
-        let deadline = Date().addingTimeInterval(timeout)
-        var found: [String: [PushReceipt]] = [:]
-        while Date() < deadline {
-            found = [:]
-            var tail = RecordTail(topic: topics.receipts, bootstrapServers: broker.bootstrapServers)
-            tail.eventId = eventId
-            for try await message in tail.records() {
-                guard let value = message.value else { continue }
-                let receipt = try JSONDecoder().decode(PushReceipt.self, from: Data(value))
-                found[receipt.deliveryId, default: []].append(receipt)
+        do {
+            return try await waitWhileProgressing("\(count) receipts of \(eventId)", stallLimit: stallLimit, interval: .milliseconds(300)) {
+                () async throws -> ProgressCheck<Int, [String: [PushReceipt]]> in
+                var found: [String: [PushReceipt]] = [:]
+                var tail = RecordTail(topic: topics.receipts, bootstrapServers: broker.bootstrapServers)
+                tail.eventId = eventId
+                for try await message in tail.records() {
+                    guard let value = message.value else { continue }
+                    let receipt = try JSONDecoder().decode(PushReceipt.self, from: Data(value))
+                    found[receipt.deliveryId, default: []].append(receipt)
+                }
+                return found.count >= count ? .done(found) : .waiting(found.values.reduce(0) { $0 + $1.count })
             }
-            if found.count >= count { return found }
-            try await Task.sleep(for: .milliseconds(300))
+        } catch let stalled as StalledWait {
+            throw TestServerError(message: "\(stalled)\n\(log())")
         }
-        throw TestServerError(message: "\(found.count) of \(count) receipts of \(eventId) after \(timeout) s\n\(log())")
     }
 
     func publish(_ body: String) async throws {
@@ -267,7 +271,7 @@ final class SenderStackTests {
 
         sender = try startSender(extra: slow)
         defer { sender.signal(SIGTERM) }
-        let all = try await receipts(of: "push-kill", count: count, timeout: 180) { sender.stderr() }
+        let all = try await receipts(of: "push-kill", count: count) { sender.stderr() }
         #expect(all.count == count)
         for (id, copies) in all { #expect(copies.allSatisfy { $0.outcome == .sent }, "\(id): \(copies)") }
         var requestsPerId: [String: Int] = [:]

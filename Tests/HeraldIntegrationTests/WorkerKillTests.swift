@@ -15,7 +15,7 @@ import HeraldStreams
 ///
 /// `make test` runs 3 kills over 60,000 devices; HERALD_FAULT_KILLS=20
 /// HERALD_FAULT_REGISTRATIONS=200000 runs the full size.
-@Suite("worker SIGKILLed across a broadcast", .enabled(if: HeraldBinary.isBuilt, "build the herald executable first"))
+@Suite("worker SIGKILLed across a broadcast", .heavy, .enabled(if: HeraldBinary.isBuilt, "build the herald executable first"))
 struct WorkerKillTests {
     static let environment = ProcessInfo.processInfo.environment
     static let registrations = Int(environment["HERALD_FAULT_REGISTRATIONS"] ?? "") ?? 60_000

@@ -2,7 +2,7 @@ import HeraldKafka
 import HeraldTestSupport
 import Testing
 
-@Suite("Topic administration")
+@Suite("Topic administration", .heavy)
 struct KafkaAdminTests {
     let broker: TestBroker
 

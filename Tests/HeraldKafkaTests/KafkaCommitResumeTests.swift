@@ -2,7 +2,7 @@ import HeraldKafka
 import HeraldTestSupport
 import Testing
 
-@Suite("Offsets survive a consumer restart")
+@Suite("Offsets survive a consumer restart", .heavy)
 struct KafkaCommitResumeTests {
     let broker: TestBroker
 

@@ -5,7 +5,7 @@ import Testing
 
 /// Consumer-group behaviour the workers rely on: members split partitions, and a rebalance
 /// moves partitions without losing records or re-delivering committed ones.
-@Suite("Consumer group rebalancing")
+@Suite("Consumer group rebalancing", .heavy)
 struct KafkaGroupRebalanceTests {
     let broker: TestBroker
 
@@ -49,7 +49,7 @@ struct KafkaGroupRebalanceTests {
         try await producer.flush()
         await producer.shutdown()
 
-        let finished = try await eventually(timeout: .seconds(60)) {
+        let finished = try await eventually(timeout: .seconds(180)) {
             try !third.consumer.assignment().isEmpty && ledger.committedCount == total
         }
         let members = [first, second, third]

@@ -3,7 +3,7 @@ import HeraldKafka
 import HeraldTestSupport
 import Testing
 
-@Suite("Produce and consume")
+@Suite("Produce and consume", .heavy)
 struct KafkaRoundTripTests {
     let broker: TestBroker
 

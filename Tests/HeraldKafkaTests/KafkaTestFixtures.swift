@@ -38,12 +38,14 @@ let testLogger: Logger = {
 }()
 
 extension KafkaConsumer {
-    /// Polls until `count` records arrived or `timeout` passed; returns what arrived.
-    func collect(_ count: Int, timeout: Duration = .seconds(30)) async throws -> [KafkaMessage] {
-        let deadline = ContinuousClock.now.advanced(by: timeout)
+    /// Polls until `count` records arrived, or none arrived for `stallLimit`; returns what arrived.
+    func collect(_ count: Int, stallLimit: Duration = .seconds(60)) async throws -> [KafkaMessage] {
         var received: [KafkaMessage] = []
-        while received.count < count, ContinuousClock.now < deadline {
-            received += try await pollBatch(maxMessages: count - received.count, timeout: .milliseconds(250))
+        var lastArrival = ContinuousClock.now
+        while received.count < count, ContinuousClock.now - lastArrival < stallLimit {
+            let batch = try await pollBatch(maxMessages: count - received.count, timeout: .milliseconds(250))
+            if !batch.isEmpty { lastArrival = .now }
+            received += batch
         }
         return received
     }
@@ -53,8 +55,9 @@ func bytes(_ text: String) -> [UInt8] { Array(text.utf8) }
 
 func text(_ bytes: [UInt8]?) -> String? { bytes.map { String(decoding: $0, as: UTF8.self) } }
 
-/// Polls `condition` until it holds or `timeout` passes; returns whether it held.
-func eventually(timeout: Duration = .seconds(30), _ condition: () async throws -> Bool) async rethrows -> Bool {
+/// Polls `condition` until it holds or `timeout` passes (generous: it only ends a test that
+/// would otherwise hang); returns whether it held.
+func eventually(timeout: Duration = .seconds(120), _ condition: () async throws -> Bool) async rethrows -> Bool {
     let deadline = ContinuousClock.now.advanced(by: timeout)
     while ContinuousClock.now < deadline {
         if try await condition() { return true }

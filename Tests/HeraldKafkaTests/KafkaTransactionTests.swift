@@ -10,7 +10,7 @@ import Testing
 /// group's input offsets are NOT committed (checkable on every broker); (3) after abort, a
 /// `read_committed` consumer does not see the aborted records — only checked against Apache
 /// Kafka (`HERALD_TEST_KAFKA_BROKERS`), because Tansu does not filter aborted transactions.
-@Suite("Transactions")
+@Suite("Transactions", .heavy)
 struct KafkaTransactionTests {
     let broker: TestBroker
 

@@ -2,9 +2,10 @@ import Foundation
 import HeraldDomain
 import HeraldPipeline
 import HeraldRedis
+import HeraldTestSupport
 import Testing
 
-@Suite("Dead letters", .serialized)
+@Suite("Dead letters", .heavy, .serialized)
 struct DeadLetterTests {
     @Test func invalidEventsLandInTheDeadLetterTopicAndTheWorkerCarriesOn() async throws {
         try await withPipelineHarness(slots: 4) { configuration in

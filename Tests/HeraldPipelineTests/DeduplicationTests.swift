@@ -3,9 +3,10 @@ import HeraldDomain
 import HeraldKafka
 import HeraldPipeline
 import HeraldRedis
+import HeraldTestSupport
 import Testing
 
-@Suite("De-duplication, expiry and shutdown", .serialized)
+@Suite("De-duplication, expiry and shutdown", .heavy, .serialized)
 struct DeduplicationTests {
     static func event(_ id: String, text: String = "hello", expiresAt: Date? = nil) -> NotificationEvent {
         NotificationEvent(
@@ -110,7 +111,7 @@ struct DeduplicationTests {
     }
 }
 
-@Suite("Statuses and claims rebuilt from the log", .serialized)
+@Suite("Statuses and claims rebuilt from the log", .heavy, .serialized)
 struct StatusRebuildTests {
     @Test("after FLUSHALL, the rebuild restores every status and claim byte for byte; a reused id is still a conflict")
     func flushAndRebuild() async throws {

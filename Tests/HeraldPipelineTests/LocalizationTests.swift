@@ -3,9 +3,10 @@ import HeraldDomain
 import HeraldPipeline
 import HeraldRedis
 import HeraldRegistry
+import HeraldTestSupport
 import Testing
 
-@Suite("Localization and rendering", .serialized)
+@Suite("Localization and rendering", .heavy, .serialized)
 struct LocalizationTests {
     @Test func eachDeviceGetsItsOwnLanguageNativeOrCategoryPayload() async throws {
         try await withPipelineHarness(slots: 8) { harness in

@@ -182,15 +182,16 @@ final class PipelineHarness: @unchecked Sendable {
 
     // MARK: Observing
 
-    /// Waits until `herald:status:<id>` holds a final state.
-    func finalStatus(_ eventId: String, timeout: Duration = .seconds(60)) async throws -> StatusRecord {
+    /// Waits until `herald:status:<id>` holds a final state; fails only when the status stays the
+    /// same (or absent) for `stallLimit`, however slow the machine is.
+    func finalStatus(_ eventId: String, stallLimit: Duration = .seconds(120)) async throws -> StatusRecord {
         let reader = StatusReader(pool: pool, layout: configuration.layout)
-        let deadline = ContinuousClock.now + timeout
-        while ContinuousClock.now < deadline {
-            if let status = try await reader.status(eventId: eventId), status.state.isTerminal { return status }
-            try await Task.sleep(for: .milliseconds(50))
+        return try await waitWhileProgressing("event \(eventId) reaching a final status", stallLimit: stallLimit) {
+            () async throws -> ProgressCheck<StatusRecord?, StatusRecord> in
+            let status = try await reader.status(eventId: eventId)
+            if let status, status.state.isTerminal { return .done(status) }
+            return .waiting(status)
         }
-        throw HarnessTimeout(message: "event \(eventId) did not reach a final status within \(timeout)")
     }
 
     /// Every committed record of `topic` (optionally one event's).
@@ -237,11 +238,6 @@ final class TestClock: Sendable {
     var date: Date { now.withLock { $0 } }
     func set(_ date: Date) { now.withLock { $0 = date } }
     func advance(by seconds: Double) { now.withLock { $0 = $0.addingTimeInterval(seconds) } }
-}
-
-struct HarnessTimeout: Error, CustomStringConvertible {
-    var message: String
-    var description: String { message }
 }
 
 /// Resumes a continuation exactly once when two paths race (done vs timed out).

@@ -8,7 +8,7 @@ import Testing
 import HeraldStreams
 
 /// Inputs that once stopped delivery for everyone: each must cost only itself.
-@Suite("Poison inputs", .serialized)
+@Suite("Poison inputs", .heavy, .serialized)
 struct PoisonInputTests {
     @Test("an amplifying template is skipped for its device; the rest of the event and later events deliver")
     func amplifyingTemplateIsSkipped() async throws {

@@ -1,6 +1,7 @@
 import Foundation
 import HeraldDomain
 import HeraldPipeline
+import HeraldTestSupport
 import Testing
 
 /// A small deterministic generator so a failing population can be reproduced.
@@ -15,7 +16,7 @@ struct SeededGenerator: RandomNumberGenerator {
     }
 }
 
-@Suite("Recipient correctness", .serialized)
+@Suite("Recipient correctness", .heavy, .serialized)
 struct RecipientCorrectnessTests {
     static let categories = ["World", "Politics", "Business", "Technology", "Science", "Sports"]
 

@@ -13,7 +13,7 @@ import Testing
 /// shared cluster: five private brokers in a row, run beside the main pass, slowed the fault
 /// suites' watchers until their broadcasts finished before the fault.
 @Suite(
-    "Scheduling", .serialized,
+    "Scheduling", .heavy, .serialized,
     .enabled(if: ProcessInfo.processInfo.environment["HERALD_TEST_ALONE"] == "1", "runs alone: HERALD_TEST_ALONE=1")
 )
 struct SchedulingTests {
@@ -287,17 +287,17 @@ extension PipelineHarness {
         try await StatusReader(pool: pool, layout: configuration.layout).status(eventId: eventId)
     }
 
-    /// Waits until the status of `eventId` satisfies `condition`.
-    func status(_ eventId: String, timeout: Duration = .seconds(60), _ condition: (StatusRecord) -> Bool) async throws -> StatusRecord {
-        let deadline = ContinuousClock.now + timeout
-        while ContinuousClock.now < deadline {
-            if let status = try await currentStatus(eventId), condition(status) { return status }
-            try await Task.sleep(for: .milliseconds(50))
+    /// Waits until the status of `eventId` satisfies `condition`; fails only when the status stays
+    /// the same for `stallLimit`.
+    func status(_ eventId: String, stallLimit: Duration = .seconds(120), _ condition: (StatusRecord) -> Bool) async throws
+        -> StatusRecord
+    {
+        try await waitWhileProgressing("the status of \(eventId) reaching the expected state", stallLimit: stallLimit) {
+            () async throws -> ProgressCheck<StatusRecord?, StatusRecord> in
+            let status = try await currentStatus(eventId)
+            if let status, condition(status) { return .done(status) }
+            return .waiting(status)
         }
-        throw HarnessTimeout(
-            message:
-                "the status of \(eventId) did not get there within \(timeout); it is \(String(describing: try await currentStatus(eventId)))"
-        )
     }
 
     /// What `DELETE /v1/notifications/{id}` writes: a cancel request on the schedule topic.

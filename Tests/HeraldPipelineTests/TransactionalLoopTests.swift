@@ -11,7 +11,7 @@ import Testing
 /// The consume-transform-produce loop both roles run, against a real broker. The loop sends
 /// a batch's consumer offsets while the batch is handled; a handler that fails after they
 /// reached the broker must still leave them uncommitted, so the batch is done again.
-@Suite("Transactional loop")
+@Suite("Transactional loop", .heavy)
 struct TransactionalLoopTests {
     struct HandlerFailure: Error {}
 

@@ -1,12 +1,13 @@
 import Foundation
 import HeraldDomain
+import HeraldLocalPush
 import HeraldTestSupport
 import Testing
 
 @testable import HeraldPush
 
 /// The APNs client on its own HTTP/2 connections, against the local APNs server.
-@Suite("APNs client against the local APNs server")
+@Suite("APNs client against the local APNs server", .heavy)
 struct APNsClientTests {
     static func delivery(_ n: Int) -> DeliveryRecord {
         DeliveryRecord(
@@ -16,7 +17,7 @@ struct APNsClientTests {
             publishedAt: nil, renderedAt: Date())
     }
 
-    static func client(_ push: LocalPushServices, connections: Int = 1, streams: Int = 100, timeout: TimeInterval = 10) async throws
+    static func client(_ push: LocalPushServices, connections: Int = 1, streams: Int = 100, timeout: TimeInterval = 120) async throws
         -> APNsClient
     {
         let credentials = try APNsCredentials.load(
@@ -52,15 +53,16 @@ struct APNsClientTests {
     @Test("a dropped connection loses the requests on it; the next request opens a new one; a slow answer times out")
     func lostAndTimedOut() async throws {
         let push = try await LocalPushServices.start()
-        // A timeout long enough for a loaded machine (make test runs suites side by side).
-        let client = try await Self.client(push, timeout: 10)
+        let client = try await Self.client(push)
         let first = await client.send(Self.delivery(1))
         #expect(
             first == .answered(PushAnswer(statusCode: 200, serviceId: APNsRequestID.forDelivery(Self.delivery(1).deliveryId).uuidString)),
             "\(first)")
-        push.apns.setDelay(.milliseconds(600))
+        // The server holds the answer until the connection is dropped under it: the drop comes
+        // once the server has the request, however long that takes.
+        push.apns.setDelay(.seconds(3_600))
         async let inFlight = client.send(Self.delivery(2))
-        try await Task.sleep(for: .milliseconds(200))
+        try await waitUntilTrue("the server receiving the second request") { push.apns.requestCount == 2 }
         await push.apns.dropConnections()
         guard case .lost(let reason) = await inFlight else {
             Issue.record("a request on a dropped connection was answered")
@@ -74,9 +76,9 @@ struct APNsClientTests {
         }
         #expect(answer.statusCode == 200)
         #expect(push.apns.connectionsAccepted == 2)
-        // Another client that waits 1 s at most.
+        // Another client that waits 1 s at most, on a server that never answers in time.
         let impatient = try await Self.client(push, timeout: 1)
-        push.apns.setDelay(.seconds(3))
+        push.apns.setDelay(.seconds(3_600))
         #expect(await impatient.send(Self.delivery(4)) == .lost(reason: "timeout"))
         await impatient.shutdown()
         await client.shutdown()

@@ -1,12 +1,13 @@
 import AsyncHTTPClient
 import Foundation
+import HeraldLocalPush
 import HeraldTestSupport
 import JWTKit
 import NIOCore
 import NIOSSL
 import Testing
 
-@Suite("local APNs and FCM servers")
+@Suite("local APNs and FCM servers", .heavy)
 struct LocalPushServersTests {
     static let topic = "com.example.herald"
     static let deviceToken = "a1b2c3d4e5f60718293a4b5c6d7e8f90a1b2c3d4e5f60718293a4b5c6d7e8f90"
@@ -56,7 +57,7 @@ struct LocalPushServersTests {
             #expect(missing.status == 403)
             #expect(missing.reason == "MissingProviderToken")
 
-            let otherKey = TestAPNsKey(keyId: key.keyId, teamId: key.teamId)
+            let otherKey = LocalAPNsKey(keyId: key.keyId, teamId: key.teamId)
             let invalidSignature = try await Self.push(client, server, providerToken: try await Self.providerToken(otherKey))
             #expect(invalidSignature.status == 403)
             #expect(invalidSignature.reason == "InvalidProviderToken")
@@ -135,9 +136,10 @@ struct LocalPushServersTests {
             #expect(try await Self.push(client, server, providerToken: token).status == 200)
             #expect(server.connectionsAccepted == 1)
 
-            server.setDelay(.seconds(2))
+            // The answer waits until the connection is dropped under it, once the server has it.
+            server.setDelay(.seconds(3_600))
             let inFlight = Task { try await Self.push(client, server, providerToken: token) }
-            try await Task.sleep(for: .milliseconds(300))
+            try await waitUntilTrue("the server receiving the request in flight") { server.requestCount == 2 }
             await server.dropConnections()
             await #expect(throws: (any Error).self) { try await inFlight.value }
 
@@ -176,11 +178,11 @@ struct LocalPushServersTests {
 
     @Test("APNs: a client that does not offer h2 is refused")
     func apnsHTTP2Only() async throws {
-        let authority = try TestCertificateAuthority()
-        let key = TestAPNsKey()
+        let authority = try LocalCertificateAuthority()
+        let key = LocalAPNsKey()
         let directory = try Self.scratchDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
-        let server = try await TestAPNsServer.start(authority: authority, key: key, topics: [Self.topic])
+        let server = try await LocalAPNsServer.start(authority: authority, key: key, topics: [Self.topic])
         let http1 = try Self.makeClient(authority, directory: directory, httpVersion: .http1Only)
         let token = try await Self.providerToken(key)
         await #expect(throws: (any Error).self) { try await Self.push(http1, server, providerToken: token) }
@@ -281,7 +283,7 @@ struct LocalPushServersTests {
             #expect(wrongAudience.json?["error"] as? String == "invalid_grant")
             #expect(wrongAudience.json?["error_description"] is String)
 
-            let otherKey = try TestServiceAccount(projectId: account.projectId)
+            let otherKey = try LocalServiceAccount(projectId: account.projectId)
             #expect(try await Self.exchange(client, server, account, signingKeyPEM: otherKey.privateKeyPEM).status == 400)
             #expect(try await Self.exchange(client, server, account, issuer: "someone@example.com").status == 400)
             #expect(try await Self.exchange(client, server, account, scope: "https://www.googleapis.com/auth/cloud-platform").status == 400)
@@ -295,15 +297,15 @@ struct LocalPushServersTests {
     // MARK: Fixtures
 
     /// Runs `body` with a new APNs server, its key and a client that trusts only the test CA.
-    private func withAPNs(_ body: (TestAPNsServer, HTTPClient, TestAPNsKey) async throws -> Void) async throws {
-        let authority = try TestCertificateAuthority()
-        let key = TestAPNsKey()
+    private func withAPNs(_ body: (LocalAPNsServer, HTTPClient, LocalAPNsKey) async throws -> Void) async throws {
+        let authority = try LocalCertificateAuthority()
+        let key = LocalAPNsKey()
         let directory = try Self.scratchDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
         let keyPath = try key.write(in: directory)
         #expect(keyPath.hasSuffix("AuthKey_\(key.keyId).p8"))
         #expect(key.keyId.count == 10 && key.teamId.count == 10)
-        let server = try await TestAPNsServer.start(authority: authority, key: key, topics: [Self.topic])
+        let server = try await LocalAPNsServer.start(authority: authority, key: key, topics: [Self.topic])
         let client = try Self.makeClient(authority, directory: directory)
         do {
             try await body(server, client, key)
@@ -317,12 +319,12 @@ struct LocalPushServersTests {
     }
 
     /// Runs `body` with a new FCM server, its service account and a client that trusts only the test CA.
-    private func withFCM(_ body: (TestFCMServer, HTTPClient, TestServiceAccount) async throws -> Void) async throws {
-        let authority = try TestCertificateAuthority()
-        let account = try TestServiceAccount(projectId: "herald-test-project")
+    private func withFCM(_ body: (LocalFCMServer, HTTPClient, LocalServiceAccount) async throws -> Void) async throws {
+        let authority = try LocalCertificateAuthority()
+        let account = try LocalServiceAccount(projectId: "herald-test-project")
         let directory = try Self.scratchDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
-        let server = try await TestFCMServer.start(authority: authority, account: account)
+        let server = try await LocalFCMServer.start(authority: authority, account: account)
         let client = try Self.makeClient(authority, directory: directory)
         do {
             try await body(server, client, account)
@@ -342,7 +344,7 @@ struct LocalPushServersTests {
     }
 
     private static func makeClient(
-        _ authority: TestCertificateAuthority,
+        _ authority: LocalCertificateAuthority,
         directory: URL,
         httpVersion: HTTPClient.Configuration.HTTPVersion = .automatic
     ) throws -> HTTPClient {
@@ -372,7 +374,7 @@ struct LocalPushServersTests {
     }
 
     private static func execute(_ client: HTTPClient, _ request: HTTPClientRequest) async throws -> Answer {
-        let response = try await client.execute(request, timeout: .seconds(10))
+        let response = try await client.execute(request, timeout: .seconds(120))
         let body = try await response.body.collect(upTo: 1 << 20)
         return Answer(
             status: Int(response.status.code),
@@ -390,7 +392,7 @@ struct LocalPushServersTests {
 
     /// A provider token as a Herald sender makes it: ES256 with the `.p8` key.
     private static func providerToken(
-        _ key: TestAPNsKey,
+        _ key: LocalAPNsKey,
         kid: String? = nil,
         teamId: String? = nil,
         issuedAt: Date = Date()
@@ -404,7 +406,7 @@ struct LocalPushServersTests {
 
     private static func push(
         _ client: HTTPClient,
-        _ server: TestAPNsServer,
+        _ server: LocalAPNsServer,
         device: String = deviceToken,
         providerToken: String?,
         topic: String? = LocalPushServersTests.topic,
@@ -433,11 +435,11 @@ struct LocalPushServersTests {
     /// Exchanges an RS256 assertion for an access token, as Google's auth libraries do.
     private static func exchange(
         _ client: HTTPClient,
-        _ server: TestFCMServer,
-        _ account: TestServiceAccount,
+        _ server: LocalFCMServer,
+        _ account: LocalServiceAccount,
         audience: String? = nil,
         issuer: String? = nil,
-        scope: String = TestFCMServer.messagingScope,
+        scope: String = LocalFCMServer.messagingScope,
         issuedAt: Date = Date(),
         lifetime: Int = 3600,
         signingKeyPEM: String? = nil
@@ -463,7 +465,7 @@ struct LocalPushServersTests {
 
     private static func send(
         _ client: HTTPClient,
-        _ server: TestFCMServer,
+        _ server: LocalFCMServer,
         project: String,
         accessToken: String?,
         body: String = #"{"message":{"token":"\#(deviceToken)","notification":{"title":"hello"}}}"#

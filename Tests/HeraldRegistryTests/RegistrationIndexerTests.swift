@@ -6,7 +6,7 @@ import ServiceLifecycle
 import Testing
 @testable import HeraldRegistry
 
-@Suite("Indexer and reindex on a real broker and Redis")
+@Suite("Indexer and reindex on a real broker and Redis", .heavy)
 struct RegistrationIndexerTests {
     @Test("the indexer rebuilds what the API wrote, ignores replays; reindex after a wipe reproduces the digest")
     func indexerAndReindex() async throws {

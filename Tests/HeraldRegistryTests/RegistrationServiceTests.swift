@@ -4,7 +4,7 @@ import HeraldTestSupport
 import Testing
 @testable import HeraldRegistry
 
-@Suite("Registration service on a real broker and Redis")
+@Suite("Registration service on a real broker and Redis", .heavy)
 struct RegistrationServiceTests {
     @Test("put, read back, update tags, delete: read-your-writes, versions, 410 afterwards")
     func registrationLifecycle() async throws {

@@ -72,9 +72,10 @@ enum RegistryFixtures {
         )
     }
 
-    /// Waits until `condition` holds, checking every 50 ms, failing after `seconds`.
+    /// Waits until `condition` holds, checking every 50 ms, failing after `seconds` (generous: it
+    /// only ends a test that would otherwise hang).
     static func eventually(
-        _ what: String, seconds: Double = 30, _ condition: () async throws -> Bool
+        _ what: String, seconds: Double = 120, _ condition: () async throws -> Bool
     ) async throws {
         let deadline = Date().addingTimeInterval(seconds)
         while Date() < deadline {

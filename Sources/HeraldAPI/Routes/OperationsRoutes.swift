@@ -33,14 +33,15 @@ struct OperationsRoutes: Sendable {
     }
 
     /// 200 only when every dependency answers; 503 otherwise, so a load balancer stops
-    /// sending registrations that could not be stored.
+    /// sending registrations that could not be stored. Not being ready is an answer, not a
+    /// fault of the server: it is returned, not thrown, so it is not logged as an error.
     @Sendable func ready(_ request: Request, context: APIRequestContext) async throws -> Response {
         for check in readinessChecks where await !check.isReady() {
-            throw APIError(
+            return APIError(
                 status: .serviceUnavailable, code: "not_ready",
                 message: "a dependency (Kafka or Redis) is not answering, or the registration index is being rebuilt",
                 headers: [.retryAfter: "1"]
-            )
+            ).response(from: request, context: context)
         }
         return .json(.object([JSONMember(key: "status", value: .string("ready"))]))
     }

@@ -1,7 +1,7 @@
 import Foundation
 import HeraldAPI
 import HeraldRedis
-import HeraldTestSupport
+import HeraldLocalPush
 import Logging
 import Prometheus
 
@@ -13,11 +13,14 @@ public struct DemoRunner: Sendable {
     public let settings: HeraldSettings
     public let registry: PrometheusCollectorRegistry
     public let keepRunning: Bool
+    /// Where the process logs, which the story names; nil when the log goes to the console.
+    public let logFile: String?
 
-    public init(settings: HeraldSettings, registry: PrometheusCollectorRegistry, keepRunning: Bool) {
+    public init(settings: HeraldSettings, registry: PrometheusCollectorRegistry, keepRunning: Bool, logFile: String? = nil) {
         self.settings = settings
         self.registry = registry
         self.keepRunning = keepRunning
+        self.logFile = logFile
     }
 
     public func run() async throws {
@@ -51,7 +54,7 @@ public struct DemoRunner: Sendable {
             hubURI: hubURI, listen: listen, send: send, userTokenKey: userKey,
             bootstrapServers: demoSettings[.kafkaBrokers], kafkaProperties: try demoSettings.kafkaProperties(),
             topics: demoSettings.topics,
-            keepRunning: keepRunning, logger: logger
+            keepRunning: keepRunning, logFile: logFile, logger: logger
         )
         do {
             try await WorkerRunner(settings: demoSettings, registry: registry).run(extraServices: [api, story], pool: pool)

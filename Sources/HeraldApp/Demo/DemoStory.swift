@@ -25,6 +25,8 @@ struct DemoStory: Service {
     let kafkaProperties: [String: String]
     let topics: HeraldTopics
     let keepRunning: Bool
+    /// Where the process logs (nil: the console).
+    let logFile: String?
     let logger: Logger
 
     func run() async throws {
@@ -51,7 +53,9 @@ struct DemoStory: Service {
     }
 
     private func tell() async throws {
-        say("== Herald: breaking news, localized, to every device that follows it ==\n")
+        say("== Herald: breaking news, localized, to every device that follows it ==")
+        if let logFile { say("   (the log of the API and the worker roles: \(logFile))") }
+        say("")
         try await waitUntilReady()
 
         say("1. Devices register (Azure Notification Hubs style: handle, category tags, localized template)")

@@ -15,6 +15,23 @@ public enum Observability {
             handler.logLevel = level
             return handler
         }
+        return bootstrapMetrics()
+    }
+
+    /// Bootstraps swift-log into `logFile` at `level`, and onto stderr only from `consoleLevel`
+    /// up: a local run whose console tells a story of its own.
+    public static func bootstrap(level: Logger.Level, logFile: FileLogHandler.Sink, consoleLevel: Logger.Level)
+        -> PrometheusCollectorRegistry
+    {
+        LoggingSystem.bootstrap { label in
+            var console = StreamLogHandler.standardError(label: label)
+            console.logLevel = max(level, consoleLevel)
+            return MultiplexLogHandler([FileLogHandler(label: label, sink: logFile, level: level), console])
+        }
+        return bootstrapMetrics()
+    }
+
+    private static func bootstrapMetrics() -> PrometheusCollectorRegistry {
         let registry = PrometheusCollectorRegistry()
         var factory = PrometheusMetricsFactory(registry: registry)
         // Publish-to-delivery spans milliseconds (one-user events) to seconds (broadcasts).

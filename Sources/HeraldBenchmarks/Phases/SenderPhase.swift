@@ -4,7 +4,7 @@ import HeraldKafka
 import HeraldPipeline
 import HeraldPush
 import HeraldStreams
-import HeraldTestSupport
+import HeraldLocalPush
 import Logging
 
 /// The sender row: one `herald worker --roles sender` process pushes `count` deliveries to the

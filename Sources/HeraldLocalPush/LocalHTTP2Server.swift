@@ -75,7 +75,7 @@ final class LocalHTTP2Server: Sendable {
                 .get()
             guard let port = listener.localAddress?.port else {
                 try? await listener.close()
-                throw TestServerError(message: "the local HTTP/2 server has no port")
+                throw LocalPushServerError(message: "the local HTTP/2 server has no port")
             }
             return LocalHTTP2Server(port: port, group: group, listener: listener, core: core)
         } catch {
@@ -231,4 +231,11 @@ final class LocalHTTP2Server: Sendable {
             context.close(promise: nil)
         }
     }
+}
+
+/// A local push server could not start.
+public struct LocalPushServerError: Error, CustomStringConvertible {
+    public var message: String
+    public init(message: String) { self.message = message }
+    public var description: String { message }
 }

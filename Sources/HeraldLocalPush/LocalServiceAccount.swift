@@ -4,7 +4,7 @@ import _CryptoExtras
 
 /// A Google service account made at run time: an RSA-2048 key and the JSON document Google
 /// hands out for it, with `token_uri` pointing at a local FCM server.
-public struct TestServiceAccount: Sendable {
+public struct LocalServiceAccount: Sendable {
     /// The Firebase project (`project_id`).
     public let projectId: String
     /// The account (`client_email`), the `iss` of its token assertions.

@@ -3,7 +3,7 @@ import JWTKit
 
 /// An APNs token-signing key made at run time, as Apple hands it out: a P-256 key in a `.p8`
 /// file (PKCS#8 PEM), a 10-character key id and the team id it belongs to.
-public struct TestAPNsKey: Sendable {
+public struct LocalAPNsKey: Sendable {
     /// The key id (`kid` of the provider tokens), 10 characters.
     public let keyId: String
     /// The team id (`iss` of the provider tokens), 10 characters.
@@ -14,7 +14,7 @@ public struct TestAPNsKey: Sendable {
     public let publicKey: ES256PublicKey
 
     /// Generates a new key; ids are random unless given.
-    public init(keyId: String = TestAPNsKey.randomIdentifier(), teamId: String = TestAPNsKey.randomIdentifier()) {
+    public init(keyId: String = LocalAPNsKey.randomIdentifier(), teamId: String = LocalAPNsKey.randomIdentifier()) {
         let key = ES256PrivateKey()
         self.keyId = keyId
         self.teamId = teamId

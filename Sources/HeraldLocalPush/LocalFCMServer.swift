@@ -9,7 +9,7 @@ import Synchronization
 /// The token endpoint checks the RS256 assertion as Google does and issues access tokens; the
 /// send endpoint accepts only those tokens. Tests can script answers, delay them, expire the
 /// access tokens and drop the connections, and read what was sent.
-public final class TestFCMServer: Sendable {
+public final class LocalFCMServer: Sendable {
     /// A scripted answer.
     public enum Answer: Sendable, Hashable {
         /// 200, as for a valid request.
@@ -71,18 +71,18 @@ public final class TestFCMServer: Sendable {
     /// Starts a server on a free port, with a certificate from `authority`, issuing access tokens
     /// to `account` and accepting messages for `projectId` (the account's project when nil).
     public static func start(
-        authority: TestCertificateAuthority,
-        account: TestServiceAccount,
+        authority: LocalCertificateAuthority,
+        account: LocalServiceAccount,
         projectId: String? = nil,
         threads: Int = 1
-    ) async throws -> TestFCMServer {
+    ) async throws -> LocalFCMServer {
         let routes = Routes(account: account, projectId: projectId ?? account.projectId)
         await routes.keys.add(rsa: account.publicKey, digestAlgorithm: .sha256, kid: JWKIdentifier(string: account.privateKeyId))
         let http = try await LocalHTTP2Server.start(tls: try authority.makeServerTLSConfiguration(), threads: threads) { request in
             await routes.answer(request)
         }
         routes.tokenURI.withLock { $0 = "https://127.0.0.1:\(http.port)/token" }
-        return TestFCMServer(http: http, routes: routes)
+        return LocalFCMServer(http: http, routes: routes)
     }
 
     /// Stops the server.
@@ -164,14 +164,14 @@ public final class TestFCMServer: Sendable {
             func verify(using algorithm: some JWTAlgorithm) async throws {}
         }
 
-        let account: TestServiceAccount
+        let account: LocalServiceAccount
         let projectId: String
         let keys = JWTKeyCollection()
         let state = Mutex(State())
         /// Known once the server listens.
         let tokenURI = Mutex("")
 
-        init(account: TestServiceAccount, projectId: String) {
+        init(account: LocalServiceAccount, projectId: String) {
             self.account = account
             self.projectId = projectId
         }
@@ -318,8 +318,8 @@ public final class TestFCMServer: Sendable {
             guard let audience = claims.aud?.value, audience.contains(tokenURI) else {
                 return Self.invalidGrant("Invalid JWT: Failed audience check. The expected value was \(tokenURI).")
             }
-            guard let scope = claims.scope, scope.split(separator: " ").contains(Substring(TestFCMServer.messagingScope)) else {
-                return Self.invalidGrant("Invalid JWT: the scope does not include \(TestFCMServer.messagingScope).")
+            guard let scope = claims.scope, scope.split(separator: " ").contains(Substring(LocalFCMServer.messagingScope)) else {
+                return Self.invalidGrant("Invalid JWT: the scope does not include \(LocalFCMServer.messagingScope).")
             }
             let now = Date().timeIntervalSince1970
             guard let iat = claims.iat, let exp = claims.exp, exp > now, exp - iat <= 3600, exp > iat else {

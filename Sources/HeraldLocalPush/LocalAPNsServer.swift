@@ -9,7 +9,7 @@ import Synchronization
 /// It checks provider tokens (ES256, `kid`, `iss`, `iat` within the hour) as Apple does, and
 /// the topic, device token and payload; tests can script answers, delay them and drop the
 /// connections, and read what was sent.
-public final class TestAPNsServer: Sendable {
+public final class LocalAPNsServer: Sendable {
     /// A scripted answer.
     public enum Answer: Sendable, Hashable {
         /// 200, as for a valid request.
@@ -74,17 +74,17 @@ public final class TestAPNsServer: Sendable {
     /// Starts a server on a free port, with a certificate from `authority`, accepting provider
     /// tokens signed with `key` for `topics`.
     public static func start(
-        authority: TestCertificateAuthority,
-        key: TestAPNsKey,
+        authority: LocalCertificateAuthority,
+        key: LocalAPNsKey,
         topics: Set<String>,
         threads: Int = 1
-    ) async throws -> TestAPNsServer {
+    ) async throws -> LocalAPNsServer {
         let routes = Routes(key: key, topics: topics)
         await routes.keys.add(ecdsa: key.publicKey, kid: JWKIdentifier(string: key.keyId))
         let http = try await LocalHTTP2Server.start(tls: try authority.makeServerTLSConfiguration(), threads: threads) { request in
             await routes.answer(request)
         }
-        return TestAPNsServer(http: http, routes: routes)
+        return LocalAPNsServer(http: http, routes: routes)
     }
 
     /// Stops the server.
@@ -158,12 +158,12 @@ public final class TestAPNsServer: Sendable {
             case expired(Claims)
         }
 
-        let key: TestAPNsKey
+        let key: LocalAPNsKey
         let topics: Set<String>
         let keys = JWTKeyCollection()
         let state = Mutex(State())
 
-        init(key: TestAPNsKey, topics: Set<String>) {
+        init(key: LocalAPNsKey, topics: Set<String>) {
             self.key = key
             self.topics = topics
         }
@@ -219,7 +219,7 @@ public final class TestAPNsServer: Sendable {
             guard topics.contains(topic) else { return Self.error(400, "TopicDisallowed", apnsID: apnsID) }
             guard !token.isEmpty, token.allSatisfy(\.isHexDigit) else { return Self.error(400, "BadDeviceToken", apnsID: apnsID) }
             guard request.body.readableBytes > 0 else { return Self.error(400, "PayloadEmpty", apnsID: apnsID) }
-            guard request.body.readableBytes <= TestAPNsServer.maximumPayloadSize else {
+            guard request.body.readableBytes <= LocalAPNsServer.maximumPayloadSize else {
                 return Self.error(413, "PayloadTooLarge", apnsID: apnsID)
             }
             return nil
@@ -231,7 +231,7 @@ public final class TestAPNsServer: Sendable {
             guard let authorization, authorization.lowercased().hasPrefix("bearer ") else { return .missing }
             let token = authorization.dropFirst("bearer ".count).trimmingCharacters(in: .whitespaces)
             guard !token.isEmpty else { return .missing }
-            let oldest = Date().timeIntervalSince1970 - TestAPNsServer.providerTokenLifetime
+            let oldest = Date().timeIntervalSince1970 - LocalAPNsServer.providerTokenLifetime
 
             if let cached = state.withLock({ $0.verified[token] }) {
                 return (cached.iat ?? 0) < oldest ? .expired(cached) : .valid(cached)

@@ -8,7 +8,7 @@ import X509
 ///
 /// Clients trust the CA (`writeCAFile(in:)`) with full certificate verification on; nothing is
 /// checked in and no openssl command is run.
-public struct TestCertificateAuthority: Sendable {
+public struct LocalCertificateAuthority: Sendable {
     /// The CA certificate, PEM.
     public let caCertificatePEM: String
     /// The servers' certificate (SANs DNS `localhost`, IP `127.0.0.1`), PEM.

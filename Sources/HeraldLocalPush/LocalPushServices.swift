@@ -4,11 +4,11 @@ import Foundation
 /// account written to a scratch directory, and the settings that point a Herald sender at
 /// them: for the tests, the demo (`make run`) and the bench.
 public final class LocalPushServices: Sendable {
-    public let authority: TestCertificateAuthority
-    public let apnsKey: TestAPNsKey
-    public let account: TestServiceAccount
-    public let apns: TestAPNsServer
-    public let fcm: TestFCMServer
+    public let authority: LocalCertificateAuthority
+    public let apnsKey: LocalAPNsKey
+    public let account: LocalServiceAccount
+    public let apns: LocalAPNsServer
+    public let fcm: LocalFCMServer
     /// The bundle id the APNs server accepts (`apns-topic`).
     public let topic: String
     public let directory: URL
@@ -17,7 +17,8 @@ public final class LocalPushServices: Sendable {
     public let serviceAccountFile: String
 
     private init(
-        authority: TestCertificateAuthority, apnsKey: TestAPNsKey, account: TestServiceAccount, apns: TestAPNsServer, fcm: TestFCMServer,
+        authority: LocalCertificateAuthority, apnsKey: LocalAPNsKey, account: LocalServiceAccount, apns: LocalAPNsServer,
+        fcm: LocalFCMServer,
         topic: String, directory: URL, caFile: String, keyFile: String, serviceAccountFile: String
     ) {
         self.authority = authority
@@ -38,11 +39,11 @@ public final class LocalPushServices: Sendable {
     {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("herald-push-\(UUID().uuidString.prefix(8))")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        let authority = try TestCertificateAuthority()
-        let apnsKey = TestAPNsKey()
-        let account = try TestServiceAccount(projectId: projectId)
-        let apns = try await TestAPNsServer.start(authority: authority, key: apnsKey, topics: [topic], threads: threads)
-        let fcm = try await TestFCMServer.start(authority: authority, account: account, threads: threads)
+        let authority = try LocalCertificateAuthority()
+        let apnsKey = LocalAPNsKey()
+        let account = try LocalServiceAccount(projectId: projectId)
+        let apns = try await LocalAPNsServer.start(authority: authority, key: apnsKey, topics: [topic], threads: threads)
+        let fcm = try await LocalFCMServer.start(authority: authority, account: account, threads: threads)
         return LocalPushServices(
             authority: authority, apnsKey: apnsKey, account: account, apns: apns, fcm: fcm, topic: topic, directory: directory,
             caFile: try authority.writeCAFile(in: directory), keyFile: try apnsKey.write(in: directory),
