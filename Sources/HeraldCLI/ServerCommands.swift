@@ -44,7 +44,7 @@ struct DemoCommand: AsyncParsableCommand {
 
     @OptionGroup var options: SettingsOptions
     @Flag(help: "Keep running after the story until Ctrl-C.") var keepRunning = false
-    @Option(help: "Where the log goes, at --log-level; the console shows the story and warnings only.")
+    @Option(help: "Where the log goes, at --log-level; the console shows the story and errors only.")
     var logFile = ".herald/run/demo.log"
 
     func run() async throws {
@@ -55,7 +55,7 @@ struct DemoCommand: AsyncParsableCommand {
         } catch {
             throw ValidationError("--log-file \(logFile): cannot be written (\(error.localizedDescription))")
         }
-        let registry = Observability.bootstrap(level: settings.logLevel, logFile: sink, consoleLevel: .warning)
+        let registry = Observability.bootstrap(level: settings.logLevel, logFile: sink, consoleLevel: .error)
         try await DemoRunner(settings: settings, registry: registry, keepRunning: keepRunning, logFile: sink.path).run()
     }
 }
