@@ -30,6 +30,9 @@ final class PipelineHarness: @unchecked Sendable {
         var configuration = PipelineConfiguration()
         configuration.bootstrapServers = broker.bootstrapServers
         configuration.redis = try RedisConfiguration(url: redis.url)
+        // Replies wait as long as the machine needs: these tests are not about Redis timeouts,
+        // and a shared cluster under a busy machine has answered a seeding script after 10 s.
+        configuration.redis.commandTimeout = 120
         let prefix = TestBroker.uniqueName("t")
         var topics = HeraldTopics.prefixed(prefix)
         topics.eventsPartitions = 2
