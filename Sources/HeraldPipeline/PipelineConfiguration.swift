@@ -35,6 +35,9 @@ public struct PipelineConfiguration: Sendable {
 
     /// Consumer group session; Tansu delays a join by about half of this (tests use 6000).
     public var sessionTimeoutMs: Int = 10_000
+    /// Whether consumers leave their groups when they close (false on Tansu, the embedded
+    /// broker: `KafkaConsumerConfiguration.leaveGroupOnClose` says why).
+    public var leaveGroupOnClose: Bool = true
 
     /// Limits the planner validates events with (size, properties, tag expression).
     public var eventLimits: EventLimits = .default
@@ -186,6 +189,7 @@ public struct PipelineConfiguration: Sendable {
         configuration.autoOffsetReset = .earliest
         configuration.sessionTimeoutMs = sessionTimeoutMs
         configuration.heartbeatIntervalMs = max(500, sessionTimeoutMs / 4)
+        configuration.leaveGroupOnClose = leaveGroupOnClose
         configuration.fetchWaitMaxMs = fetchWaitMaxMs
         configuration.extra = kafkaExtra
         return configuration

@@ -82,6 +82,18 @@ struct CommandLineTests {
         #expect(APIConfiguration().host == setting.defaultValue)
     }
 
+    @Test("leave-group-on-close reaches every consumer Herald builds; a value that is not a boolean stops start-up naming the setting")
+    func leaveGroupOnCloseIsTyped() throws {
+        let off = HeraldSettings(environment: ["HERALD_LEAVE_GROUP_ON_CLOSE": "false"], endpointsFile: nil)
+        #expect(try off.pipelineConfiguration().leaveGroupOnClose == false)
+        #expect(try off.consumerConfiguration(groupId: "g", clientId: "c").leaveGroupOnClose == false)
+        let on = HeraldSettings(environment: [:], endpointsFile: nil)
+        #expect(try on.pipelineConfiguration().leaveGroupOnClose == true)
+        let malformed = HeraldSettings(environment: ["HERALD_LEAVE_GROUP_ON_CLOSE": "sometimes"], endpointsFile: nil)
+        let error = #expect(throws: SettingError.self) { try malformed.pipelineConfiguration() }
+        #expect(error?.description == "invalid value 'sometimes' for --leave-group-on-close (HERALD_LEAVE_GROUP_ON_CLOSE): expected true or false")
+    }
+
     @Test("herald config and setting errors never print a Redis password; rediss:// is refused with the reason")
     func redisPasswordsAreRedacted() throws {
         let config = try HeraldBinary.run(["config", "--redis-url", "redis://:s3cret-pass@10.1.2.3:6380/2"])

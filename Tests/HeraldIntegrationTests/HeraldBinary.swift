@@ -98,6 +98,9 @@ enum HeraldBinary {
         running.process.arguments = arguments
         running.process.currentDirectoryURL = directory
         var env = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("HERALD_") || $0.key.hasPrefix("HERALD_TEST_") }
+        // Every test broker is Tansu, whose groups never form again after a leader leaves
+        // mid-rebalance (docs/architecture.md, "Broker notes").
+        env["HERALD_LEAVE_GROUP_ON_CLOSE"] = "false"
         env.merge(environment) { $1 }
         running.process.environment = env
         let out = directory.appendingPathComponent("stdout")

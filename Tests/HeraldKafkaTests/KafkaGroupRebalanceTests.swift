@@ -57,6 +57,7 @@ struct KafkaGroupRebalanceTests {
         for member in members { try await member.consumer.close() }
 
         #expect(finished, "not every record was committed after the third member joined")
+        #expect(members.allSatisfy { $0.consumer.membership.waiting() == .zero }, "a settled member still counts as waiting")
         #expect(third.sawAssignment, "the third member never received partitions")
         #expect(first.sawRevocation || second.sawRevocation, "no existing member gave up partitions")
         let snapshot = ledger.snapshot()
@@ -67,6 +68,52 @@ struct KafkaGroupRebalanceTests {
         let committed = try await checker.committed((0..<4).map { KafkaTopicPartition(topic: topic, partition: $0) })
         try await checker.close()
         #expect(committed.map(\.offset).reduce(0, +) == Int64(total), "the group's committed offsets cover every record")
+    }
+}
+
+extension KafkaGroupRebalanceTests {
+    /// On Tansu a group whose leader leaves while it re-forms (the other member left first) keeps
+    /// that leader for good, and no later member is ever assigned anything. Members that only
+    /// disconnect (`leaveGroupOnClose` false) are dropped after their session instead, leader
+    /// included, so the next member gets every partition.
+    @Test("members that close without leaving, the leader last, do not keep the next member from its partitions")
+    func closedMembersDoNotBlockTheNext() async throws {
+        let topic = TestBroker.uniqueName("regroup")
+        let group = TestBroker.uniqueName("regroup-group")
+        try await broker.createTopic(topic, partitions: 4)
+        let configuration = broker.consumerConfiguration(group: group)
+        #expect(configuration.leaveGroupOnClose == false)
+
+        // The first member to join leads the group; the second joins once it settled.
+        var leader: KafkaConsumer! = try KafkaConsumer(configuration: configuration, logger: testLogger)
+        try leader.subscribe(topics: [topic])
+        try #require(await eventually { try await Self.settled(leader, owning: 4) }, "the first member never got the partitions")
+        var follower: KafkaConsumer! = try KafkaConsumer(configuration: configuration, logger: testLogger)
+        try follower.subscribe(topics: [topic])
+        let split = try await eventually {
+            let leaderSettled = try await Self.settled(leader, owning: 2)
+            let followerSettled = try await Self.settled(follower, owning: 2)
+            return leaderSettled && followerSettled
+        }
+        try #require(split, "the two members did not split the partitions")
+        // A member that does not leave stays one until it is released, then until its session ends.
+        try await follower.close()
+        follower = nil
+        try await leader.close()
+        leader = nil
+
+        let next = try KafkaConsumer(configuration: configuration, logger: testLogger)
+        defer { Task { try? await next.close() } }
+        try next.subscribe(topics: [topic])
+        let joined = try await eventually { try await Self.settled(next, owning: 4) }
+        #expect(joined, "the next member was never assigned the partitions (waited \(next.membership.waiting()))")
+    }
+
+    /// Polls once (rebalances are served inside polls); true when settled on `count` partitions.
+    static func settled(_ consumer: KafkaConsumer, owning count: Int) async throws -> Bool {
+        _ = try await consumer.pollBatch(maxMessages: 10, timeout: .milliseconds(100))
+        let owned = try consumer.assignment().count
+        return consumer.membership.waiting() == .zero && owned == count
     }
 }
 

@@ -18,6 +18,8 @@ extension TestBroker {
         var configuration = KafkaConsumerConfiguration(bootstrapServers: bootstrapServers, groupId: group)
         configuration.sessionTimeoutMs = 6_000
         configuration.heartbeatIntervalMs = 500
+        // Tansu's groups never form again after a leader leaves mid-rebalance.
+        configuration.leaveGroupOnClose = false
         configuration.autoOffsetReset = .earliest
         return configuration
     }

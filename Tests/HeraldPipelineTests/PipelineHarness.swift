@@ -48,6 +48,7 @@ final class PipelineHarness: @unchecked Sendable {
         configuration.expressGroup = prefix + "-express"
         configuration.instanceId = prefix
         configuration.sessionTimeoutMs = 6_000
+        configuration.leaveGroupOnClose = false
         configuration.bulkLanes = 1
         configuration.expressLanes = 1
         configuration.planner.bulkTaskCount = 4

@@ -239,6 +239,68 @@ struct TransactionalLoopTests {
         return values
     }
 
+    @Test(
+        "a loop whose group assigns it nothing (its leader vanished) says so on the progress board until the group forms, then does its work"
+    )
+    func unassignedLoopReportsUntilGroupForms() async throws {
+        let broker = try TestBroker(name: "loop-unassigned")
+        defer { broker.stop() }
+        let count = 4
+        let (template, input, output, group) = try await Self.loopOverInput(broker: broker, count: count, deadLetterTopic: false)
+        let board = ProgressBoard()
+        var settings = template.settings
+        settings.progress = board
+        let loop = TransactionalLoop(settings: settings, logger: Self.logger)
+
+        // A member that led the group and then vanished without leaving (a crashed worker)
+        // stays its leader until its long session runs out: until then nobody hands out
+        // partitions, so the loop's consumer joins and waits.
+        var vanishing = KafkaConsumerConfiguration(bootstrapServers: broker.bootstrapServers, groupId: group)
+        vanishing.sessionTimeoutMs = 15_000
+        vanishing.leaveGroupOnClose = false
+        var crashed: KafkaConsumer! = try KafkaConsumer(configuration: vanishing, logger: Self.logger)
+        try crashed.subscribe(topics: [input])
+        try await waitUntilTrue("the first member was assigned the input partition") {
+            _ = try await crashed.pollBatch(maxMessages: 10, timeout: .milliseconds(100))
+            return try !crashed.assignment().isEmpty
+        }
+        try await crashed.close()
+        crashed = nil
+
+        let handled = Mutex<Set<String>>([])
+        let running = Task {
+            try await loop.run { batch, producer in
+                for message in batch {
+                    try producer.enqueue(KafkaOutgoingMessage(topic: output, key: nil, value: message.value ?? []))
+                }
+                let all = handled.withLock { handled in
+                    handled.formUnion(batch.map { String(decoding: $0.value ?? [], as: UTF8.self) })
+                    return handled.count == count
+                }
+                if all { loop.stop() }
+                return TransactionalLoop.BatchWork()
+            }
+        }
+        defer {
+            loop.stop()
+            running.cancel()
+        }
+        try await waitUntilTrue("the board reports the loop waiting for partitions") {
+            board.stalled(longerThan: .seconds(2)).contains { $0.name == "test-loop" && $0.reason == .waitingForPartitions }
+        }
+        #expect(handled.withLock { $0.isEmpty }, "a loop without partitions handled records")
+
+        // The vanished member's session runs out; the group forms around the loop, which
+        // does its work, and the board no longer reports a wait.
+        try await waitWhileProgressing("the loop handled every record") {
+            () async throws -> ProgressCheck<Int, Void> in
+            let done = handled.withLock { $0.count }
+            return done == count ? .done(()) : .waiting(done)
+        }
+        #expect(board.stalled(longerThan: .zero).allSatisfy { $0.reason != .waitingForPartitions })
+        try await running.value
+    }
+
     /// An input topic holding `in-0` ... `in-<count-1>`, an output topic, and a loop (with its
     /// own dead-letter topic when asked) over the input in a group of its own.
     static func loopOverInput(broker: TestBroker, count: Int, deadLetterTopic: Bool) async throws
@@ -263,6 +325,7 @@ struct TransactionalLoopTests {
         var consumer = KafkaConsumerConfiguration(bootstrapServers: broker.bootstrapServers, groupId: group)
         consumer.sessionTimeoutMs = 6_000
         consumer.heartbeatIntervalMs = 500
+        consumer.leaveGroupOnClose = false
         consumer.autoOffsetReset = .earliest
         consumer.enableAutoCommit = false
         consumer.enableAutoOffsetStore = false

@@ -5,8 +5,9 @@ import Prometheus
 
 /// The worker's small HTTP server: `/metrics`, `/health/live` and `/health/ready`.
 ///
-/// Ready means Kafka and Redis answer and no loop of this process has held input longer than
-/// `stallLimits.ready`; live means no loop has been stalled longer than `stallLimits.live`.
+/// Ready means Kafka and Redis answer and no loop of this process has been stalled (held input,
+/// or waited for its group to assign partitions) longer than `stallLimits.ready`; live means
+/// no loop has been stalled longer than `stallLimits.live`.
 /// A 503 names the stalled loops, so whoever looks sees what is stuck.
 public enum HealthEndpoint {
     /// - Parameter isReady: asked on every `/health/ready`; true when Kafka and Redis answer and the index is whole.
@@ -45,8 +46,8 @@ public enum HealthEndpoint {
         )
     }
 
-    static func stalledReport(_ stalled: [(name: String, stall: Duration)], limit: Duration) -> String {
-        stalled.map { "\($0.name) has held uncommitted input for \($0.stall.components.seconds) s (limit \(limit.components.seconds) s)\n" }
+    static func stalledReport(_ stalled: [(name: String, stall: Duration, reason: ProgressBoard.Reason)], limit: Duration) -> String {
+        stalled.map { "\($0.name) \($0.reason) for \($0.stall.components.seconds) s (limit \(limit.components.seconds) s)\n" }
             .joined()
     }
 

@@ -117,6 +117,7 @@ extension HeraldSettings {
         configuration.expressGroup = groupName("fanout-express")
         configuration.instanceId = instanceId
         configuration.sessionTimeoutMs = try int(.sessionTimeoutMs)
+        configuration.leaveGroupOnClose = try bool(.leaveGroupOnClose)
         configuration.deliveryLingerMs = try int(.lingerMs)
         configuration.deliveryCompression = try compression()
         configuration.kafkaExtra = try kafkaProperties()
@@ -216,6 +217,7 @@ extension HeraldSettings {
         var configuration = KafkaConsumerConfiguration(bootstrapServers: self[.kafkaBrokers], groupId: groupId)
         configuration.clientId = clientId
         configuration.sessionTimeoutMs = try int(.sessionTimeoutMs)
+        configuration.leaveGroupOnClose = try bool(.leaveGroupOnClose)
         configuration.isolationLevel = .readCommitted
         configuration.extra = try kafkaProperties()
         return configuration

@@ -51,6 +51,15 @@ public struct HeraldSettings: Sendable {
         return value
     }
 
+    /// true/yes/1 or false/no/0, in any case.
+    public func bool(_ key: Setting.Key) throws -> Bool {
+        switch self[key].trimmingCharacters(in: .whitespaces).lowercased() {
+        case "true", "yes", "1": return true
+        case "false", "no", "0": return false
+        default: throw SettingError(key: key, value: self[key], expected: "true or false")
+        }
+    }
+
     public func list(_ key: Setting.Key) -> [String] {
         self[key].split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
     }

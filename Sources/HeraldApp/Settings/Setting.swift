@@ -41,6 +41,7 @@ public struct Setting: Sendable, Hashable {
         case bulkLanes = "bulk-lanes"
         case instanceId = "instance-id"
         case sessionTimeoutMs = "session-timeout-ms"
+        case leaveGroupOnClose = "leave-group-on-close"
         case lingerMs = "linger-ms"
         case compression
         case allocator
@@ -167,6 +168,11 @@ public struct Setting: Sendable, Hashable {
                 ("", "Stable instance name for transactional ids (default: host name and pid).")
             case .sessionTimeoutMs:
                 ("10000", "Kafka consumer group session timeout.")
+            case .leaveGroupOnClose:
+                (
+                    "true",
+                    "Whether a closing consumer leaves its group at once (true) or is dropped by the broker after the session timeout (false). The embedded broker (Tansu 0.6) never forms a group again after its leader leaves while it re-forms, so the embedded stack sets false."
+                )
             case .lingerMs:
                 (
                     "1000",

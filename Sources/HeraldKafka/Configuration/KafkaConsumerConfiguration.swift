@@ -35,6 +35,12 @@ public struct KafkaConsumerConfiguration: Sendable {
     public var maxPartitionFetchBytes: Int = 1_048_576
     /// Records librdkafka prefetches per partition.
     public var queuedMinMessages: Int = 100_000
+    /// Whether `close` leaves the group (LeaveGroup), so the partitions move at once. When
+    /// false the member just disconnects and the broker removes it after `sessionTimeoutMs`:
+    /// Tansu 0.6, the embedded broker, keeps a leader that leaves while its group is
+    /// re-forming as the leader for good, and then no later member is ever assigned anything.
+    /// Herald-side setting (librdkafka's destroy flag).
+    public var leaveGroupOnClose: Bool = true
     /// Any further librdkafka property; these override the typed settings above.
     public var extra: [String: String] = [:]
 

@@ -13,6 +13,8 @@ public final class KafkaConsumer: Sendable {
     /// Assignments, revocations and losses, in order. A worker reads this to drop in-flight
     /// state of partitions it no longer owns. Keeps the newest 256 events if nobody reads.
     public let rebalanceEvents: AsyncStream<KafkaRebalanceEvent>
+    /// How long this member has been waiting for its group to assign it partitions.
+    public let membership: GroupMembershipClock
 
     let client: RDKafkaClient
     let logger: Logger
@@ -35,7 +37,10 @@ public final class KafkaConsumer: Sendable {
         let (events, continuation) = AsyncStream.makeStream(of: KafkaRebalanceEvent.self, bufferingPolicy: .bufferingNewest(256))
         rebalanceEvents = events
         rebalanceContinuation = continuation
+        let membership = GroupMembershipClock()
+        self.membership = membership
         let callbacks = RDKafkaCallbacks(logger: logger) { event in
+            membership.rebalanced(event)
             onRebalance?(event)
             continuation.yield(event)
         }
@@ -53,6 +58,7 @@ public final class KafkaConsumer: Sendable {
         guard configuration.groupId != nil else {
             throw KafkaError(code: .invalidArgument, message: "subscribe needs a groupId", operation: "subscribe")
         }
+        membership.joining()
         try client.subscribe(topics: topics)
     }
 
@@ -139,10 +145,19 @@ public final class KafkaConsumer: Sendable {
 
     /// Leaves the group cleanly (the assignment is revoked through `rebalanceEvents`) and
     /// commits stored offsets if auto-commit is on. Further calls throw.
+    ///
+    /// With `leaveGroupOnClose` false a group member only disconnects when this consumer is
+    /// released (until then it still heartbeats): no revocation, no commit, and the broker
+    /// moves its partitions once its session times out.
     public func close() async throws {
         guard !closed.exchange(true, ordering: .acquiringAndReleasing) else { return }
         let client = client
         defer { rebalanceContinuation.finish() }
+        membership.left()
+        if configuration.groupId != nil && !configuration.leaveGroupOnClose {
+            client.skipsConsumerCloseOnDestroy.store(true, ordering: .releasing)
+            return
+        }
         // Leaving the group waits for the broker; a stalled one must not hold a shutdown.
         try await runBlocking(on: pollQueue, deadline: .seconds(30), operation: "close consumer") { try client.closeConsumer() }
     }

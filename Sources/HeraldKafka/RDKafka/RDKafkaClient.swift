@@ -18,6 +18,8 @@ final class RDKafkaClient: @unchecked Sendable {
     let callbacks: RDKafkaCallbacks
     // Released only after rd_kafka_destroy returns: callbacks can fire until then.
     private let retainedCallbacks: Unmanaged<RDKafkaCallbacks>
+    /// Set by a consumer that disconnects without leaving its group (`leaveGroupOnClose`).
+    let skipsConsumerCloseOnDestroy = Atomic<Bool>(false)
 
     init(kind: Kind, properties: [String: String], callbacks: RDKafkaCallbacks) throws {
         let operation = kind == .producer ? "create producer" : "create consumer"
@@ -59,7 +61,11 @@ final class RDKafkaClient: @unchecked Sendable {
     }
 
     deinit {
-        rd_kafka_destroy(handle)
+        if skipsConsumerCloseOnDestroy.load(ordering: .acquiring) {
+            rd_kafka_destroy_flags(handle, Int32(RD_KAFKA_DESTROY_F_NO_CONSUMER_CLOSE))
+        } else {
+            rd_kafka_destroy(handle)
+        }
         callbacks.deliveries?.failAll(
             KafkaError(
                 code: .destroyed, message: "producer destroyed before the broker acknowledged the record", operation: "deliver message")

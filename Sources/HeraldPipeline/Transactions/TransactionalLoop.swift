@@ -149,6 +149,12 @@ final class TransactionalLoop: Sendable {
                 try? await Task.sleep(for: .milliseconds(100))
                 continue
             }
+            // A group that does not form leaves the records on these topics unread however idle
+            // the loop looks: health reports the wait. librdkafka keeps rejoining by itself; a
+            // new consumer would not help (measured on the embedded broker: a vanished leader
+            // is dropped when its session ends, and a consumer closed meanwhile only adds a
+            // member that holds partitions until its own session ends).
+            progress.waitingForPartitions(activeConsumer.membership.waiting())
             if ContinuousClock.now - lastLagSample >= settings.lagSampleInterval {
                 lastLagSample = .now
                 sampleLag(activeConsumer)
