@@ -91,7 +91,9 @@ struct CommandLineTests {
         #expect(try on.pipelineConfiguration().leaveGroupOnClose == true)
         let malformed = HeraldSettings(environment: ["HERALD_LEAVE_GROUP_ON_CLOSE": "sometimes"], endpointsFile: nil)
         let error = #expect(throws: SettingError.self) { try malformed.pipelineConfiguration() }
-        #expect(error?.description == "invalid value 'sometimes' for --leave-group-on-close (HERALD_LEAVE_GROUP_ON_CLOSE): expected true or false")
+        #expect(
+            error?.description
+                == "invalid value 'sometimes' for --leave-group-on-close (HERALD_LEAVE_GROUP_ON_CLOSE): expected true or false")
     }
 
     @Test("herald config and setting errors never print a Redis password; rediss:// is refused with the reason")

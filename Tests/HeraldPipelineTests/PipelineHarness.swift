@@ -21,6 +21,8 @@ final class PipelineHarness: @unchecked Sendable {
     private var fanout: FanoutService?
     private(set) var scheduler: SchedulerService?
     private var running: [Task<Void, any Error>] = []
+    /// Roles whose `run` returned or threw.
+    private let rolesEnded = Atomic<Int>(0)
     private var publisher: KafkaProducer?
     private var isShutDown = false
 
@@ -91,19 +93,29 @@ final class PipelineHarness: @unchecked Sendable {
         if runScheduler {
             let service = SchedulerService(configuration: configuration, logger: Self.logger)
             scheduler = service
-            running.append(Task { try await service.run() })
+            running.append(role { try await service.run() })
         }
         if runPlanner {
             let service = PlannerService(configuration: configuration, logger: Self.logger)
             planner = service
-            running.append(Task { try await service.run() })
+            running.append(role { try await service.run() })
         }
         if runFanout {
             let service = FanoutService(configuration: configuration, logger: Self.logger)
             fanout = service
-            running.append(Task { try await service.run() })
+            running.append(role { try await service.run() })
         }
     }
+
+    private func role(_ run: @escaping @Sendable () async throws -> Void) -> Task<Void, any Error> {
+        Task { [self] in
+            defer { rolesEnded.add(1, ordering: .releasing) }
+            try await run()
+        }
+    }
+
+    /// Whether every role started is still running (none returned or threw).
+    var rolesStillRunning: Bool { !running.isEmpty && rolesEnded.load(ordering: .acquiring) == 0 }
 
     /// Graceful stop: each role finishes its batch, commits and leaves its group.
     func stopRoles() async throws {
@@ -112,6 +124,7 @@ final class PipelineHarness: @unchecked Sendable {
         scheduler?.stop()
         for task in running { try await task.value }
         running = []
+        rolesEnded.store(0, ordering: .releasing)
         planner = nil
         fanout = nil
         scheduler = nil

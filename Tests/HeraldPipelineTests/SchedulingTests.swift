@@ -200,6 +200,50 @@ struct SchedulingTests {
         }
     }
 
+    @Test(
+        "Redis killed under the scheduler with schedules due: the role keeps running, reports the stall, and releases each schedule once when Redis is back"
+    )
+    func redisLossDoesNotEndTheScheduler() async throws {
+        let clock = TestClock(Self.start)
+        try await Self.withScheduling(clock) { harness in
+            // The cluster pass shares one Redis Cluster with other suites; ClusterFaultTests
+            // kills its own masters there.
+            guard harness.redis.canRestart else { return }
+            let registration = testRegistration("w1", tags: ["World"])
+            try await harness.seed([registration])
+            harness.startRoles(scheduler: true)
+            let scheduler = try #require(harness.scheduler)
+            for id in ["due1", "due2"] {
+                _ = try await harness.publish(Self.morning(id, .broadcast, .at(Self.start.addingTimeInterval(600))))
+            }
+            for id in ["due1", "due2"] { _ = try await harness.status(id) { $0.state == .scheduled } }
+
+            // Redis goes away (connections reset) while the schedules fall due.
+            harness.redis.stop()
+            clock.advance(by: 600)
+            try await waitUntilTrue("the scheduler reported its failure on the progress board") {
+                ProgressBoard.shared.stalled(longerThan: .zero).contains { $0.name == "scheduler" }
+            }
+            #expect(harness.rolesStillRunning, "a role ended when Redis went away")
+
+            // An empty Redis comes back on the same port (the harness seeds the index the
+            // indexer role would rebuild): the scheduler reads its partitions again and
+            // releases both schedules, once.
+            try harness.redis.restart()
+            try await harness.seed([registration])
+            _ = try await harness.index.markBuilt()
+            for id in ["due1", "due2"] {
+                #expect(try await harness.status(id) { $0.state == .completed }.targets.total == 1)
+            }
+            #expect(harness.rolesStillRunning)
+            #expect(!scheduler.releasingPartitions.isEmpty)
+            let releases = try await harness.records(harness.configuration.topics.events).filter {
+                $0.header(EventPlanner.releaseHeader) != nil
+            }
+            for id in ["due1", "due2"] { #expect(releases.filter { $0.key == Array(id.utf8) }.count == 1, "\(id)") }
+        }
+    }
+
     @Test("two schedulers share the partitions; when one leaves, the other takes its partitions over: each schedule released once")
     func twoSchedulersShare() async throws {
         let clock = TestClock(Self.start)

@@ -126,7 +126,54 @@ public final class SchedulerService: Service, Sendable {
     /// moment later.
     static let releasesPerTransaction = 5_000
 
+    /// Runs until `stop()` or a graceful shutdown. A failure (Redis or Kafka going away, a
+    /// master killed under it) never ends the role: it drops what it holds, pauses (0.5 s
+    /// doubling to 30 s while failures repeat) and starts again from the log, as a new owner
+    /// of its partitions would. The progress board reports it stalled from the first failure
+    /// until a round succeeds, so `/health/ready` and `/health/live` tell the truth.
     public func run() async throws {
+        let progress = ProgressBoard.shared.register("scheduler")
+        defer { ProgressBoard.shared.unregister(progress) }
+        try await withGracefulShutdownHandler {
+            var failures = 0
+            while !stopping.load(ordering: .acquiring) && !Task.isCancelled {
+                do {
+                    try await runUntilStopped {
+                        progress.caughtUp()
+                        failures = 0
+                    }
+                    return
+                } catch {
+                    guard !stopping.load(ordering: .acquiring) && !Task.isCancelled else { return }
+                    failures += 1
+                    progress.holding()
+                    metrics.countError(error)
+                    let pause = Self.pause(afterFailures: failures)
+                    logger.error(
+                        "scheduler failed; reading its partitions again from the log after a pause",
+                        metadata: [
+                            "error": "\(error)", "failures": "\(failures)",
+                            "pauseMs": "\(pause.components.seconds * 1_000 + pause.components.attoseconds / 1_000_000_000_000_000)",
+                        ])
+                    let resume = ContinuousClock.now + pause
+                    while ContinuousClock.now < resume && !stopping.load(ordering: .acquiring) && !Task.isCancelled {
+                        try? await Task.sleep(for: .milliseconds(100))
+                    }
+                }
+            }
+        } onGracefulShutdown: {
+            self.stop()
+        }
+    }
+
+    /// 0.5 s after the first failure, doubling up to 30 s.
+    static func pause(afterFailures failures: Int) -> Duration {
+        .milliseconds(min(30_000, 500 << min(max(failures - 1, 0), 6)))
+    }
+
+    /// One life of the role, from joining the group to `stop()`; throws on any failure, after
+    /// letting go of its clients. `healthy` is called after every round that went through.
+    private func runUntilStopped(healthy: () -> Void) async throws {
         let redis = RedisConnection(configuration: configuration.redis, logger: logger)
         defer { redis.close() }
         let index = ScheduleIndex(redis: redis, layout: configuration.layout)
@@ -139,7 +186,7 @@ public final class SchedulerService: Service, Sendable {
         logger.info("scheduler starting", metadata: ["group": "\(configuration.schedulerGroup)", "topic": "\(topic)"])
         var partitions: [Int32: Partition] = [:]
         var lastBuiltCheck = ContinuousClock.now
-        try await withGracefulShutdownHandler {
+        do {
             while !stopping.load(ordering: .acquiring) && !Task.isCancelled {
                 for event in changes.withLock({ events in
                     defer { events = [] }
@@ -165,10 +212,18 @@ public final class SchedulerService: Service, Sendable {
                 for number in partitions.keys.sorted() where partitions[number]?.catchUpTo == nil {
                     try await prepareAhead(number, partition: &partitions[number]!, index: index)
                 }
+                healthy()
             }
-        } onGracefulShutdown: {
-            self.stop()
+        } catch {
+            await letGo(partitions, consumer)
+            throw error
         }
+        await letGo(partitions, consumer)
+    }
+
+    /// Shuts the partitions' producers down (the next owner's producer fences any open
+    /// transaction) and closes the consumer.
+    private func letGo(_ partitions: [Int32: Partition], _ consumer: KafkaConsumer) async {
         for state in partitions.values { await state.producer?.shutdown() }
         noteReleasing([:])
         try? await consumer.close()
