@@ -3,11 +3,58 @@ import HeraldDomain
 import HeraldKafka
 import HeraldTestSupport
 import ServiceLifecycle
+import Synchronization
 import Testing
 @testable import HeraldRegistry
 
 @Suite("Indexer and reindex on a real broker and Redis", .heavy)
 struct RegistrationIndexerTests {
+    @Test("Redis killed under the indexer with registrations arriving: the role keeps running and indexes them once Redis is back")
+    func indexerOutlivesRedis() async throws {
+        let broker = try TestBroker()
+        let apiRedis = try TestRedis()
+        let indexerRedis = try TestRedis()
+        // The cluster pass shares one Redis Cluster; ClusterFaultTests kills its own masters.
+        guard indexerRedis.canRestart else { return }
+        let configuration = RegistryFixtures.configuration()
+        let service = try await RegistryFixtures.service(broker: broker, redis: apiRedis, configuration: configuration)
+        let indexerIndex = RegistrationIndex(pool: RegistryFixtures.pool(indexerRedis), layout: configuration.layout)
+        let indexer = RegistrationIndexer(
+            configuration: configuration, consumerConfiguration: RegistryFixtures.consumerConfiguration(broker), index: indexerIndex
+        )
+        let ended = ManagedAtomicFlag()
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            let serviceGroup = ServiceGroup(services: [indexer], logger: .init(label: "test"))
+            group.addTask {
+                defer { ended.set() }
+                try await serviceGroup.run()
+            }
+            for number in 0..<3 {
+                _ = try await service.put(
+                    RegistryFixtures.registration(service.issueRegistrationId(), tags: ["Before\(number)"]), expectedVersion: nil)
+            }
+            try await RegistryFixtures.eventually("the indexer to apply the first registrations") { indexer.statistics.applied >= 3 }
+
+            indexerRedis.stop()
+            var arrived: [String] = []
+            for _ in 0..<3 {
+                let id = service.issueRegistrationId()
+                arrived.append(id)
+                _ = try await service.put(RegistryFixtures.registration(id, tags: ["During"]), expectedVersion: nil)
+            }
+            try await Task.sleep(for: .seconds(1))  // the indexer meets the dead Redis
+            #expect(!ended.isSet, "the indexer ended when Redis went away")
+
+            try indexerRedis.restart()
+            try await RegistryFixtures.eventually("the indexer to index the registrations written while Redis was away") {
+                try await indexerIndex.idsWithTag("During").sorted() == arrived.sorted()
+            }
+            #expect(!ended.isSet)
+            await serviceGroup.triggerGracefulShutdown()
+            try await group.waitForAll()
+        }
+    }
+
     @Test("the indexer rebuilds what the API wrote, ignores replays; reindex after a wipe reproduces the digest")
     func indexerAndReindex() async throws {
         let broker = try TestBroker()
@@ -122,4 +169,11 @@ final class ProgressLog: @unchecked Sendable {
         defer { lock.unlock() }
         return entries.last
     }
+}
+
+/// Set once, read from anywhere.
+final class ManagedAtomicFlag: Sendable {
+    private let value = Atomic<Bool>(false)
+    func set() { value.store(true, ordering: .releasing) }
+    var isSet: Bool { value.load(ordering: .acquiring) }
 }

@@ -51,8 +51,23 @@ public final class RegistrationIndexer: Service, Sendable {
 
     public var statistics: Statistics { state.withLock { $0 } }
 
+    /// Runs until a graceful shutdown. Redis or Kafka failing under it never ends the role: a
+    /// Redis failure is retried with backoff, a failed poll polls again.
     public func run() async throws {
-        try await index.checkMeta()
+        var delay = Duration.milliseconds(100)
+        while true {
+            do {
+                try await index.checkMeta()
+                break
+            } catch let error as RegistryMetaMismatch {
+                throw error  // the index was built for another slot count or prefix: fatal
+            } catch {
+                if Task.isShuttingDownGracefully || Task.isCancelled { return }
+                logger.warning("cannot read the index's layout from Redis yet; retrying", metadata: ["error": "\(error)"])
+                try? await Task.sleep(for: delay)
+                delay = min(delay * 2, .seconds(5))
+            }
+        }
         let consumer = try KafkaConsumer(configuration: consumerConfiguration, logger: logger)
         try consumer.subscribe(topics: [configuration.registrationsTopic])
         logger.info(
@@ -63,9 +78,14 @@ public final class RegistrationIndexer: Service, Sendable {
         var nextSweep = ContinuousClock.now
         do {
             while !Task.isShuttingDownGracefully && !Task.isCancelled {
-                let batch = try await consumer.pollBatch(
-                    maxMessages: configuration.indexerBatchSize, timeout: .milliseconds(250)
-                )
+                let batch: [KafkaMessage]
+                do {
+                    batch = try await consumer.pollBatch(maxMessages: configuration.indexerBatchSize, timeout: .milliseconds(250))
+                } catch {
+                    logger.warning("poll failed; polling again", metadata: ["error": "\(error)"])
+                    try? await Task.sleep(for: .milliseconds(250))
+                    continue
+                }
                 if !batch.isEmpty {
                     guard try await applyWithRetry(batch) else { break }
                     await commit(batch, consumer: consumer)
