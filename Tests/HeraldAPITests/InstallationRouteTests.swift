@@ -76,6 +76,7 @@ struct InstallationRouteTests {
         (#"[{"op":"replace","path":"/platform","value":"fcm"}]"#, "[0].path", 400),
         (#"[{"op":"remove","path":"/pushChannel"}]"#, "[0].path", 400),
         (#"[{"op":"copy","from":"/tags","path":"/x"}]"#, "[0].op", 400),
+        (#"[{"op":"add","path":"/tags","value":"Science","test":true}]"#, "[0].test", 400),
         (
             #"[{"op":"add","path":"/templates/english/body","value":"{\"aps\":{\"alert\":\"$(News_English\"}}"}]"#,
             "templates.english.body", 400

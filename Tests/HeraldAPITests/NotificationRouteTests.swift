@@ -28,6 +28,19 @@ struct NotificationRouteTests {
         #expect(decoded.priority == .high)
     }
 
+    @Test("a member the event does not have (dryRun in the body) is a 400 naming it, and nothing is published")
+    func unknownMemberIsRefused() async throws {
+        let hub = TestHub()
+        try await hub.run { client async throws in
+            let response = try await client.call(
+                .post, "/v1/notifications", TestHub.send, body: #"{"tags":"World","properties":{"News_English":"x"},"dryRun":true}"#)
+            #expect(response.status == .badRequest)
+            #expect(response.errorField == "dryRun", "\(response.text)")
+            #expect(response.text.contains("unknown_field"), "\(response.text)")
+        }
+        #expect(hub.publisher.last == nil)
+    }
+
     @Test func publishKeepsACallerChosenId() async throws {
         let hub = TestHub()
         try await hub.run { client async throws in

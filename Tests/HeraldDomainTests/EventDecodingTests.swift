@@ -91,6 +91,7 @@ struct EventDecodingTests {
         "every problem is reported with its field path",
         arguments: [
             (#"{"tags": ""}"#, [("tags", "empty_tags")]),
+            (#"{"tags": "World", "dryRun": true, "Priority": "high"}"#, [("dryRun", "unknown_field"), ("Priority", "unknown_field")]),
             (#"{"tags": "   "}"#, [("tags", "empty_tags")]),
             (#"{"tags": []}"#, [("tags", "empty_tags")]),
             (#"{"tags": 5}"#, [("tags", "invalid_type")]),

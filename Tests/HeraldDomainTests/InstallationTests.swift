@@ -65,9 +65,9 @@ struct InstallationTests {
     func issues() {
         let text = """
             {"installationId": "inst:1", "platform": "fcm", "pushChannel": "short",
-             "tags": ["ok", "not ok"], "userId": "a b",
+             "tags": ["ok", "not ok"], "userId": "a b", "channel": "x",
              "templates": {
-               "good": {"body": "{}", "tags": ["x", 5]},
+               "good": {"body": "{}", "tags": ["x", 5], "name": "good"},
                "bad name": {"body": "{\\"a\\": \\"$(p\\"}"},
                "noBody": {"headers": {"h": "v"}},
                "notObject": 3
@@ -82,6 +82,8 @@ struct InstallationTests {
                 "userId invalid_identifier",
                 "tags[1] invalid_tag",
                 "templates.good.tags[1] invalid_type",
+                "templates.good.name unknown_field",
+                "channel unknown_field",
                 "templates.bad name invalid_identifier",
                 "templates.bad name.body invalid_template",
                 "templates.noBody.body missing_field",

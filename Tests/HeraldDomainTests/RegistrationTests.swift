@@ -79,6 +79,10 @@ struct RegistrationTests {
             (["template": #"{"name": "n", "body": "{}", "expiry": "$(expiresAt"}"#], [("template.expiry", "invalid_template")]),
             (["expiresAt": #""next week""#], [("expiresAt", "invalid_timestamp")]),
             (
+                ["tag": #"["World"]"#, "template": #"{"name": "news", "body": "{}", "tags": ["x"]}"#],
+                [("tag", "unknown_field"), ("template.tags", "unknown_field")]
+            ),
+            (
                 ["platform": #""blackberry""#, "tags": #"["a b"]"#, "version": "true"],
                 [("platform", "unknown_platform"), ("tags[0]", "invalid_tag"), ("version", "invalid_type")]
             ),

@@ -62,6 +62,23 @@ struct EncodingTests {
         #expect(ViewFields(Array(text.utf8)) == nil)
     }
 
+    @Test("an event record with a member events do not have is dead-lettered as unknown_field, naming the member")
+    func unknownMemberDeadLetterReason() throws {
+        let original = Array(#"{"id":"bn-10","tags":"World &&","dryRun":true}"#.utf8)
+        let message = KafkaMessage(topic: "herald.events", partition: 0, offset: 7, key: nil, value: original)
+        let failure = try #require(
+            {
+                do throws(ValidationFailure) {
+                    _ = try NotificationEvent.decode(original)
+                    return nil
+                } catch { return error }
+            }() as ValidationFailure?)
+        let letter = DeadLetter(failure: failure, message: message, now: Date())
+        #expect(letter.reason == "unknown_field")
+        #expect(letter.issues.first?.field == "dryRun")
+        #expect(letter.issues.contains { $0.field == "tags" }, "the other problems are listed too")
+    }
+
     @Test func deadLetterEnvelopeCarriesTheOriginalBytesAndSource() throws {
         let original: [UInt8] = Array(#"{"id":"bn-9","tags":"a &&"}"#.utf8) + [0xFF]
         let message = KafkaMessage(topic: "herald.events", partition: 2, offset: 41, key: Array("k".utf8), value: original)

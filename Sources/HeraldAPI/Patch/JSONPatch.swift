@@ -31,7 +31,7 @@ struct JSONPatch: Sendable, Hashable {
         var steps: [Step] = []
         for (position, element) in elements.enumerated() {
             let field = "[\(position)]"
-            guard case .object = element else {
+            guard case .object(let members) = element else {
                 throw JSONPatchError(
                     code: JSONPatchError.Code.invalidPatch, message: "an operation is an object, found \(element.kindDescription)",
                     field: field)
@@ -57,6 +57,13 @@ struct JSONPatch: Sendable, Hashable {
             if operation != .remove && value == nil {
                 throw JSONPatchError(
                     code: JSONPatchError.Code.invalidPatch, message: "\(opText) needs a \"value\"", field: "\(field).value")
+            }
+            // RFC 6902 lets readers ignore other members; a patch that means more than it does
+            // is refused instead ("from" belongs to move and copy, which are not supported).
+            if let unknown = members.first(where: { !["op", "path", "value"].contains($0.key) }) {
+                throw JSONPatchError(
+                    code: JSONPatchError.Code.invalidPatch,
+                    message: "unknown member \"\(unknown.key)\"; an operation has op, path and value", field: "\(field).\(unknown.key)")
             }
             steps.append(Step(operation: operation, path: path, value: operation == .remove ? nil : value))
         }

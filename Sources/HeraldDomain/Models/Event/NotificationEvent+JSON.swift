@@ -21,6 +21,7 @@ extension NotificationEvent {
     static func decode(_ root: JSONValue, limits: EventLimits) throws(ValidationFailure) -> NotificationEvent {
         var issues: [ValidationIssue] = []
         let reader = JSONFieldReader(root)
+        reader.refuseUnknownMembers(known: members, issues: &issues)
 
         let id = reader.string("id", required: false, issues: &issues)
         if let id, let problem = IdentifierRules.eventIdProblem(id) {
@@ -83,6 +84,12 @@ extension NotificationEvent {
             expiresAt: expiresAt, priority: priority, collapseId: collapseId, publishedAt: publishedAt, schedule: schedule
         )
     }
+
+    /// The members an event may have.
+    static let members: Set<String> = [
+        "id", "tags", "properties", "native", "templates", "expiresAt", "publishedAt", "priority", "collapseId", "sendAt",
+        "sendAtLocal",
+    ]
 
     /// Reads `sendAt` (an instant with its offset) or `sendAtLocal` (a wall-clock time
     /// without one); giving both is an issue, and so is each written in the other's form.

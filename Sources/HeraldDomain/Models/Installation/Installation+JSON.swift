@@ -16,6 +16,7 @@ extension Installation {
         }
         var issues: [ValidationIssue] = []
         let reader = JSONFieldReader(root)
+        reader.refuseUnknownMembers(known: members, issues: &issues)
         let bodyId = reader.string("installationId", required: installationId == nil, issues: &issues)
         if let installationId, let bodyId, bodyId != installationId {
             issues.append(
@@ -56,6 +57,13 @@ extension Installation {
         if !issues.isEmpty { throw ValidationFailure(issues: issues) }
         return installation
     }
+}
+
+extension Installation {
+    /// The members an installation document may have (`version` as for registrations).
+    static let members: Set<String> = [
+        "installationId", "platform", "pushChannel", "tags", "userId", "templates", "expiresAt", "timeZone", "version",
+    ]
 }
 
 /// Azure's installation shape (`installationId`, `platform`, `pushChannel`, `tags`,

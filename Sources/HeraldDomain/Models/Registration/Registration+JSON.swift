@@ -18,6 +18,7 @@ extension Registration {
         }
         var issues: [ValidationIssue] = []
         let reader = JSONFieldReader(root)
+        reader.refuseUnknownMembers(known: members, issues: &issues)
         let bodyId = reader.string("registrationId", required: registrationId == nil, issues: &issues)
         if let registrationId, let bodyId, bodyId != registrationId {
             issues.append(
@@ -53,6 +54,10 @@ extension Registration {
         if !issues.isEmpty { throw ValidationFailure(issues: issues) }
         return registration
     }
+
+    /// The members a registration document may have (`version` is the registry's: accepted
+    /// as a GET returned it and not used; If-Match is how a write names the version it expects).
+    static let members: Set<String> = ["registrationId", "platform", "handle", "tags", "template", "expiresAt", "version", "timeZone"]
 
     /// The registration in the contract's field order, as compact JSON.
     public func jsonBytes() -> [UInt8] {
@@ -96,6 +101,8 @@ extension RegistrationTemplate {
     static func read(_ reader: JSONFieldReader, requireName: Bool, name fixedName: String? = nil, issues: inout [ValidationIssue])
         -> RegistrationTemplate?
     {
+        reader.refuseUnknownMembers(
+            known: fixedName == nil ? ["name", "body", "headers", "expiry"] : ["body", "headers", "expiry", "tags"], issues: &issues)
         let name = fixedName ?? reader.string("name", required: requireName, issues: &issues)
         let body = reader.string("body", required: true, issues: &issues)
         let headers = reader.stringMap("headers", issues: &issues)

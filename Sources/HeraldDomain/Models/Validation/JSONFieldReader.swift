@@ -16,6 +16,20 @@ struct JSONFieldReader {
         path.isEmpty ? name : "\(path).\(name)"
     }
 
+    /// An issue for each member of this object not in `known`: a misspelt field, or one of an
+    /// API this document is not for (`"dryRun": true` in an event), must never be dropped
+    /// without a word.
+    func refuseUnknownMembers(known: Set<String>, issues: inout [ValidationIssue]) {
+        guard case .object(let members) = value else { return }
+        var reported: Set<String> = []
+        for member in members where !known.contains(member.key) && reported.insert(member.key).inserted {
+            issues.append(
+                ValidationIssue(
+                    field: fieldPath(member.key), code: ValidationIssue.Code.unknownField,
+                    message: "unknown member \"\(member.key)\"; the members are \(known.sorted().joined(separator: ", "))"))
+        }
+    }
+
     /// The member `name`, treating an explicit `null` as absent.
     func member(_ name: String) -> JSONValue? {
         guard let member = value[name], member != .null else { return nil }

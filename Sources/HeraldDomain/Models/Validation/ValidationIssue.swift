@@ -46,6 +46,8 @@ extension ValidationIssue {
         /// A `sendAt` or `sendAtLocal` in the past, beyond the horizon, or both given.
         public static let invalidSchedule = "invalid_schedule"
         public static let duplicateProperty = "duplicate_property"
+        /// A member the document does not have (a typo, or a field of another API).
+        public static let unknownField = "unknown_field"
     }
 }
 
