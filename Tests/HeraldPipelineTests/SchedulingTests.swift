@@ -67,6 +67,39 @@ struct SchedulingTests {
         }
     }
 
+    @Test(
+        "herald reindex finds Redis equal to the log after every kind of event: immediate, replayed, sendAt released, sendAtLocal released, cancelled, dead-lettered"
+    )
+    func statusesEqualTheLogAfterEveryKindOfEvent() async throws {
+        let clock = TestClock(Self.start)
+        try await Self.withScheduling(clock) { harness in
+            try await harness.seed([testRegistration("w1", tags: ["World"])])
+            harness.startRoles(scheduler: true)
+            let immediate = NotificationEvent(id: "now", audience: .broadcast, properties: ["News_English": "x"])
+            _ = try await harness.publish(immediate)
+            _ = try await harness.publish(immediate)  // replayed: skipped as a duplicate
+            _ = try await harness.publish(Self.morning("at", .broadcast, .at(Self.start.addingTimeInterval(600))))
+            _ = try await harness.publish(Self.morning("local", .broadcast, .localTime(LocalDateTime.parse("2026-03-29T09:00")!)))
+            _ = try await harness.publish(Self.morning("cancel", .broadcast, .at(Self.start.addingTimeInterval(600))))
+            try await harness.publishRaw(Array(#"{"id":"bad","tags":"World &&"}"#.utf8), key: "bad")
+            _ = try await harness.status("now") { $0.state == .completed }
+            for id in ["at", "local", "cancel"] { _ = try await harness.status(id) { $0.state == .scheduled } }
+            try await harness.requestCancel("cancel")
+            _ = try await harness.status("cancel") { $0.state == .cancelled }
+            clock.advance(by: 600)
+            _ = try await harness.status("at") { $0.state == .completed }
+            // Past 09:00 in the last zone (UTC-12): every zone's part is released.
+            clock.set(ISO8601Timestamp.parse("2026-03-29T21:01:00Z")!)
+            let local = try await harness.status("local") { $0.state == .released }
+            for part in local.schedule?.releases ?? [] { _ = try await harness.status(part.eventId) { $0.state.isTerminal } }
+            _ = try await harness.status("bad") { $0.state == .rejected }
+
+            let summary = try await StatusRebuilder(configuration: harness.configuration, pool: harness.pool).run(
+                logger: PipelineHarness.logger)
+            #expect(summary.mismatched == 0, "\(summary)")
+        }
+    }
+
     @Test("cancelled before its time: status cancelled, nothing released, nothing delivered")
     func cancelledBefore() async throws {
         let clock = TestClock(Self.start)

@@ -8,7 +8,7 @@ import HeraldStreams
 
 /// Rebuilds what the pipeline keeps in Redis about events from the `herald.status` topic:
 /// each event's status (`herald:status:<id>`) and its de-duplication claim
-/// (`herald:event:<id>`, from the `herald-claim` header). `herald reindex` runs it after the
+/// (`herald:event:<id>`, from the last `herald-claim` header of its records). `herald reindex` runs it after the
 /// registrations, so a Redis that was flushed or lost answers `GET /v1/notifications/{id}` as
 /// before and still refuses to plan an already delivered id again.
 ///
@@ -79,9 +79,9 @@ public struct StatusRebuilder: Sendable {
             case .status(let status): record = status
             case nil: continue
             }
-            if let claim = message.headers.first(where: { $0.key == StatusCoding.claimHeader })?.value,
-                claims[record.eventId] == nil
-            {
+            // The last claim wins, as in Redis: a scheduled event's release takes the claim
+            // over from the record that scheduled it.
+            if let claim = message.headers.first(where: { $0.key == StatusCoding.claimHeader })?.value {
                 claims[record.eventId] = String(decoding: claim, as: UTF8.self)
             }
             let folded = StatusRecord.fold(statuses[record.eventId], record)
