@@ -24,6 +24,17 @@ public struct EventStatistics: Sendable {
         public var deliveryRecords: Int
         /// Publish-to-render latency of those records, in milliseconds.
         public var latencyMs: Percentiles?
+        /// Final push receipts read back from the receipts topic, by platform and outcome
+        /// (`sent`, `rejected`, `unregistered`, `expired`, `failed`); empty when not read.
+        public var pushed: [String: [String: Int]]
+        /// Publish-to-pushed latency of the `sent` receipts (from the event's publish to the
+        /// sender's decision), in milliseconds.
+        public var pushedLatencyMs: Percentiles?
+
+        /// Receipts that did not reach the device's service: every outcome but `sent`.
+        public var pushFailures: Int {
+            pushed.values.reduce(0) { total, outcomes in total + outcomes.filter { $0.key != "sent" }.values.reduce(0, +) }
+        }
     }
 
     public struct Percentiles: Sendable, Hashable, Codable {
@@ -49,13 +60,15 @@ public struct EventStatistics: Sendable {
     private var statuses: [String: StatusRecord] = [:]
     private var progress: [String: [Int: TaskProgress]] = [:]
     private var deliveries: [String: (count: Int, latencies: [Double])] = [:]
+    private var receipts: [String: (outcomes: [String: [String: Int]], latencies: [Double])] = [:]
 
     public init() {}
 
     /// Reads `topics.status` (and `topics.deliveries` when `deliveries` is set) up to their
     /// ends, with read_committed, only `eventId`'s records when given.
     public static func read(
-        topics: HeraldTopics, bootstrapServers: String, extra: [String: String] = [:], eventId: String? = nil, deliveries: Bool = true
+        topics: HeraldTopics, bootstrapServers: String, extra: [String: String] = [:], eventId: String? = nil, deliveries: Bool = true,
+        receipts: Bool = true
     ) async throws -> EventStatistics {
         var statistics = EventStatistics()
         var statusTail = RecordTail(topic: topics.status, bootstrapServers: bootstrapServers)
@@ -74,6 +87,17 @@ public struct EventStatistics: Sendable {
             deliveryTail.eventId = eventId
             for try await message in deliveryTail.records() {
                 if let value = message.value, let record = try? DeliveryRecord.decode(value) { statistics.add(delivery: record) }
+            }
+        }
+        if receipts {
+            var receiptTail = RecordTail(topic: topics.receipts, bootstrapServers: bootstrapServers)
+            receiptTail.extra = extra
+            receiptTail.eventId = eventId
+            let decoder = JSONDecoder()
+            for try await message in receiptTail.records() {
+                if let value = message.value, let receipt = try? decoder.decode(PushReceipt.self, from: Data(value)) {
+                    statistics.add(receipt: receipt)
+                }
             }
         }
         return statistics
@@ -96,6 +120,15 @@ public struct EventStatistics: Sendable {
         deliveries[record.eventId] = entry
     }
 
+    public mutating func add(receipt: PushReceipt) {
+        var entry = receipts[receipt.eventId] ?? ([:], [])
+        entry.outcomes[receipt.platform.rawValue, default: [:]][receipt.outcome.rawValue, default: 0] += 1
+        if receipt.outcome == .sent, let published = statuses[receipt.eventId]?.timings.publishedAt {
+            entry.latencies.append(receipt.decidedAt.timeIntervalSince(published) * 1_000)
+        }
+        receipts[receipt.eventId] = entry
+    }
+
     /// One line per event with a status, in event id order.
     public func events() -> [Event] {
         statuses.keys.sorted().map { id in
@@ -109,7 +142,8 @@ public struct EventStatistics: Sendable {
                 eventId: id, state: status.state.rawValue, tasksPlanned: status.tasks.planned, tasksCompleted: status.tasks.completed,
                 deliveredByStatus: status.targets.total, byPlatform: status.targets.byPlatform, byTemplate: status.targets.byTemplate,
                 skipped: status.skipped, skippedByReason: reasons, failed: status.failed, durationMs: status.timings.durationMs,
-                deliveryRecords: read?.count ?? 0, latencyMs: read.flatMap { Percentiles($0.latencies) }
+                deliveryRecords: read?.count ?? 0, latencyMs: read.flatMap { Percentiles($0.latencies) },
+                pushed: receipts[id]?.outcomes ?? [:], pushedLatencyMs: receipts[id].flatMap { Percentiles($0.latencies) }
             )
         }
     }

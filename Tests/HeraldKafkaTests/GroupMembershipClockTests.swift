@@ -32,3 +32,25 @@ struct GroupMembershipClockTests {
         #expect(clock.waiting(at: origin + .seconds(50)) == .zero, "a closed member waits for nothing")
     }
 }
+
+/// `herald_consumer_lag` of an idle loop: commit markers after the last record are not work.
+@Suite("Consumer lag")
+struct ConsumerLagTests {
+    let partition = KafkaTopicPartition(topic: "t", partition: 0)
+
+    @Test("an idle owner that read to the end has no lag, though markers follow its last commit")
+    func markersAreNotLag() {
+        let readToTheEnd = KafkaPartitionLag(
+            partition: partition, committed: 10, watermarks: KafkaWatermarks(low: 0, high: 13), position: 13)
+        #expect(readToTheEnd.lag == 3)
+        #expect(readToTheEnd.lagWhenIdle == 0)
+        let behind = KafkaPartitionLag(partition: partition, committed: 10, watermarks: KafkaWatermarks(low: 0, high: 13), position: 11)
+        #expect(behind.lagWhenIdle == 2)
+        let notOwned = KafkaPartitionLag(partition: partition, committed: 10, watermarks: KafkaWatermarks(low: 0, high: 13))
+        #expect(notOwned.lagWhenIdle == 3, "without a position nothing is known to be markers")
+        let neverCommitted = KafkaPartitionLag(
+            partition: partition, committed: nil, watermarks: KafkaWatermarks(low: 2, high: 5), position: 5)
+        #expect(neverCommitted.lag == 3)
+        #expect(neverCommitted.lagWhenIdle == 0)
+    }
+}

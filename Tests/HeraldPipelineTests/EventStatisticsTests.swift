@@ -56,4 +56,27 @@ struct EventStatisticsTests {
         #expect(abs(latency.p90 - 1_000) < 0.01)
         #expect(abs(latency.max - 1_000) < 0.01)
     }
+
+    @Test("push outcomes come from the receipts: failures counted per platform and outcome, publish-to-pushed latency from sent ones")
+    func receipts() throws {
+        var statistics = EventStatistics()
+        statistics.add(status: StatusRecord.accepted(eventId: "bn-1", taskCount: 1, publishedAt: Self.t0, acceptedAt: Self.t0))
+        func receipt(_ n: Int, _ platform: Platform, _ outcome: PushOutcome, afterMs: Int) -> PushReceipt {
+            PushReceipt(
+                deliveryId: "d\(n)", eventId: "bn-1", registrationId: "r\(n)", platform: platform, outcome: outcome, attempts: 1,
+                decidedAt: Self.t0.addingTimeInterval(Double(afterMs) / 1_000))
+        }
+        statistics.add(receipt: receipt(1, .apns, .sent, afterMs: 100))
+        statistics.add(receipt: receipt(2, .apns, .sent, afterMs: 300))
+        statistics.add(receipt: receipt(3, .apns, .failed, afterMs: 900))
+        statistics.add(receipt: receipt(4, .fcm, .unregistered, afterMs: 200))
+        statistics.add(receipt: receipt(5, .fcm, .sent, afterMs: 200))
+        let event = try #require(statistics.events().first)
+        #expect(event.pushed == ["apns": ["sent": 2, "failed": 1], "fcm": ["unregistered": 1, "sent": 1]])
+        #expect(event.pushFailures == 2)
+        #expect(event.failed == 0, "the status's failed counts deliveries that could not be built, not pushes")
+        let latency = try #require(event.pushedLatencyMs)
+        #expect(abs(latency.p50 - 200) < 0.01)
+        #expect(abs(latency.max - 300) < 0.01)
+    }
 }

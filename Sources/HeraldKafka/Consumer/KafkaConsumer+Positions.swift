@@ -144,6 +144,9 @@ extension KafkaConsumer {
         let targets = try partitions ?? assignment()
         guard !targets.isEmpty else { return [] }
         let committed = try await self.committed(targets, timeout: timeout)
+        let owned = Set(try assignment())
+        let positions = Dictionary(
+            try position(targets.filter { owned.contains($0) }).map { ($0.topicPartition, $0.offset) }, uniquingKeysWith: { $1 })
         var lags: [KafkaPartitionLag] = []
         for entry in committed {
             var watermarks = cachedWatermarkOffsets(topic: entry.topic, partition: entry.partition)
@@ -151,7 +154,9 @@ extension KafkaConsumer {
                 watermarks = try await queryWatermarkOffsets(topic: entry.topic, partition: entry.partition, timeout: timeout)
             }
             lags.append(
-                KafkaPartitionLag(partition: entry.topicPartition, committed: entry.isValid ? entry.offset : nil, watermarks: watermarks!))
+                KafkaPartitionLag(
+                    partition: entry.topicPartition, committed: entry.isValid ? entry.offset : nil, watermarks: watermarks!,
+                    position: positions[entry.topicPartition]))
         }
         return lags
     }

@@ -60,16 +60,28 @@ public struct KafkaPartitionLag: Sendable, Hashable {
     /// The group's committed offset, or `nil` when it never committed on this partition.
     public var committed: Int64?
     public var watermarks: KafkaWatermarks
+    /// This consumer's position (the next offset it fetches), when it owns the partition.
+    public var position: Int64?
 
-    public init(partition: KafkaTopicPartition, committed: Int64?, watermarks: KafkaWatermarks) {
+    public init(partition: KafkaTopicPartition, committed: Int64?, watermarks: KafkaWatermarks, position: Int64? = nil) {
         self.partition = partition
         self.committed = committed
         self.watermarks = watermarks
+        self.position = position
     }
 
     /// Records not yet committed; without a commit, everything still stored counts.
+    /// Transactional commit markers count too: they take offsets after the last record.
     public var lag: Int64 {
         max(0, watermarks.high - (committed ?? watermarks.low))
+    }
+
+    /// `lag` for an owner that holds nothing uncommitted: what lies between the committed
+    /// offset and its position was all committed or is markers, so only what it has not read
+    /// yet is behind (0 when it read to the end).
+    public var lagWhenIdle: Int64 {
+        guard let position, position >= 0 else { return lag }
+        return min(lag, max(0, watermarks.high - position))
     }
 }
 

@@ -138,10 +138,7 @@ public final class SchedulerService: Service, Sendable {
             var failures = 0
             while !stopping.load(ordering: .acquiring) && !Task.isCancelled {
                 do {
-                    try await runUntilStopped {
-                        progress.caughtUp()
-                        failures = 0
-                    }
+                    try await runUntilStopped(progress: progress) { failures = 0 }
                     return
                 } catch {
                     guard !stopping.load(ordering: .acquiring) && !Task.isCancelled else { return }
@@ -173,7 +170,7 @@ public final class SchedulerService: Service, Sendable {
 
     /// One life of the role, from joining the group to `stop()`; throws on any failure, after
     /// letting go of its clients. `healthy` is called after every round that went through.
-    private func runUntilStopped(healthy: () -> Void) async throws {
+    private func runUntilStopped(progress: ProgressBoard.Entry, healthy: () -> Void) async throws {
         let redis = RedisConnection(configuration: configuration.redis, logger: logger)
         defer { redis.close() }
         let index = ScheduleIndex(redis: redis, layout: configuration.layout)
@@ -195,6 +192,7 @@ public final class SchedulerService: Service, Sendable {
                     try await handle(event, partitions: &partitions, index: index, consumer: consumer)
                 }
                 let batch = try await consumer.pollBatch(maxMessages: 500, timeout: pollTimeout(partitions))
+                progress.waitingForPartitions(consumer.membership.waiting())
                 for number in Set(batch.map(\.partition)).sorted() where partitions[number] != nil {
                     let records = batch.filter { $0.partition == number }
                     try await apply(records, number: number, partition: &partitions[number]!, index: index)
@@ -212,6 +210,7 @@ public final class SchedulerService: Service, Sendable {
                 for number in partitions.keys.sorted() where partitions[number]?.catchUpTo == nil {
                     try await prepareAhead(number, partition: &partitions[number]!, index: index)
                 }
+                progress.caughtUp()
                 healthy()
             }
         } catch {

@@ -157,7 +157,7 @@ final class TransactionalLoop: Sendable {
             progress.waitingForPartitions(activeConsumer.membership.waiting())
             if ContinuousClock.now - lastLagSample >= settings.lagSampleInterval {
                 lastLagSample = .now
-                sampleLag(activeConsumer)
+                sampleLag(activeConsumer, idle: batch.isEmpty && machine.isBatchDone)
             }
             if let direct {
                 batch = direct.unhandled(batch)
@@ -369,12 +369,14 @@ final class TransactionalLoop: Sendable {
         duration.components.seconds * 1_000 + duration.components.attoseconds / 1_000_000_000_000_000
     }
 
-    private func sampleLag(_ consumer: KafkaConsumer) {
+    /// Records the group's lag per topic; `idle`: the loop holds nothing uncommitted, so the
+    /// markers after its last commit are not counted as work.
+    private func sampleLag(_ consumer: KafkaConsumer, idle: Bool) {
         let metrics = metrics
         Task {
             guard let lags = try? await consumer.lag() else { return }
             var byTopic: [String: Int64] = [:]
-            for lag in lags { byTopic[lag.partition.topic, default: 0] += lag.lag }
+            for lag in lags { byTopic[lag.partition.topic, default: 0] += idle ? lag.lagWhenIdle : lag.lag }
             for (topic, lag) in byTopic { metrics.consumerLag(topic).record(lag) }
         }
     }
