@@ -5,8 +5,15 @@ import HeraldCommandLine
 struct WorkerCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "worker",
-        abstract: "Run worker roles (planner, fanout, indexer, scheduler); scale by running more workers.",
-        discussion: "herald worker --roles planner,fanout,indexer,scheduler --metrics-port 9090  (every setting: herald config)"
+        abstract: "Run worker roles (planner, fanout, indexer, scheduler, sender); scale by running more workers.",
+        usage: "herald worker [--roles ROLES] [--metrics-port PORT] [--<setting> VALUE ...]",
+        discussion: """
+            herald worker --roles planner,fanout,indexer,scheduler --metrics-port 9090
+
+            \(SettingsOptions.help([.roles, .metricsPort, .instanceId, .kafkaBrokers, .redisUrl, .logLevel]))
+
+            Every setting is a flag and a HERALD_* variable: herald config lists them all.
+            """
     )
 
     @OptionGroup var options: SettingsOptions
@@ -23,7 +30,14 @@ struct APICommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "api",
         abstract: "Serve the HTTP API (registrations, installations, notifications, health, metrics).",
-        discussion: "herald api --api-port 8080 --policies 'Full:listen+send+manage:<key>'  (every setting: herald config)"
+        usage: "herald api [--api-port PORT] [--policies POLICIES] [--<setting> VALUE ...]",
+        discussion: """
+            herald api --api-port 8080 --policies 'Full:listen+send+manage:<key>'
+
+            \(SettingsOptions.help([.apiHost, .apiPort, .policies, .hubUri, .kafkaBrokers, .redisUrl, .logLevel]))
+
+            Every setting is a flag and a HERALD_* variable: herald config lists them all.
+            """
     )
 
     @OptionGroup var options: SettingsOptions

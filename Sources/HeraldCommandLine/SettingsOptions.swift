@@ -16,6 +16,18 @@ public struct SettingsOptions: ParsableArguments {
     }
 }
 
+extension SettingsOptions {
+    /// `--help` text for the settings a command mostly needs: flag, environment variable,
+    /// default and meaning, one paragraph each (every setting: `herald config`).
+    public static func help(_ keys: [Setting.Key]) -> String {
+        keys.map { key in
+            let setting = Setting(key)
+            let fallback = setting.defaultValue.isEmpty ? "" : ", default \(setting.defaultValue)"
+            return "\(setting.flag) VALUE  (\(setting.environment)\(fallback))\n    \(setting.help)"
+        }.joined(separator: "\n")
+    }
+}
+
 extension AsyncParsableCommand {
     /// Runs the command with the setting flags taken out of the command line first, or, when
     /// the first argument is `passThrough`, with every argument left as it is.

@@ -82,6 +82,16 @@ struct CommandLineTests {
         #expect(APIConfiguration().host == setting.defaultValue)
     }
 
+    @Test("herald worker --help names every role and the settings a worker needs, with their variables and defaults")
+    func workerHelpIsComplete() throws {
+        let help = try HeraldBinary.run(["worker", "--help"])
+        let text = help.stdout + help.stderr
+        for role in ["planner", "fanout", "indexer", "scheduler", "sender"] { #expect(text.contains(role), "\(role): \(text)") }
+        for setting in ["--roles", "HERALD_ROLES", "--metrics-port", "HERALD_METRICS_PORT", "--redis-url", "--kafka-brokers"] {
+            #expect(text.contains(setting), "\(setting): \(text)")
+        }
+    }
+
     @Test("leave-group-on-close reaches every consumer Herald builds; a value that is not a boolean stops start-up naming the setting")
     func leaveGroupOnCloseIsTyped() throws {
         let off = HeraldSettings(environment: ["HERALD_LEAVE_GROUP_ON_CLOSE": "false"], endpointsFile: nil)
