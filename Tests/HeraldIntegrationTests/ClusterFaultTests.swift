@@ -30,7 +30,7 @@ struct ClusterFaultTests {
         let pool: RedisConnectionPool
         let worker: HeraldBinary.Running
 
-        init(name: String, registrations: Int) async throws {
+        init(name: String, registrations: Int, roles: String = "planner,fanout,indexer") async throws {
             cluster = try TestRedisCluster()
             broker = try TestBroker()
             prefix = TestBroker.uniqueName(name)
@@ -46,7 +46,7 @@ struct ClusterFaultTests {
                 "HERALD_KAFKA_BROKERS": broker.bootstrapServers, "HERALD_REDIS_URL": cluster.url,
                 "HERALD_TOPIC_PREFIX": prefix + ".herald.", "HERALD_REDIS_PREFIX": prefix,
                 "HERALD_SLOTS": String(ClusterFaultTests.slots), "HERALD_TASKS_PER_BROADCAST": "32", "HERALD_INSTANCE_ID": prefix,
-                "HERALD_SESSION_TIMEOUT_MS": "6000", "HERALD_METRICS_PORT": "0", "HERALD_ROLES": "planner,fanout,indexer",
+                "HERALD_SESSION_TIMEOUT_MS": "6000", "HERALD_METRICS_PORT": "0", "HERALD_ROLES": roles,
                 "HERALD_LOG_LEVEL": "notice", "HERALD_ALLOW_DEMO_KEYS": "true",
             ]
             worker = try HeraldBinary.start(["worker"], environment: environment)
@@ -62,10 +62,13 @@ struct ClusterFaultTests {
             broker.stop()
         }
 
-        func publish(_ eventId: String) async throws {
+        /// A broadcast now, or at `sendAt`.
+        func publish(_ eventId: String, sendAt: Date? = nil) async throws {
             let publisher = try EventPublisher(bootstrapServers: broker.bootstrapServers, topics: topics)
+            let schedule = sendAt.map { #","sendAt":"\#(ISO8601Timestamp.format($0))""# } ?? ""
             _ = try await publisher.publish(
-                try NotificationEvent.decode(Array(#"{"id":"\#(eventId)","properties":{"News_English":"Summit ends"}}"#.utf8)))
+                try NotificationEvent.decode(
+                    Array(#"{"id":"\#(eventId)","properties":{"News_English":"Summit ends"}\#(schedule)}"#.utf8)))
         }
 
         /// Waits for the status to complete and checks it and the delivery log: every
@@ -123,14 +126,19 @@ struct ClusterFaultTests {
     }
 
     @Test(
-        "kill -9 of a master mid-broadcast: its replica takes over, the broadcast completes, reindex --node makes the cache equal the log")
+        "kill -9 of a master mid-broadcast with a schedule falling due: its replica takes over, the worker keeps running, the broadcast and the release complete, reindex --node makes the cache equal the log"
+    )
     func failoverDuringBroadcast() async throws {
         let registrations = Int(ProcessInfo.processInfo.environment["HERALD_FAULT_CLUSTER_FAILOVER_REGISTRATIONS"] ?? "") ?? 60_000
-        let deployment = try await Deployment(name: "failover", registrations: registrations)
+        let deployment = try await Deployment(name: "failover", registrations: registrations, roles: "planner,fanout,indexer,scheduler")
         defer { deployment.stop() }
         let cluster = deployment.cluster
         let eventId = deployment.prefix + "-broadcast"
+        let scheduledId = deployment.prefix + "-scheduled"
         let watcher = try await DeliveryWatcher(bootstrapServers: deployment.broker.bootstrapServers, topic: deployment.topics.deliveries)
+        // Due while the master is down or just promoted: the scheduler polls its due index on
+        // every master the whole time (a killed master once ended the worker from there).
+        try await deployment.publish(scheduledId, sendAt: Date().addingTimeInterval(20))
         try await deployment.publish(eventId)
         _ = try await watcher.wait(forAtLeast: registrations / 5)
 
@@ -145,6 +153,8 @@ struct ClusterFaultTests {
         let promoted = try #require(try cluster.master(ofSlot: victimSlot))
 
         try await deployment.expectDelivered(eventId, registrations: registrations)
+        try await deployment.expectDelivered(scheduledId, registrations: registrations)
+        #expect(deployment.worker.process.isRunning, "the worker exited: \(deployment.worker.stderr().suffix(2_000))")
 
         // Writes acknowledged by the dead master but not yet replicated are repaired from the
         // log, for the Herald slots its replica took over.
