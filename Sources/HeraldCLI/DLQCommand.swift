@@ -35,7 +35,7 @@ struct DLQCommand: AsyncParsableCommand {
     }
 
     static func entries(settings: HeraldSettings) async throws -> [Entry] {
-        var tail = RecordTail(topic: settings.topics.eventsDeadLetters, bootstrapServers: settings[.kafkaBrokers])
+        var tail = RecordTail(topic: try settings.topics.eventsDeadLetters, bootstrapServers: settings[.kafkaBrokers])
         tail.extra = try settings.kafkaProperties()
         var entries: [Entry] = []
         for try await message in tail.records() {
@@ -77,15 +77,16 @@ struct DLQCommand: AsyncParsableCommand {
 
         func run() async throws {
             let settings = options.settings()
+            let topics = try settings.topics
             guard
                 let entry = try await DLQCommand.entries(settings: settings)
                     .first(where: { $0.partition == partition && $0.offset == offset })
             else {
-                throw CommandFailure("no dead letter at \(settings.topics.eventsDeadLetters)[\(partition)]@\(offset)")
+                throw CommandFailure("no dead letter at \(topics.eventsDeadLetters)[\(partition)]@\(offset)")
             }
-            if let topic = entry.sourceTopic, topic != settings.topics.events, file == nil {
+            if let topic = entry.sourceTopic, topic != topics.events, file == nil {
                 throw CommandFailure(
-                    "the dead letter came from \(topic), not \(settings.topics.events); give the event to publish with --file")
+                    "the dead letter came from \(topic), not \(topics.events); give the event to publish with --file")
             }
             let bytes: [UInt8]
             if let file {
@@ -107,9 +108,9 @@ struct DLQCommand: AsyncParsableCommand {
                 }
             }
             let producer = try KafkaProducer(configuration: settings.reliableProducerConfiguration(clientId: "herald-dlq"))
-            let report = try await producer.send(KafkaOutgoingMessage(topic: settings.topics.events, key: entry.key, value: bytes))
+            let report = try await producer.send(KafkaOutgoingMessage(topic: topics.events, key: entry.key, value: bytes))
             await producer.shutdown()
-            print("replayed \(entry.source) to \(settings.topics.events)[\(report.partition)]@\(report.offset)")
+            print("replayed \(entry.source) to \(topics.events)[\(report.partition)]@\(report.offset)")
         }
     }
 }

@@ -68,10 +68,10 @@ struct PublishCommand: AsyncParsableCommand {
                 "the event cannot be scheduled:\n" + failure.issues.map { "  \($0.field): \($0.message)" }.joined(separator: "\n"))
         }
         let publisher = try EventPublisher(
-            bootstrapServers: settings[.kafkaBrokers], topics: settings.topics, extra: settings.kafkaProperties()
+            bootstrapServers: settings[.kafkaBrokers], topics: try settings.topics, extra: settings.kafkaProperties()
         )
         let receipt = try await publisher.publish(event)
-        print("published \(receipt.eventId) to \(settings.topics.events)[\(receipt.partition)] at offset \(receipt.offset)")
+        print("published \(receipt.eventId) to \(try settings.topics.events)[\(receipt.partition)] at offset \(receipt.offset)")
         if wait { try await waitForStatus(eventId: receipt.eventId, settings: settings, localTime: atLocal != nil) }
     }
 

@@ -118,7 +118,7 @@ struct ReindexCommand: AsyncParsableCommand {
         let pool = RedisConnectionPool(configuration: try settings.redisConfiguration(), size: 1)
         defer { pool.shutdown() }
         try await pool.verify()
-        let topics = settings.topics
+        let topics = try settings.topics
         let reader = ScheduleReader(pool: pool, layout: try settings.layout(), partitions: topics.scheduledPartitions)
         try await reader.dropIndex()
         print("dropped the due index of \(topics.scheduled) (\(topics.scheduledPartitions) partitions); waiting for the schedulers")

@@ -24,7 +24,7 @@ struct StatsCommand: AsyncParsableCommand {
 
     func run() async throws {
         let settings = options.settings()
-        let topics = settings.topics
+        let topics = try settings.topics
         let extra = try settings.kafkaProperties()
         let statistics = try await EventStatistics.read(
             topics: topics, bootstrapServers: settings[.kafkaBrokers], extra: extra, eventId: event, deliveries: deliveries,

@@ -27,7 +27,7 @@ struct TailCommand: AsyncParsableCommand {
 
     func run() async throws {
         let settings = options.settings()
-        let topics = settings.topics
+        let topics = try settings.topics
         var tail = RecordTail(
             topic: topic(of: stream, in: topics),
             bootstrapServers: settings[.kafkaBrokers])

@@ -82,6 +82,19 @@ struct CommandLineTests {
         #expect(APIConfiguration().host == setting.defaultValue)
     }
 
+    @Test("a malformed or out-of-range partition count stops start-up naming the setting, never falls back to the default")
+    func partitionCountsAreChecked() throws {
+        for (value, expected) in [("eight", "a partition count from 1 to 10000"), ("0", "a partition count from 1 to 10000")] {
+            let settings = HeraldSettings(environment: ["HERALD_TASK_PARTITIONS": value], endpointsFile: nil)
+            let error = #expect(throws: SettingError.self) { try settings.topics }
+            #expect(error?.description == "invalid value '\(value)' for --task-partitions (HERALD_TASK_PARTITIONS): expected \(expected)")
+            #expect(throws: SettingError.self) { try settings.pipelineConfiguration() }
+        }
+        let good = HeraldSettings(environment: ["HERALD_TASK_PARTITIONS": "12", "HERALD_REPLICATION_FACTOR": "3"], endpointsFile: nil)
+        #expect(try good.topics.tasksPartitions == 12)
+        #expect(try good.topics.replicationFactor == 3)
+    }
+
     @Test("herald worker --help names every role and the settings a worker needs, with their variables and defaults")
     func workerHelpIsComplete() throws {
         let help = try HeraldBinary.run(["worker", "--help"])
@@ -234,7 +247,10 @@ struct CommandLineTests {
         "a bad setting value stops the worker before it connects, naming the flag, the variable and what is allowed",
         arguments: [
             ("--narrow-events", "sideways", "'sideways' for --narrow-events (HERALD_NARROW_EVENTS): expected planner or express-lane"),
-            ("--task-fetch-wait-ms", "soon", "'soon' for --task-fetch-wait-ms (HERALD_TASK_FETCH_WAIT_MS): expected a whole number"),
+            (
+                "--task-fetch-wait-ms", "soon",
+                "'soon' for --task-fetch-wait-ms (HERALD_TASK_FETCH_WAIT_MS): expected milliseconds from 0 to 300000"
+            ),
             (
                 "--task-fetch-wait-ms", "-5",
                 "'-5' for --task-fetch-wait-ms (HERALD_TASK_FETCH_WAIT_MS): expected milliseconds from 0 to 300000"
@@ -244,7 +260,7 @@ struct CommandLineTests {
                 "'400000' for --planner-fetch-wait-ms (HERALD_PLANNER_FETCH_WAIT_MS): expected milliseconds from 0 to 300000"
             ),
             ("--bulk-lanes", "0", "'0' for --bulk-lanes (HERALD_BULK_LANES): expected a lane count from 1 to 64"),
-            ("--bulk-lanes", "two", "'two' for --bulk-lanes (HERALD_BULK_LANES): expected a whole number"),
+            ("--bulk-lanes", "two", "'two' for --bulk-lanes (HERALD_BULK_LANES): expected a lane count from 1 to 64"),
             (
                 "--kafka-config-file", "/nonexistent/kafka.properties",
                 "'/nonexistent/kafka.properties' for --kafka-config-file (HERALD_KAFKA_CONFIG_FILE): expected a readable UTF-8 file of key=value lines"

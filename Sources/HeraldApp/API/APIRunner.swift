@@ -52,7 +52,7 @@ public struct APIRunner: Sendable {
             log: RegistrationLog(producer: producer, topic: registryConfiguration.registrationsTopic),
             index: index, admin: admin, logger: logger
         )
-        let topics = settings.topics
+        let topics = try settings.topics
         let publisher = EventPublisher(producer: producer, topics: topics)
         let layout = try settings.layout()
         let services = APIServices(

@@ -53,7 +53,7 @@ public struct DemoRunner: Sendable {
             client: HeraldHTTPClient(baseURL: URL(string: hubURI)!),
             hubURI: hubURI, listen: listen, send: send, userTokenKey: userKey,
             bootstrapServers: demoSettings[.kafkaBrokers], kafkaProperties: try demoSettings.kafkaProperties(),
-            topics: demoSettings.topics,
+            topics: try demoSettings.topics,
             keepRunning: keepRunning, logFile: logFile, logger: logger
         )
         do {

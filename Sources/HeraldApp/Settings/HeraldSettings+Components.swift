@@ -9,7 +9,13 @@ import HeraldStreams
 /// Turns resolved settings into each component's configuration. This is the one place where
 /// `HERALD_*` values reach the Kafka, Redis, registry and pipeline configuration structs.
 extension HeraldSettings {
+    /// The topics' names and partition counts; a malformed or out-of-range count stops the
+    /// command here, naming the setting.
     public var topics: HeraldTopics {
+        get throws { try makeTopics() }
+    }
+
+    private func makeTopics() throws -> HeraldTopics {
         var topics = HeraldTopics()
         topics.events = topic("events")
         topics.eventsDeadLetters = topic("events.dlq")
@@ -19,10 +25,11 @@ extension HeraldSettings {
         topics.status = topic("status")
         topics.scheduled = topic("scheduled")
         topics.receipts = topic("receipts")
-        if let value = try? int(.eventPartitions) { topics.eventsPartitions = Int32(value) }
-        if let value = try? int(.taskPartitions) { topics.tasksPartitions = Int32(value) }
-        if let value = try? int(.deliveryPartitions) { topics.deliveriesPartitions = Int32(value) }
-        if let value = try? int(.replicationFactor) { topics.replicationFactor = Int16(value) }
+        let partitions = "a partition count from 1 to 10000"
+        topics.eventsPartitions = Int32(try int(.eventPartitions, in: 1...10_000, expected: partitions))
+        topics.tasksPartitions = Int32(try int(.taskPartitions, in: 1...10_000, expected: partitions))
+        topics.deliveriesPartitions = Int32(try int(.deliveryPartitions, in: 1...10_000, expected: partitions))
+        topics.replicationFactor = Int16(try int(.replicationFactor, in: 1...32_767, expected: "a replication factor from 1 to 32767"))
         return topics
     }
 
@@ -86,7 +93,7 @@ extension HeraldSettings {
         var configuration = PipelineConfiguration()
         configuration.bootstrapServers = self[.kafkaBrokers]
         configuration.redis = try redisConfiguration()
-        configuration.topics = topics
+        configuration.topics = try topics
         configuration.layout = try layout()
         configuration.planner.slotCount = configuration.layout.slotCount
         configuration.planner.bulkTaskCount = try int(.tasksPerBroadcast)

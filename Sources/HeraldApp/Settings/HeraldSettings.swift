@@ -46,8 +46,9 @@ public struct HeraldSettings: Sendable {
 
     /// `int(key)` that must lie in `range`; `expected` says what is allowed when it does not.
     public func int(_ key: Setting.Key, in range: ClosedRange<Int>, expected: String) throws -> Int {
-        let value = try int(key)
-        guard range.contains(value) else { throw SettingError(key: key, value: self[key], expected: expected) }
+        guard let value = Int(self[key].trimmingCharacters(in: .whitespaces)), range.contains(value) else {
+            throw SettingError(key: key, value: self[key], expected: expected)
+        }
         return value
     }
 

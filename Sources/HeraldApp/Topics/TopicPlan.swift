@@ -14,7 +14,7 @@ public struct TopicPlan: Sendable {
     }
 
     public func specifications() throws -> [KafkaTopicSpec] {
-        let topics = settings.topics
+        let topics = try settings.topics
         let retention = String(try settings.int(.deliveryRetentionHours) * 3_600_000)
         var specs = TopicProvisioner(topics: topics, bootstrapServers: settings[.kafkaBrokers]).specifications
         for index in specs.indices where specs[index].name == topics.deliveries {
