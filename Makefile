@@ -3,6 +3,7 @@ SHELL := /bin/bash
 SWIFT ?= swift
 SWIFT_BUILD_FLAGS ?=
 HERALD := .build/debug/herald
+HERALD_LOCAL := .build/debug/herald-local
 # REDIS_CLUSTER=3 runs make run / make bench on a Redis Cluster of 3 masters + 3 replicas.
 STACK_FLAGS := $(if $(REDIS_CLUSTER),--redis-cluster $(REDIS_CLUSTER))
 
@@ -30,7 +31,7 @@ test: bootstrap
 	scripts/stack run -- scripts/test-all
 
 run: build
-	scripts/stack run $(STACK_FLAGS) -- $(HERALD) demo --keep-running
+	scripts/stack run $(STACK_FLAGS) -- $(HERALD_LOCAL) demo --keep-running
 
 bench: bootstrap
 	$(SWIFT) build -c release $(SWIFT_BUILD_FLAGS)

@@ -20,6 +20,8 @@ let package = Package(
         .executable(name: "herald", targets: ["HeraldCLI"]),
         // The benchmark harness (`make bench`); `herald bench` runs it.
         .executable(name: "herald-bench", targets: ["HeraldBench"]),
+        // Local development: `herald-local demo` (make run) and `herald-local push-sandbox`.
+        .executable(name: "herald-local", targets: ["HeraldLocal"]),
         .library(name: "HeraldDomain", targets: ["HeraldDomain"]),
     ],
     dependencies: [
@@ -142,8 +144,6 @@ let package = Package(
             dependencies: [
                 "CMalloc", "HeraldDomain", "HeraldKafka", "HeraldRedis", "HeraldRegistry", "HeraldPipeline", "HeraldStreams",
                 "HeraldAPI", "HeraldPush",
-                // `herald demo` pushes to the local APNs and FCM servers of HeraldLocalPush.
-                "HeraldLocalPush",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Metrics", package: "swift-metrics"),
@@ -163,6 +163,21 @@ let package = Package(
                 "HeraldPipeline", "HeraldRedis", "HeraldRegistry", "HeraldStreams",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        // `herald-local`: the demo story on the embedded stack and the local push servers,
+        // which the production `herald` executable does not link.
+        .executableTarget(
+            name: "HeraldLocal",
+            dependencies: [
+                "HeraldApp", "HeraldCommandLine", "HeraldAPI", "HeraldDomain", "HeraldKafka", "HeraldLocalPush", "HeraldPipeline",
+                "HeraldRedis", "HeraldRegistry", "HeraldStreams",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Prometheus", package: "swift-prometheus"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "UnixSignals", package: "swift-service-lifecycle"),
             ]
         ),
         .executableTarget(

@@ -12,7 +12,6 @@ struct Herald: AsyncParsableCommand {
         subcommands: [
             WorkerCommand.self,
             APICommand.self,
-            DemoCommand.self,
             PublishCommand.self,
             TailCommand.self,
             StatsCommand.self,

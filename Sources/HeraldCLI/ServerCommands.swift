@@ -49,27 +49,3 @@ struct APICommand: AsyncParsableCommand {
         try await APIRunner(settings: settings, registry: registry).run()
     }
 }
-
-struct DemoCommand: AsyncParsableCommand {
-    static let configuration = CommandConfiguration(
-        commandName: "demo",
-        abstract: "Run the API, every worker role and the breaking-news story in one process (make run)."
-    )
-
-    @OptionGroup var options: SettingsOptions
-    @Flag(help: "Keep running after the story until Ctrl-C.") var keepRunning = false
-    @Option(help: "Where the log goes, at --log-level; the console shows the story and errors only.")
-    var logFile = ".herald/run/demo.log"
-
-    func run() async throws {
-        let settings = options.settings()
-        let sink: FileLogHandler.Sink
-        do {
-            sink = try FileLogHandler.Sink(path: logFile)
-        } catch {
-            throw ValidationError("--log-file \(logFile): cannot be written (\(error.localizedDescription))")
-        }
-        let registry = Observability.bootstrap(level: settings.logLevel, logFile: sink, consoleLevel: .error)
-        try await DemoRunner(settings: settings, registry: registry, keepRunning: keepRunning, logFile: sink.path).run()
-    }
-}

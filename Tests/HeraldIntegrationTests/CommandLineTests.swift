@@ -95,6 +95,32 @@ struct CommandLineTests {
         #expect(try good.topics.replicationFactor == 3)
     }
 
+    @Test("herald-local push-sandbox prints the sender's settings for its local servers, which answer, and stops on SIGTERM")
+    func pushSandbox() async throws {
+        try #require(HeraldBinary.isLocalBuilt, "build herald-local first")
+        let sandbox = try HeraldBinary.start(["push-sandbox"], executable: HeraldBinary.localPath)
+        defer { sandbox.signal(SIGKILL) }
+        try await waitUntilTrue("the sandbox printed its settings") { sandbox.stdout().contains("(Ctrl-C stops the servers)") }
+        var settings: [String: String] = [:]
+        for line in sandbox.stdout().split(separator: "\n") where line.hasPrefix("export ") {
+            let pair = line.dropFirst("export ".count).split(separator: "=", maxSplits: 1)
+            settings[String(pair[0])] = String(pair[1])
+        }
+        for key in [
+            "HERALD_APNS_ENDPOINT", "HERALD_APNS_KEY_FILE", "HERALD_FCM_ENDPOINT", "HERALD_FCM_SERVICE_ACCOUNTS", "HERALD_PUSH_CA_FILE",
+        ] {
+            #expect(settings[key] != nil, "\(key) missing: \(sandbox.stdout())")
+        }
+        let keyFile = try #require(settings["HERALD_APNS_KEY_FILE"])
+        #expect(FileManager.default.fileExists(atPath: keyFile))
+        let port = try #require(settings["HERALD_APNS_ENDPOINT"].flatMap { $0.split(separator: ":").last }.flatMap { Int($0) })
+        #expect(isAcceptingConnections(port: port))
+        sandbox.signal(SIGTERM)
+        #expect(sandbox.waitForExit(timeout: 60), "the sandbox did not stop on SIGTERM")
+        #expect(sandbox.process.terminationStatus == 0)
+        #expect(!FileManager.default.fileExists(atPath: keyFile), "its credentials were left behind")
+    }
+
     @Test("herald worker --help names every role and the settings a worker needs, with their variables and defaults")
     func workerHelpIsComplete() throws {
         let help = try HeraldBinary.run(["worker", "--help"])

@@ -4,7 +4,7 @@ import Testing
 
 /// `make run` end to end: the API, every worker role and the seed tutorials' story, in the
 /// real executable against a private Redis and broker.
-@Suite("make run story", .heavy, .enabled(if: HeraldBinary.isBuilt, "build the herald executable first"))
+@Suite("make run story", .heavy, .enabled(if: HeraldBinary.isLocalBuilt, "build the herald-local executable first"))
 struct DemoStoryTests {
     @Test("every device receives exactly its language, category and payload")
     func story() throws {
@@ -19,7 +19,7 @@ struct DemoStoryTests {
         let output = try HeraldBinary.run(
             ["demo", "--api-port", String(freeLocalPort()), "--session-timeout-ms", "6000", "--log-file", logFile],
             environment: ["HERALD_KAFKA_BROKERS": broker.bootstrapServers, "HERALD_REDIS_URL": redis.url],
-            timeout: 300
+            timeout: 300, executable: HeraldBinary.localPath
         )
         #expect(output.status == 0, "demo failed:\n\(output.stdout)\n\(output.stderr.suffix(3000))")
         let text = output.stdout

@@ -16,6 +16,14 @@ enum HeraldBinary {
 
     static var isBuilt: Bool { FileManager.default.isExecutableFile(atPath: path) }
 
+    /// `herald-local` (the demo and the local push servers), built next to `herald`.
+    static var localPath: String {
+        if let path = ProcessInfo.processInfo.environment["HERALD_LOCAL_BINARY"] { return path }
+        return URL(fileURLWithPath: path).deletingLastPathComponent().appendingPathComponent("herald-local").path
+    }
+
+    static var isLocalBuilt: Bool { FileManager.default.isExecutableFile(atPath: localPath) }
+
     struct Output {
         var status: Int32
         var stdout: String
@@ -24,8 +32,10 @@ enum HeraldBinary {
 
     /// Runs `herald args...` to completion (killed after `timeout` seconds) in a scratch
     /// directory, so no `.herald/run/endpoints.env` of a developer's stack leaks in.
-    static func run(_ arguments: [String], environment: [String: String] = [:], timeout: Double = 120) throws -> Output {
-        let process = try start(arguments, environment: environment)
+    static func run(_ arguments: [String], environment: [String: String] = [:], timeout: Double = 120, executable: String = path)
+        throws -> Output
+    {
+        let process = try start(arguments, environment: environment, executable: executable)
         let deadline = Date().addingTimeInterval(timeout)
         while process.process.isRunning && Date() < deadline { usleep(50_000) }
         if process.process.isRunning { process.process.terminate() }
@@ -91,10 +101,10 @@ enum HeraldBinary {
         }
     }
 
-    static func start(_ arguments: [String], environment: [String: String] = [:]) throws -> Running {
+    static func start(_ arguments: [String], environment: [String: String] = [:], executable: String = path) throws -> Running {
         let directory = try ToolPaths.scratchDirectory("herald-cli")
         let running = Running(directory: directory)
-        running.process.executableURL = URL(fileURLWithPath: path)
+        running.process.executableURL = URL(fileURLWithPath: executable)
         running.process.arguments = arguments
         running.process.currentDirectoryURL = directory
         var env = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("HERALD_") || $0.key.hasPrefix("HERALD_TEST_") }

@@ -62,4 +62,6 @@ public struct HeraldHTTPClient: Sendable {
 public struct HTTPClientError: Error, CustomStringConvertible {
     public var message: String
     public var description: String { message }
+
+    public init(message: String) { self.message = message }
 }

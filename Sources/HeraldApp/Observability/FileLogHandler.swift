@@ -3,7 +3,7 @@ import Logging
 import Synchronization
 
 /// Appends log lines to a file in the format of swift-log's `StreamLogHandler`, which writes only
-/// to stdout or stderr. `herald demo` keeps its log here so the console shows the story alone.
+/// to stdout or stderr. `herald-local demo` keeps its log here so the console shows the story alone.
 public struct FileLogHandler: LogHandler {
     /// One open file shared by every logger of the process; writes are serialized.
     public final class Sink: Sendable {

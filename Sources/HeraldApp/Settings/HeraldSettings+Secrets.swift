@@ -2,7 +2,7 @@ import HeraldAPI
 
 /// Start-up checks that keep development credentials out of production.
 ///
-/// Unless `HERALD_ALLOW_DEMO_KEYS` is true (the embedded stack sets it; `herald demo` makes its
+/// Unless `HERALD_ALLOW_DEMO_KEYS` is true (the embedded stack sets it; `herald-local demo` makes its
 /// own random keys), `herald api` and `herald worker` refuse to start with a key published in
 /// this repository, a missing registration-id secret, or a key shorter than 32 bytes. The
 /// error names the setting and never its value.

@@ -1,3 +1,4 @@
+import HeraldApp
 import Foundation
 import HeraldAPI
 import HeraldDomain

@@ -1,3 +1,6 @@
+import Foundation
+import HeraldDomain
+import HeraldApp
 /// The events the demo publishes: localized breaking news per category, a tag expression,
 /// a notify-user event and an actionable invitation.
 enum DemoEvents {

@@ -1,3 +1,4 @@
+import HeraldApp
 import Foundation
 import HeraldAPI
 import HeraldRedis
@@ -5,7 +6,7 @@ import HeraldLocalPush
 import Logging
 import Prometheus
 
-/// `herald demo`: one process with the API, every worker role and the story of the seed
+/// `herald-local demo`: one process with the API, every worker role and the story of the seed
 /// tutorials (see `DemoStory`). Access keys are generated for the run unless configured. The
 /// sender role pushes to a local APNs server and a local FCM server started for the run
 /// (HTTP/2 over TLS with their own test CA, the services' real protocols).

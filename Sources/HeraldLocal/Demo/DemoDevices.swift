@@ -1,3 +1,6 @@
+import Foundation
+import HeraldDomain
+import HeraldApp
 /// The devices of the seed tutorials, as the demo registers them.
 struct DemoDevice {
     enum Registrar: Sendable {
