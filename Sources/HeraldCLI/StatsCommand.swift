@@ -57,13 +57,7 @@ struct StatsCommand: AsyncParsableCommand {
             "    skipped by reason: \(counts(item.skippedByReason))",
         ]
         if deliveriesRead {
-            var line = "    delivery records: \(item.deliveryRecords)"
-            if let latency = item.latencyMs {
-                line += String(
-                    format: "  publish to render p50 %.1f  p90 %.1f  p99 %.1f  max %.1f ms", latency.p50, latency.p90, latency.p99,
-                    latency.max)
-            }
-            lines.append(line)
+            lines.append("    delivery records: \(item.deliveryRecords)" + percentiles("publish to render", item.latencyMs))
         }
         if receiptsRead {
             let outcomes =
@@ -72,14 +66,16 @@ struct StatsCommand: AsyncParsableCommand {
                 : item.pushed.sorted { $0.key < $1.key }.map { platform, counts in
                     "\(platform) " + counts.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: " ")
                 }.joined(separator: "; ")
-            var line = "    pushed: \(outcomes)  (push failures \(item.pushFailures))"
-            if let latency = item.pushedLatencyMs {
-                line += String(
-                    format: "  publish to pushed p50 %.1f  p90 %.1f  p99 %.1f  max %.1f ms", latency.p50, latency.p90, latency.p99,
-                    latency.max)
-            }
-            lines.append(line)
+            lines.append(
+                "    pushed: \(outcomes)  (push failures \(item.pushFailures))" + percentiles("publish to pushed", item.pushedLatencyMs))
         }
         return lines.joined(separator: "\n")
+    }
+
+    /// "  <interval> p50 … ms", or nothing without samples.
+    private static func percentiles(_ interval: String, _ latency: EventStatistics.Percentiles?) -> String {
+        guard let latency else { return "" }
+        return "  \(interval) "
+            + String(format: "p50 %.1f  p90 %.1f  p99 %.1f  max %.1f ms", latency.p50, latency.p90, latency.p99, latency.max)
     }
 }
