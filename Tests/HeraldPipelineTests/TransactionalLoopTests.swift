@@ -51,12 +51,12 @@ struct TransactionalLoopTests {
             loop.stop()
             running.cancel()
         }
-        let deadline = ContinuousClock.now.advanced(by: .seconds(30))
-        while !loop.isStopping, ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(50)) }
-        try #require(
-            loop.isStopping,
-            "no batch after the failed one within 30 s: it was not done again (were its offsets committed?), attempts: \(attempts.withLock { $0 })"
-        )
+        // Fails when the attempts stop changing: the failed batch was not done again (were its
+        // offsets committed?).
+        try await waitWhileProgressing("every record handled after the failed batch") {
+            () async throws -> ProgressCheck<[String: Int], Void> in
+            loop.isStopping ? .done(()) : .waiting(attempts.withLock { $0 })
+        }
         try await running.value
 
         let handled = attempts.withLock { $0 }
@@ -103,9 +103,10 @@ struct TransactionalLoopTests {
             loop.stop()
             running.cancel()
         }
-        let deadline = ContinuousClock.now.advanced(by: .seconds(60))
-        while !loop.isStopping, ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(50)) }
-        try #require(loop.isStopping, "the loop did not get past the poison record within 60 s")
+        try await waitWhileProgressing("the loop getting past the poison record") {
+            () async throws -> ProgressCheck<[Int], Void> in
+            loop.isStopping ? .done(()) : .waiting([loop.batchesCommitted, loop.recordsDeadLettered])
+        }
         try await running.value
 
         #expect(loop.recordsDeadLettered == 1)
