@@ -141,10 +141,11 @@ extension KafkaConsumer {
     /// the committed offsets and the fetched watermarks, querying the broker only for
     /// partitions not fetched yet.
     public func lag(for partitions: [KafkaTopicPartition]? = nil, timeout: Duration = .seconds(10)) async throws -> [KafkaPartitionLag] {
-        let targets = try partitions ?? assignment()
+        let assigned = try assignment()
+        let targets = partitions ?? assigned
         guard !targets.isEmpty else { return [] }
         let committed = try await self.committed(targets, timeout: timeout)
-        let owned = Set(try assignment())
+        let owned = Set(assigned)
         let positions = Dictionary(
             try position(targets.filter { owned.contains($0) }).map { ($0.topicPartition, $0.offset) }, uniquingKeysWith: { $1 })
         var lags: [KafkaPartitionLag] = []

@@ -150,7 +150,7 @@ public final class SchedulerService: Service, Sendable {
                         "scheduler failed; reading its partitions again from the log after a pause",
                         metadata: [
                             "error": "\(error)", "failures": "\(failures)",
-                            "pauseMs": "\(pause.components.seconds * 1_000 + pause.components.attoseconds / 1_000_000_000_000_000)",
+                            "pauseMs": "\(pause.wholeMilliseconds)",
                         ])
                     let resume = ContinuousClock.now + pause
                     while ContinuousClock.now < resume && !stopping.load(ordering: .acquiring) && !Task.isCancelled {

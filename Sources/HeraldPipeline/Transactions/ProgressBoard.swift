@@ -55,8 +55,7 @@ public final class ProgressBoard: Sendable {
                 unassignedSince.store(.min, ordering: .relaxed)
                 return
             }
-            let (seconds, attoseconds) = wait.components
-            unassignedSince.store(nanoseconds(now) - seconds * 1_000_000_000 - attoseconds / 1_000_000_000, ordering: .relaxed)
+            unassignedSince.store(nanoseconds(now - wait), ordering: .relaxed)
         }
 
         /// The longer of the two stalls, with its reason.
