@@ -53,7 +53,7 @@ public final class EventPublisher: Sendable {
         event.publishedAt = publishedAt
         let report = try await producer.send(
             KafkaOutgoingMessage(
-                topic: topic, key: Array(id.utf8), value: event.canonicalJSON(),
+                topic: topic, key: Array(event.hub.recordKey(id).utf8), value: event.canonicalJSON(),
                 headers: [KafkaHeader(key: "content-type", value: "application/json")]
             ))
         return Receipt(eventId: id, publishedAt: publishedAt, partition: report.partition, offset: report.offset)

@@ -13,7 +13,8 @@ package enum StatusCoding {
     /// the one compaction keeps.
     package static let claimHeader = "herald-claim"
 
-    /// The `herald.status` record of `record` (key: the event id), with the event's claim when
+    /// The `herald.status` record of `record` (key: the event id, `<hub>/<id>` outside the
+    /// default hub), with the event's claim when
     /// the writer knows it.
     package static func message(_ record: StatusRecord, topic: String, claim: String? = nil) -> KafkaOutgoingMessage {
         message(record, encoded: encode(record), topic: topic, claim: claim)
@@ -23,13 +24,14 @@ package enum StatusCoding {
     package static func message(_ record: StatusRecord, encoded: [UInt8], topic: String, claim: String? = nil) -> KafkaOutgoingMessage {
         var headers = [KafkaHeader(key: typeHeader, value: Kind.status.rawValue)]
         if let claim { headers.append(KafkaHeader(key: claimHeader, value: claim)) }
-        return KafkaOutgoingMessage(topic: topic, key: Array(record.eventId.utf8), value: encoded, headers: headers)
+        return KafkaOutgoingMessage(
+            topic: topic, key: Array(record.hub.recordKey(record.eventId).utf8), value: encoded, headers: headers)
     }
 
-    /// The `herald.status` record of a task's `progress` (key: the event id).
-    package static func message(_ progress: TaskProgress, topic: String) -> KafkaOutgoingMessage {
+    /// The `herald.status` record of a task's `progress` (key: as for its event's status).
+    package static func message(_ progress: TaskProgress, hub: HubName, topic: String) -> KafkaOutgoingMessage {
         KafkaOutgoingMessage(
-            topic: topic, key: Array(progress.eventId.utf8), value: encode(progress),
+            topic: topic, key: Array(hub.recordKey(progress.eventId).utf8), value: encode(progress),
             headers: [KafkaHeader(key: typeHeader, value: Kind.progress.rawValue)])
     }
 

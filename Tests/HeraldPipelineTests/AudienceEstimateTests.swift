@@ -55,7 +55,10 @@ struct AudienceEstimateTests {
                 var counts: SlotTagCounts?
                 if probed, let expression {
                     let tags = SlotCandidates.positiveTags(of: expression)
-                    counts = try SlotTagCounts(tags: tags, replies: try await connection.pipeline(planner.probeCommands(tags: tags))[...])
+                    counts = try SlotTagCounts(
+                        tags: tags,
+                        replies: try await connection.pipeline(planner.probeCommands(tags: tags, layout: planner.configuration.layout))[...]
+                    )
                 }
                 return try await planner.audienceEstimate(slots: nil, expression: expression, probed: counts)
             }

@@ -164,7 +164,7 @@ final class PipelineHarness: @unchecked Sendable {
         var start = 0
         while start < registrations.count {
             let chunk = registrations[start..<min(start + 500, registrations.count)]
-            _ = try await index.apply(chunk.map { .registration(IndexedRegistration($0)) })
+            _ = try await index.apply(chunk.map { RegistryRecord(hub: $0.hub, change: .registration(IndexedRegistration($0))) })
             start += 500
         }
     }
@@ -201,11 +201,11 @@ final class PipelineHarness: @unchecked Sendable {
 
     /// Waits until `herald:status:<id>` holds a final state; fails only when the status stays the
     /// same (or absent) for `stallLimit`, however slow the machine is.
-    func finalStatus(_ eventId: String, stallLimit: Duration = .seconds(120)) async throws -> StatusRecord {
+    func finalStatus(_ eventId: String, hub: HubName = .default, stallLimit: Duration = .seconds(120)) async throws -> StatusRecord {
         let reader = StatusReader(pool: pool, layout: configuration.layout)
         return try await waitWhileProgressing("event \(eventId) reaching a final status", stallLimit: stallLimit) {
             () async throws -> ProgressCheck<StatusRecord?, StatusRecord> in
-            let status = try await reader.status(eventId: eventId)
+            let status = try await reader.status(eventId: eventId, hub: hub)
             if let status, status.state.isTerminal { return .done(status) }
             return .waiting(status)
         }
@@ -220,11 +220,11 @@ final class PipelineHarness: @unchecked Sendable {
         return records
     }
 
-    func deliveries(eventId: String) async throws -> [DeliveryRecord] {
+    func deliveries(eventId: String, hub: HubName = .default) async throws -> [DeliveryRecord] {
         try await records(configuration.topics.deliveries, eventId: eventId).compactMap { message in
             guard let value = message.value else { return nil }
             let record = try DeliveryRecord.decode(value)
-            return record.eventId == eventId ? record : nil
+            return record.eventId == eventId && record.hub == hub ? record : nil
         }
     }
 }

@@ -63,35 +63,49 @@ struct RegistryRecordTests {
         #expect(native.templateJSON == nil)
     }
 
-    static let changes: [RegistryChange] = [
-        .registration(IndexedRegistration(RegistryFixtures.registration("r1", tags: ["A"], version: 5))),
-        .registrationDeleted(id: "r1", version: 6),
-        .installation(
-            id: "inst-1", version: 9,
-            document: StoredInstallation(
-                installation: Installation(installationId: "inst-1", platform: .fcm, pushChannel: "tok", tags: ["A"]), version: 9
-            ).documentBytes()),
-        .installationDeleted(id: "inst-1", version: 10),
-    ]
+    static func changes(in hub: HubName) -> [RegistryChange] {
+        var registration = RegistryFixtures.registration("r1", tags: ["A"], version: 5)
+        registration.hub = hub
+        var installation = Installation(installationId: "inst-1", platform: .fcm, pushChannel: "tok", tags: ["A"])
+        installation.hub = hub
+        return [
+            .registration(IndexedRegistration(registration)),
+            .registrationDeleted(id: "r1", version: 6),
+            .installation(id: "inst-1", version: 9, document: StoredInstallation(installation: installation, version: 9).documentBytes()),
+            .installationDeleted(id: "inst-1", version: 10),
+        ]
+    }
 
-    @Test("changes survive the trip through a Kafka record", arguments: changes)
-    func kafkaRoundTrip(change: RegistryChange) throws {
-        let outgoing = change.outgoingMessage(topic: "t")
+    static let records: [RegistryRecord] =
+        changes(in: .default).map { RegistryRecord(change: $0) }
+        + changes(in: HubName("sports")!).map { RegistryRecord(hub: HubName("sports")!, change: $0) }
+
+    @Test("changes survive the trip through a Kafka record, in the default hub and in another", arguments: records)
+    func kafkaRoundTrip(record: RegistryRecord) throws {
+        let outgoing = record.outgoingMessage(topic: "t")
+        let key = String(decoding: outgoing.key ?? [], as: UTF8.self)
+        #expect(key.hasPrefix("sports/") == !record.hub.isDefault)
         let consumed = KafkaMessage(
             topic: "t", partition: 0, offset: 0, key: outgoing.key, value: outgoing.value, headers: outgoing.headers
         )
-        #expect(try RegistryChange(message: consumed) == change)
+        #expect(try RegistryRecord(message: consumed) == record)
     }
 
     @Test("unreadable records are refused with a reason")
     func unreadableRecords() {
         let noKey = KafkaMessage(topic: "t", partition: 0, offset: 1, key: nil, value: Array("{}".utf8))
-        #expect(throws: RegistryRecordError.self) { try RegistryChange(message: noKey) }
+        #expect(throws: RegistryRecordError.self) { try RegistryRecord(message: noKey) }
         let notJSON = KafkaMessage(topic: "t", partition: 0, offset: 2, key: Array("r".utf8), value: Array("{".utf8))
-        #expect(throws: RegistryRecordError.self) { try RegistryChange(message: notJSON) }
+        #expect(throws: RegistryRecordError.self) { try RegistryRecord(message: notJSON) }
         let otherId = RegistryFixtures.registration("r9", tags: []).jsonBytes()
         let mismatch = KafkaMessage(topic: "t", partition: 0, offset: 3, key: Array("r1".utf8), value: otherId)
-        #expect(throws: RegistryRecordError.self) { try RegistryChange(message: mismatch) }
+        #expect(throws: RegistryRecordError.self) { try RegistryRecord(message: mismatch) }
+        // A registration of the default hub under another hub's key, and a key whose hub part is no hub name.
+        let r1 = RegistryFixtures.registration("r1", tags: []).jsonBytes()
+        let otherHub = KafkaMessage(topic: "t", partition: 0, offset: 4, key: Array("sports/r1".utf8), value: r1)
+        #expect(throws: RegistryRecordError.self) { try RegistryRecord(message: otherHub) }
+        let badHub = KafkaMessage(topic: "t", partition: 0, offset: 5, key: Array("-x/r1".utf8), value: nil)
+        #expect(throws: RegistryRecordError.self) { try RegistryRecord(message: badHub) }
     }
 
     @Test("an installation document round-trips with its version")

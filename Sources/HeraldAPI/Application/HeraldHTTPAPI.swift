@@ -43,12 +43,16 @@ public func buildRouter(
     }
     let authenticator = RequestAuthenticator(configuration: configuration, userTokens: userTokens, now: now)
     let v1 = router.group("v1").add(middleware: AuthenticationMiddleware(authenticator: authenticator))
-    RegistrationRoutes(registry: services.registry, limits: configuration.limits).add(to: v1)
-    InstallationRoutes(registry: services.registry, limits: configuration.limits).add(to: v1)
-    NotificationRoutes(
-        publisher: services.publisher, statusReader: services.statusReader, scheduler: services.scheduler, limits: configuration.limits,
-        scheduleRules: configuration.scheduleRules, now: now
-    ).add(to: v1)
+    // The default hub's routes at /v1/…, and every hub's at /v1/hubs/{hub}/…: the same
+    // handlers, which read the hub from the path (`RequestReading.hub(of:)`).
+    for group in [v1, v1.group("hubs/{hub}")] {
+        RegistrationRoutes(registry: services.registry, limits: configuration.limits).add(to: group)
+        InstallationRoutes(registry: services.registry, limits: configuration.limits).add(to: group)
+        NotificationRoutes(
+            publisher: services.publisher, statusReader: services.statusReader, scheduler: services.scheduler,
+            limits: configuration.limits, scheduleRules: configuration.scheduleRules, now: now
+        ).add(to: group)
+    }
     return router
 }
 

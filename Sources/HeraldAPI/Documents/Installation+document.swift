@@ -2,9 +2,11 @@ import HeraldDomain
 
 extension Installation {
     /// The installation as the API shows it (Azure's field names), in a fixed order with
-    /// templates sorted by name; `version` is added for stored installations.
+    /// templates sorted by name; `version` is added for stored installations, `hub` (first)
+    /// for an installation of a hub other than the default.
     func documentJSON(version: Int64? = nil) -> JSONValue {
-        var members = [
+        var members = hub.isDefault ? [] : [JSONMember(key: "hub", value: .string(hub.rawValue))]
+        members += [
             JSONMember(key: "installationId", value: .string(installationId)),
             JSONMember(key: "platform", value: .string(platform.rawValue)),
             JSONMember(key: "pushChannel", value: .string(pushChannel)),

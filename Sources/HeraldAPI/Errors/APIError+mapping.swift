@@ -72,6 +72,11 @@ extension APIError {
         return APIError(status: status, code: "validation_failed", message: message, field: first?.field, issues: failure.issues)
     }
 
+    /// A refused document with one issue at `field`.
+    static func invalidBody(field: String, _ message: String) -> APIError {
+        validation(ValidationFailure(issues: [ValidationIssue(field: field, code: ValidationIssue.Code.invalidValue, message: message)]))
+    }
+
     static func patch(_ error: JSONPatchError) -> APIError {
         APIError(status: .badRequest, code: error.code, message: error.message, field: error.field)
     }

@@ -8,6 +8,11 @@ struct InstallationRoutes: Sendable {
     let registry: any RegistrationStore
     let limits: APILimits
 
+    /// The registry of the request's hub (`/v1/hubs/{hub}/…`), or of the default hub.
+    func registry(of context: APIRequestContext) throws -> any RegistrationStore {
+        registry.store(for: try RequestReading.hub(of: context))
+    }
+
     func add(to group: RouterGroup<APIRequestContext>) {
         group.get("installations", use: list)
         group.put("installations/{id}", use: put)
@@ -17,11 +22,13 @@ struct InstallationRoutes: Sendable {
     }
 
     @Sendable func put(_ request: Request, context: APIRequestContext) async throws -> Response {
+        let registry = try registry(of: context)
         let caller = try context.requireCaller()
         try caller.authorize(.manageOwnDevice)
         let id = try RequestReading.parameter("id", of: context)
         let bytes = try await RequestReading.body(of: request, limit: limits.maxRequestBytes)
-        var installation = try Installation.decode(bytes, installationId: id, limits: limits.registration)
+        var installation = try Installation.decode(
+            bytes, installationId: id, hub: RequestReading.hub(of: context), limits: limits.registration)
         var expected = try RequestReading.expectedVersion(request)
         if !caller.isManager {
             if case .found(let existing) = try await registry.installation(id: id) {
@@ -30,22 +37,24 @@ struct InstallationRoutes: Sendable {
             }
         }
         try authorizeContent(&installation, caller: caller, alreadyHeld: [])
-        return try await store(installation, expected: expected)
+        return try await store(installation, expected: expected, in: registry)
     }
 
     @Sendable func get(_ request: Request, context: APIRequestContext) async throws -> Response {
+        let registry = try registry(of: context)
         let caller = try context.requireCaller()
         try caller.authorize(.manageOwnDevice)
-        let stored = try await existing(id: RequestReading.parameter("id", of: context), caller: caller)
+        let stored = try await existing(id: RequestReading.parameter("id", of: context), caller: caller, in: registry)
         return .json(stored.documentJSON, headers: [.eTag: RequestReading.entityTag(stored.version)])
     }
 
     @Sendable func delete(_ request: Request, context: APIRequestContext) async throws -> Response {
+        let registry = try registry(of: context)
         let caller = try context.requireCaller()
         try caller.authorize(.manageOwnDevice)
         let id = try RequestReading.parameter("id", of: context)
         let expected = try await RequestReading.deletionVersion(request, caller: caller) {
-            try await existing(id: id, caller: caller).version
+            try await existing(id: id, caller: caller, in: registry).version
         }
         try await registry.deleteInstallation(id: id, expectedVersion: expected)
         return Response(status: .noContent)
@@ -56,27 +65,30 @@ struct InstallationRoutes: Sendable {
     /// at the version that was patched (or the `If-Match` version), so concurrent patches
     /// never lose each other's changes: the loser gets 412 and retries.
     @Sendable func patch(_ request: Request, context: APIRequestContext) async throws -> Response {
+        let registry = try registry(of: context)
         let caller = try context.requireCaller()
         try caller.authorize(.manageOwnDevice)
         let id = try RequestReading.parameter("id", of: context)
         let bytes = try await RequestReading.body(of: request, limit: limits.maxRequestBytes)
         let patch = try JSONPatch.decode(RequestReading.json(bytes, what: "the JSON Patch"), maxOperations: limits.maxPatchOperations)
         let expected = try RequestReading.expectedVersion(request)
-        let current = try await existing(id: id, caller: caller)
+        let current = try await existing(id: id, caller: caller, in: registry)
         if let expected, expected != current.version {
             throw APIError.preconditionFailed("installation \"\(id)\" is at version \(current.version), not \(expected)")
         }
         let patched = try InstallationPatch.apply(patch, to: current.installation.documentJSON())
         var patchedBytes: [UInt8] = []
         patched.write(into: &patchedBytes)
-        var installation = try Installation.decode(patchedBytes, installationId: id, limits: limits.registration)
+        var installation = try Installation.decode(
+            patchedBytes, installationId: id, hub: RequestReading.hub(of: context), limits: limits.registration)
         try authorizeContent(&installation, caller: caller, alreadyHeld: current.installation.reservedTags)
-        return try await store(installation, expected: current.version)
+        return try await store(installation, expected: current.version, in: registry)
     }
 
     /// `GET /v1/installations?tag=&userId=&limit=&cursor=`: Manage lists anything; a user
     /// only its own installations; Listen cannot list installations.
     @Sendable func list(_ request: Request, context: APIRequestContext) async throws -> Response {
+        let registry = try registry(of: context)
         let caller = try context.requireCaller()
         try caller.authorize(.listDevices)
         let tag = try RequestReading.tagFilter(request)
@@ -125,12 +137,12 @@ struct InstallationRoutes: Sendable {
         }
     }
 
-    func store(_ installation: Installation, expected: Int64?) async throws -> Response {
+    func store(_ installation: Installation, expected: Int64?, in registry: any RegistrationStore) async throws -> Response {
         let stored = try await registry.putInstallation(installation, expectedVersion: expected)
         return .json(stored.documentJSON, headers: [.eTag: RequestReading.entityTag(stored.version)])
     }
 
-    func existing(id: String, caller: Caller) async throws -> StoredInstallation {
+    func existing(id: String, caller: Caller, in registry: any RegistrationStore) async throws -> StoredInstallation {
         switch try await registry.installation(id: id) {
         case .found(let stored):
             try caller.requireOwnership(caller.owns(stored.installation), what: "installation \"\(id)\"")

@@ -30,13 +30,26 @@ struct NotificationRoutes: Sendable {
     /// for a scheduled event also `"state": "scheduled"` and its release times.
     @Sendable func publish(_ request: Request, context: APIRequestContext) async throws -> Response {
         try context.requireCaller().authorize(.publish)
+        let hub = try RequestReading.hub(of: context)
         let bytes = try await RequestReading.body(of: request, limit: limits.maxRequestBytes)
         var event = try NotificationEvent.decode(bytes, limits: EventLimits(payloadLimits: limits.registration.payloadLimits))
+        if event.hub != hub {
+            guard event.hub.isDefault else {
+                throw APIError.invalidBody(
+                    field: "hub", "the body names hub \"\(event.hub)\" but the request is for hub \"\(hub)\"")
+            }
+            event.hub = hub
+        }
+        if !hub.isDefault, event.schedule != nil {
+            throw APIError.invalidBody(
+                field: event.schedule.map { if case .at = $0 { "sendAt" } else { "sendAtLocal" } } ?? "sendAt",
+                "scheduled sends are not built for hubs other than the default yet; send it at once or in the default hub")
+        }
         if event.id == nil { event.id = Self.newEventId() }
         if event.publishedAt == nil { event.publishedAt = now() }
         let decision = try scheduleRules.decide(event, eventId: event.id!, now: now())
         let id = try await publisher.publish(event, body: event.canonicalJSON())
-        let location = "/v1/notifications/\(id)"
+        let location = try RequestReading.hubPath(of: context) + "/notifications/\(id)"
         var members = [JSONMember(key: "id", value: .string(id)), JSONMember(key: "location", value: .string(location))]
         if case .schedule(let releases) = decision {
             members.append(JSONMember(key: "state", value: .string(StatusRecord.State.scheduled.rawValue)))
@@ -56,7 +69,7 @@ struct NotificationRoutes: Sendable {
     @Sendable func status(_ request: Request, context: APIRequestContext) async throws -> Response {
         try context.requireCaller().authorize(.readNotificationStatus)
         let id = try eventId(context)
-        guard let record = try await storedStatus(id) else {
+        guard let record = try await storedStatus(id, hub: RequestReading.hub(of: context)) else {
             throw APIError.notFound("a status for event \"\(id)\" (it may not have been planned yet)")
         }
         return try Self.statusResponse(record, status: .ok)
@@ -69,7 +82,8 @@ struct NotificationRoutes: Sendable {
         try context.requireCaller().authorize(.publish)
         let id = try eventId(context)
         let scheduler = try requireScheduler()
-        guard let current = try await storedStatus(id) else {
+        // Only the default hub schedules (see `publish`): elsewhere the status is not found.
+        guard let current = try await storedStatus(id, hub: RequestReading.hub(of: context)) else {
             throw APIError.notFound("a status for event \"\(id)\" (it may not have been planned yet)")
         }
         switch current.state {
@@ -105,7 +119,8 @@ struct NotificationRoutes: Sendable {
         let scheduler = try requireScheduler()
         let pending: [ScheduledEvent]
         do {
-            pending = try await scheduler.pendingSchedules()
+            let hub = try RequestReading.hub(of: context)
+            pending = try await scheduler.pendingSchedules().filter { $0.event.hub == hub }
         } catch {
             throw APIError(
                 status: .serviceUnavailable, code: "unavailable", message: "the schedule index does not answer; retry later",
@@ -143,9 +158,9 @@ struct NotificationRoutes: Sendable {
         return scheduler
     }
 
-    private func storedStatus(_ id: String) async throws -> StatusRecord? {
+    private func storedStatus(_ id: String, hub: HubName = .default) async throws -> StatusRecord? {
         do {
-            return try await statusReader.status(eventId: id)
+            return try await statusReader.status(eventId: id, hub: hub)
         } catch {
             // The status store (Redis) is down or unreadable: a 503 the client may retry.
             throw APIError(

@@ -8,6 +8,11 @@ struct RegistrationRoutes: Sendable {
     let registry: any RegistrationStore
     let limits: APILimits
 
+    /// The registry of the request's hub (`/v1/hubs/{hub}/…`), or of the default hub.
+    func registry(of context: APIRequestContext) throws -> any RegistrationStore {
+        registry.store(for: try RequestReading.hub(of: context))
+    }
+
     func add(to group: RouterGroup<APIRequestContext>) {
         group.post("registrationIDs", use: createId)
         group.get("registrations", use: list)
@@ -18,9 +23,10 @@ struct RegistrationRoutes: Sendable {
 
     /// `POST /v1/registrationIDs`: 201, `Location: /v1/registrations/{id}`.
     @Sendable func createId(_ request: Request, context: APIRequestContext) async throws -> Response {
+        let registry = try registry(of: context)
         try context.requireCaller().authorize(.manageOwnDevice)
         let id = registry.issueRegistrationId()
-        let location = "/v1/registrations/\(id)"
+        let location = try RequestReading.hubPath(of: context) + "/registrations/\(id)"
         return .json(
             .object([JSONMember(key: "registrationId", value: .string(id)), JSONMember(key: "location", value: .string(location))]),
             status: .created, headers: [.location: location]
@@ -30,6 +36,7 @@ struct RegistrationRoutes: Sendable {
     /// `PUT /v1/registrations/{id}`: upsert; 410 for an id never issued or deleted; 412
     /// when `If-Match` names another version. 200 with the stored registration.
     @Sendable func put(_ request: Request, context: APIRequestContext) async throws -> Response {
+        let registry = try registry(of: context)
         let caller = try context.requireCaller()
         try caller.authorize(.manageOwnDevice)
         let id = try RequestReading.parameter("id", of: context)
@@ -37,7 +44,8 @@ struct RegistrationRoutes: Sendable {
             throw APIError.gone("registration id \"\(id)\" was not issued by this hub; ask POST /v1/registrationIDs for a new one")
         }
         let bytes = try await RequestReading.body(of: request, limit: limits.maxRequestBytes)
-        var registration = try Registration.decode(bytes, registrationId: id, limits: limits.registration)
+        var registration = try Registration.decode(
+            bytes, registrationId: id, hub: RequestReading.hub(of: context), limits: limits.registration)
         try caller.checkReservedTags(registration.tags, field: "tags")
         var expected = try RequestReading.expectedVersion(request)
         if let userTag = caller.userTag, !registration.tags.contains(userTag) { registration.tags.append(userTag) }
@@ -58,19 +66,21 @@ struct RegistrationRoutes: Sendable {
     }
 
     @Sendable func get(_ request: Request, context: APIRequestContext) async throws -> Response {
+        let registry = try registry(of: context)
         let caller = try context.requireCaller()
         try caller.authorize(.manageOwnDevice)
-        let registration = try await existing(id: RequestReading.parameter("id", of: context), caller: caller)
+        let registration = try await existing(id: RequestReading.parameter("id", of: context), caller: caller, in: registry)
         return .json(registration.jsonValue, headers: [.eTag: RequestReading.entityTag(registration.version)])
     }
 
     /// `DELETE /v1/registrations/{id}`: 204; 412 when `If-Match` names another version.
     @Sendable func delete(_ request: Request, context: APIRequestContext) async throws -> Response {
+        let registry = try registry(of: context)
         let caller = try context.requireCaller()
         try caller.authorize(.manageOwnDevice)
         let id = try RequestReading.parameter("id", of: context)
         let expected = try await RequestReading.deletionVersion(request, caller: caller) {
-            try await existing(id: id, caller: caller).version
+            try await existing(id: id, caller: caller, in: registry).version
         }
         try await registry.delete(id: id, expectedVersion: expected)
         return Response(status: .noContent)
@@ -80,6 +90,7 @@ struct RegistrationRoutes: Sendable {
     /// Manage lists anything; Listen only by `handle`; a user only its own (`tag` defaults
     /// to its `$UserId:{sub}`).
     @Sendable func list(_ request: Request, context: APIRequestContext) async throws -> Response {
+        let registry = try registry(of: context)
         let caller = try context.requireCaller()
         try caller.authorize(.listDevices)
         var tag = try RequestReading.tagFilter(request)
@@ -109,7 +120,7 @@ struct RegistrationRoutes: Sendable {
     }
 
     /// The stored registration `id`, or 404 / 410 / 403 (another user's).
-    func existing(id: String, caller: Caller) async throws -> Registration {
+    func existing(id: String, caller: Caller, in registry: any RegistrationStore) async throws -> Registration {
         switch try await registry.registration(id: id) {
         case .found(let registration):
             try caller.requireOwnership(caller.owns(tags: registration.tags), what: "registration \"\(id)\"")

@@ -29,6 +29,21 @@ enum RequestReading {
         }
     }
 
+    /// The hub a request is for: the `{hub}` of `/v1/hubs/{hub}/…`, or the default hub on
+    /// the routes without one.
+    static func hub(of context: some RequestContext) throws(APIError) -> HubName {
+        guard let text = context.parameters.get("hub") else { return .default }
+        guard let hub = HubName(text) else { throw .invalidParameter("hub", HubName.problem(text) ?? "not a hub name") }
+        return hub
+    }
+
+    /// The path of the request's hub under which its resources live: `/v1` for the default
+    /// hub, `/v1/hubs/<hub>` for the others.
+    static func hubPath(of context: some RequestContext) throws(APIError) -> String {
+        let hub = try hub(of: context)
+        return hub.isDefault ? "/v1" : "/v1/hubs/\(hub)"
+    }
+
     /// A path parameter.
     static func parameter(_ name: String, of context: some RequestContext) throws(APIError) -> String {
         guard let value = context.parameters.get(name) else { throw .invalidParameter(name, "the path has no \(name)") }

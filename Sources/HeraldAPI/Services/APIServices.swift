@@ -29,6 +29,8 @@ public struct APIServices: Sendable {
 /// exactly these methods, so `HeraldApp` conforms it with an empty extension; tests use an
 /// in-memory fake.
 public protocol RegistrationStore: ReadinessChecking {
+    /// The store of `hub`'s registrations and installations (itself for its own hub).
+    func store(for hub: HubName) -> any RegistrationStore
     /// A fresh id for `PUT /v1/registrations/{id}`.
     func issueRegistrationId() -> String
     /// Whether `id` came from ``issueRegistrationId()``; other ids get 410 Gone on PUT.
@@ -63,8 +65,8 @@ public struct EventIdConflict: Error, Sendable {
 
 /// The latest `herald.status` record of an event, for `GET /v1/notifications/{id}`.
 public protocol NotificationStatusReading: Sendable {
-    /// `nil` when no status is known for `eventId`.
-    func status(eventId: String) async throws -> StatusRecord?
+    /// `nil` when no status is known for `eventId` in `hub`.
+    func status(eventId: String, hub: HubName) async throws -> StatusRecord?
 }
 
 /// The scheduler's side of the API: what `DELETE /v1/notifications/{id}` and

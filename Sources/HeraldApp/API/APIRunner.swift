@@ -89,7 +89,9 @@ public struct APIRunner: Sendable {
 
 // HeraldRegistry's service and HeraldPipeline's status reader have exactly the methods the
 // API declares for them.
-extension RegistrationService: RegistrationStore {}
+extension RegistrationService: RegistrationStore {
+    public func store(for hub: HubName) -> any RegistrationStore { self.hub(hub) }
+}
 extension StatusReader: NotificationStatusReading {}
 
 /// `POST /v1/notifications` publishes through the pipeline's event publisher (acks=all).
@@ -105,7 +107,8 @@ struct KafkaNotificationPublisher: NotificationPublishing {
 
     func publish(_ event: NotificationEvent, body: [UInt8]) async throws -> String {
         if let id = event.id {
-            let stored = try await pool.withConnection { try await $0.send(.get(layout.eventClaimKey(eventId: id))) }.string
+            let key = layout.hub(event.hub).eventClaimKey(eventId: id)
+            let stored = try await pool.withConnection { try await $0.send(.get(key)) }.string
             if let claim = stored.flatMap(EventClaim.init) {
                 let fingerprint = EventClaim.fingerprint(of: event)
                 if claim.conflicts(with: fingerprint) { throw EventIdConflict(eventId: id) }

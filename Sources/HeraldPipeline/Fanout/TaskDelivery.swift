@@ -125,7 +125,6 @@ final class TaskDelivery: Sendable {
 
     /// Runs on the lane's thread: blocking Redis calls and producer enqueues, no awaits.
     private func process(_ tasks: [FanoutTask], source: Int32?, producer: KafkaProducer) throws -> Outcome {
-        let layout = configuration.layout
         executor.choosePartition(source: source)
         var outcome = Outcome()
         for task in tasks {
@@ -139,14 +138,16 @@ final class TaskDelivery: Sendable {
                 throw error
             }
             metrics.tasks.increment()
-            outcome.messages.append(StatusCoding.message(progress, topic: configuration.topics.status))
+            let layout = configuration.layout.hub(task.event.hub)
+            outcome.messages.append(StatusCoding.message(progress, hub: task.event.hub, topic: configuration.topics.status))
             let reply = try redis.evalScriptBlocking(
                 StatusScripts.recordProgress, keys: [layout.progressKey(eventId: task.eventId)],
                 arguments: ProgressSnapshot.arguments(for: progress, ttlSeconds: configuration.statusTTLSeconds)
             )
             let snapshot = try ProgressSnapshot(reply: reply)
             let record = snapshot.statusRecord(
-                eventId: task.eventId, taskCount: task.taskCount, publishedAt: task.event.publishedAt, acceptedAt: task.plannedAt
+                eventId: task.eventId, hub: task.event.hub, taskCount: task.taskCount, publishedAt: task.event.publishedAt,
+                acceptedAt: task.plannedAt
             )
             if snapshot.completedBy == task.taskIndex {
                 // The claim rides on the final record too: it is the one compaction keeps.

@@ -45,7 +45,6 @@ extension TaskExecutor {
     /// finds each member in its pack. A member with no position, or missing from its pack, was
     /// removed after the `SSCAN` (`registration_gone`).
     func deliverMembers(slot: Int, run: inout TaskRun, producer: KafkaProducer) throws {
-        let layout = configuration.layout
         let packsKey = layout.packsKey(slot: slot)
         var lookup = RedisCommand("HMGET", isReadOnly: true)
         lookup.append(layout.positionsKey(slot: slot))
@@ -139,7 +138,6 @@ extension TaskExecutor {
 
     /// The set holding the audience within `slot`, computing it into scratch sets if needed.
     func resolve(slot: Int, scratch: String, plan: TagSetPlan?) throws -> (String, [String]) {
-        let layout = configuration.layout
         guard let plan else { return (layout.allKey(slot: slot), []) }
         func key(_ operand: TagSetPlan.Operand) -> String {
             switch operand {

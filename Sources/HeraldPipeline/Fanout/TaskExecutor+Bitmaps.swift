@@ -39,7 +39,6 @@ extension TaskExecutor {
         delivered: [Int], unmapped: [Int]
     ) {
         guard !slots.isEmpty else { return ([], []) }
-        let layout = configuration.layout
         let tags = matcher.tags
         func bitmapsCommand(_ index: Int) -> RedisCommand {
             .mget([layout.liveKey(slot: slots[index])] + tags.map { layout.bitmapKey(slot: slots[index], tag: $0) })
@@ -105,7 +104,7 @@ extension TaskExecutor {
     /// The `HMGET`s of the packs of `slot` holding a position `bitmaps` select.
     private func packReads(slot: Int, bitmaps: SlotBitmaps, matcher: TagMatcher) -> [PackRead] {
         let words = bitmaps.matching(matcher)
-        let packsKey = configuration.layout.packsKey(slot: slot)
+        let packsKey = layout.packsKey(slot: slot)
         let filter = PackFilter.positions(words: words, matcher: matcher)
         var needed: [Int] = []
         for (index, word) in words.enumerated() where word != 0 {

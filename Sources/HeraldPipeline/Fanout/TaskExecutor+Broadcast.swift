@@ -43,7 +43,6 @@ extension TaskExecutor {
     func deliverEverything(slots: [(slot: Int, registrations: Int)], filter: PackFilter?, run: inout TaskRun, producer: KafkaProducer)
         throws
     {
-        let layout = configuration.layout
         var reads: [PackRead] = []
         let big = slots.filter { $0.registrations > configuration.snapshotReadLimit }.map(\.slot)
         let packCounts = try packCounts(big)
@@ -110,7 +109,7 @@ extension TaskExecutor {
     /// the `live` bitmap, over `SlotLayout.positionsPerPack`), in one round trip.
     func packCounts(_ slots: [Int]) throws -> [Int: Int] {
         guard !slots.isEmpty else { return [:] }
-        let commands = slots.map { RedisCommand("STRLEN", configuration.layout.liveKey(slot: $0), isReadOnly: true) }
+        let commands = slots.map { RedisCommand("STRLEN", layout.liveKey(slot: $0), isReadOnly: true) }
         return try redis.withPipelineRepliesBlocking(commands) { replies in
             var counts: [Int: Int] = [:]
             for (index, slot) in slots.enumerated() {
@@ -124,7 +123,7 @@ extension TaskExecutor {
 
     /// Registrations in each of `slots` (`SCARD all`), in one round trip.
     func slotSizes(_ slots: Range<Int>) throws -> [Int] {
-        let commands = slots.map { RedisCommand.scard(configuration.layout.allKey(slot: $0)) }
+        let commands = slots.map { RedisCommand.scard(layout.allKey(slot: $0)) }
         return try redis.withPipelineRepliesBlocking(commands) { replies in
             try zip(commands, replies).map { command, reply in
                 if let error = redis.error(in: reply, of: command) { throw error }

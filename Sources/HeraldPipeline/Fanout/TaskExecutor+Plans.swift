@@ -97,7 +97,7 @@ extension TaskExecutor {
         let tags = expression.referencedTags.sorted()
         let sized = mode == .auto || mode == .bits
         let estimated = sized && tags.count <= Self.estimatedTagLimit ? tags : []
-        let commands = SlotTagSizes.commands(layout: configuration.layout, slots: slots, tags: estimated)
+        let commands = SlotTagSizes.commands(layout: layout, slots: slots, tags: estimated)
         let counts: [Int] = try redis.withPipelineRepliesBlocking(commands) { replies in
             try zip(commands, replies).map { command, reply in
                 if let error = redis.error(in: reply, of: command) { throw error }

@@ -128,13 +128,13 @@ final class DeliveryRendition: Sendable {
     private let frame: DeliveryRecord.Frame
 
     init(
-        eventId: String, platform: Platform, templateName: String, payload: [UInt8], headers: DeliveryHeaders,
-        expiresAt: Date?, publishedAt: Date?
+        hub: HubName = .default, eventId: String, platform: Platform, templateName: String, payload: [UInt8],
+        headers: DeliveryHeaders, expiresAt: Date?, publishedAt: Date?
     ) {
         self.platform = platform
         self.templateName = templateName
         frame = DeliveryRecord.Frame(
-            eventId: eventId, platform: platform, templateName: templateName, payload: payload, headers: headers,
+            hub: hub, eventId: eventId, platform: platform, templateName: templateName, payload: payload, headers: headers,
             expiresAt: expiresAt, publishedAt: publishedAt)
     }
 

@@ -58,6 +58,8 @@ final class TaskExecutor: @unchecked Sendable {
     var rotation = Int.random(in: 0..<4_096)
     /// The deliveries topic of the producer of the task being run (`run` sets it).
     var deliveriesTopic: KafkaProducerTopic?
+    /// The keys of the hub of the task being run (`run` sets it).
+    var layout: SlotLayout
 
     /// - Parameter gate: set for bulk lanes, which step aside for express work.
     init(
@@ -71,6 +73,7 @@ final class TaskExecutor: @unchecked Sendable {
         self.gate = gate
         self.logger = logger
         self.metrics = metrics
+        self.layout = configuration.layout
         buffer.reserveCapacity(4096)
     }
 
@@ -86,7 +89,7 @@ final class TaskExecutor: @unchecked Sendable {
         let scratch = "\(task.eventId):\(task.taskIndex):\(String(nonce, radix: 36))"
         // Read from a whole index only, and the same one throughout (`IndexEpoch`): otherwise
         // the transaction is aborted and the task redone once the index is rebuilt.
-        let layout = configuration.layout
+        layout = configuration.layout.hub(task.event.hub)
         let epoch = try IndexEpoch.require(redis.sendBlocking(IndexEpoch.read(layout)), layout: layout)
         if Self.selectsEverything(run.plan) {
             let slots = Array(zip(task.slots, try slotSizes(task.slots)))

@@ -95,7 +95,7 @@ struct TaskRun {
             let headers = DeliveryHeaders.forDelivery(platform: platform, event: event, templateHeaders: [:], bodyFormat: format, now: now)
             return .deliver(
                 DeliveryRendition(
-                    eventId: task.eventId, platform: platform, templateName: DeliveryRecord.nativeTemplateName,
+                    hub: event.hub, eventId: task.eventId, platform: platform, templateName: DeliveryRecord.nativeTemplateName,
                     payload: Array(native.utf8), headers: headers, expiresAt: event.expiresAt, publishedAt: event.publishedAt
                 ))
         }
@@ -120,7 +120,7 @@ struct TaskRun {
             )
             return .deliver(
                 DeliveryRendition(
-                    eventId: task.eventId, platform: platform, templateName: template.name,
+                    hub: event.hub, eventId: task.eventId, platform: platform, templateName: template.name,
                     payload: payload, headers: headers, expiresAt: event.expiresAt, publishedAt: event.publishedAt
                 ))
         }

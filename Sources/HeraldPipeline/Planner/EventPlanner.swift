@@ -104,6 +104,14 @@ public final class EventPlanner: Sendable {
             // A schedule's times are judged now: too late or too far ahead is a dead letter.
             let id = event.id ?? Self.derivedId(message)
             decision = try configuration.scheduleRules.decide(event, eventId: id, now: now)
+            if case .schedule = decision, !event.hub.isDefault {
+                throw ValidationFailure(issues: [
+                    ValidationIssue(
+                        field: event.schedule.map { if case .at = $0 { "sendAt" } else { "sendAtLocal" } } ?? "sendAt",
+                        code: ValidationIssue.Code.invalidValue,
+                        message: "scheduled sends are not built for hubs other than the default yet")
+                ])
+            }
         } catch {
             let letter = DeadLetter(failure: error, message: message, now: now)
             try producer.enqueue(letter.outgoing(topic: topics.eventsDeadLetters))
@@ -141,17 +149,18 @@ public final class EventPlanner: Sendable {
         //    A narrow audience's probe goes in the same round trip (unused for a duplicate).
         //    Only against a whole index (`IndexEpoch`): after Redis lost its data the claims
         //    come back with the rebuild, and an audience read from a partial index would be short.
-        let layout = configuration.layout
+        let layout = configuration.layout.hub(event.hub)
         let epoch = try IndexEpoch.require(await redis.send(IndexEpoch.read(layout)), layout: layout)
         // A release keeps the fingerprint of the event as it was published with its schedule, so
         // a retry of that publish is still recognised as the same event.
         let claim = EventClaim(
             partition: message.partition, offset: message.offset,
             fingerprint: releaseOf.flatMap(EventClaim.init)?.fingerprint ?? EventClaim.fingerprint(of: event))
-        let claimKey = configuration.layout.eventClaimKey(eventId: eventId)
+        let claimKey = layout.eventClaimKey(eventId: eventId)
         let probeTags = planner.tagsToProbe(event)
-        // Tags found in every slot a moment ago are taken as present everywhere.
-        let known = probeTags?.filter { commonTags.contains($0) } ?? []
+        // Tags found in every slot a moment ago are taken as present everywhere (learned in
+        // the default hub only, which holds most registrations).
+        let known = event.hub.isDefault ? probeTags?.filter { commonTags.contains($0) } ?? [] : []
         let probed = probeTags?.filter { !known.contains($0) } ?? []
         let ttl = configuration.eventClaimTTLSeconds
         var commands: [RedisCommand] = [
@@ -161,7 +170,7 @@ public final class EventPlanner: Sendable {
             } ?? .set(claimKey, claim.description, expireSeconds: ttl, onlyIfAbsent: true),
             .get(claimKey),
         ]
-        commands += probeCommands(tags: probed)
+        commands += probeCommands(tags: probed, layout: layout)
         let replies = try await redis.pipeline(commands)
         let holderText = try replies[1].get().string
         let holder = holderText.flatMap(EventClaim.init)
@@ -207,19 +216,21 @@ public final class EventPlanner: Sendable {
         var counts: SlotTagCounts?
         if probeTags != nil {
             let probe = try SlotTagCounts(tags: probed, replies: replies[2...])
-            commonTags.learn(probe, slotCount: layout.slotCount)
+            if event.hub.isDefault { commonTags.learn(probe, slotCount: layout.slotCount) }
             candidates = candidateSlots(probe, known: known, event: event)
             counts = probe
         }
         var estimate: Int?
         if candidates.map({ $0.count > planner.configuration.narrowSlotLimit }) ?? true {
-            estimate = try await audienceEstimate(slots: candidates, expression: event.audience.expression, probed: counts)
+            estimate = try await audienceEstimate(
+                slots: candidates, expression: event.audience.expression, probed: counts, hub: event.hub)
         }
         try IndexEpoch.verify(await redis.send(IndexEpoch.read(layout)), unchanged: epoch, layout: layout)
         let plan = planner.plan(event, eventId: eventId, candidateSlots: candidates, audienceEstimate: estimate, now: now)
         switch plan {
         case .expired:
-            let record = StatusRecord.expired(eventId: eventId, expiresAt: event.expiresAt ?? now, publishedAt: event.publishedAt, at: now)
+            let record = StatusRecord.expired(
+                eventId: eventId, expiresAt: event.expiresAt ?? now, publishedAt: event.publishedAt, at: now, hub: event.hub)
             try enqueueStatus(record, producer: producer, claim: claim)
             planned.statuses.append(record)
             log.info("event expired before fan-out")
@@ -243,7 +254,8 @@ public final class EventPlanner: Sendable {
                     if lane == .bulk { planned.taskPartitions.insert(KafkaTopicPartition(topic: topic, partition: partition)) }
                 }
             }
-            var record = StatusRecord.accepted(eventId: eventId, taskCount: tasks.count, publishedAt: event.publishedAt, acceptedAt: now)
+            var record = StatusRecord.accepted(
+                eventId: eventId, taskCount: tasks.count, publishedAt: event.publishedAt, acceptedAt: now, hub: event.hub)
             if tasks.isEmpty {
                 // No slot holds the audience's tags: complete now, with nothing delivered.
                 record = StatusAggregate(accepted: record).record
@@ -309,14 +321,16 @@ public final class EventPlanner: Sendable {
     /// audience over its estimate in up to `sampledSlots` slots where every tag has a bitmap
     /// (`sampleCorrection`). Without an expression (or with too many tags) it is the
     /// registrations, an upper bound.
-    func audienceEstimate(slots: [Int]?, expression: TagExpression?, probed: SlotTagCounts? = nil) async throws -> Int {
-        let layout = configuration.layout
+    func audienceEstimate(
+        slots: [Int]?, expression: TagExpression?, probed: SlotTagCounts? = nil, hub: HubName = .default
+    ) async throws -> Int {
+        let layout = configuration.layout.hub(hub)
         let chosen = slots ?? Array(0..<layout.slotCount)
         guard !chosen.isEmpty else { return 0 }
         let tags = expression.map { $0.referencedTags.sorted() } ?? []
         let estimated = tags.count <= Self.estimatedTagLimit ? tags : []
         if let expression, !estimated.isEmpty, chosen.count == layout.slotCount,
-            let sampled = try await sampledAudience(expression: expression)
+            let sampled = try await sampledAudience(expression: expression, hub: hub)
         {
             return sampled
         }
@@ -342,7 +356,7 @@ public final class EventPlanner: Sendable {
                 }
         }
         let correction = try await sampleCorrection(
-            expression: expression, slots: measurable.map { chosen[$0] }, estimates: measurable.map { estimates[$0] })
+            expression: expression, slots: measurable.map { chosen[$0] }, estimates: measurable.map { estimates[$0] }, hub: hub)
         return Int((estimates.reduce(0, +) * correction).rounded(.up))
     }
 
@@ -351,12 +365,12 @@ public final class EventPlanner: Sendable {
     /// scaled to the slot count: ids hash evenly over the slots. Nil when a sampled slot has a
     /// tag without a bitmap (a rare tag, which the sizes of its sets estimate better). An
     /// event over common tags is sized by 16 reads instead of a `SCARD` per slot and tag.
-    func sampledAudience(expression: TagExpression) async throws -> Int? {
+    func sampledAudience(expression: TagExpression, hub: HubName = .default) async throws -> Int? {
         let slotCount = configuration.layout.slotCount
         let count = min(Self.audienceSampleSlots, slotCount)
         let matcher = TagMatcher(expression)
         var exact = 0
-        for bitmaps in try await readBitmaps(slots: (0..<count).map { $0 * slotCount / count }, tags: matcher.tags) {
+        for bitmaps in try await readBitmaps(slots: (0..<count).map { $0 * slotCount / count }, tags: matcher.tags, hub: hub) {
             guard let bitmaps else { return nil }
             exact += bitmaps.matching(matcher).reduce(0) { $0 + $1.nonzeroBitCount }
         }
@@ -365,8 +379,8 @@ public final class EventPlanner: Sendable {
 
     /// The bitmaps of `tags` in `slots` (`SlotBitmapsRead`): nil for a slot where a tag has
     /// registrations but no bitmap.
-    private func readBitmaps(slots: [Int], tags: [String]) async throws -> [SlotBitmaps?] {
-        var read = SlotBitmapsRead(layout: configuration.layout, slots: slots, tags: tags)
+    private func readBitmaps(slots: [Int], tags: [String], hub: HubName) async throws -> [SlotBitmaps?] {
+        var read = SlotBitmapsRead(layout: configuration.layout.hub(hub), slots: slots, tags: tags)
         let sizes = try read.received(await redis.pipeline(read.commands))
         return try read.bitmaps(sizes: sizes.isEmpty ? [] : await redis.pipeline(sizes))
     }
@@ -374,12 +388,12 @@ public final class EventPlanner: Sendable {
     /// The exact audience of `expression` over its estimate, in up to `sampledSlots` of `slots`
     /// spread over them (`estimates`: each slot's estimate), read from the slots' bitmaps in one
     /// pipeline; 1 when there is no such slot.
-    func sampleCorrection(expression: TagExpression, slots: [Int], estimates: [Double]) async throws -> Double {
+    func sampleCorrection(expression: TagExpression, slots: [Int], estimates: [Double], hub: HubName = .default) async throws -> Double {
         guard !slots.isEmpty else { return 1 }
         let samples = min(Self.sampledSlots, slots.count)
         let picked = (0..<samples).map { $0 * slots.count / samples }
         let matcher = TagMatcher(expression)
-        let sampled = try await readBitmaps(slots: picked.map { slots[$0] }, tags: matcher.tags)
+        let sampled = try await readBitmaps(slots: picked.map { slots[$0] }, tags: matcher.tags, hub: hub)
         var exact = 0
         var estimate = 0.0
         for (index, bitmaps) in zip(picked, sampled) {
@@ -393,8 +407,7 @@ public final class EventPlanner: Sendable {
 
     /// The probe of a narrow audience: one `SCARD` per (slot, tag), slot by slot. Its counts
     /// say which slots may hold the audience and, for a wide one, size it.
-    func probeCommands(tags: [String]) -> [RedisCommand] {
-        let layout = configuration.layout
+    func probeCommands(tags: [String], layout: SlotLayout) -> [RedisCommand] {
         var commands: [RedisCommand] = []
         commands.reserveCapacity(layout.slotCount * tags.count)
         for slot in 0..<layout.slotCount {

@@ -119,7 +119,7 @@ final class SenderWork: Sendable {
                 "deliveries": "\(items.count)", "alreadySent": "\(recorded.count)", "markerWrites": "\(markers.writeCount)",
                 "sendMs": "\(Self.milliseconds(sent - started))", "totalMs": "\(Self.milliseconds(ContinuousClock.now - started))",
             ])
-        let markedIds = marked.map { (items[$0].delivery.eventId, items[$0].deliveryId) }
+        let markedIds = marked.map { (EventRef(items[$0].delivery), items[$0].deliveryId) }
         // The receipts are queued in the gate, right before the commit: the sender's loops
         // write the same receipts partitions, and their transactions must not overlap there
         // (`TransactionGate`).
@@ -304,7 +304,8 @@ final class SenderWork: Sendable {
             deliveryId: item.deliveryId, eventId: delivery.eventId, registrationId: delivery.registrationId,
             platform: delivery.platform,
             outcome: outcome, statusCode: progress.lastStatus, reason: reason, attempts: progress.attempts,
-            latencyMs: latency.map(Self.milliseconds), serviceId: serviceId, unregisteredAt: unregisteredAt, decidedAt: Date())
+            latencyMs: latency.map(Self.milliseconds), serviceId: serviceId, unregisteredAt: unregisteredAt, decidedAt: Date(),
+            hub: delivery.hub)
     }
 
     /// A bounded label for the retries metric: the service's reason, or the kind of failure.
@@ -322,10 +323,10 @@ final class SenderWork: Sendable {
 
     /// The receipts recorded by an earlier run of the same batch, by item index.
     func readMarkers(_ items: [Item]) async throws -> [Int: PushReceipt] {
-        let byEvent = Dictionary(grouping: items.indices, by: { items[$0].delivery.eventId })
+        let byEvent = Dictionary(grouping: items.indices, by: { EventRef(items[$0].delivery) })
         let events = Array(byEvent.keys)
         let replies = try await redis.pipeline(
-            events.map { event in .hmget(layout.sentMarkersKey(eventId: event), byEvent[event]!.map { items[$0].deliveryId }) })
+            events.map { event in .hmget(markersKey(event), byEvent[event]!.map { items[$0].deliveryId }) })
         var recorded: [Int: PushReceipt] = [:]
         for (event, reply) in zip(events, replies) {
             guard case .array(let values) = try reply.get() else { continue }
@@ -340,10 +341,10 @@ final class SenderWork: Sendable {
     /// still commit; only the crash window widens).
     func writeMarkers(_ pending: [(Int, [UInt8])], _ items: [Item]) async {
         guard !pending.isEmpty else { return }
-        let byEvent = Dictionary(grouping: pending, by: { items[$0.0].delivery.eventId })
+        let byEvent = Dictionary(grouping: pending, by: { EventRef(items[$0.0].delivery) })
         var commands: [RedisCommand] = []
         for (event, entries) in byEvent {
-            let key = layout.sentMarkersKey(eventId: event)
+            let key = markersKey(event)
             commands.append(.hset(key, entries.map { (items[$0.0].deliveryId, $0.1) }))
             commands.append(.expire(key, seconds: configuration.sender.markerTTLSeconds))
         }
@@ -355,11 +356,11 @@ final class SenderWork: Sendable {
         }
     }
 
-    func clearMarkers(_ marked: [(eventId: String, deliveryId: String)]) async {
+    func clearMarkers(_ marked: [(event: EventRef, deliveryId: String)]) async {
         guard !marked.isEmpty else { return }
-        let byEvent = Dictionary(grouping: marked, by: \.eventId)
+        let byEvent = Dictionary(grouping: marked, by: \.event)
         do {
-            _ = try await redis.pipeline(byEvent.map { .hdel(layout.sentMarkersKey(eventId: $0.key), $0.value.map(\.deliveryId)) })
+            _ = try await redis.pipeline(byEvent.map { .hdel(markersKey($0.key), $0.value.map(\.deliveryId)) })
         } catch {
             metrics.redisErrors.increment()
             logger.warning("cannot clear sent-markers; they expire on their own", metadata: ["error": "\(error)"])
@@ -378,7 +379,7 @@ final class SenderWork: Sendable {
             let receipt = receipts[index]
             let delivery = items[index].delivery
             do {
-                let result = try await registry.removeUnregistered(
+                let result = try await registry.hub(delivery.hub).removeUnregistered(
                     registrationId: delivery.registrationId, pushedHandle: delivery.handle,
                     invalidSince: receipt.unregisteredAt ?? receipt.decidedAt)
                 switch result {
@@ -406,12 +407,12 @@ final class SenderWork: Sendable {
     /// A failure is logged: the receipts are the record, the counts a view of them.
     func count(_ receipts: [PushReceipt], _ items: [Item]) async {
         struct Group: Hashable {
-            var eventId: String
+            var event: EventRef
             var partition: Int32
         }
         var groups: [Group: [(Int64, String)]] = [:]
         for (receipt, item) in zip(receipts, items) {
-            groups[Group(eventId: receipt.eventId, partition: item.message.partition), default: []].append(
+            groups[Group(event: EventRef(item.delivery), partition: item.message.partition), default: []].append(
                 (item.message.offset, "\(receipt.platform.rawValue):\(receipt.outcome.rawValue)"))
         }
         let ttl = configuration.statusTTLSeconds
@@ -419,7 +420,8 @@ final class SenderWork: Sendable {
             var arguments = [String(group.partition), String(ttl)]
             for (offset, field) in entries.sorted(by: { $0.0 < $1.0 }) { arguments += [String(offset), field] }
             return RedisCommand.evalScript(
-                SenderScripts.countReceipts, keys: [layout.pushCountsKey(eventId: group.eventId)], arguments: arguments)
+                SenderScripts.countReceipts, keys: [layout.hub(group.event.hub).pushCountsKey(eventId: group.event.id)],
+                arguments: arguments)
         }
         do {
             for result in try await redis.pipeline(commands) { _ = try result.get() }
@@ -428,6 +430,9 @@ final class SenderWork: Sendable {
             logger.warning("cannot count the batch's outcomes", metadata: ["error": "\(error)"])
         }
     }
+
+    /// The sent-markers hash of an event, in its hub's keys.
+    func markersKey(_ event: EventRef) -> String { layout.hub(event.hub).sentMarkersKey(eventId: event.id) }
 
     static func milliseconds(_ duration: Duration) -> Int64 {
         duration.components.seconds * 1_000 + duration.components.attoseconds / 1_000_000_000_000_000
@@ -515,4 +520,15 @@ final class Outcomes: Sendable {
     func retry(_ index: Int, _ retry: SenderWork.Retry) { state.withLock { $0.retries.append((index, retry)) } }
     func retries() -> [(Int, SenderWork.Retry)] { state.withLock { $0.retries } }
     func decided() -> [(Int, PushReceipt, [UInt8])] { state.withLock { $0.decided } }
+}
+
+/// An event as the sender groups its deliveries: ids are unique within a hub.
+struct EventRef: Hashable, Sendable {
+    var hub: HubName
+    var id: String
+
+    init(_ delivery: DeliveryRecord) {
+        hub = delivery.hub
+        id = delivery.eventId
+    }
 }

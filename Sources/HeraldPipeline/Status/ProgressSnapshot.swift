@@ -69,13 +69,14 @@ struct ProgressSnapshot: Sendable, Hashable {
     }
 
     /// The event's status as of this snapshot.
-    func statusRecord(eventId: String, taskCount: Int, publishedAt: Date?, acceptedAt: Date) -> StatusRecord {
+    func statusRecord(eventId: String, hub: HubName, taskCount: Int, publishedAt: Date?, acceptedAt: Date) -> StatusRecord {
         let complete = done >= taskCount
         var record = StatusRecord(
             eventId: eventId, state: complete ? .completed : .processing,
             tasks: StatusRecord.Tasks(planned: taskCount, completed: min(done, taskCount)),
             targets: targets, skipped: skipped, failed: failed,
-            timings: StatusRecord.Timings(publishedAt: publishedAt, acceptedAt: acceptedAt, firstDeliveryAt: firstDeliveryAt)
+            timings: StatusRecord.Timings(publishedAt: publishedAt, acceptedAt: acceptedAt, firstDeliveryAt: firstDeliveryAt),
+            hub: hub
         )
         if !plans.isEmpty { record.plans = plans }
         if complete, let finishedAt {

@@ -20,7 +20,8 @@ public struct StatusReader: Sendable {
     /// older than seven days).
     ///
     /// With the sender role's counts of receipts so far (`push`), when it has sent any.
-    public func status(eventId: String) async throws -> StatusRecord? {
+    public func status(eventId: String, hub: HubName = .default) async throws -> StatusRecord? {
+        let layout = layout.hub(hub)
         let replies = try await pool.withConnection { connection in
             try await connection.pipeline([
                 .get(layout.statusKey(eventId: eventId)), .hgetall(layout.pushCountsKey(eventId: eventId)),
@@ -41,8 +42,9 @@ public struct StatusReader: Sendable {
     }
 
     /// The stored JSON as is, for callers that pass it through without re-encoding.
-    public func statusJSON(eventId: String) async throws -> [UInt8]? {
-        try await pool.withConnection { connection in
+    public func statusJSON(eventId: String, hub: HubName = .default) async throws -> [UInt8]? {
+        let layout = layout.hub(hub)
+        return try await pool.withConnection { connection in
             try await connection.send(.get(layout.statusKey(eventId: eventId)))
         }.bytes
     }

@@ -67,28 +67,32 @@ public struct StatusRebuilder: Sendable {
         var progress: [String: [Int: TaskProgress]] = [:]
         var tail = RecordTail(topic: configuration.topics.status, bootstrapServers: configuration.bootstrapServers)
         tail.extra = configuration.kafkaExtra
+        // Keyed by the record key, `<hub>/<event id>` outside the default hub (event ids are
+        // unique within a hub).
         for try await message in tail.records(logger: logger) {
             summary.recordsRead += 1
             let record: StatusRecord
             switch StatusCoding.decode(message) {
             case .progress(let task):
-                if statuses[task.eventId]?.state.isTerminal != true, progress[task.eventId]?[task.taskIndex] == nil {
-                    progress[task.eventId, default: [:]][task.taskIndex] = task
+                let key = message.key.map { String(decoding: $0, as: UTF8.self) } ?? task.eventId
+                if statuses[key]?.state.isTerminal != true, progress[key]?[task.taskIndex] == nil {
+                    progress[key, default: [:]][task.taskIndex] = task
                 }
                 continue
             case .status(let status): record = status
             case nil: continue
             }
+            let key = record.hub.recordKey(record.eventId)
             // The last claim wins, as in Redis: a scheduled event's release takes the claim
             // over from the record that scheduled it.
             if let claim = message.headers.first(where: { $0.key == StatusCoding.claimHeader })?.value {
-                claims[record.eventId] = String(decoding: claim, as: UTF8.self)
+                claims[key] = String(decoding: claim, as: UTF8.self)
             }
-            let folded = StatusRecord.fold(statuses[record.eventId], record)
-            statuses[record.eventId] = folded
-            if folded.state.isTerminal { progress[record.eventId] = nil }
+            let folded = StatusRecord.fold(statuses[key], record)
+            statuses[key] = folded
+            if folded.state.isTerminal { progress[key] = nil }
         }
-        let layout = configuration.layout
+        let base = configuration.layout
         for (id, tasks) in progress.sorted(by: { $0.key < $1.key }) {
             guard let status = statuses[id], !status.state.isTerminal else { continue }
             summary.inFlight += 1
@@ -106,8 +110,9 @@ public struct StatusRebuilder: Sendable {
         let ids = statuses.keys.sorted()
         for chunk in stride(from: 0, to: ids.count, by: batchSize).map({ ids[$0..<min($0 + batchSize, ids.count)] }) {
             var commands: [RedisCommand] = []
-            for id in chunk {
-                let record = statuses[id]!
+            for key in chunk {
+                let record = statuses[key]!
+                let (id, layout) = (record.eventId, base.hub(record.hub))
                 if record.state == .rejected {
                     commands.append(
                         .set(
@@ -116,7 +121,7 @@ public struct StatusRebuilder: Sendable {
                 } else {
                     commands.append(StatusScripts.write(record, layout: layout, ttlSeconds: configuration.statusTTLSeconds))
                 }
-                if let claim = claims[id] {
+                if let claim = claims[key] {
                     commands.append(
                         .set(
                             layout.eventClaimKey(eventId: id), claim, expireSeconds: configuration.eventClaimTTLSeconds, onlyIfAbsent: true)
@@ -130,9 +135,11 @@ public struct StatusRebuilder: Sendable {
 
         // The digest compare: every status and claim the log implies, read back from Redis.
         var expected: [(key: String, value: [UInt8])] = []
-        for id in ids {
-            expected.append((layout.statusKey(eventId: id), StatusCoding.encode(statuses[id]!)))
-            if let claim = claims[id] { expected.append((layout.eventClaimKey(eventId: id), Array(claim.utf8))) }
+        for key in ids {
+            let record = statuses[key]!
+            let layout = base.hub(record.hub)
+            expected.append((layout.statusKey(eventId: record.eventId), StatusCoding.encode(record)))
+            if let claim = claims[key] { expected.append((layout.eventClaimKey(eventId: record.eventId), Array(claim.utf8))) }
         }
         for start in stride(from: 0, to: expected.count, by: batchSize) {
             let chunk = expected[start..<min(start + batchSize, expected.count)]
@@ -153,7 +160,7 @@ public struct StatusRebuilder: Sendable {
     /// task is in.
     private func restoreProgress(_ status: StatusRecord, tasks: [TaskProgress]) async throws -> StatusRecord? {
         guard let taskCount = tasks.first?.taskCount, taskCount > 0 else { return nil }
-        let key = configuration.layout.progressKey(eventId: status.eventId)
+        let key = configuration.layout.hub(status.hub).progressKey(eventId: status.eventId)
         let commands = tasks.map {
             RedisCommand.evalScript(
                 StatusScripts.recordProgress, keys: [key],
@@ -163,7 +170,8 @@ public struct StatusRebuilder: Sendable {
         let snapshot = try ProgressSnapshot(reply: try last.get())
         guard snapshot.done >= taskCount else { return nil }
         return snapshot.statusRecord(
-            eventId: status.eventId, taskCount: taskCount, publishedAt: status.timings.publishedAt, acceptedAt: status.timings.acceptedAt)
+            eventId: status.eventId, hub: status.hub, taskCount: taskCount, publishedAt: status.timings.publishedAt,
+            acceptedAt: status.timings.acceptedAt)
     }
 
     /// The registry's digest hasher over the sorted keys and values, 16 hex digits.

@@ -88,7 +88,7 @@ enum StatusScripts {
     static func write(_ record: StatusRecord, encoded: [UInt8], layout: SlotLayout, ttlSeconds: Int, now: Date = Date()) -> RedisCommand {
         let waiting = record.schedule?.releases.map(\.releaseAt).max().map { max(0, Int($0.timeIntervalSince(now).rounded(.up))) } ?? 0
         return .evalScript(
-            writeStatus, keys: [layout.statusKey(eventId: record.eventId)],
+            writeStatus, keys: [layout.hub(record.hub).statusKey(eventId: record.eventId)],
             arguments: [
                 String(decoding: encoded, as: UTF8.self), record.state.rawValue,
                 String(record.tasks.completed), String(ttlSeconds + waiting),

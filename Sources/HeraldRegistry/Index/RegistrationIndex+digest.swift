@@ -1,7 +1,7 @@
 import HeraldRedis
 
 extension RegistrationIndex {
-    /// Fingerprints every key under the prefix but the meta hash (see `IndexDigest`). Walks the whole keyspace
+    /// Fingerprints every key of every hub but the meta hash (see `IndexDigest`). Walks the whole keyspace
     /// with SCAN (on a cluster, on every master), so it is a test and diagnostics tool, not
     /// something to run against a large production Redis.
     ///
@@ -12,7 +12,9 @@ extension RegistrationIndex {
     /// positions against its sets (`PositionCheck`). A problem is fingerprinted as a key of its
     /// own, `<slot prefix>!<problem>`, so a digest with one never equals a sound one.
     public func digest() async throws -> IndexDigest {
-        let listed = try await pool.withConnection { try await $0.keys(matching: layout.prefix + ":*") }
+        let listed = try await pool.withConnection { connection in
+            try await connection.keys(matching: layout.prefix + ":*") + connection.keys(matching: layout.prefix + "@*")
+        }
         // Not scratch sets, and not `herald:meta`: its epoch is unique to each build of the
         // index (`IndexEpoch`), and its layout is checked on every start.
         let keys = Set(listed).filter { !$0.contains("}:tmp:") && $0 != layout.metaKey }.sorted()

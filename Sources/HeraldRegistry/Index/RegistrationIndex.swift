@@ -1,4 +1,5 @@
 import Foundation
+import HeraldDomain
 import HeraldRedis
 import Logging
 
@@ -17,6 +18,37 @@ public final class RegistrationIndex: Sendable {
         self.pool = pool
         self.layout = layout
         self.logger = logger
+    }
+
+    /// The index of `hub`'s registrations, on the same Redis.
+    public func hub(_ hub: HubName) -> RegistrationIndex {
+        hub == layout.hub ? self : RegistrationIndex(pool: pool, layout: layout.hub(hub), logger: logger)
+    }
+
+    /// The hubs the index holds registrations of: the default hub and every hub in
+    /// `herald:hubs`, sorted.
+    public func hubs() async throws -> [HubName] {
+        let members = try await pool.withConnection { try await $0.send(RedisCommand("SMEMBERS", layout.hubsKey, isReadOnly: true)) }
+        let named = (members.array ?? []).compactMap { $0.string.flatMap(HubName.init) }
+        return [.default] + Set(named).subtracting([.default]).sorted()
+    }
+
+    /// Applies records of any hubs: each hub's changes in their order on that hub's keys,
+    /// after noting the hubs in `herald:hubs`. One applied/ignored flag per record, in order.
+    public func apply(_ records: [RegistryRecord], now: Date = Date()) async throws -> [Bool] {
+        var positions: [HubName: [Int]] = [:]
+        for (position, record) in records.enumerated() { positions[record.hub, default: []].append(position) }
+        let others = positions.keys.filter { !$0.isDefault }
+        if !others.isEmpty {
+            let command = RedisCommand("SADD", arguments: [layout.hubsKey] + others.map(\.rawValue))
+            _ = try await pool.withConnection { try await $0.send(command) }
+        }
+        var flags = Array(repeating: false, count: records.count)
+        for (hub, indices) in positions {
+            let applied = try await self.hub(hub).apply(indices.map { records[$0].change }, now: now)
+            for (index, flag) in zip(indices, applied) { flags[index] = flag }
+        }
+        return flags
     }
 
     // MARK: Meta

@@ -106,7 +106,7 @@ public final class RegistrationIndexer: Service, Sendable {
     /// Applies a batch, retrying Redis failures with backoff. False when shutdown came first
     /// (the batch is then neither applied for sure nor committed; the next owner replays it).
     private func applyWithRetry(_ batch: [KafkaMessage]) async throws -> Bool {
-        let (changes, unreadable) = RegistryChange.decode(batch, logger: logger)
+        let (changes, unreadable) = RegistryRecord.decode(batch, logger: logger)
         var delay = Duration.milliseconds(100)
         while true {
             do {
@@ -152,7 +152,10 @@ public final class RegistrationIndexer: Service, Sendable {
 
     private func sweep() async {
         do {
-            let removed = try await index.sweepExpired(batchPerSlot: configuration.sweepBatchPerSlot)
+            var removed = 0
+            for hub in try await index.hubs() {
+                removed += try await index.hub(hub).sweepExpired(batchPerSlot: configuration.sweepBatchPerSlot)
+            }
             if removed > 0 {
                 state.withLock { $0.expired += removed }
                 expiredCounter.increment(by: removed)
@@ -164,16 +167,16 @@ public final class RegistrationIndexer: Service, Sendable {
     }
 }
 
-extension RegistryChange {
-    /// The changes of a batch, in order, and the number of records that could not be read
+extension RegistryRecord {
+    /// The records of a batch, in order, and the number that could not be read
     /// (logged and skipped: one bad record must not stop the index).
-    static func decode(_ batch: [KafkaMessage], logger: Logger) -> (changes: [RegistryChange], unreadable: Int) {
-        var changes: [RegistryChange] = []
+    static func decode(_ batch: [KafkaMessage], logger: Logger) -> (changes: [RegistryRecord], unreadable: Int) {
+        var changes: [RegistryRecord] = []
         changes.reserveCapacity(batch.count)
         var unreadable = 0
         for message in batch {
             do {
-                changes.append(try RegistryChange(message: message))
+                changes.append(try RegistryRecord(message: message))
             } catch {
                 unreadable += 1
                 logger.error(

@@ -163,21 +163,23 @@ public struct Reindexer: Sendable {
     }
 
     private func apply(_ records: [KafkaMessage]) async throws -> Summary {
-        var (changes, unreadable) = RegistryChange.decode(records, logger: logger)
+        var (changes, unreadable) = RegistryRecord.decode(records, logger: logger)
         if let slots {
-            let outside = changes.filter { !slots.contains(index.layout.slot(of: $0.slotId)) }
-            try await index.restoreTemplates(of: outside)
-            changes.removeAll { !slots.contains(index.layout.slot(of: $0.slotId)) }
+            let outside = changes.filter { !slots.contains(index.layout.slot(of: $0.change.slotId)) }
+            for (hub, group) in Dictionary(grouping: outside, by: \.hub) {
+                try await index.hub(hub).restoreTemplates(of: group.map(\.change))
+            }
+            changes.removeAll { !slots.contains(index.layout.slot(of: $0.change.slotId)) }
         }
         let flags = try await index.apply(changes)
         var summary = Summary()
         summary.ignored = unreadable
-        for (change, applied) in zip(changes, flags) {
+        for (record, applied) in zip(changes, flags) {
             guard applied else {
                 summary.ignored += 1
                 continue
             }
-            switch change {
+            switch record.change {
             case .registration: summary.applied += 1
             case .registrationDeleted: summary.deleted += 1
             case .installation, .installationDeleted: summary.installations += 1

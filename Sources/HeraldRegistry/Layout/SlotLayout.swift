@@ -1,3 +1,5 @@
+import HeraldDomain
+
 /// Where a registration lives in Redis: its slot and the keys of that slot.
 ///
 /// All keys of one slot share the hash tag `{slot}`, so the Lua scripts that apply a change stay
@@ -5,8 +7,15 @@
 public struct SlotLayout: Sendable, Hashable {
     /// Number of slots; fixed for the life of a deployment.
     public let slotCount: Int
-    /// Key prefix, `herald` by default.
+    /// The deployment's key prefix, `herald` by default: the meta hash and the scheduler's
+    /// partition keys live under it.
     public let prefix: String
+    /// The hub whose keys this layout names (``hub(_:)``).
+    public let hub: HubName
+    /// Every key of the hub starts with this: the deployment's prefix for the default hub,
+    /// `<prefix>@<hub>` for the others (`@` is in no hub name), so a single-hub deployment's
+    /// keys are the default hub's as they stand and no hub's keys match another's pattern.
+    public let hubPrefix: String
 
     public static let defaultSlotCount = 256
     /// 6: a new registration takes a position in a pack of its *group* (the tags it carries
@@ -42,7 +51,19 @@ public struct SlotLayout: Sendable, Hashable {
         precondition(slotCount > 0 && slotCount <= 16_384, "slot count must be in 1...16384")
         self.slotCount = slotCount
         self.prefix = prefix
+        self.hub = .default
+        self.hubPrefix = prefix
     }
+
+    private init(_ base: SlotLayout, hub: HubName) {
+        self.slotCount = base.slotCount
+        self.prefix = base.prefix
+        self.hub = hub
+        self.hubPrefix = hub.isDefault ? base.prefix : base.prefix + "@" + hub.rawValue
+    }
+
+    /// The same deployment's layout for the keys of `hub`.
+    public func hub(_ hub: HubName) -> SlotLayout { hub == self.hub ? self : SlotLayout(self, hub: hub) }
 
     /// The slot of a registration or installation id. Ids of the form `<installation>:<template>`
     /// hash on the installation part so an installation's registrations share one slot.
@@ -66,8 +87,9 @@ public struct SlotLayout: Sendable, Hashable {
     /// The field names of the first packs (a slot of up to 65,536 positions), made once.
     private static let commonPackFields: [String] = (0..<4_096).map { String($0) }
 
-    /// `herald:{17}:` — the prefix every key of slot 17 starts with.
-    public func slotPrefix(_ slot: Int) -> String { "\(prefix):{\(slot)}:" }
+    /// `herald:{17}:` — the prefix every key of slot 17 starts with (`herald@sports:{17}:` in
+    /// hub `sports`).
+    public func slotPrefix(_ slot: Int) -> String { "\(hubPrefix):{\(slot)}:" }
 
     public func documentKey(slot: Int, id: String) -> String { slotPrefix(slot) + "doc:" + id }
     /// The hash of the slot's fan-out views in packs: pack index -> `ViewPack` bytes.
@@ -92,10 +114,15 @@ public struct SlotLayout: Sendable, Hashable {
     public func temporaryKey(slot: Int, task: String, step: Int) -> String {
         slotPrefix(slot) + "tmp:" + task + ":" + String(step)
     }
+    /// Templates are content addressed and immutable, so every hub shares them.
     public func templateKey(_ contentKey: String) -> String { "\(prefix):tpl:" + contentKey }
+    /// The deployment's meta hash (slot count, layout, the index epoch of every hub).
     public var metaKey: String { "\(prefix):meta" }
-    public func eventClaimKey(eventId: String) -> String { "\(prefix):event:" + eventId }
-    public func statusKey(eventId: String) -> String { "\(prefix):status:" + eventId }
+    /// The deployment's set of hubs other than the default that the index holds
+    /// registrations of (the indexer adds a hub when it applies its first change).
+    public var hubsKey: String { "\(prefix):hubs" }
+    public func eventClaimKey(eventId: String) -> String { "\(hubPrefix):event:" + eventId }
+    public func statusKey(eventId: String) -> String { "\(hubPrefix):status:" + eventId }
     public func progressKey(eventId: String) -> String {
         slotPrefix(slot(of: eventId)) + "progress:" + eventId
     }

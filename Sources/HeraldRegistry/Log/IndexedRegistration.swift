@@ -4,6 +4,8 @@ import HeraldDomain
 /// A registration as the index stores it, derived only from the record's bytes so the API's
 /// write-through, the indexer and a reindex produce byte-identical Redis state.
 public struct IndexedRegistration: Sendable, Hashable {
+    /// The hub the document names (the default hub when it names none).
+    public var hub: HubName
     public var id: String
     public var version: Int64
     /// The record value, stored as is at `herald:{s}:doc:<id>`.
@@ -25,6 +27,13 @@ public struct IndexedRegistration: Sendable, Hashable {
         }
         guard case .string(let id)? = root["registrationId"] else {
             throw RegistryRecordError(message: "registration value has no string registrationId")
+        }
+        var hub = HubName.default
+        if let named = root["hub"] {
+            guard case .string(let text) = named, let name = HubName(text) else {
+                throw RegistryRecordError(message: "registration \(id) names no valid hub: \(named)")
+            }
+            hub = name
         }
         guard case .string(let platform)? = root["platform"], case .string(let handle)? = root["handle"] else {
             throw RegistryRecordError(message: "registration \(id) has no platform or handle")
@@ -68,6 +77,7 @@ public struct IndexedRegistration: Sendable, Hashable {
             templateKey = TemplateContentKey.of(canonical)
             templateJSON = canonical
         }
+        self.hub = hub
         self.id = id
         self.version = version
         self.document = document

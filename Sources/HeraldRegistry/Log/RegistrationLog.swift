@@ -34,16 +34,16 @@ public final class RegistrationLog: Sendable {
 
     /// Writes one change and returns once the broker acknowledged it.
     @discardableResult
-    public func write(_ change: RegistryChange) async throws -> KafkaDeliveryReport {
-        try await producer.send(change.outgoingMessage(topic: topic))
+    public func write(_ change: RegistryChange, hub: HubName = .default) async throws -> KafkaDeliveryReport {
+        try await producer.send(change.outgoingMessage(topic: topic, hub: hub))
     }
 
     /// Writes changes concurrently and returns once every one is acknowledged; throws the
     /// first failure (the others may still have landed, which the version checks tolerate).
-    public func write(_ changes: [RegistryChange]) async throws {
+    public func write(_ changes: [RegistryChange], hub: HubName = .default) async throws {
         try await withThrowingTaskGroup(of: Void.self) { group in
             for change in changes {
-                group.addTask { _ = try await self.write(change) }
+                group.addTask { _ = try await self.write(change, hub: hub) }
             }
             try await group.waitForAll()
         }

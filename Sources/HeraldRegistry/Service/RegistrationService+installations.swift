@@ -18,6 +18,8 @@ extension RegistrationService {
     /// registrations, and tombstones the registrations of templates it no longer has.
     /// A deleted installation id may be used again (ids are chosen by the app, as in Azure).
     public func putInstallation(_ installation: Installation, expectedVersion: Int64?) async throws(RegistryError) -> StoredInstallation {
+        var installation = installation
+        installation.hub = hub
         let id = installation.installationId
         do {
             _ = try installation.validated(limits: configuration.limits)

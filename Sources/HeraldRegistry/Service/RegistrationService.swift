@@ -41,6 +41,23 @@ public final class RegistrationService: Sendable {
         self.logger = logger
     }
 
+    private init(_ base: RegistrationService, index: RegistrationIndex) {
+        self.configuration = base.configuration
+        self.log = base.log
+        self.index = index
+        self.admin = base.admin
+        self.issuer = base.issuer
+        self.logger = base.logger
+    }
+
+    /// The hub whose registrations and installations this service reads and writes.
+    public var hub: HubName { index.layout.hub }
+
+    /// The service of `hub`'s registrations and installations (the same log, Redis and broker).
+    public func hub(_ hub: HubName) -> RegistrationService {
+        hub == self.hub ? self : RegistrationService(self, index: index.hub(hub))
+    }
+
     // MARK: Ids
 
     /// A new registration id (see `RegistrationIdIssuer`); nothing is stored.
@@ -75,6 +92,7 @@ public final class RegistrationService: Sendable {
         let version = try await reserve(member: id, slotId: id, expected: expectedVersion, refuseGone: true, what: "registration \(id)")
         var stored = registration
         stored.version = version
+        stored.hub = hub
         let change = RegistryChange.registration(IndexedRegistration(stored))
         try await record([change], member: id, slotId: id, version: version, what: "registration \(id)")
         return stored
@@ -175,7 +193,7 @@ public final class RegistrationService: Sendable {
     func record(_ changes: [RegistryChange], member: String, slotId: String, version: Int64, what: String) async throws(RegistryError) {
         do {
             try await Self.withDeadline(seconds: configuration.kafkaAckTimeout) {
-                try await self.log.write(changes)
+                try await self.log.write(changes, hub: self.hub)
             }
         } catch {
             try? await index.release(member: member, slotId: slotId, version: version)

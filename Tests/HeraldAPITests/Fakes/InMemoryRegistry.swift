@@ -20,6 +20,18 @@ final class InMemoryRegistry: RegistrationStore, Sendable {
     }
 
     let state = Mutex(State())
+    /// The registries of hubs other than the default, made on first use.
+    let hubs = Mutex<[HubName: InMemoryRegistry]>([:])
+
+    func store(for hub: HubName) -> any RegistrationStore {
+        if hub.isDefault { return self }
+        return hubs.withLock { hubs in
+            if let existing = hubs[hub] { return existing }
+            let made = InMemoryRegistry()
+            hubs[hub] = made
+            return made
+        }
+    }
 
     var writes: Int { state.withLock { $0.writes } }
 

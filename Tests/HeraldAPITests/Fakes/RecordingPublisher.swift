@@ -22,12 +22,13 @@ final class RecordingPublisher: NotificationPublishing, Sendable {
 
 /// Answers status queries from a fixed table.
 struct FixedStatusReader: NotificationStatusReading {
+    /// By record key: the event id, `<hub>/<id>` outside the default hub.
     var records: [String: StatusRecord] = [:]
     /// Thrown by every read when set, as a store that is down would.
     var failure: (any Error & Sendable)?
 
-    func status(eventId: String) async throws -> StatusRecord? {
+    func status(eventId: String, hub: HubName) async throws -> StatusRecord? {
         if let failure { throw failure }
-        return records[eventId]
+        return records[hub.recordKey(eventId)]
     }
 }

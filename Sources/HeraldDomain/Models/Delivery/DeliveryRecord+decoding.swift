@@ -4,11 +4,12 @@ import Foundation
 /// the other fields, so it is checked against them rather than stored.
 extension DeliveryRecord: Codable {
     enum CodingKeys: String, CodingKey {
-        case deliveryId, eventId, registrationId, platform, handle, template, payload, headers, expiresAt, publishedAt, renderedAt
+        case hub, deliveryId, eventId, registrationId, platform, handle, template, payload, headers, expiresAt, publishedAt, renderedAt
     }
 
     public init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: CodingKeys.self)
+        hub = try container.decodeIfPresent(HubName.self, forKey: .hub) ?? .default
         eventId = try container.decode(String.self, forKey: .eventId)
         registrationId = try container.decode(String.self, forKey: .registrationId)
         platform = try container.decode(Platform.self, forKey: .platform)
@@ -36,6 +37,7 @@ extension DeliveryRecord: Codable {
     /// contract's field order.
     public func encode(to encoder: any Encoder) throws {
         var container = encoder.container(keyedBy: CodingKeys.self)
+        if !hub.isDefault { try container.encode(hub, forKey: .hub) }
         try container.encode(deliveryId, forKey: .deliveryId)
         try container.encode(eventId, forKey: .eventId)
         try container.encode(registrationId, forKey: .registrationId)
@@ -61,6 +63,7 @@ extension DeliveryRecord: Codable {
         }
         var issues: [ValidationIssue] = []
         let reader = JSONFieldReader(root)
+        let hub = reader.hub(issues: &issues)
         let stated = reader.string("deliveryId", required: false, issues: &issues)
         let eventId = reader.string("eventId", required: true, issues: &issues)
         let registrationId = reader.string("registrationId", required: true, issues: &issues)
@@ -89,7 +92,8 @@ extension DeliveryRecord: Codable {
         }
         let record = DeliveryRecord(
             eventId: eventId, registrationId: registrationId, platform: platform, handle: handle, template: template,
-            payload: payload, headers: headers, expiresAt: expiresAt, publishedAt: publishedAt, renderedAt: renderedAt
+            payload: payload, headers: headers, expiresAt: expiresAt, publishedAt: publishedAt, renderedAt: renderedAt,
+            hub: hub
         )
         if let stated, stated != record.deliveryId {
             throw ValidationFailure(issues: [

@@ -11,7 +11,7 @@ extension DeliveryRecord {
         var renderedAtBytes: [UInt8] = []
         ISO8601Timestamp.append(renderedAt, precision: .milliseconds, to: &renderedAtBytes)
         Frame(
-            eventId: eventId, platform: platform, templateName: template, payload: Array(payload.utf8), headers: headers,
+            hub: hub, eventId: eventId, platform: platform, templateName: template, payload: Array(payload.utf8), headers: headers,
             expiresAt: expiresAt, publishedAt: publishedAt
         ).write(registrationId: registrationId.utf8, handle: handle.utf8, renderedAt: renderedAtBytes, into: &bytes)
     }
@@ -31,7 +31,8 @@ extension DeliveryRecord {
     /// broadcast through it, so a record there costs two escaped ids, a handle and four copies.
     public struct Frame: Sendable {
         /// The four constant parts back to back, so writing a record reads one buffer:
-        /// `{"deliveryId":"<event>/` (opening), then
+        /// `{"deliveryId":"<event>/` (opening, with `"hub":"<hub>",` first for a hub other than
+        /// the default), then
         /// `/<template>","eventId":"<event>","registrationId":"` (after the id in the delivery
         /// id), `","platform":"<platform>","handle":"` (after the registration id), and
         /// `","template":"<t>","payload":"<escaped>","headers":{..},"expiresAt":..,"publishedAt":..,"renderedAt":"`
@@ -42,11 +43,16 @@ extension DeliveryRecord {
         private let afterRegistrationIdEnd: Int
 
         public init(
-            eventId: String, platform: Platform, templateName: String, payload: [UInt8], headers: DeliveryHeaders,
+            hub: HubName = .default, eventId: String, platform: Platform, templateName: String, payload: [UInt8], headers: DeliveryHeaders,
             expiresAt: Date?, publishedAt: Date?
         ) {
-            var opening: [UInt8] = []
-            JSONOutput.appendRaw(#"{"deliveryId":""#, to: &opening)
+            var opening: [UInt8] = [UInt8(ascii: "{")]
+            if !hub.isDefault {
+                JSONOutput.appendRaw(#""hub":""#, to: &opening)
+                Self.escaped(hub.rawValue.utf8, &opening)
+                JSONOutput.appendRaw(#"","#, to: &opening)
+            }
+            JSONOutput.appendRaw(#""deliveryId":""#, to: &opening)
             Self.escaped(eventId.utf8, &opening)
             opening.append(UInt8(ascii: "/"))
 

@@ -7,6 +7,8 @@ public struct DeliveryRecord: Sendable, Hashable {
     /// Template names cannot start with `$`, so it never collides with a real one.
     public static let nativeTemplateName = "$native"
 
+    /// The hub of the event and the registration (absent in JSON: the default hub).
+    public var hub: HubName
     public var eventId: String
     public var registrationId: String
     public var platform: Platform
@@ -22,8 +24,10 @@ public struct DeliveryRecord: Sendable, Hashable {
 
     public init(
         eventId: String, registrationId: String, platform: Platform, handle: String, template: String,
-        payload: String, headers: DeliveryHeaders, expiresAt: Date?, publishedAt: Date?, renderedAt: Date
+        payload: String, headers: DeliveryHeaders, expiresAt: Date?, publishedAt: Date?, renderedAt: Date,
+        hub: HubName = .default
     ) {
+        self.hub = hub
         self.eventId = eventId
         self.registrationId = registrationId
         self.platform = platform

@@ -23,6 +23,7 @@ extension NotificationEvent {
         let reader = JSONFieldReader(root)
         reader.refuseUnknownMembers(known: members, issues: &issues)
 
+        let hub = reader.hub(issues: &issues)
         let id = reader.string("id", required: false, issues: &issues)
         if let id, let problem = IdentifierRules.eventIdProblem(id) {
             issues.append(ValidationIssue(field: "id", code: ValidationIssue.Code.invalidIdentifier, message: problem))
@@ -81,13 +82,14 @@ extension NotificationEvent {
         guard issues.isEmpty, let audience else { throw ValidationFailure(issues: issues) }
         return NotificationEvent(
             id: id, audience: audience, properties: properties, native: native, templates: templates,
-            expiresAt: expiresAt, priority: priority, collapseId: collapseId, publishedAt: publishedAt, schedule: schedule
+            expiresAt: expiresAt, priority: priority, collapseId: collapseId, publishedAt: publishedAt, schedule: schedule,
+            hub: hub
         )
     }
 
     /// The members an event may have.
     static let members: Set<String> = [
-        "id", "tags", "properties", "native", "templates", "expiresAt", "publishedAt", "priority", "collapseId", "sendAt",
+        "hub", "id", "tags", "properties", "native", "templates", "expiresAt", "publishedAt", "priority", "collapseId", "sendAt",
         "sendAtLocal",
     ]
 
@@ -332,6 +334,7 @@ extension NotificationEvent: Codable {
     /// The canonical JSON as a value, members in the contract's order.
     func canonicalValue() -> JSONValue {
         var members: [JSONMember] = []
+        if !hub.isDefault { members.append(JSONMember(key: "hub", value: .string(hub.rawValue))) }
         if let id { members.append(JSONMember(key: "id", value: .string(id))) }
         if case .expression(_, let source) = audience { members.append(JSONMember(key: "tags", value: .string(source))) }
         members.append(

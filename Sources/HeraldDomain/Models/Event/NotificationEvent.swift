@@ -7,6 +7,9 @@ import Foundation
 /// Untrusted bytes become an event through ``decode(_:limits:)``, which reports every
 /// problem; the `Codable` conformance is for trusted internal topics (tasks, status).
 public struct NotificationEvent: Sendable, Hashable {
+    /// The hub whose registrations receive the event (absent in JSON: the default hub).
+    /// Event ids are unique within a hub.
+    public var hub: HubName
     /// Optional over HTTP (assigned by the API); over Kafka derived from the record
     /// position when absent (the planner does that, not this type).
     public var id: String?
@@ -38,8 +41,9 @@ public struct NotificationEvent: Sendable, Hashable {
         id: String? = nil, audience: Audience = .broadcast, properties: [String: String] = [:],
         native: [Platform: String] = [:], templates: [String]? = nil, expiresAt: Date? = nil,
         priority: NotificationPriority? = nil, collapseId: String? = nil, publishedAt: Date? = nil,
-        schedule: EventSchedule? = nil
+        schedule: EventSchedule? = nil, hub: HubName = .default
     ) {
+        self.hub = hub
         self.schedule = schedule
         self.id = id
         self.audience = audience

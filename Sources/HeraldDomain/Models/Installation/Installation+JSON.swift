@@ -7,7 +7,8 @@ extension Installation {
     /// - Parameter installationId: the id from the URL, used when the body has none; a
     ///   body naming a different id is refused.
     public static func decode(
-        _ bytes: some Collection<UInt8>, installationId: String? = nil, limits: RegistrationLimits = .default
+        _ bytes: some Collection<UInt8>, installationId: String? = nil, hub: HubName = .default,
+        limits: RegistrationLimits = .default
     ) throws(ValidationFailure) -> Installation {
         let root: JSONValue
         switch JSONFieldReader.parseObject(bytes, maximumBytes: limits.maxDocumentBytes, what: "the installation") {
@@ -25,6 +26,7 @@ extension Installation {
                     message: "the body names installation \"\(bodyId)\" but the request is for \"\(installationId)\""
                 ))
         }
+        reader.requireHub(hub, issues: &issues)
         let platform = reader.platform("platform", issues: &issues)
         let pushChannel = reader.string("pushChannel", required: true, issues: &issues)
         let tags = reader.stringArray("tags", required: false, issues: &issues)
@@ -51,7 +53,7 @@ extension Installation {
         if platform == nil || pushChannel == nil { unjudged.insert("pushChannel") }
         let installation = Installation(
             installationId: installationId ?? bodyId ?? "", platform: platform ?? .fcm, pushChannel: pushChannel ?? "",
-            tags: tags ?? [], userId: userId, templates: templates, expiresAt: expiresAt, timeZone: timeZone
+            tags: tags ?? [], userId: userId, templates: templates, expiresAt: expiresAt, timeZone: timeZone, hub: hub
         )
         issues += installation.validate(limits: limits).filter { !unjudged.contains($0.field) }
         if !issues.isEmpty { throw ValidationFailure(issues: issues) }
@@ -62,7 +64,7 @@ extension Installation {
 extension Installation {
     /// The members an installation document may have (`version` as for registrations).
     static let members: Set<String> = [
-        "installationId", "platform", "pushChannel", "tags", "userId", "templates", "expiresAt", "timeZone", "version",
+        "hub", "installationId", "platform", "pushChannel", "tags", "userId", "templates", "expiresAt", "timeZone", "version",
     ]
 }
 
@@ -70,11 +72,12 @@ extension Installation {
 /// `userId`, `templates` by name), with Herald's `expiresAt`.
 extension Installation: Codable {
     enum CodingKeys: String, CodingKey {
-        case installationId, platform, pushChannel, tags, userId, templates, expiresAt, timeZone
+        case hub, installationId, platform, pushChannel, tags, userId, templates, expiresAt, timeZone
     }
 
     public init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: CodingKeys.self)
+        hub = try container.decodeIfPresent(HubName.self, forKey: .hub) ?? .default
         installationId = try container.decode(String.self, forKey: .installationId)
         platform = try container.decode(Platform.self, forKey: .platform)
         pushChannel = try container.decode(String.self, forKey: .pushChannel)
@@ -87,6 +90,7 @@ extension Installation: Codable {
 
     public func encode(to encoder: any Encoder) throws {
         var container = encoder.container(keyedBy: CodingKeys.self)
+        if !hub.isDefault { try container.encode(hub, forKey: .hub) }
         try container.encode(installationId, forKey: .installationId)
         try container.encode(platform, forKey: .platform)
         try container.encode(pushChannel, forKey: .pushChannel)

@@ -25,7 +25,7 @@ extension Installation {
                 Registration(
                     registrationId: installationId, platform: platform, handle: pushChannel,
                     tags: Self.uniqued(tags + systemTags), template: nil, expiresAt: expiresAt, version: version,
-                    timeZone: timeZone
+                    timeZone: timeZone, hub: hub
                 )
             ]
         }
@@ -35,7 +35,7 @@ extension Installation {
                 platform: platform, handle: pushChannel,
                 tags: Self.uniqued(tags + template.tags + systemTags),
                 template: RegistrationTemplate(name: name, body: template.body, headers: template.headers, expiry: template.expiry),
-                expiresAt: expiresAt, version: version, timeZone: timeZone
+                expiresAt: expiresAt, version: version, timeZone: timeZone, hub: hub
             )
         }
     }

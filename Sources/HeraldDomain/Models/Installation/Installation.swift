@@ -4,6 +4,8 @@ import Foundation
 /// tags, an optional user, and several named templates. Herald stores it as registrations:
 /// each template is its own delivery target (see ``registrations(version:)``).
 public struct Installation: Sendable, Hashable {
+    /// The hub the installation belongs to; ids are unique within a hub.
+    public var hub: HubName
     public var installationId: String
     public var platform: Platform
     /// The device handle (same rules as ``Registration/handle``).
@@ -20,8 +22,10 @@ public struct Installation: Sendable, Hashable {
 
     public init(
         installationId: String, platform: Platform, pushChannel: String, tags: [String] = [],
-        userId: String? = nil, templates: [String: InstallationTemplate] = [:], expiresAt: Date? = nil, timeZone: String? = nil
+        userId: String? = nil, templates: [String: InstallationTemplate] = [:], expiresAt: Date? = nil, timeZone: String? = nil,
+        hub: HubName = .default
     ) {
+        self.hub = hub
         self.timeZone = timeZone
         self.installationId = installationId
         self.platform = platform

@@ -15,6 +15,10 @@ extension PushReceipt {
         JSONOutput.appendString(deliveryId, to: &bytes)
         JSONOutput.appendRaw(#","eventId":"#, to: &bytes)
         JSONOutput.appendString(eventId, to: &bytes)
+        if !hub.isDefault {
+            JSONOutput.appendRaw(#","hub":"#, to: &bytes)
+            JSONOutput.appendString(hub.rawValue, to: &bytes)
+        }
         if let latencyMs {
             JSONOutput.appendRaw(#","latencyMs":"#, to: &bytes)
             JSONOutput.appendInteger(latencyMs, to: &bytes)

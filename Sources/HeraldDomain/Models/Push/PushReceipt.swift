@@ -19,6 +19,8 @@ public enum PushOutcome: String, Sendable, Hashable, Codable, CaseIterable {
 
 /// The one final receipt of a delivery (`herald.receipts`, key: the delivery id).
 public struct PushReceipt: Sendable, Hashable {
+    /// The delivery's hub (absent in JSON: the default hub).
+    public var hub: HubName
     public var deliveryId: String
     public var eventId: String
     public var registrationId: String
@@ -42,8 +44,9 @@ public struct PushReceipt: Sendable, Hashable {
     public init(
         deliveryId: String, eventId: String, registrationId: String, platform: Platform, outcome: PushOutcome,
         statusCode: Int? = nil, reason: String? = nil, attempts: Int, latencyMs: Int64? = nil, serviceId: String? = nil,
-        unregisteredAt: Date? = nil, decidedAt: Date
+        unregisteredAt: Date? = nil, decidedAt: Date, hub: HubName = .default
     ) {
+        self.hub = hub
         self.deliveryId = deliveryId
         self.eventId = eventId
         self.registrationId = registrationId
@@ -65,7 +68,7 @@ public struct PushReceipt: Sendable, Hashable {
             deliveryId: delivery.deliveryId, eventId: delivery.eventId, registrationId: delivery.registrationId,
             platform: delivery.platform, outcome: .failed,
             reason: "no_sender: Herald has no \(delivery.platform) sender; consume herald.deliveries to push it", attempts: 0,
-            decidedAt: now)
+            decidedAt: now, hub: delivery.hub)
     }
 
     /// The receipt of a delivery whose `expiresAt` passed before a request was sent.
@@ -75,18 +78,19 @@ public struct PushReceipt: Sendable, Hashable {
             platform: delivery.platform, outcome: .expired,
             reason: "expired at \(delivery.expiresAt.map { ISO8601Timestamp.format($0) } ?? "?") before it could be sent",
             attempts: attempts,
-            decidedAt: now)
+            decidedAt: now, hub: delivery.hub)
     }
 }
 
 extension PushReceipt: Codable {
     enum CodingKeys: String, CodingKey {
-        case deliveryId, eventId, registrationId, platform, outcome, statusCode, reason, attempts, latencyMs, serviceId,
+        case hub, deliveryId, eventId, registrationId, platform, outcome, statusCode, reason, attempts, latencyMs, serviceId,
             unregisteredAt, decidedAt
     }
 
     public init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: CodingKeys.self)
+        hub = try container.decodeIfPresent(HubName.self, forKey: .hub) ?? .default
         deliveryId = try container.decode(String.self, forKey: .deliveryId)
         eventId = try container.decode(String.self, forKey: .eventId)
         registrationId = try container.decode(String.self, forKey: .registrationId)
@@ -103,6 +107,7 @@ extension PushReceipt: Codable {
 
     public func encode(to encoder: any Encoder) throws {
         var container = encoder.container(keyedBy: CodingKeys.self)
+        if !hub.isDefault { try container.encode(hub, forKey: .hub) }
         try container.encode(deliveryId, forKey: .deliveryId)
         try container.encode(eventId, forKey: .eventId)
         try container.encode(registrationId, forKey: .registrationId)

@@ -8,8 +8,10 @@ extension Registration {
     /// - Parameter registrationId: the id from the URL, used when the body has none; a
     ///   body naming a different id is refused.
     /// An absent `version` decodes as 0 (the registry assigns versions).
+    /// - Parameter hub: the hub from the URL; a body naming another hub is refused.
     public static func decode(
-        _ bytes: some Collection<UInt8>, registrationId: String? = nil, limits: RegistrationLimits = .default
+        _ bytes: some Collection<UInt8>, registrationId: String? = nil, hub: HubName = .default,
+        limits: RegistrationLimits = .default
     ) throws(ValidationFailure) -> Registration {
         let root: JSONValue
         switch JSONFieldReader.parseObject(bytes, maximumBytes: limits.maxDocumentBytes, what: "the registration") {
@@ -27,6 +29,7 @@ extension Registration {
                     message: "the body names registration \"\(bodyId)\" but the request is for \"\(registrationId)\""
                 ))
         }
+        reader.requireHub(hub, issues: &issues)
         let platform = reader.platform("platform", issues: &issues)
         let handle = reader.string("handle", required: true, issues: &issues)
         let tags = reader.stringArray("tags", required: false, issues: &issues)
@@ -46,7 +49,7 @@ extension Registration {
         if platform == nil || handle == nil { unjudged.insert("handle") }
         let registration = Registration(
             registrationId: registrationId ?? bodyId ?? "", platform: platform ?? .fcm, handle: handle ?? "",
-            tags: tags ?? [], template: template, expiresAt: expiresAt, version: version ?? 0, timeZone: timeZone
+            tags: tags ?? [], template: template, expiresAt: expiresAt, version: version ?? 0, timeZone: timeZone, hub: hub
         )
         // Fields already reported as mistyped are absent from `registration`, so nothing is
         // reported twice.
@@ -57,7 +60,9 @@ extension Registration {
 
     /// The members a registration document may have (`version` is the registry's: accepted
     /// as a GET returned it and not used; If-Match is how a write names the version it expects).
-    static let members: Set<String> = ["registrationId", "platform", "handle", "tags", "template", "expiresAt", "version", "timeZone"]
+    static let members: Set<String> = [
+        "hub", "registrationId", "platform", "handle", "tags", "template", "expiresAt", "version", "timeZone",
+    ]
 
     /// The registration in the contract's field order, as compact JSON.
     public func jsonBytes() -> [UInt8] {
@@ -67,9 +72,11 @@ extension Registration {
     }
 
     /// The registration as a JSON tree in the contract's field order.
-    /// `timeZone` is written only when set, so registrations without one keep their bytes.
+    /// `hub` (first) and `timeZone` are written only when set, so a registration of the default
+    /// hub without a zone keeps the bytes it had before hubs and zones.
     public var jsonValue: JSONValue {
-        var members = [
+        var members = hub.isDefault ? [] : [JSONMember(key: "hub", value: .string(hub.rawValue))]
+        members += [
             JSONMember(key: "registrationId", value: .string(registrationId)),
             JSONMember(key: "platform", value: .string(platform.rawValue)),
             JSONMember(key: "handle", value: .string(handle)),
@@ -116,11 +123,12 @@ extension RegistrationTemplate {
 /// `expiresAt` and `template` are written as `null` when unset.
 extension Registration: Codable {
     enum CodingKeys: String, CodingKey {
-        case registrationId, platform, handle, tags, template, expiresAt, timeZone, version
+        case hub, registrationId, platform, handle, tags, template, expiresAt, timeZone, version
     }
 
     public init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: CodingKeys.self)
+        hub = try container.decodeIfPresent(HubName.self, forKey: .hub) ?? .default
         registrationId = try container.decode(String.self, forKey: .registrationId)
         platform = try container.decode(Platform.self, forKey: .platform)
         handle = try container.decode(String.self, forKey: .handle)
@@ -133,6 +141,7 @@ extension Registration: Codable {
 
     public func encode(to encoder: any Encoder) throws {
         var container = encoder.container(keyedBy: CodingKeys.self)
+        if !hub.isDefault { try container.encode(hub, forKey: .hub) }
         try container.encode(registrationId, forKey: .registrationId)
         try container.encode(platform, forKey: .platform)
         try container.encode(handle, forKey: .handle)

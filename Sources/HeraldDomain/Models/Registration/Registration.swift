@@ -6,6 +6,8 @@ import Foundation
 /// A registration with a ``template`` receives the event's `properties` rendered through
 /// it; one without receives the event's `native[platform]` payload.
 public struct Registration: Sendable, Hashable {
+    /// The hub the registration belongs to; ids are unique within a hub.
+    public var hub: HubName
     public var registrationId: String
     public var platform: Platform
     /// Device token (APNs), registration token (FCM), channel URI (WNS) or endpoint (web push).
@@ -23,8 +25,10 @@ public struct Registration: Sendable, Hashable {
 
     public init(
         registrationId: String, platform: Platform, handle: String, tags: [String] = [],
-        template: RegistrationTemplate? = nil, expiresAt: Date? = nil, version: Int64 = 0, timeZone: String? = nil
+        template: RegistrationTemplate? = nil, expiresAt: Date? = nil, version: Int64 = 0, timeZone: String? = nil,
+        hub: HubName = .default
     ) {
+        self.hub = hub
         self.timeZone = timeZone
         self.registrationId = registrationId
         self.platform = platform

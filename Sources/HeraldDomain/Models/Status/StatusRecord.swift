@@ -72,6 +72,8 @@ public struct StatusRecord: Sendable, Hashable {
         }
     }
 
+    /// The event's hub (absent in JSON: the default hub).
+    public var hub: HubName
     public var eventId: String
     public var state: State
     /// Why the event was rejected or expired, in words.
@@ -97,8 +99,9 @@ public struct StatusRecord: Sendable, Hashable {
 
     public init(
         eventId: String, state: State, reason: String? = nil, tasks: Tasks, targets: DeliveryCounts = DeliveryCounts(),
-        skipped: Int = 0, failed: Int = 0, timings: Timings, schedule: Schedule? = nil
+        skipped: Int = 0, failed: Int = 0, timings: Timings, schedule: Schedule? = nil, hub: HubName = .default
     ) {
+        self.hub = hub
         self.schedule = schedule
         self.eventId = eventId
         self.state = state
@@ -123,18 +126,22 @@ public struct StatusRecord: Sendable, Hashable {
     }
 
     /// The record the planner writes with the tasks.
-    public static func accepted(eventId: String, taskCount: Int, publishedAt: Date?, acceptedAt: Date) -> StatusRecord {
+    public static func accepted(
+        eventId: String, taskCount: Int, publishedAt: Date?, acceptedAt: Date, hub: HubName = .default
+    ) -> StatusRecord {
         StatusRecord(
             eventId: eventId, state: .accepted, tasks: Tasks(planned: taskCount),
-            timings: Timings(publishedAt: publishedAt, acceptedAt: acceptedAt))
+            timings: Timings(publishedAt: publishedAt, acceptedAt: acceptedAt), hub: hub)
     }
 
     /// The record for an event that was already past `expiresAt` when planned.
-    public static func expired(eventId: String, expiresAt: Date, publishedAt: Date?, at now: Date) -> StatusRecord {
+    public static func expired(
+        eventId: String, expiresAt: Date, publishedAt: Date?, at now: Date, hub: HubName = .default
+    ) -> StatusRecord {
         StatusRecord(
             eventId: eventId, state: .expired,
             reason: "expired at \(ISO8601Timestamp.format(expiresAt, precision: .secondsWhenExact)) before it could be fanned out",
-            tasks: Tasks(planned: 0), timings: Timings(publishedAt: publishedAt, acceptedAt: now, completedAt: now)
+            tasks: Tasks(planned: 0), timings: Timings(publishedAt: publishedAt, acceptedAt: now, completedAt: now), hub: hub
         )
     }
 
@@ -145,26 +152,29 @@ public struct StatusRecord: Sendable, Hashable {
             eventId: scheduled.eventId, state: state, reason: reason, tasks: Tasks(planned: 0),
             timings: Timings(
                 publishedAt: scheduled.event.publishedAt, acceptedAt: scheduled.scheduledAt, completedAt: state.isTerminal ? now : nil),
-            schedule: Schedule(scheduled)
+            schedule: Schedule(scheduled), hub: scheduled.event.hub
         )
     }
 
     /// The record for an event that was refused.
-    public static func rejected(eventId: String, reason: String, publishedAt: Date?, at now: Date) -> StatusRecord {
+    public static func rejected(
+        eventId: String, reason: String, publishedAt: Date?, at now: Date, hub: HubName = .default
+    ) -> StatusRecord {
         StatusRecord(
             eventId: eventId, state: .rejected, reason: reason, tasks: Tasks(planned: 0),
-            timings: Timings(publishedAt: publishedAt, acceptedAt: now, completedAt: now)
+            timings: Timings(publishedAt: publishedAt, acceptedAt: now, completedAt: now), hub: hub
         )
     }
 }
 
 extension StatusRecord: Codable {
     enum CodingKeys: String, CodingKey {
-        case eventId, state, reason, tasks, targets, skipped, failed, timings, schedule, push, plans
+        case hub, eventId, state, reason, tasks, targets, skipped, failed, timings, schedule, push, plans
     }
 
     public init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: CodingKeys.self)
+        hub = try container.decodeIfPresent(HubName.self, forKey: .hub) ?? .default
         eventId = try container.decode(String.self, forKey: .eventId)
         state = try container.decode(State.self, forKey: .state)
         reason = try container.decodeIfPresent(String.self, forKey: .reason)
@@ -180,6 +190,7 @@ extension StatusRecord: Codable {
 
     public func encode(to encoder: any Encoder) throws {
         var container = encoder.container(keyedBy: CodingKeys.self)
+        if !hub.isDefault { try container.encode(hub, forKey: .hub) }
         try container.encode(eventId, forKey: .eventId)
         try container.encode(state, forKey: .state)
         try container.encode(reason, forKey: .reason)

@@ -1,0 +1,93 @@
+import Foundation
+import HeraldDomain
+import Testing
+
+@Suite("Hubs: names, record keys and the hub member of every record")
+struct HubNameTests {
+    static let sports = HubName("sports")!
+
+    @Test(arguments: ["sports", "news-app", "news_app.eu", "A1", String(repeating: "h", count: 260)])
+    func azureHubNamesAreAccepted(_ name: String) {
+        #expect(HubName(name)?.rawValue == name.lowercased())
+        #expect(HubName.problem(name) == nil)
+    }
+
+    @Test(arguments: [
+        ("", "empty"), ("-news", "starts and ends"), ("news.", "starts and ends"), ("news/app", "'/' at position 5"),
+        ("news app", "position 5"), ("café", "position 4"), (String(repeating: "h", count: 261), "at most 260"),
+    ])
+    func otherNamesAreRefusedWithTheReason(_ name: String, _ reason: String) {
+        #expect(HubName(name) == nil)
+        #expect(HubName.problem(name)?.contains(reason) == true, "\(HubName.problem(name) ?? "accepted")")
+    }
+
+    @Test func namesAreCaseInsensitive() {
+        #expect(HubName("Sports") == HubName("sports"))
+        #expect(HubName("DEFAULT")?.isDefault == true)
+    }
+
+    @Test func recordKeysNameTheHubOutsideTheDefault() {
+        #expect(HubName.default.recordKey("r1") == "r1")
+        #expect(Self.sports.recordKey("r1") == "sports/r1")
+        #expect(Self.sports.recordKey("$installation:i1") == "sports/$installation:i1")
+        #expect(HubName.split(recordKey: "sports/r1")?.hub == Self.sports)
+        #expect(HubName.split(recordKey: "sports/r1")?.id == "r1")
+        #expect(HubName.split(recordKey: "r1:tpl")?.hub == .default)
+        #expect(HubName.split(recordKey: "-bad/r1") == nil)
+    }
+
+    @Test func defaultHubRecordsKeepTheirBytesAndOtherHubsNameTheirs() throws {
+        let registration = Registration(registrationId: "r1", platform: .fcm, handle: "tok", tags: ["A"], version: 3)
+        #expect(!String(decoding: registration.jsonBytes(), as: UTF8.self).contains("hub"))
+        var sportsRegistration = registration
+        sportsRegistration.hub = Self.sports
+        let text = String(decoding: sportsRegistration.jsonBytes(), as: UTF8.self)
+        #expect(text.hasPrefix(#"{"hub":"sports","registrationId":"r1""#))
+        #expect(try JSONDecoder().decode(Registration.self, from: Data(text.utf8)) == sportsRegistration)
+
+        var event = NotificationEvent(id: "e1", properties: ["p": "v"])
+        #expect(!String(decoding: event.canonicalJSON(), as: UTF8.self).contains("hub"))
+        event.hub = Self.sports
+        let decoded = try NotificationEvent.decode(event.canonicalJSON())
+        #expect(decoded.hub == Self.sports)
+        #expect(decoded == event)
+
+        let delivery = DeliveryRecord(
+            eventId: "e1", registrationId: "r1", platform: .fcm, handle: "tok", template: "t", payload: "{}", headers: DeliveryHeaders(),
+            expiresAt: nil, publishedAt: nil, renderedAt: Date(timeIntervalSince1970: 1_000), hub: Self.sports)
+        let deliveryText = String(decoding: delivery.encoded(), as: UTF8.self)
+        #expect(deliveryText.hasPrefix(#"{"hub":"sports","deliveryId":"e1/r1/t""#))
+        #expect(try DeliveryRecord.decode(delivery.encoded()) == delivery)
+        var plain = delivery
+        plain.hub = .default
+        #expect(String(decoding: plain.encoded(), as: UTF8.self).hasPrefix(#"{"deliveryId":"#))
+
+        let receipt = PushReceipt.noSender(for: delivery, at: Date(timeIntervalSince1970: 2_000))
+        #expect(receipt.hub == Self.sports)
+        #expect(try JSONDecoder().decode(PushReceipt.self, from: Data(receipt.encoded())) == receipt)
+
+        var status = StatusRecord.accepted(eventId: "e1", taskCount: 1, publishedAt: nil, acceptedAt: Date(timeIntervalSince1970: 0))
+        status.hub = Self.sports
+        #expect(try JSONDecoder().decode(StatusRecord.self, from: JSONEncoder().encode(status)).hub == Self.sports)
+    }
+
+    @Test func documentsNamingABadHubOrAnotherHubAreRefused() throws {
+        let event = #"{"hub":"-x","tags":"A","properties":{}}"#
+        #expect(throws: ValidationFailure.self) { try NotificationEvent.decode(Array(event.utf8)) }
+        do {
+            _ = try NotificationEvent.decode(Array(event.utf8))
+        } catch {
+            #expect(error.issues.map(\.field) == ["hub"])
+        }
+        let body = #"{"hub":"news","platform":"fcm","handle":"\#(String(repeating: "t", count: 40))"}"#
+        do {
+            _ = try Registration.decode(Array(body.utf8), registrationId: "r1", hub: Self.sports)
+            Issue.record("a registration naming another hub was accepted")
+        } catch {
+            #expect(error.issues.map(\.field) == ["hub"])
+            #expect(error.issues.first?.message.contains(#"names hub "news" but the request is for hub "sports""#) == true)
+        }
+        let same = #"{"hub":"Sports","platform":"fcm","handle":"\#(String(repeating: "t", count: 40))"}"#
+        #expect(try Registration.decode(Array(same.utf8), registrationId: "r1", hub: Self.sports).hub == Self.sports)
+    }
+}

@@ -1,0 +1,72 @@
+import Foundation
+import HeraldDomain
+import HeraldPipeline
+import HeraldRegistry
+import HeraldTestSupport
+import Testing
+
+@Suite("Hubs: one deployment, several apps", .heavy, .serialized)
+struct HubTests {
+    static let sports = HubName("sports")!
+
+    /// Two hubs with the same registration id and the same event id: each event reaches its
+    /// own hub's devices only, with its own status, and every record names its hub.
+    @Test func eachHubsEventReachesOnlyThatHubsDevices() async throws {
+        try await withPipelineHarness(slots: 8) { harness in
+            func inSports(_ registration: Registration) -> Registration {
+                var registration = registration
+                registration.hub = Self.sports
+                return registration
+            }
+            try await harness.seed([
+                testRegistration("r1", tags: ["World"]),
+                testRegistration("r2", tags: ["World"]),
+                testRegistration("only-default", tags: ["Sports"]),
+                inSports(testRegistration("r1", platform: .fcm, tags: ["World"])),
+                inSports(testRegistration("s1", tags: ["World"])),
+                inSports(testRegistration("s2", tags: ["World", "Sports"])),
+            ])
+            #expect(try await harness.index.hubs() == [.default, Self.sports])
+            guard case .live(let document) = try await harness.index.hub(Self.sports).storedRegistration(id: "r1") else {
+                Issue.record("sports' r1 is not in the sports hub's keys")
+                return
+            }
+            #expect(try JSONDecoder().decode(Registration.self, from: Data(document)).platform == .fcm)
+            harness.startRoles()
+
+            let world = NotificationEvent(
+                id: "same", audience: .expression(.tag("World"), source: "World"), properties: ["News_English": "Summit"])
+            var sportsWorld = world
+            sportsWorld.hub = Self.sports
+            sportsWorld.properties = ["News_English": "Final whistle"]
+            var sportsOnly = NotificationEvent(id: "goal", audience: .expression(.tag("Sports"), source: "Sports"))
+            sportsOnly.hub = Self.sports
+            sportsOnly.properties = ["News_English": "Goal"]
+            _ = try await harness.publish(world)
+            _ = try await harness.publish(sportsWorld)
+            _ = try await harness.publish(sportsOnly)
+
+            let defaultStatus = try await harness.finalStatus("same")
+            let sportsStatus = try await harness.finalStatus("same", hub: Self.sports)
+            let goalStatus = try await harness.finalStatus("goal", hub: Self.sports)
+            try await harness.stopRoles()
+
+            #expect(defaultStatus.state == .completed && defaultStatus.hub == .default)
+            #expect(defaultStatus.targets.total == 2)
+            #expect(sportsStatus.state == .completed && sportsStatus.hub == Self.sports)
+            #expect(sportsStatus.targets.total == 3)
+            #expect(goalStatus.targets.total == 1)
+            let reader = StatusReader(pool: harness.pool, layout: harness.configuration.layout)
+            #expect(try await reader.status(eventId: "goal") == nil, "the default hub has no event goal")
+
+            let defaultDeliveries = try await harness.deliveries(eventId: "same")
+            #expect(Set(defaultDeliveries.map(\.registrationId)) == ["r1", "r2"])
+            #expect(defaultDeliveries.allSatisfy { $0.payload.contains("Summit") && $0.hub == .default })
+            let sportsDeliveries = try await harness.deliveries(eventId: "same", hub: Self.sports)
+            #expect(Set(sportsDeliveries.map(\.registrationId)) == ["r1", "s1", "s2"])
+            #expect(sportsDeliveries.allSatisfy { $0.payload.contains("Final whistle") })
+            #expect(sportsDeliveries.first { $0.registrationId == "r1" }?.platform == .fcm, "sports' own r1")
+            #expect(try await harness.deliveries(eventId: "goal", hub: Self.sports).map(\.registrationId) == ["s2"])
+        }
+    }
+}
