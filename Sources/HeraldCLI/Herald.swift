@@ -17,6 +17,7 @@ struct Herald: AsyncParsableCommand {
             StatsCommand.self,
             ReindexCommand.self,
             TopicsCommand.self,
+            HubsCommand.self,
             DLQCommand.self,
             RegistrationsCommand.self,
             TokenCommand.self,

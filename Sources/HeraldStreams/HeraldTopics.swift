@@ -21,6 +21,8 @@ public struct HeraldTopics: Sendable, Hashable {
     public var scheduled: String = "herald.scheduled"
     /// One final receipt per delivery pushed by the sender role (key: delivery id; compacted).
     public var receipts: String = "herald.receipts"
+    /// The hubs of the deployment (compacted; key: the hub's name), their system of record.
+    public var hubs: String = "herald.hubs"
 
     /// Partitions of `events`: planner parallelism.
     public var eventsPartitions: Int32 = 3
@@ -52,6 +54,7 @@ public struct HeraldTopics: Sendable, Hashable {
         topics.status = prefix + "." + topics.status
         topics.scheduled = prefix + "." + topics.scheduled
         topics.receipts = prefix + "." + topics.receipts
+        topics.hubs = prefix + "." + topics.hubs
         return topics
     }
 
@@ -75,6 +78,7 @@ public struct HeraldTopics: Sendable, Hashable {
             (status, statusPartitions),
             (scheduled, scheduledPartitions),
             (receipts, receiptsPartitions),
+            (hubs, 1),
         ]
     }
 }

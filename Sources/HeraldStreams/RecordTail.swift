@@ -22,6 +22,9 @@ public struct RecordTail: Sendable {
     public var eventId: String?
     /// Keep waiting for new records instead of stopping at the end.
     public var follow: Bool = false
+    /// Called once, while following, when the records the topic held at the start have all
+    /// been read (a follower's "caught up").
+    public var onCaughtUp: (@Sendable () -> Void)?
     public var extra: [String: String] = [:]
 
     public init(topic: String, bootstrapServers: String) {
@@ -91,11 +94,12 @@ public struct RecordTail: Sendable {
         if start == .end && !follow { return }
 
         var idlePolls = 0
+        var reportedCaughtUp = false
         while !Task.isCancelled {
             let batch = try await consumer.pollBatch(maxMessages: 500, timeout: .milliseconds(250))
             for message in batch where matches(message) { yield(message) }
-            if follow { continue }
             idlePolls = batch.isEmpty ? idlePolls + 1 : 0
+            if follow && (reportedCaughtUp || onCaughtUp == nil) { continue }
             // Caught up once every partition's position passed the high watermark seen at
             // start; transaction markers occupy offsets but are never returned, so compare
             // positions, not the last record's offset.
@@ -110,7 +114,11 @@ public struct RecordTail: Sendable {
             // hold the last stable offset below the high watermark until the broker aborts it.
             // Caught up also needs two quiet polls: Tansu's ListOffsets reports the base offset
             // of the last batch, so the queried watermark can be short of the real end.
-            if (caughtUp && idlePolls >= 2) || idlePolls >= 40 { return }
+            if (caughtUp && idlePolls >= 2) || idlePolls >= 40 {
+                guard follow else { return }
+                reportedCaughtUp = true
+                onCaughtUp?()
+            }
         }
     }
 

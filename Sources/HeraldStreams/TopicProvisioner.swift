@@ -34,6 +34,8 @@ public struct TopicProvisioner: Sendable {
             }
             // One final receipt per delivery id: compaction keeps each delivery's outcome.
             if topic.name == topics.receipts { configs["cleanup.policy"] = "compact" }
+            // The newest record of each hub is the hub; one partition keeps their order.
+            if topic.name == topics.hubs { configs["cleanup.policy"] = "compact" }
             return KafkaTopicSpec(
                 name: topic.name, partitions: Int(topic.partitions),
                 replicationFactor: Int(topics.replicationFactor), configs: configs

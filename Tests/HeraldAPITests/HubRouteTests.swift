@@ -91,3 +91,106 @@ struct HubRouteTests {
         #expect(publisher.count == 1)
     }
 }
+
+@Suite("Hubs as data: /v1/hubs, each hub's policies, keys and quota")
+struct HubManagementTests {
+    @Test func aNamespaceManagerCreatesChangesReadsAndDeletesHubs() async throws {
+        let hub = TestHub()
+        try await hub.run { client async throws in
+            let created = try await client.call(.put, "/v1/hubs/News", TestHub.manage)
+            #expect(created.status == .created)
+            #expect(created.headers[.location] == "/v1/hubs/news")
+            #expect(!created.text.contains("Key"), "a read never answers keys: \(created.text)")
+            let policies = try created.json()["policies"]
+            #expect(policies?[0]?["name"]?.stringValue == "DefaultListenSharedAccessSignature")
+            #expect(policies?[1]?["rights"]?.strings == ["listen", "manage", "send"])
+
+            let listed = try await client.call(.get, "/v1/hubs", TestHub.manage)
+            #expect(try listed.json()["hubs"]?.arrayValue?.compactMap { $0["name"]?.stringValue } == ["news", "sports"])
+            #expect(try await client.call(.get, "/v1/hubs", TestHub.listen).status == .forbidden)
+            #expect(try await client.call(.put, "/v1/hubs/other", TestHub.send).status == .forbidden)
+            #expect(try await client.call(.put, "/v1/hubs/default", TestHub.manage).status == .badRequest)
+
+            let changed = try await client.call(
+                .put, "/v1/hubs/news", TestHub.manage,
+                body: #"{"policies":[{"name":"app","rights":["Listen"]}],"limits":{"sendsPerMinute":5}}"#)
+            #expect(changed.status == .ok)
+            #expect(try changed.json()["version"]?.intValue == 2)
+            #expect(try changed.json()["limits"]?["sendsPerMinute"]?.intValue == 5)
+            let refused = try await client.call(
+                .put, "/v1/hubs/news", TestHub.manage, body: #"{"policies":[{"name":"app","rights":["post"],"primaryKey":"x"}]}"#)
+            #expect(refused.status == .badRequest)
+            #expect(Set(refused.issueFields) == ["policies[0].primaryKey", "policies[0].rights[0]"])
+
+            let keys = try await client.call(.post, "/v1/hubs/news/policies/app/keys", TestHub.manage)
+            #expect(keys.status == .ok)
+            let primary = try #require(try keys.json()["primaryKey"]?.stringValue)
+            #expect(primary.count == 44)
+            #expect(
+                try keys.json()["primaryConnectionString"]?.stringValue
+                    == "Endpoint=sb://localhost:8080/;SharedAccessKeyName=app;SharedAccessKey=\(primary)")
+
+            #expect(try await client.call(.delete, "/v1/hubs/news", TestHub.manage).status == .noContent)
+            #expect(try await client.call(.get, "/v1/hubs/news", TestHub.manage).status == .notFound)
+            let gone = try await client.call(.get, "/v1/hubs/news/registrations?handle=x", TestHub.manage)
+            #expect(gone.status == .notFound)
+            #expect(gone.text.contains("PUT /v1/hubs/news"))
+            // Without a valid token nobody learns whether a hub exists.
+            #expect(try await client.call(.get, "/v1/hubs/news/registrations?handle=x").status == .unauthorized)
+        }
+    }
+
+    @Test func aHubsOwnPolicyWorksOnItsRoutesOnlyAndItsKeysRotate() async throws {
+        let hub = TestHub()
+        let event = #"{"tags":"Football","properties":{}}"#
+        try await hub.run { client async throws in
+            #expect(try await client.call(.put, "/v1/hubs/news", TestHub.manage).status == .created)
+            let keys = try await client.call(.post, "/v1/hubs/sports/policies/DefaultFullSharedAccessSignature/keys", TestHub.manage)
+            let primary = try #require(try keys.json()["primaryKey"]?.stringValue)
+            let secondary = try #require(try keys.json()["secondaryKey"]?.stringValue)
+            let full = TestHub.sas("DefaultFullSharedAccessSignature", key: primary)
+            let fullSecondary = TestHub.sas("DefaultFullSharedAccessSignature", key: secondary)
+
+            #expect(try await client.call(.post, "/v1/hubs/sports/notifications", full, body: event).status == .accepted)
+            #expect(try await client.call(.post, "/v1/hubs/sports/notifications", fullSecondary, body: event).status == .accepted)
+            #expect(try await client.call(.post, "/v1/notifications", full, body: event).status == .unauthorized)
+            #expect(try await client.call(.post, "/v1/hubs/news/notifications", full, body: event).status == .unauthorized)
+            // A hub's Manage policy manages its hub's devices, not the deployment's hubs.
+            #expect(try await client.call(.get, "/v1/hubs/sports", full).status == .unauthorized)
+
+            let rotated = try await client.call(
+                .post, "/v1/hubs/sports/policies/DefaultFullSharedAccessSignature/regenerate", TestHub.manage,
+                body: #"{"keyType":"primary"}"#)
+            #expect(rotated.status == .ok)
+            #expect(try rotated.json()["primaryKey"]?.stringValue != primary)
+            #expect(try rotated.json()["secondaryKey"]?.stringValue == secondary)
+            #expect(try await client.call(.post, "/v1/hubs/sports/notifications", full, body: event).status == .unauthorized)
+            #expect(try await client.call(.post, "/v1/hubs/sports/notifications", fullSecondary, body: event).status == .accepted)
+
+            let listen = try await client.call(.post, "/v1/hubs/sports/policies/DefaultListenSharedAccessSignature/keys", TestHub.manage)
+            let listenToken = TestHub.sas(
+                "DefaultListenSharedAccessSignature", key: try #require(try listen.json()["primaryKey"]?.stringValue))
+            #expect(try await client.call(.post, "/v1/hubs/sports/notifications", listenToken, body: event).status == .forbidden)
+            #expect(try await client.call(.post, "/v1/hubs/sports/registrationIDs", listenToken).status == .created)
+        }
+        #expect(hub.publisher.count == 3)
+    }
+
+    @Test func aHubsSendQuotaRefusesItsExcessWithoutTouchingOtherHubs() async throws {
+        let hub = TestHub()
+        let event = #"{"tags":"Football","properties":{}}"#
+        try await hub.run { client async throws in
+            #expect(
+                try await client.call(.put, "/v1/hubs/sports", TestHub.manage, body: #"{"limits":{"sendsPerMinute":2}}"#).status == .ok)
+            #expect(try await client.call(.post, "/v1/hubs/sports/notifications", TestHub.send, body: event).status == .accepted)
+            #expect(try await client.call(.post, "/v1/hubs/sports/notifications", TestHub.send, body: event).status == .accepted)
+            let over = try await client.call(.post, "/v1/hubs/sports/notifications", TestHub.send, body: event)
+            #expect(over.status == .forbidden)
+            #expect(over.errorCode == "quota_exceeded")
+            for _ in 0..<3 {
+                #expect(try await client.call(.post, "/v1/notifications", TestHub.send, body: event).status == .accepted)
+            }
+        }
+        #expect(hub.publisher.count == 5)
+    }
+}

@@ -90,7 +90,7 @@ struct OperationsRouteTests {
         let hub = TestHub()
         await #expect {
             _ = try await buildRouter(
-                services: APIServices(registry: hub.registry, publisher: hub.publisher, statusReader: hub.statusReader),
+                services: APIServices(registry: hub.registry, publisher: hub.publisher, statusReader: hub.statusReader, hubs: hub.hubs),
                 configuration: configuration
             )
         } throws: { error in

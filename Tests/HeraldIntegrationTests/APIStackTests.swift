@@ -1,5 +1,6 @@
 import Foundation
 import HeraldAPI
+import HeraldDomain
 import HeraldApp
 import HeraldPipeline
 import HeraldRedis
@@ -163,5 +164,51 @@ final class APIStackTests {
             try await client(listen).send("PUT", "/v1/registrations/\(try await newId(client(listen)))", body: Data(claim.utf8)).status
                 == 403)
         #expect(try await alice.send("POST", "/v1/notifications", body: Data(#"{"tags":"World"}"#.utf8)).status == 403)
+    }
+
+    @Test("a hub made through the API takes its own keys at once, keeps its devices apart, and herald hubs sees it")
+    func hubsThroughTheAPIAndTheCommandLine() async throws {
+        let created = try await client(full).send("PUT", "/v1/hubs/sports", body: Data(#"{"limits":{"sendsPerMinute":100}}"#.utf8))
+        #expect(created.status == 201, "\(created.text)")
+        let keys = try await client(full).send("POST", "/v1/hubs/sports/policies/DefaultListenSharedAccessSignature/keys")
+        let document = try JSONValue.parse(Array(keys.body))
+        guard case .string(let key)? = document["primaryKey"], case .string(let connection)? = document["primaryConnectionString"] else {
+            Issue.record("no keys: \(keys.text)")
+            return
+        }
+        #expect(
+            connection
+                == "Endpoint=sb://\(base.host!):\(base.port!)/;SharedAccessKeyName=DefaultListenSharedAccessSignature;SharedAccessKey=\(key)"
+        )
+        let device = HeraldHTTPClient.signed(base, (name: "DefaultListenSharedAccessSignature", key: key))
+        let issued = try await device.send("POST", "/v1/hubs/sports/registrationIDs")
+        #expect(issued.status == 201)
+        let path = try #require(issued.header("Location"))
+        #expect(path.hasPrefix("/v1/hubs/sports/registrations/"))
+        let before = try await storedDocuments()
+        let stored = try await device.send("PUT", path, body: Data(Self.device.utf8))
+        #expect(stored.status == 200, "\(stored.text)")
+        #expect(stored.text.hasPrefix(#"{"hub":"sports","#))
+        #expect(try await device.send("GET", path).status == 200)
+        #expect(try await device.send("POST", "/v1/registrationIDs").status == 401, "a hub's key is not the default hub's")
+        #expect(try await storedDocuments() == before, "nothing in the default hub's keys")
+        let connectionToRedis = try await RedisConnection.connect(configuration: RedisConfiguration(url: redis.url))
+        defer { connectionToRedis.close() }
+        #expect(try await connectionToRedis.send(RedisCommand("KEYS", "herald@sports:{*}:doc:*")).array?.count == 1)
+
+        let environment = ["HERALD_KAFKA_BROKERS": broker.bootstrapServers, "HERALD_HUB_URI": base.absoluteString]
+        let listed = try HeraldBinary.run(["hubs", "list"], environment: environment)
+        #expect(listed.status == 0, "\(listed.stderr)")
+        #expect(listed.stdout.contains("sports  version=1  sendsPerMinute=100"), "\(listed.stdout)")
+        let printed = try HeraldBinary.run(["hubs", "keys", "sports", "DefaultListenSharedAccessSignature"], environment: environment)
+        #expect(printed.stdout.contains(connection), "\(printed.stdout)")
+        let again = try HeraldBinary.run(["hubs", "create", "sports"], environment: environment)
+        #expect(again.status != 0)
+        #expect(again.stderr.contains("hub sports exists already"), "\(again.stderr)")
+        // A hub created by the command line is served by the running API without a restart.
+        let made = try HeraldBinary.run(["hubs", "create", "weather"], environment: environment)
+        #expect(made.status == 0, "\(made.stderr)")
+        #expect(try await client(full).send("POST", "/v1/hubs/weather/registrationIDs").status == 201)
+        #expect(try await client(full).send("POST", "/v1/hubs/nowhere/registrationIDs").status == 404)
     }
 }

@@ -27,6 +27,7 @@ struct HubTests {
                 inSports(testRegistration("s2", tags: ["World", "Sports"])),
             ])
             #expect(try await harness.index.hubs() == [.default, Self.sports])
+            try await harness.createHub(Self.sports)
             guard case .live(let document) = try await harness.index.hub(Self.sports).storedRegistration(id: "r1") else {
                 Issue.record("sports' r1 is not in the sports hub's keys")
                 return
@@ -45,10 +46,20 @@ struct HubTests {
             _ = try await harness.publish(world)
             _ = try await harness.publish(sportsWorld)
             _ = try await harness.publish(sportsOnly)
+            // A hub nobody created: its event is a dead letter that says so.
+            var nowhere = sportsOnly
+            nowhere.hub = HubName("nowhere")!
+            _ = try await harness.publish(nowhere)
 
             let defaultStatus = try await harness.finalStatus("same")
             let sportsStatus = try await harness.finalStatus("same", hub: Self.sports)
             let goalStatus = try await harness.finalStatus("goal", hub: Self.sports)
+            let reasons = try await waitWhileProgressing("the dead letter of the nowhere hub's event") {
+                () async throws -> ProgressCheck<Int, [JSONValue?]> in
+                let letters = try await harness.records(harness.configuration.topics.eventsDeadLetters)
+                guard !letters.isEmpty else { return .waiting(0) }
+                return .done(try letters.compactMap { $0.value }.map { try JSONValue.parse($0)["reason"] })
+            }
             try await harness.stopRoles()
 
             #expect(defaultStatus.state == .completed && defaultStatus.hub == .default)
@@ -67,6 +78,7 @@ struct HubTests {
             #expect(sportsDeliveries.allSatisfy { $0.payload.contains("Final whistle") })
             #expect(sportsDeliveries.first { $0.registrationId == "r1" }?.platform == .fcm, "sports' own r1")
             #expect(try await harness.deliveries(eventId: "goal", hub: Self.sports).map(\.registrationId) == ["s2"])
+            #expect(reasons == [.string("unknown_hub")])
         }
     }
 }

@@ -169,6 +169,13 @@ final class PipelineHarness: @unchecked Sendable {
         }
     }
 
+    /// Creates `name` on the hubs topic, as `PUT /v1/hubs/{name}` would.
+    func createHub(_ name: HubName) async throws {
+        let directory = HubDirectory(
+            topic: configuration.topics.hubs, bootstrapServers: broker.bootstrapServers, producer: try producer())
+        try await directory.put(HubDefinition(name: name, policies: HubDefinition.defaultPolicies()))
+    }
+
     // MARK: Events
 
     func publish(_ event: NotificationEvent) async throws -> String {

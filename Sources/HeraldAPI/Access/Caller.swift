@@ -2,8 +2,11 @@ import HeraldDomain
 
 /// Who is making a request, as established by ``RequestAuthenticator``.
 public enum Caller: Sendable, Hashable {
-    /// A holder of a shared-access token of the named policy.
+    /// A holder of a shared-access token of the named namespace policy (the deployment's,
+    /// valid on every hub).
     case policy(name: String, rights: Set<AccessRight>)
+    /// A holder of a shared-access token of one hub's policy, valid on that hub's routes only.
+    case hubPolicy(hub: HubName, name: String, rights: Set<AccessRight>)
     /// An app user authenticated with a user token; `id` is the token's subject.
     case user(id: String)
 
@@ -14,7 +17,15 @@ public enum Caller: Sendable, Hashable {
     }
 
     func has(_ right: AccessRight) -> Bool {
-        if case .policy(_, let rights) = self { return rights.contains(right) || rights.contains(.manage) }
+        switch self {
+        case .policy(_, let rights), .hubPolicy(_, _, let rights): return rights.contains(right) || rights.contains(.manage)
+        case .user: return false
+        }
+    }
+
+    /// A namespace policy with Manage: the only caller that may create, change and delete hubs.
+    var managesNamespace: Bool {
+        if case .policy(_, let rights) = self { return rights.contains(.manage) }
         return false
     }
 
@@ -39,10 +50,11 @@ extension Caller {
         switch (self, action) {
         case (.user, .manageOwnDevice), (.user, .listDevices): allowed = true
         case (.user, _): allowed = false
-        case (.policy, .manageOwnDevice): allowed = has(.listen) || has(.manage)
-        case (.policy, .listDevices): allowed = has(.manage) || has(.listen)
-        case (.policy, .publish), (.policy, .readNotificationStatus): allowed = has(.send) || has(.manage)
-        case (.policy, .listSchedules): allowed = has(.manage)
+        case (_, .manageHubs): allowed = managesNamespace
+        case (_, .manageOwnDevice): allowed = has(.listen) || has(.manage)
+        case (_, .listDevices): allowed = has(.manage) || has(.listen)
+        case (_, .publish), (_, .readNotificationStatus): allowed = has(.send) || has(.manage)
+        case (_, .listSchedules): allowed = has(.manage)
         }
         guard allowed else { throw .forbidden("insufficient_rights", "\(self.displayName) may not \(action)") }
     }
@@ -98,6 +110,7 @@ extension Caller {
     var displayName: String {
         switch self {
         case .policy(let name, _): "policy \"\(name)\""
+        case .hubPolicy(let hub, let name, _): "policy \"\(name)\" of hub \"\(hub)\""
         case .user(let id): "user \"\(id)\""
         }
     }
@@ -115,10 +128,13 @@ enum APIAction: Sendable, CustomStringConvertible {
     case readNotificationStatus
     /// `GET /v1/notifications?state=scheduled`.
     case listSchedules
+    /// Create, read, change and delete hubs and read their keys (`/v1/hubs`).
+    case manageHubs
 
     var description: String {
         switch self {
         case .listSchedules: "list scheduled notifications"
+        case .manageHubs: "manage hubs (a namespace Manage policy may)"
         case .manageOwnDevice: "register a device"
         case .listDevices: "list registrations"
         case .publish: "send notifications"

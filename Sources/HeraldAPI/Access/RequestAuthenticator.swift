@@ -1,4 +1,5 @@
 import Foundation
+import HeraldDomain
 import HTTPTypes
 import Hummingbird
 
@@ -20,7 +21,9 @@ struct RequestAuthenticator: Sendable {
         self.now = now
     }
 
-    func caller(authorization: String?, path: String) async throws(APIError) -> Caller {
+    /// - Parameter hub: the hub of a `/v1/hubs/{hub}/…` route when it exists: a token of one
+    ///   of its policies is accepted there too (a namespace policy's everywhere).
+    func caller(authorization: String?, path: String, hub: HubDefinition? = nil) async throws(APIError) -> Caller {
         guard let authorization, !authorization.isEmpty else {
             throw .unauthenticated(
                 "missing_token", "this route needs an Authorization header: a SharedAccessSignature or a Bearer user token")
@@ -36,6 +39,11 @@ struct RequestAuthenticator: Sendable {
             } catch {
                 throw APIError.unauthenticated("malformed_token", error.message)
             }
+            if policies[signature.policyName] == nil, let hub, let own = hub.policy(named: signature.policyName) {
+                let policy = SharedAccessPolicy(name: own.name, key: own.primaryKey, rights: own.rights, secondaryKey: own.secondaryKey)
+                _ = try signature.verify(policies: [own.name: policy], requestResource: hubResource + path, now: now())
+                return .hubPolicy(hub: hub.name, name: own.name, rights: own.rights)
+            }
             let policy = try signature.verify(policies: policies, requestResource: hubResource + path, now: now())
             return .policy(name: policy.name, rights: policy.rights)
         }
@@ -50,14 +58,45 @@ struct RequestAuthenticator: Sendable {
     }
 }
 
-/// Authenticates every request of the group it is added to and records the caller.
+/// Authenticates every request of the group it is added to and records the caller. On a
+/// hub's routes (`/v1/hubs/{hub}/…`) the hub's own policies are accepted too, and a hub that
+/// does not exist is a 404 once the caller is known (never before: an anonymous caller learns
+/// nothing about which hubs exist).
 struct AuthenticationMiddleware: RouterMiddleware {
     typealias Context = APIRequestContext
     let authenticator: RequestAuthenticator
+    let hubs: any HubStore
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         var context = context
-        context.caller = try await authenticator.caller(authorization: request.headers[.authorization], path: request.uri.path)
+        let path = request.uri.path
+        var hub: HubDefinition?
+        var named: HubName?
+        if let text = Self.hubOfDataRoute(path) {
+            guard let name = HubName(text) else { throw APIError.invalidParameter("hub", HubName.problem(text) ?? "not a hub name") }
+            named = name
+            if !name.isDefault {
+                do {
+                    hub = try await hubs.hub(name)
+                } catch {
+                    throw APIError(
+                        status: .serviceUnavailable, code: "unavailable", message: "the hubs cannot be read; retry later",
+                        headers: [.retryAfter: "1"])
+                }
+            }
+        }
+        context.caller = try await authenticator.caller(authorization: request.headers[.authorization], path: path, hub: hub)
+        if let named, !named.isDefault, hub == nil {
+            throw APIError.notFound("hub \"\(named)\" (create it with PUT /v1/hubs/\(named))")
+        }
         return try await next(request, context)
+    }
+
+    /// The `{hub}` of a path `/v1/hubs/{hub}/<more>`: a route of one hub's data (not the hub
+    /// itself, `/v1/hubs/{hub}`, nor its policies).
+    static func hubOfDataRoute(_ path: String) -> String? {
+        let parts = path.split(separator: "/", omittingEmptySubsequences: true)
+        guard parts.count >= 4, parts[0] == "v1", parts[1] == "hubs", parts[3] != "policies" else { return nil }
+        return String(parts[2]).removingPercentEncoding ?? String(parts[2])
     }
 }

@@ -15,7 +15,11 @@ extension SharedAccessSignature {
         let message = Data("\(encodedResource)\n\(expiry)".utf8)
         let key = SymmetricKey(data: Data((policy?.key ?? Self.unknownPolicyKey).utf8))
         // isValidAuthenticationCode compares in constant time.
-        let signed = HMAC<SHA256>.isValidAuthenticationCode(signature, authenticating: message, using: key)
+        var signed = HMAC<SHA256>.isValidAuthenticationCode(signature, authenticating: message, using: key)
+        if !signed, let secondary = policy?.secondaryKey {
+            signed = HMAC<SHA256>.isValidAuthenticationCode(
+                signature, authenticating: message, using: SymmetricKey(data: Data(secondary.utf8)))
+        }
         guard let policy, signed else {
             throw .unauthenticated("invalid_token", "the SharedAccessSignature is not valid for this hub")
         }

@@ -42,7 +42,8 @@ public func buildRouter(
         )
     }
     let authenticator = RequestAuthenticator(configuration: configuration, userTokens: userTokens, now: now)
-    let v1 = router.group("v1").add(middleware: AuthenticationMiddleware(authenticator: authenticator))
+    let v1 = router.group("v1").add(middleware: AuthenticationMiddleware(authenticator: authenticator, hubs: services.hubs))
+    HubRoutes(hubs: services.hubs, hubResource: configuration.hubResource).add(to: v1)
     // The default hub's routes at /v1/…, and every hub's at /v1/hubs/{hub}/…: the same
     // handlers, which read the hub from the path (`RequestReading.hub(of:)`).
     for group in [v1, v1.group("hubs/{hub}")] {
@@ -50,7 +51,8 @@ public func buildRouter(
         InstallationRoutes(registry: services.registry, limits: configuration.limits).add(to: group)
         NotificationRoutes(
             publisher: services.publisher, statusReader: services.statusReader, scheduler: services.scheduler,
-            limits: configuration.limits, scheduleRules: configuration.scheduleRules, now: now
+            hubs: services.hubs, sendQuota: services.sendQuota, limits: configuration.limits,
+            scheduleRules: configuration.scheduleRules, now: now
         ).add(to: group)
     }
     return router

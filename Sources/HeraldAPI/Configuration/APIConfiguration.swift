@@ -129,19 +129,6 @@ public struct APILimits: Sendable, Hashable {
     public static let `default` = APILimits()
 }
 
-/// What a shared-access policy lets its token holders do, named after Azure Notification
-/// Hubs' claims. Rights do not imply each other except that `manage` allows everything.
-public enum AccessRight: String, Sendable, Hashable, Codable, CaseIterable, CustomStringConvertible {
-    /// Create, read, update and delete single registrations and installations (devices).
-    case listen
-    /// Publish notifications and read their status (newsroom systems).
-    case send
-    /// Everything, including listing registrations by tag (operators and app backends).
-    case manage
-
-    public var description: String { rawValue }
-}
-
 /// An operator-configured, named key that signs `SharedAccessSignature` tokens, with the
 /// rights those tokens carry. The key never travels; only HMACs made with it do.
 public struct SharedAccessPolicy: Sendable, Hashable {
@@ -149,11 +136,15 @@ public struct SharedAccessPolicy: Sendable, Hashable {
     public var name: String
     /// The secret, used as UTF-8 bytes for HMAC-SHA256 (as Azure does with its base64-looking keys).
     public var key: String
+    /// A second key that signs valid tokens too (a hub policy's, so a key is rotated
+    /// without downtime).
+    public var secondaryKey: String?
     public var rights: Set<AccessRight>
 
-    public init(name: String, key: String, rights: Set<AccessRight>) {
+    public init(name: String, key: String, rights: Set<AccessRight>, secondaryKey: String? = nil) {
         self.name = name
         self.key = key
         self.rights = rights
+        self.secondaryKey = secondaryKey
     }
 }

@@ -101,7 +101,7 @@ struct InstallationRoutes: Sendable {
                     "insufficient_rights", "a user token may list only its own installations (userId \(id))", field: "userId")
             }
             userId = id
-        case .policy:
+        case .policy, .hubPolicy:
             guard caller.isManager else {
                 throw APIError.forbidden("insufficient_rights", "\(caller.displayName) may not list installations; that needs Manage")
             }
@@ -125,7 +125,7 @@ struct InstallationRoutes: Sendable {
                 throw .forbidden("reserved_tag", "a user token may set only its own userId \"\(id)\"", field: "userId")
             }
             installation.userId = id
-        case .policy:
+        case .policy, .hubPolicy:
             if let userTag = installation.userTag, !caller.isManager, !alreadyHeld.contains(userTag) {
                 throw .forbidden(
                     "reserved_tag", "setting userId adds \(userTag), which only a Manage policy or that user's token may do",

@@ -13,6 +13,8 @@ struct NotificationRoutes: Sendable {
     let publisher: any NotificationPublishing
     let statusReader: any NotificationStatusReading
     let scheduler: (any NotificationScheduling)?
+    let hubs: any HubStore
+    let sendQuota: (any SendQuota)?
     let limits: APILimits
     let scheduleRules: ScheduleRules
     let now: @Sendable () -> Date
@@ -48,6 +50,7 @@ struct NotificationRoutes: Sendable {
         if event.id == nil { event.id = Self.newEventId() }
         if event.publishedAt == nil { event.publishedAt = now() }
         let decision = try scheduleRules.decide(event, eventId: event.id!, now: now())
+        try await admit(hub)
         let id = try await publisher.publish(event, body: event.canonicalJSON())
         let location = try RequestReading.hubPath(of: context) + "/notifications/\(id)"
         var members = [JSONMember(key: "id", value: .string(id)), JSONMember(key: "location", value: .string(location))]
@@ -156,6 +159,27 @@ struct NotificationRoutes: Sendable {
             throw APIError(status: .serviceUnavailable, code: "unavailable", message: "scheduling is not configured on this API")
         }
         return scheduler
+    }
+
+    /// Counts the send against its hub's `sendsPerMinute`: over it, 403 `quota_exceeded`
+    /// (Azure's answer for a quota) and nothing is published.
+    private func admit(_ hub: HubName) async throws {
+        guard !hub.isDefault, let sendQuota, let perMinute = try? await hubs.hub(hub)?.limits.sendsPerMinute else { return }
+        let admitted: Bool
+        do {
+            admitted = try await sendQuota.admit(hub: hub, perMinute: perMinute)
+        } catch {
+            throw APIError(
+                status: .serviceUnavailable, code: "unavailable", message: "the send quota cannot be counted; retry later",
+                headers: [.retryAfter: "1"])
+        }
+        guard admitted else {
+            throw APIError(
+                status: .forbidden, code: "quota_exceeded",
+                message:
+                    "hub \"\(hub)\" has sent its \(perMinute) notifications of this minute (its sendsPerMinute limit); retry next minute",
+                headers: [.retryAfter: "60"])
+        }
     }
 
     private func storedStatus(_ id: String, hub: HubName = .default) async throws -> StatusRecord? {

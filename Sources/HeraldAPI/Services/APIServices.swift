@@ -9,14 +9,22 @@ public struct APIServices: Sendable {
     public var scheduler: (any NotificationScheduling)?
     /// Everything `/health/ready` asks; all must answer `true`. Defaults to the registry.
     public var readinessChecks: [any ReadinessChecking]
+    /// The deployment's hubs: `/v1/hubs` and every `/v1/hubs/{hub}/…` route ask it.
+    public var hubs: any HubStore
+    /// Counts each hub's sends against its `sendsPerMinute`; nil counts nothing.
+    public var sendQuota: (any SendQuota)?
 
     public init(
         registry: any RegistrationStore,
         publisher: any NotificationPublishing,
         statusReader: any NotificationStatusReading,
         scheduler: (any NotificationScheduling)? = nil,
-        readinessChecks: [any ReadinessChecking]? = nil
+        readinessChecks: [any ReadinessChecking]? = nil,
+        hubs: any HubStore,
+        sendQuota: (any SendQuota)? = nil
     ) {
+        self.hubs = hubs
+        self.sendQuota = sendQuota
         self.scheduler = scheduler
         self.registry = registry
         self.publisher = publisher
@@ -82,4 +90,24 @@ public protocol NotificationScheduling: Sendable {
 /// answer, for example).
 public protocol ReadinessChecking: Sendable {
     func isReady() async -> Bool
+}
+
+/// The deployment's hubs as the API sees them (HeraldStreams' `HubDirectory` in production,
+/// an in-memory one in tests). The default hub is the deployment's own and never in it.
+public protocol HubStore: Sendable {
+    /// The hub named `name`, nil when there is none; throws when the hubs cannot be read.
+    func hub(_ name: HubName) async throws -> HubDefinition?
+    /// Every hub, by name.
+    func allHubs() async -> [HubDefinition]
+    /// Creates or replaces a hub, durably, before it returns.
+    func put(_ hub: HubDefinition) async throws
+    /// Deletes a hub, durably, before it returns.
+    func delete(_ name: HubName) async throws
+}
+
+/// Counts a hub's accepted sends in the current minute.
+public protocol SendQuota: Sendable {
+    /// Counts one send of `hub`; false when it is over `perMinute` in this minute (the send is
+    /// refused and not counted again).
+    func admit(hub: HubName, perMinute: Int) async throws -> Bool
 }

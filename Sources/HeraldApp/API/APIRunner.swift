@@ -55,21 +55,29 @@ public struct APIRunner: Sendable {
         let topics = try settings.topics
         let publisher = EventPublisher(producer: producer, topics: topics)
         let layout = try settings.layout()
+        let provisioner = TopicProvisioner(topics: topics, bootstrapServers: settings[.kafkaBrokers], extra: try settings.kafkaProperties())
+        try await admin.createTopics(provisioner.specifications.filter { $0.name == topics.hubs }, ignoreExisting: true)
+        let hubs = HubDirectory(
+            topic: topics.hubs, bootstrapServers: settings[.kafkaBrokers], extra: try settings.kafkaProperties(), producer: producer,
+            logger: logger)
         let services = APIServices(
             registry: service,
             publisher: KafkaNotificationPublisher(publisher: publisher, pool: pool, layout: layout),
             statusReader: StatusReader(pool: pool, layout: layout),
             scheduler: KafkaNotificationScheduler(
                 producer: producer, topics: topics,
-                reader: ScheduleReader(pool: pool, layout: layout, partitions: topics.scheduledPartitions))
+                reader: ScheduleReader(pool: pool, layout: layout, partitions: topics.scheduledPartitions)),
+            readinessChecks: [service, HubDirectoryReadiness(directory: hubs)],
+            hubs: hubs, sendQuota: RedisSendQuota(pool: pool, layout: layout)
         )
         let configuration = try apiConfiguration()
         if configuration.policies.isEmpty {
             logger.warning("no shared-access policies configured (HERALD_POLICIES): every /v1 request will get 401")
         }
-        return try await buildApplication(
+        let application = try await buildApplication(
             services: services, configuration: configuration, prometheus: registry, logger: logger
         )
+        return HubFollowingService(directory: hubs, application: application)
     }
 
     public func run() async throws {
@@ -93,6 +101,47 @@ extension RegistrationService: RegistrationStore {
     public func store(for hub: HubName) -> any RegistrationStore { self.hub(hub) }
 }
 extension StatusReader: NotificationStatusReading {}
+
+extension HubDirectory: HubStore {
+    public func hub(_ name: HubName) async throws -> HubDefinition? { try await hub(name, strict: false) }
+    public func allHubs() async -> [HubDefinition] { hubs }
+}
+
+/// Ready once the hubs topic has been read to where it stood at start.
+struct HubDirectoryReadiness: ReadinessChecking {
+    let directory: HubDirectory
+    func isReady() async -> Bool { directory.isCaughtUp }
+}
+
+/// Runs the API with its hub directory's follower beside it; both stop together.
+struct HubFollowingService: Service {
+    let directory: HubDirectory
+    let application: any Service
+
+    func run() async throws {
+        try await withThrowingDiscardingTaskGroup { group in
+            group.addTask { await cancelWhenGracefulShutdown { await directory.run() } }
+            try await application.run()
+            group.cancelAll()
+        }
+    }
+}
+
+/// Each hub's sends of the current minute, counted in Redis (`<hub keys>:sends:<minute>`,
+/// expiring after two minutes), so every API process counts against one limit.
+struct RedisSendQuota: SendQuota {
+    let pool: RedisConnectionPool
+    let layout: SlotLayout
+
+    func admit(hub: HubName, perMinute: Int) async throws -> Bool {
+        let minute = Int(Date().timeIntervalSince1970) / 60
+        let key = "\(layout.hub(hub).hubPrefix):sends:\(minute)"
+        let replies = try await pool.withConnection { connection in
+            try await connection.pipeline([RedisCommand("INCR", key), .expire(key, seconds: 120)])
+        }
+        return try replies[0].get().int.map { $0 <= perMinute } ?? false
+    }
+}
 
 /// `POST /v1/notifications` publishes through the pipeline's event publisher (acks=all).
 ///

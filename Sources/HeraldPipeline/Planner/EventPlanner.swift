@@ -39,12 +39,15 @@ public final class EventPlanner: Sendable {
     private let expressPartitions: Int32
     /// Tags recently found in every slot, which the probe skips.
     let commonTags = CommonTags()
+    /// The deployment's hubs, to refuse events of hubs that do not exist; nil accepts every hub.
+    let hubs: HubDirectory?
 
     init(
         configuration: PipelineConfiguration, redis: RedisConnection, taskPartitions: Int32, expressPartitions: Int32,
-        logger: Logger, metrics: PipelineMetrics = .shared
+        logger: Logger, metrics: PipelineMetrics = .shared, hubs: HubDirectory? = nil
     ) {
         self.configuration = configuration
+        self.hubs = hubs
         var plannerConfiguration = configuration.planner
         plannerConfiguration.slotCount = configuration.layout.slotCount
         self.planner = FanoutPlanner(configuration: plannerConfiguration)
@@ -139,6 +142,17 @@ public final class EventPlanner: Sendable {
         }
         let eventId = event.id ?? Self.derivedId(message)
         event.id = eventId
+        // An event of a hub that does not exist (never created, or deleted) is a dead letter;
+        // the hubs are read again before that is decided, so a hub created a moment ago counts.
+        if !event.hub.isDefault, let hubs, try await hubs.hub(event.hub, strict: true) == nil {
+            let letter = DeadLetter(
+                reason: "unknown_hub", message: "hub \"\(event.hub)\" does not exist; create it with PUT /v1/hubs/\(event.hub)",
+                source: message, now: now)
+            try producer.enqueue(letter.outgoing(topic: topics.eventsDeadLetters))
+            metrics.deadLetters(letter.reason).increment()
+            logger.warning("event dead-lettered", metadata: ["reason": "unknown_hub", "hub": "\(event.hub)", "eventId": "\(eventId)"])
+            return .deadLetter
+        }
         if event.publishedAt == nil { event.publishedAt = message.timestamp ?? now }
         var log = logger
         log[metadataKey: "eventId"] = "\(eventId)"

@@ -1,6 +1,7 @@
 import Foundation
 import HeraldKafka
 import HeraldRedis
+import HeraldStreams
 import Logging
 import ServiceLifecycle
 
@@ -36,8 +37,14 @@ public final class PlannerService: Service, Sendable {
         let (tasks, express) = await taskPartitionCounts()
         let redis = RedisConnection(configuration: configuration.redis, logger: logger)
         defer { redis.close() }
+        let hubs = HubDirectory(
+            topic: configuration.topics.hubs, bootstrapServers: configuration.bootstrapServers, extra: configuration.kafkaExtra,
+            logger: logger)
+        let follower = Task { await hubs.run() }
+        defer { follower.cancel() }
         let planner = EventPlanner(
-            configuration: configuration, redis: redis, taskPartitions: tasks, expressPartitions: express, logger: logger
+            configuration: configuration, redis: redis, taskPartitions: tasks, expressPartitions: express, logger: logger,
+            hubs: hubs
         )
         // Narrow events are delivered here, in the planner's transaction, when so configured.
         let delivery =

@@ -21,6 +21,9 @@ struct TestHub {
 
     let registry = InMemoryRegistry()
     let publisher = RecordingPublisher()
+    /// Holds one hub besides the default, `sports`, with Azure's two default policies.
+    let hubs = InMemoryHubStore([HubDefinition(name: HubName("sports")!, policies: HubDefinition.defaultPolicies())])
+    let sendQuota = CountingSendQuota()
     var statusReader = FixedStatusReader()
     let prometheus = PrometheusCollectorRegistry()
     var limits = APILimits.default
@@ -36,7 +39,8 @@ struct TestHub {
 
     func router() async throws -> Router<APIRequestContext> {
         try await buildRouter(
-            services: APIServices(registry: registry, publisher: publisher, statusReader: statusReader),
+            services: APIServices(
+                registry: registry, publisher: publisher, statusReader: statusReader, hubs: hubs, sendQuota: sendQuota),
             configuration: configuration,
             prometheus: prometheus,
             metricsFactory: PrometheusMetricsFactory(registry: prometheus)
@@ -111,6 +115,8 @@ extension JSONValue {
     var stringValue: String? { if case .string(let text) = self { text } else { nil } }
     var arrayValue: [JSONValue]? { if case .array(let elements) = self { elements } else { nil } }
     var strings: [String] { arrayValue?.compactMap(\.stringValue) ?? [] }
+    var intValue: Int? { if case .number(let text) = self { Int(text) } else { nil } }
+    subscript(index: Int) -> JSONValue? { arrayValue.flatMap { index < $0.count ? $0[index] : nil } }
 }
 
 /// Request bodies the tests share.
