@@ -66,13 +66,15 @@ struct AuthenticationMiddleware: RouterMiddleware {
     typealias Context = APIRequestContext
     let authenticator: RequestAuthenticator
     let hubs: any HubStore
+    /// The hub a path belongs to, as its route names it; nil for a route of no hub's data.
+    var hubOf: @Sendable (String) -> String? = Self.hubOfDataRoute
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         var context = context
         let path = request.uri.path
         var hub: HubDefinition?
         var named: HubName?
-        if let text = Self.hubOfDataRoute(path) {
+        if let text = hubOf(path) {
             guard let name = HubName(text) else { throw APIError.invalidParameter("hub", HubName.problem(text) ?? "not a hub name") }
             named = name
             if !name.isDefault {
@@ -98,5 +100,11 @@ struct AuthenticationMiddleware: RouterMiddleware {
         let parts = path.split(separator: "/", omittingEmptySubsequences: true)
         guard parts.count >= 4, parts[0] == "v1", parts[1] == "hubs", parts[3] != "policies" else { return nil }
         return String(parts[2]).removingPercentEncoding ?? String(parts[2])
+    }
+
+    /// The `{hub}` of an Azure Notification Hubs path, `/{hub}/…`.
+    static func hubOfAzureRoute(_ path: String) -> String? {
+        guard let first = path.split(separator: "/", omittingEmptySubsequences: true).first else { return nil }
+        return String(first).removingPercentEncoding ?? String(first)
     }
 }

@@ -46,6 +46,15 @@ public func buildRouter(
     HubRoutes(hubs: services.hubs, hubResource: configuration.hubResource).add(to: v1)
     // The default hub's routes at /v1/…, and every hub's at /v1/hubs/{hub}/…: the same
     // handlers, which read the hub from the path (`RequestReading.hub(of:)`).
+    // Azure Notification Hubs' REST protocol at /{hub}/…, on the same cores.
+    AzureRoutes(
+        installations: InstallationRoutes(registry: services.registry, limits: configuration.limits),
+        notifications: NotificationRoutes(
+            publisher: services.publisher, statusReader: services.statusReader, scheduler: services.scheduler,
+            hubs: services.hubs, sendQuota: services.sendQuota, limits: configuration.limits,
+            scheduleRules: configuration.scheduleRules, now: now),
+        hubResource: configuration.hubResource, limits: configuration.limits, now: now
+    ).add(to: router, authenticator: authenticator, hubs: services.hubs)
     for group in [v1, v1.group("hubs/{hub}")] {
         RegistrationRoutes(registry: services.registry, limits: configuration.limits).add(to: group)
         InstallationRoutes(registry: services.registry, limits: configuration.limits).add(to: group)

@@ -22,14 +22,21 @@ struct InstallationRoutes: Sendable {
     }
 
     @Sendable func put(_ request: Request, context: APIRequestContext) async throws -> Response {
+        let id = try RequestReading.parameter("id", of: context)
+        let bytes = try await RequestReading.body(of: request, limit: limits.maxRequestBytes)
+        let stored = try await put(document: bytes, id: id, expected: RequestReading.expectedVersion(request), context: context)
+        return .json(stored.documentJSON, headers: [.eTag: RequestReading.entityTag(stored.version)])
+    }
+
+    /// Creates or replaces installation `id` from Herald's installation document: the core of
+    /// `PUT`, shared with the Azure route.
+    func put(document bytes: [UInt8], id: String, expected: Int64?, context: APIRequestContext) async throws -> StoredInstallation {
         let registry = try registry(of: context)
         let caller = try context.requireCaller()
         try caller.authorize(.manageOwnDevice)
-        let id = try RequestReading.parameter("id", of: context)
-        let bytes = try await RequestReading.body(of: request, limit: limits.maxRequestBytes)
         var installation = try Installation.decode(
             bytes, installationId: id, hub: RequestReading.hub(of: context), limits: limits.registration)
-        var expected = try RequestReading.expectedVersion(request)
+        var expected = expected
         if !caller.isManager {
             if case .found(let existing) = try await registry.installation(id: id) {
                 try caller.requireOwnership(caller.owns(existing.installation), what: "installation \"\(id)\"")
@@ -37,27 +44,36 @@ struct InstallationRoutes: Sendable {
             }
         }
         try authorizeContent(&installation, caller: caller, alreadyHeld: [])
-        return try await store(installation, expected: expected, in: registry)
+        return try await registry.putInstallation(installation, expectedVersion: expected)
     }
 
     @Sendable func get(_ request: Request, context: APIRequestContext) async throws -> Response {
-        let registry = try registry(of: context)
-        let caller = try context.requireCaller()
-        try caller.authorize(.manageOwnDevice)
-        let stored = try await existing(id: RequestReading.parameter("id", of: context), caller: caller, in: registry)
+        let stored = try await read(id: RequestReading.parameter("id", of: context), context: context)
         return .json(stored.documentJSON, headers: [.eTag: RequestReading.entityTag(stored.version)])
     }
 
-    @Sendable func delete(_ request: Request, context: APIRequestContext) async throws -> Response {
+    /// Installation `id` as the caller may see it: the core of `GET`.
+    func read(id: String, context: APIRequestContext) async throws -> StoredInstallation {
         let registry = try registry(of: context)
         let caller = try context.requireCaller()
         try caller.authorize(.manageOwnDevice)
-        let id = try RequestReading.parameter("id", of: context)
+        return try await existing(id: id, caller: caller, in: registry)
+    }
+
+    @Sendable func delete(_ request: Request, context: APIRequestContext) async throws -> Response {
+        try await delete(id: RequestReading.parameter("id", of: context), request: request, context: context)
+        return Response(status: .noContent)
+    }
+
+    /// Deletes installation `id` (`If-Match` as for `DELETE`): the core of `DELETE`.
+    func delete(id: String, request: Request, context: APIRequestContext) async throws {
+        let registry = try registry(of: context)
+        let caller = try context.requireCaller()
+        try caller.authorize(.manageOwnDevice)
         let expected = try await RequestReading.deletionVersion(request, caller: caller) {
             try await existing(id: id, caller: caller, in: registry).version
         }
         try await registry.deleteInstallation(id: id, expectedVersion: expected)
-        return Response(status: .noContent)
     }
 
     /// `PATCH /v1/installations/{id}` with `application/json-patch+json`. The patched
@@ -65,13 +81,18 @@ struct InstallationRoutes: Sendable {
     /// at the version that was patched (or the `If-Match` version), so concurrent patches
     /// never lose each other's changes: the loser gets 412 and retries.
     @Sendable func patch(_ request: Request, context: APIRequestContext) async throws -> Response {
+        let id = try RequestReading.parameter("id", of: context)
+        let bytes = try await RequestReading.body(of: request, limit: limits.maxRequestBytes)
+        let operations = try JSONPatch.decode(RequestReading.json(bytes, what: "the JSON Patch"), maxOperations: limits.maxPatchOperations)
+        let stored = try await apply(operations, id: id, expected: RequestReading.expectedVersion(request), context: context)
+        return .json(stored.documentJSON, headers: [.eTag: RequestReading.entityTag(stored.version)])
+    }
+
+    /// Applies `patch` to installation `id`: the core of `PATCH`, shared with the Azure route.
+    func apply(_ patch: JSONPatch, id: String, expected: Int64?, context: APIRequestContext) async throws -> StoredInstallation {
         let registry = try registry(of: context)
         let caller = try context.requireCaller()
         try caller.authorize(.manageOwnDevice)
-        let id = try RequestReading.parameter("id", of: context)
-        let bytes = try await RequestReading.body(of: request, limit: limits.maxRequestBytes)
-        let patch = try JSONPatch.decode(RequestReading.json(bytes, what: "the JSON Patch"), maxOperations: limits.maxPatchOperations)
-        let expected = try RequestReading.expectedVersion(request)
         let current = try await existing(id: id, caller: caller, in: registry)
         if let expected, expected != current.version {
             throw APIError.preconditionFailed("installation \"\(id)\" is at version \(current.version), not \(expected)")
@@ -82,7 +103,7 @@ struct InstallationRoutes: Sendable {
         var installation = try Installation.decode(
             patchedBytes, installationId: id, hub: RequestReading.hub(of: context), limits: limits.registration)
         try authorizeContent(&installation, caller: caller, alreadyHeld: current.installation.reservedTags)
-        return try await store(installation, expected: current.version, in: registry)
+        return try await registry.putInstallation(installation, expectedVersion: current.version)
     }
 
     /// `GET /v1/installations?tag=&userId=&limit=&cursor=`: Manage lists anything; a user
@@ -135,11 +156,6 @@ struct InstallationRoutes: Sendable {
         for (field, tags) in installation.taggedFields {
             try caller.checkReservedTags(tags, field: field, ownInstallationTag: installation.installationTag, alreadyHeld: alreadyHeld)
         }
-    }
-
-    func store(_ installation: Installation, expected: Int64?, in registry: any RegistrationStore) async throws -> Response {
-        let stored = try await registry.putInstallation(installation, expectedVersion: expected)
-        return .json(stored.documentJSON, headers: [.eTag: RequestReading.entityTag(stored.version)])
     }
 
     func existing(id: String, caller: Caller, in registry: any RegistrationStore) async throws -> StoredInstallation {

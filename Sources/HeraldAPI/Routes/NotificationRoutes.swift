@@ -35,6 +35,26 @@ struct NotificationRoutes: Sendable {
         let hub = try RequestReading.hub(of: context)
         let bytes = try await RequestReading.body(of: request, limit: limits.maxRequestBytes)
         var event = try NotificationEvent.decode(bytes, limits: EventLimits(payloadLimits: limits.registration.payloadLimits))
+        let (id, decision) = try await accept(&event, hub: hub)
+        let location = try RequestReading.hubPath(of: context) + "/notifications/\(id)"
+        var members = [JSONMember(key: "id", value: .string(id)), JSONMember(key: "location", value: .string(location))]
+        if case .schedule(let releases) = decision {
+            members.append(JSONMember(key: "state", value: .string(StatusRecord.State.scheduled.rawValue)))
+            members.append(JSONMember(key: "releases", value: .number(String(releases.count))))
+            if let first = releases.first, let last = releases.last {
+                members.append(
+                    JSONMember(
+                        key: "firstReleaseAt", value: .string(ISO8601Timestamp.format(first.releaseAt, precision: .secondsWhenExact))))
+                members.append(
+                    JSONMember(key: "lastReleaseAt", value: .string(ISO8601Timestamp.format(last.releaseAt, precision: .secondsWhenExact))))
+            }
+        }
+        return .json(.object(members), status: .accepted, headers: [.location: location])
+    }
+
+    /// Checks a decoded event for `hub` (its hub, its schedule, the hub's quota), gives it an
+    /// id and a publish time when it has none, and publishes it: the one path of every front.
+    func accept(_ event: inout NotificationEvent, hub: HubName) async throws -> (id: String, decision: ScheduleRules.Decision) {
         if event.hub != hub {
             guard event.hub.isDefault else {
                 throw APIError.invalidBody(
@@ -51,21 +71,7 @@ struct NotificationRoutes: Sendable {
         if event.publishedAt == nil { event.publishedAt = now() }
         let decision = try scheduleRules.decide(event, eventId: event.id!, now: now())
         try await admit(hub)
-        let id = try await publisher.publish(event, body: event.canonicalJSON())
-        let location = try RequestReading.hubPath(of: context) + "/notifications/\(id)"
-        var members = [JSONMember(key: "id", value: .string(id)), JSONMember(key: "location", value: .string(location))]
-        if case .schedule(let releases) = decision {
-            members.append(JSONMember(key: "state", value: .string(StatusRecord.State.scheduled.rawValue)))
-            members.append(JSONMember(key: "releases", value: .number(String(releases.count))))
-            if let first = releases.first, let last = releases.last {
-                members.append(
-                    JSONMember(
-                        key: "firstReleaseAt", value: .string(ISO8601Timestamp.format(first.releaseAt, precision: .secondsWhenExact))))
-                members.append(
-                    JSONMember(key: "lastReleaseAt", value: .string(ISO8601Timestamp.format(last.releaseAt, precision: .secondsWhenExact))))
-            }
-        }
-        return .json(.object(members), status: .accepted, headers: [.location: location])
+        return (try await publisher.publish(event, body: event.canonicalJSON()), decision)
     }
 
     /// `GET /v1/notifications/{id}`: the latest status record, or 404.
@@ -83,15 +89,21 @@ struct NotificationRoutes: Sendable {
     /// scheduler has not acted within `cancelWait`; 409 when there is nothing left to cancel.
     @Sendable func cancel(_ request: Request, context: APIRequestContext) async throws -> Response {
         try context.requireCaller().authorize(.publish)
-        let id = try eventId(context)
+        let (record, status) = try await cancel(eventId: eventId(context), hub: RequestReading.hub(of: context))
+        return try Self.statusResponse(record, status: status)
+    }
+
+    /// Cancels what is left of a scheduled event: its `cancelled` status (200), or the latest
+    /// one when the scheduler has not acted within `cancelWait` (202); 404, 409 otherwise.
+    func cancel(eventId id: String, hub: HubName) async throws -> (StatusRecord, HTTPResponse.Status) {
         let scheduler = try requireScheduler()
-        // Only the default hub schedules (see `publish`): elsewhere the status is not found.
-        guard let current = try await storedStatus(id, hub: RequestReading.hub(of: context)) else {
+        // Only the default hub schedules (see `accept`): elsewhere the status is not found.
+        guard let current = try await storedStatus(id, hub: hub) else {
             throw APIError.notFound("a status for event \"\(id)\" (it may not have been planned yet)")
         }
         switch current.state {
         case .cancelled:
-            return try Self.statusResponse(current, status: .ok)
+            return (current, .ok)
         case .scheduled:
             break
         default:
@@ -102,15 +114,15 @@ struct NotificationRoutes: Sendable {
         var latest = current
         while ContinuousClock.now < deadline {
             try await Task.sleep(for: .milliseconds(50))
-            guard let record = try await storedStatus(id) else { continue }
+            guard let record = try await storedStatus(id, hub: hub) else { continue }
             latest = record
             switch record.state {
-            case .cancelled: return try Self.statusResponse(record, status: .ok)
+            case .cancelled: return (record, .ok)
             case .scheduled: continue
             default: throw Self.tooLate(record)
             }
         }
-        return try Self.statusResponse(latest, status: .accepted)
+        return (latest, .accepted)
     }
 
     /// `GET /v1/notifications?state=scheduled` (Manage): the schedules with releases pending.
@@ -182,7 +194,7 @@ struct NotificationRoutes: Sendable {
         }
     }
 
-    private func storedStatus(_ id: String, hub: HubName = .default) async throws -> StatusRecord? {
+    func storedStatus(_ id: String, hub: HubName = .default) async throws -> StatusRecord? {
         do {
             return try await statusReader.status(eventId: id, hub: hub)
         } catch {

@@ -33,11 +33,14 @@ extension NotificationEvent {
         let native = readNative(reader.member("native"), payloadLimits: limits.payloadLimits, issues: &issues)
         let templates = reader.stringArray("templates", required: false, issues: &issues)
         if let templates {
-            if templates.isEmpty {
+            // An empty list sends the native payloads alone (Azure's native sends); without any,
+            // it would deliver nothing.
+            if templates.isEmpty && native.isEmpty {
                 issues.append(
                     ValidationIssue(
                         field: "templates", code: ValidationIssue.Code.invalidValue,
-                        message: "an empty template list would deliver to no template; omit the field to deliver to all"
+                        message:
+                            "an empty template list delivers to no template, and the event has no native payload; omit the field to deliver to all"
                     ))
             }
             for (position, name) in templates.enumerated() {

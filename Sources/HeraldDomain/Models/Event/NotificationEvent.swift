@@ -22,7 +22,8 @@ public struct NotificationEvent: Sendable, Hashable {
     /// also be a JSON string holding XML, kept as that XML text.
     public var native: [Platform: String]
     /// When set, only template registrations whose template name is listed receive the
-    /// event (native registrations are not affected).
+    /// event (native registrations are not affected). An empty list selects no template, so
+    /// only native registrations receive it (Azure's native sends); it needs native payloads.
     public var templates: [String]?
     /// After this instant the event is not delivered any more.
     public var expiresAt: Date?

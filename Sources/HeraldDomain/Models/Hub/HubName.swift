@@ -43,8 +43,15 @@ public struct HubName: Sendable, Hashable, Comparable, CustomStringConvertible {
         if !isAlphanumeric(bytes[0]) || !isAlphanumeric(bytes[bytes.count - 1]) {
             return "a hub name starts and ends with a letter or digit"
         }
+        if reserved.contains(text.lowercased()) {
+            return "\"\(text)\" is the first segment of Herald's own routes, so no hub may take it"
+        }
         return nil
     }
+
+    /// Names Herald's own routes start with (`/v1`, `/health`, `/metrics`, `/openapi.yaml`):
+    /// a hub's Azure routes (`/{hub}/messages`) would be hidden behind them.
+    public static let reserved: Set<String> = ["v1", "health", "metrics", "openapi.yaml"]
 
     /// The key of a record of this hub on a topic keyed by `id` (registrations, events,
     /// statuses): `id` itself for the default hub, `<hub>/<id>` for the others. No id contains

@@ -1,0 +1,269 @@
+import Foundation
+import HTTPTypes
+import HeraldDomain
+import Hummingbird
+import NIOCore
+
+/// Azure Notification Hubs' REST protocol on `/{hub}/…`, so a client written for Azure (its
+/// SDKs, or code that signs Azure SAS tokens) talks to Herald with only its connection string
+/// changed. The routes call the same cores as `/v1` (`InstallationRoutes`, `NotificationRoutes`);
+/// errors are Azure's XML `<Error>` with Azure's status codes. docs/azure-compatibility.md lists
+/// every operation, what Herald does differently, and what it does not take.
+struct AzureRoutes: Sendable {
+    let installations: InstallationRoutes
+    let notifications: NotificationRoutes
+    /// The deployment's hub URI: `Location` headers are absolute under it, as Azure's are.
+    let hubResource: String
+    let limits: APILimits
+    let now: @Sendable () -> Date
+
+    static let apiVersion = "2020-06"
+
+    func add(to router: Router<APIRequestContext>, authenticator: RequestAuthenticator, hubs: any HubStore) {
+        let group = router.group("{hub}")
+            .add(middleware: AzureErrorMiddleware())
+            .add(
+                middleware: AuthenticationMiddleware(
+                    authenticator: authenticator, hubs: hubs, hubOf: AuthenticationMiddleware.hubOfAzureRoute))
+        group.put("installations/{id}", use: putInstallation)
+        group.patch("installations/{id}", use: patchInstallation)
+        group.get("installations/{id}", use: getInstallation)
+        group.delete("installations/{id}", use: deleteInstallation)
+        group.post("messages", use: send)
+        group.get("messages/{id}", use: details)
+        group.post("schedulednotifications", use: schedule)
+        group.delete("schedulednotifications/{id}", use: cancel)
+    }
+
+    // MARK: Installations
+
+    /// `PUT /{hub}/installations/{id}`: 200, empty, as Azure answers.
+    @Sendable func putInstallation(_ request: Request, context: APIRequestContext) async throws -> Response {
+        let id = try RequestReading.parameter("id", of: context)
+        let bytes = try await RequestReading.body(of: request, limit: limits.maxRequestBytes)
+        _ = try await installations.put(document: AzureInstallation.heraldDocument(from: bytes), id: id, expected: nil, context: context)
+        return Response(status: .ok)
+    }
+
+    /// `PATCH /{hub}/installations/{id}`: Azure's JSON Patch (a string added to `/tags` is
+    /// appended, `/tags/<tag>` removed by value); 200, empty.
+    @Sendable func patchInstallation(_ request: Request, context: APIRequestContext) async throws -> Response {
+        let id = try RequestReading.parameter("id", of: context)
+        let bytes = try await RequestReading.body(of: request, limit: limits.maxRequestBytes)
+        let patch = try JSONPatch.decode(AzureInstallation.heraldPatch(bytes), maxOperations: limits.maxPatchOperations)
+        _ = try await installations.apply(patch, id: id, expected: nil, context: context)
+        return Response(status: .ok)
+    }
+
+    /// `GET /{hub}/installations/{id}`: Azure's installation JSON.
+    @Sendable func getInstallation(_ request: Request, context: APIRequestContext) async throws -> Response {
+        let id = try RequestReading.parameter("id", of: context)
+        do {
+            return .json(AzureInstallation.azureJSON(try await installations.read(id: id, context: context)))
+        } catch let error as APIError where error.status == .gone {
+            // Azure answers a deleted installation as one that does not exist.
+            throw APIError.notFound("installation \"\(id)\"")
+        }
+    }
+
+    /// `DELETE /{hub}/installations/{id}`: 204.
+    @Sendable func deleteInstallation(_ request: Request, context: APIRequestContext) async throws -> Response {
+        try await installations.delete(id: RequestReading.parameter("id", of: context), request: request, context: context)
+        return Response(status: .noContent)
+    }
+
+    // MARK: Sends
+
+    /// `POST /{hub}/messages`: 201 with `Location` naming the notification (its id is Herald's
+    /// event id) and `TrackingId`; the body repeats them as JSON for clients that read bodies.
+    @Sendable func send(_ request: Request, context: APIRequestContext) async throws -> Response {
+        try await publish(request, context: context, kind: "messages", schedule: nil)
+    }
+
+    /// `POST /{hub}/schedulednotifications` with `ServiceBusNotification-ScheduleTime`.
+    @Sendable func schedule(_ request: Request, context: APIRequestContext) async throws -> Response {
+        guard let text = request.headers[Self.scheduleTime] else {
+            throw APIError.invalidParameter(Self.scheduleTime.rawName, "a scheduled notification needs its ScheduleTime header")
+        }
+        guard let instant = Self.scheduleInstant(text) else {
+            throw APIError.invalidParameter(
+                Self.scheduleTime.rawName, "\"\(text)\" is not an ISO 8601 date and time (for example 2030-01-02T03:04:05Z)")
+        }
+        return try await publish(request, context: context, kind: "schedulednotifications", schedule: .at(instant))
+    }
+
+    /// `DELETE /{hub}/schedulednotifications/{id}`: 200 once cancelled (or still being
+    /// cancelled); 404 for an id with no schedule; 409 when it was already sent.
+    @Sendable func cancel(_ request: Request, context: APIRequestContext) async throws -> Response {
+        try context.requireCaller().authorize(.publish)
+        let id = try RequestReading.parameter("id", of: context)
+        if let problem = IdentifierRules.eventIdProblem(id) { throw APIError.invalidParameter("id", problem) }
+        _ = try await notifications.cancel(eventId: id, hub: RequestReading.hub(of: context))
+        return Response(status: .ok)
+    }
+
+    /// `GET /{hub}/messages/{id}`: Azure's `NotificationDetails` from the event's status and
+    /// its receipts; 404 while Herald knows no status for it.
+    @Sendable func details(_ request: Request, context: APIRequestContext) async throws -> Response {
+        try context.requireCaller().authorize(.readNotificationStatus)
+        let id = try RequestReading.parameter("id", of: context)
+        let hub = try RequestReading.hub(of: context)
+        guard let status = try await notifications.storedStatus(id, hub: hub) else {
+            throw APIError.notFound("a notification \"\(id)\" in hub \"\(hub)\" (it may not have been planned yet)")
+        }
+        return AzureXML.response(AzureXML.notificationDetails(status, location: location(context, "messages", id)))
+    }
+
+    private func publish(_ request: Request, context: APIRequestContext, kind: String, schedule: EventSchedule?) async throws -> Response {
+        try context.requireCaller().authorize(.publish)
+        let hub = try RequestReading.hub(of: context)
+        let headers = request.headers
+        if request.uri.queryParameters.get("direct") != nil || headers[Self.deviceHandle] != nil {
+            throw APIError.invalidParameter("direct", "direct sends (to one device handle) are not built in Herald; send to a tag")
+        }
+        if request.uri.queryParameters.get("test")?.lowercased() == "true" || headers[Self.testSend]?.lowercased() == "true" {
+            throw APIError.invalidParameter("test", "test sends are not built in Herald yet; send to a tag that only test devices carry")
+        }
+        let body = try await RequestReading.body(of: request, limit: limits.maxRequestBytes)
+        var event = try Self.event(body: body, headers: headers, now: now())
+        event.schedule = schedule
+        let (id, _) = try await notifications.accept(&event, hub: hub)
+        let location = location(context, kind, id)
+        let tracking = UUID().uuidString.lowercased()
+        var fields = HTTPFields()
+        fields[.location] = location
+        fields[Self.trackingId] = tracking
+        fields[Self.correlationId] = tracking
+        return .json(
+            .object([
+                JSONMember(key: "notificationId", value: .string(id)), JSONMember(key: "location", value: .string(location)),
+                JSONMember(key: "trackingId", value: .string(tracking)),
+            ]), status: .created, headers: fields)
+    }
+
+    private func location(_ context: APIRequestContext, _ kind: String, _ id: String) -> String {
+        var base = hubResource
+        while base.hasSuffix("/") { base.removeLast() }
+        let hub = context.parameters.get("hub") ?? HubName.default.rawValue
+        return "\(base)/\(hub)/\(kind)/\(id)?api-version=\(Self.apiVersion)"
+    }
+
+    // MARK: Azure's send request as a Herald event
+
+    static let format = HTTPField.Name("ServiceBusNotification-Format")!
+    static let tags = HTTPField.Name("ServiceBusNotification-Tags")!
+    static let scheduleTime = HTTPField.Name("ServiceBusNotification-ScheduleTime")!
+    static let deviceHandle = HTTPField.Name("ServiceBusNotification-DeviceHandle")!
+    static let testSend = HTTPField.Name("ServiceBusNotification-TestSend")!
+    static let timeToLive = HTTPField.Name("ServiceBusNotification-TimeToLive")!
+    static let urgency = HTTPField.Name("ServiceBusNotification-Urgency")!
+    static let trackingId = HTTPField.Name("TrackingId")!
+    static let correlationId = HTTPField.Name("x-ms-correlation-request-id")!
+
+    /// The event an Azure send describes, validated as every event is. Its body is the
+    /// template properties (`template`) or the platform's native payload (`apple`, `fcmv1`,
+    /// `windows`); the tags header is its audience (none: everyone); `apns-priority`,
+    /// `apns-collapse-id`, `apns-expiration`, the TTL and urgency headers become the event's
+    /// priority, collapse id and expiry. What Herald cannot honour is refused, never dropped.
+    static func event(body: [UInt8], headers: HTTPFields, now: Date) throws -> NotificationEvent {
+        guard let format = headers[Self.format]?.lowercased() else {
+            throw APIError.invalidParameter(Self.format.rawName, "the header is required: template, apple, fcmv1 or windows")
+        }
+        var members: [JSONMember] = []
+        if let expression = headers[Self.tags] {
+            members.append(JSONMember(key: "tags", value: .string(expression)))
+        }
+        let text = String(decoding: body, as: UTF8.self)
+        switch format {
+        case "template":
+            members.append(JSONMember(key: "properties", value: try RequestReading.json(body, what: "the template properties")))
+        case "apple":
+            if let pushType = headers[HTTPField.Name("apns-push-type")!], pushType != "alert" {
+                throw APIError.invalidParameter(
+                    "apns-push-type",
+                    "Herald sends native APNs payloads as alert pushes; a \(pushType) push needs a template registration whose apns-push-type header says so"
+                )
+            }
+            members.append(
+                JSONMember(
+                    key: "native", value: .object([JSONMember(key: "apns", value: try RequestReading.json(body, what: "the APNs payload"))])
+                ))
+        case "fcmv1":
+            var payload = try RequestReading.json(body, what: "the FCM v1 payload")
+            if payload["message"] == nil { payload = .object([JSONMember(key: "message", value: payload)]) }
+            members.append(JSONMember(key: "native", value: .object([JSONMember(key: "fcm", value: payload)])))
+        case "windows":
+            members.append(JSONMember(key: "native", value: .object([JSONMember(key: "wns", value: .string(text))])))
+        default:
+            throw APIError.invalidParameter(
+                Self.format.rawName, "format \"\(format)\" is not one Herald sends: template, apple, fcmv1 or windows")
+        }
+        // A native send reaches native registrations only, as Azure's does.
+        if format != "template" { members.append(JSONMember(key: "templates", value: .array([]))) }
+        if headers[HTTPField.Name("apns-topic")!] != nil {
+            throw APIError.invalidParameter("apns-topic", "the APNs topic is the deployment's (HERALD_APNS_TOPIC); leave the header out")
+        }
+        var priority: String?
+        if let value = headers[HTTPField.Name("apns-priority")!] {
+            guard value == "10" || value == "5" else { throw APIError.invalidParameter("apns-priority", "apns-priority is 10 or 5") }
+            priority = value == "10" ? "high" : "normal"
+        }
+        if let value = headers[Self.urgency]?.lowercased() {
+            guard ["high", "normal", "low", "very-low"].contains(value) else {
+                throw APIError.invalidParameter(Self.urgency.rawName, "the urgency is high, normal, low or very-low")
+            }
+            priority = value == "high" ? "high" : "normal"
+        }
+        if let priority { members.append(JSONMember(key: "priority", value: .string(priority))) }
+        if let collapse = headers[HTTPField.Name("apns-collapse-id")!] {
+            members.append(JSONMember(key: "collapseId", value: .string(collapse)))
+        }
+        var expiresAt: Date?
+        if let value = headers[HTTPField.Name("apns-expiration")!] {
+            guard let seconds = Int64(value), seconds >= 0 else {
+                throw APIError.invalidParameter("apns-expiration", "apns-expiration is a UNIX time in seconds")
+            }
+            if seconds > 0 { expiresAt = Date(timeIntervalSince1970: TimeInterval(seconds)) }
+        }
+        if let value = headers[Self.timeToLive] {
+            guard let seconds = Int64(value), seconds > 0 else {
+                throw APIError.invalidParameter(Self.timeToLive.rawName, "the time to live is a positive number of seconds")
+            }
+            let candidate = now.addingTimeInterval(TimeInterval(seconds))
+            expiresAt = min(expiresAt ?? candidate, candidate)
+        }
+        if let expiresAt {
+            members.append(JSONMember(key: "expiresAt", value: .string(ISO8601Timestamp.format(expiresAt, precision: .secondsWhenExact))))
+        }
+        var bytes: [UInt8] = []
+        JSONValue.object(members).write(into: &bytes)
+        do {
+            return try NotificationEvent.decode(bytes)
+        } catch {
+            // Name the header a field came from, so the error says where it is.
+            var issues = error.issues
+            for index in issues.indices {
+                if issues[index].field == "tags" || issues[index].field.hasPrefix("tags") { issues[index].field = Self.tags.rawName }
+            }
+            throw APIError.validation(ValidationFailure(issues: issues))
+        }
+    }
+
+    /// An instant as Azure's SDKs write it: ISO 8601 with up to 7 fractional digits and `Z`, an
+    /// offset, or none (UTC).
+    static func scheduleInstant(_ text: String) -> Date? {
+        var value = text.trimmingCharacters(in: .whitespaces)
+        let hasZone =
+            value.hasSuffix("Z") || value.hasSuffix("z") || value.range(of: #"[+-]\d\d:?\d\d$"#, options: .regularExpression) != nil
+        if !hasZone { value += "Z" }
+        // At most milliseconds: drop further fractional digits.
+        if let dot = value.firstIndex(of: ".") {
+            let digits = value[value.index(after: dot)...].prefix { $0.isNumber }
+            if digits.count > 3 {
+                let end = value.index(value.index(after: dot), offsetBy: digits.count)
+                value = String(value[..<value.index(after: dot)]) + digits.prefix(3) + value[end...]
+            }
+        }
+        return ISO8601Timestamp.parse(value)
+    }
+}

@@ -1,0 +1,113 @@
+import Foundation
+import HTTPTypes
+import HeraldDomain
+import Hummingbird
+import NIOCore
+
+/// The XML documents of Azure Notification Hubs' protocol that Herald writes.
+enum AzureXML {
+    static let connectNamespace = "http://schemas.microsoft.com/netservices/2010/10/servicebus/connect"
+
+    /// Text escaped for an XML element or attribute.
+    static func escaped(_ text: String) -> String {
+        var out = ""
+        out.reserveCapacity(text.utf8.count)
+        for character in text {
+            switch character {
+            case "&": out += "&amp;"
+            case "<": out += "&lt;"
+            case ">": out += "&gt;"
+            case "\"": out += "&quot;"
+            case "'": out += "&apos;"
+            default: out.append(character)
+            }
+        }
+        return out
+    }
+
+    static func response(_ xml: String, status: HTTPResponse.Status = .ok, headers: HTTPFields = [:]) -> Response {
+        var fields = headers
+        fields[.contentType] = "application/xml; charset=utf-8"
+        return Response(status: status, headers: fields, body: ResponseBody(byteBuffer: ByteBuffer(string: xml)))
+    }
+
+    /// Azure's error body: `<Error><Code>400</Code><Detail>…</Detail></Error>`; the detail says
+    /// what and where (the field, when there is one).
+    static func error(_ apiError: APIError) -> Response {
+        var detail = apiError.message
+        if let field = apiError.field, !field.isEmpty, !detail.contains(field) { detail = "\(field): \(detail)" }
+        let xml = "<Error><Code>\(apiError.status.code)</Code><Detail>\(escaped(detail))</Detail></Error>"
+        return response(xml, status: apiError.status, headers: apiError.headers)
+    }
+
+    /// `NotificationDetails`, Azure's per-message telemetry, from Herald's status of the event.
+    static func notificationDetails(_ status: StatusRecord, location: String) -> String {
+        var xml = #"<NotificationDetails xmlns="\#(connectNamespace)" xmlns:i="http://www.w3.org/2001/XMLSchema-instance">"#
+        xml += "<NotificationId>\(escaped(status.eventId))</NotificationId>"
+        xml += "<Location>\(escaped(location))</Location>"
+        xml += "<State>\(state(status))</State>"
+        xml += "<EnqueueTime>\(ISO8601Timestamp.format(status.timings.acceptedAt))</EnqueueTime>"
+        if let start = status.timings.firstDeliveryAt ?? (status.state == .accepted ? nil : status.timings.acceptedAt) {
+            xml += "<StartTime>\(ISO8601Timestamp.format(start))</StartTime>"
+        }
+        if let end = status.timings.completedAt { xml += "<EndTime>\(ISO8601Timestamp.format(end))</EndTime>" }
+        let platforms = status.targets.byPlatform.keys.sorted().compactMap(Platform.init).map(targetPlatform)
+        if !platforms.isEmpty { xml += "<TargetPlatforms>\(platforms.joined(separator: ","))</TargetPlatforms>" }
+        for (platform, element) in [(Platform.apns, "ApnsOutcomeCounts"), (.wns, "WnsOutcomeCounts"), (.fcm, "FcmV1OutcomeCounts")] {
+            guard let counts = status.push?[platform.rawValue], !counts.isEmpty else { continue }
+            xml += "<\(element)>"
+            for (outcome, count) in counts.sorted(by: { $0.key < $1.key }) {
+                xml += "<Outcome><Name>\(outcomeName(outcome))</Name><Count>\(count)</Count></Outcome>"
+            }
+            xml += "</\(element)>"
+        }
+        return xml + "</NotificationDetails>"
+    }
+
+    /// Azure's `State` for a Herald status.
+    static func state(_ status: StatusRecord) -> String {
+        switch status.state {
+        case .accepted, .scheduled, .released: "Enqueued"
+        case .processing: "Processing"
+        case .completed: status.targets.total == 0 ? "NoTargetFound" : "Completed"
+        case .expired, .rejected: "Abandoned"
+        case .cancelled: "Cancelled"
+        }
+    }
+
+    static func targetPlatform(_ platform: Platform) -> String {
+        switch platform {
+        case .apns: "apple"
+        case .fcm: "fcmv1"
+        case .wns: "windows"
+        case .webpush: "browser"
+        }
+    }
+
+    /// Azure's outcome names for Herald's receipt outcomes.
+    static func outcomeName(_ outcome: String) -> String {
+        switch PushOutcome(rawValue: outcome) {
+        case .sent: "Success"
+        case .unregistered: "ExpiredChannel"
+        case .rejected: "InvalidNotificationFormat"
+        case .expired: "Dropped"
+        case .failed: "PnsInterfaceError"
+        case nil: "Unknown"
+        }
+    }
+}
+
+/// Renders every error of the Azure routes as Azure's XML error body, with Azure's status.
+struct AzureErrorMiddleware<Context: RequestContext>: RouterMiddleware {
+    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+        do {
+            return try await next(request, context)
+        } catch {
+            let apiError = APIError.from(error)
+            if apiError.status.code >= 500 {
+                context.logger.error("request failed", metadata: ["error": "\(String(reflecting: error))", "path": "\(request.uri.path)"])
+            }
+            return AzureXML.error(apiError)
+        }
+    }
+}

@@ -1,0 +1,141 @@
+import Foundation
+import HTTPTypes
+import HeraldAPI
+import HeraldDomain
+import Hummingbird
+import HummingbirdTesting
+import Testing
+
+@Suite("Azure Notification Hubs routes: /{hub}/…")
+struct AzureRouteTests {
+    static func headers(_ fields: [String: String], auth: HTTPFields = TestHub.send) -> HTTPFields {
+        var headers = auth
+        for (name, value) in fields { headers[HTTPField.Name(name)!] = value }
+        return headers
+    }
+
+    @Test func sendsBecomeEventsOfTheHubWithAzuresHeadersMapped() async throws {
+        let hub = TestHub()
+        let publisher = hub.publisher
+        try await hub.run { client async throws in
+            let template = try await client.call(
+                .post, "/sports/messages?api-version=2020-06",
+                Self.headers(["ServiceBusNotification-Format": "template", "ServiceBusNotification-Tags": "World && !Muted"]),
+                body: #"{"headline":"Goal"}"#)
+            #expect(template.status == .created, "\(template.text)")
+            let id = try #require(try template.json()["notificationId"]?.stringValue)
+            #expect(template.headers[.location] == "http://localhost:8080/sports/messages/\(id)?api-version=2020-06")
+            #expect(template.headers[HTTPField.Name("TrackingId")!] != nil)
+            let event = try #require(publisher.last?.event)
+            #expect(event.hub == HubName("sports"))
+            #expect(event.properties == ["headline": "Goal"])
+            #expect(event.audience.expression != nil)
+            #expect(event.templates == nil)
+
+            let native = try await client.call(
+                .post, "/sports/messages",
+                Self.headers([
+                    "ServiceBusNotification-Format": "apple", "apns-priority": "5", "apns-collapse-id": "score",
+                    "ServiceBusNotification-TimeToLive": "60",
+                ]),
+                body: #"{"aps":{"alert":"1-0"}}"#)
+            #expect(native.status == .created, "\(native.text)")
+            let sent = try #require(publisher.last?.event)
+            #expect(sent.native[.apns] == #"{"aps":{"alert":"1-0"}}"#)
+            #expect(sent.templates == [], "a native send reaches native registrations only")
+            #expect(sent.priority == .normal && sent.collapseId == "score" && sent.expiresAt != nil)
+            #expect(sent.audience == .broadcast, "no tags header: every device of the hub")
+
+            let fcm = try await client.call(
+                .post, "/sports/messages", Self.headers(["ServiceBusNotification-Format": "fcmv1"]),
+                body: #"{"notification":{"title":"T"}}"#)
+            #expect(fcm.status == .created)
+            #expect(publisher.last?.event.native[.fcm] == #"{"message":{"notification":{"title":"T"}}}"#)
+        }
+        #expect(publisher.count == 3)
+    }
+
+    @Test func whatHeraldCannotHonourIsRefusedInAzuresXMLNamingWhere() async throws {
+        let hub = TestHub()
+        try await hub.run { client async throws in
+            let cases: [([String: String], String, String)] = [
+                ([:], "{}", "ServiceBusNotification-Format"),
+                (["ServiceBusNotification-Format": "baidu"], "{}", "ServiceBusNotification-Format"),
+                (["ServiceBusNotification-Format": "apple", "apns-topic": "com.x"], #"{"aps":{}}"#, "apns-topic"),
+                (["ServiceBusNotification-Format": "apple", "apns-push-type": "background"], #"{"aps":{}}"#, "apns-push-type"),
+                (["ServiceBusNotification-Format": "template", "ServiceBusNotification-TestSend": "true"], "{}", "test"),
+                (
+                    ["ServiceBusNotification-Format": "template", "ServiceBusNotification-Tags": "World &&"], "{}",
+                    "ServiceBusNotification-Tags"
+                ),
+                (["ServiceBusNotification-Format": "template"], "[1]", "properties"),
+            ]
+            for (fields, body, field) in cases {
+                let reply = try await client.call(.post, "/sports/messages", Self.headers(fields), body: body)
+                #expect(reply.status == .badRequest, "\(fields): \(reply.text)")
+                #expect(reply.headers[.contentType] == "application/xml; charset=utf-8")
+                #expect(reply.text.hasPrefix("<Error><Code>400</Code><Detail>"), "\(reply.text)")
+                #expect(reply.text.contains(field), "\(fields) should name \(field): \(reply.text)")
+            }
+            let anonymous = try await client.call(.post, "/sports/messages", [:], body: "{}")
+            #expect(anonymous.status == .unauthorized)
+            #expect(anonymous.text.hasPrefix("<Error><Code>401</Code>"))
+            let unknown = try await client.call(
+                .post, "/nowhere/messages", Self.headers(["ServiceBusNotification-Format": "template"]), body: "{}")
+            #expect(unknown.status == .notFound)
+        }
+        #expect(hub.publisher.count == 0)
+    }
+
+    @Test func installationsInAzuresShapeAndTheOutcomeDetailsOfAStatus() async throws {
+        var hub = TestHub()
+        var status = StatusRecord.accepted(eventId: "ev-1", taskCount: 1, publishedAt: nil, acceptedAt: Date(timeIntervalSince1970: 0))
+        status.hub = HubName("sports")!
+        status.state = .completed
+        status.targets.total = 3
+        status.targets.byPlatform = ["apns": 2, "fcm": 1]
+        status.timings.completedAt = Date(timeIntervalSince1970: 2)
+        status.push = ["apns": ["sent": 1, "unregistered": 1], "fcm": ["sent": 1]]
+        hub.statusReader.records["sports/ev-1"] = status
+        try await hub.run { client async throws in
+            let body =
+                #"{"installationId":"i1","platform":"fcmv1","pushChannel":"\#(Fixture.fcmToken)","tags":["World"],"lastUpdate":"2024-01-01T00:00:00Z"}"#
+            #expect(try await client.call(.put, "/sports/installations/i1?api-version=2020-06", TestHub.listen, body: body).status == .ok)
+            let read = try await client.call(.get, "/sports/installations/i1", TestHub.listen)
+            #expect(try read.json()["platform"]?.stringValue == "fcmv1")
+            #expect(try read.json()["expirationTime"]?.stringValue == "9999-12-31T23:59:59.9999999Z")
+            #expect(try read.json()["hub"] == nil)
+            let patched = try await client.call(
+                .patch, "/sports/installations/i1", TestHub.listen, body: #"[{"op":"add","path":"/tags","value":"Breaking"}]"#)
+            #expect(patched.status == .ok, "\(patched.text)")
+            #expect(
+                try await client.call(.get, "/sports/installations/i1", TestHub.listen).json()["tags"]?.strings == ["World", "Breaking"])
+            let removed = try await client.call(
+                .patch, "/sports/installations/i1", TestHub.listen, body: #"[{"op":"remove","path":"/tags/World"}]"#)
+            #expect(removed.status == .ok, "\(removed.text)")
+            let afterRemove = try await client.call(.get, "/sports/installations/i1", TestHub.listen)
+            #expect(try afterRemove.json()["tags"]?.strings == ["Breaking"], "\(afterRemove.text)")
+            let variables = try await client.call(
+                .put, "/sports/installations/i2", TestHub.listen,
+                body: #"{"installationId":"i2","platform":"apns","pushChannel":"\#(Fixture.apnsToken)","pushVariables":{"a":"b"}}"#)
+            #expect(variables.status == .badRequest)
+            #expect(variables.text.contains("pushVariables"))
+            #expect(try await client.call(.delete, "/sports/installations/i1", TestHub.listen).status == .noContent)
+            #expect(try await client.call(.get, "/sports/installations/i1", TestHub.listen).status == .notFound)
+
+            let details = try await client.call(.get, "/sports/messages/ev-1?api-version=2020-06", TestHub.send)
+            #expect(details.status == .ok)
+            #expect(details.headers[.contentType] == "application/xml; charset=utf-8")
+            let xml = details.text
+            #expect(xml.contains("<NotificationId>ev-1</NotificationId>"))
+            #expect(xml.contains("<State>Completed</State>"))
+            #expect(xml.contains("<TargetPlatforms>apple,fcmv1</TargetPlatforms>"))
+            #expect(
+                xml.contains(
+                    "<ApnsOutcomeCounts><Outcome><Name>Success</Name><Count>1</Count></Outcome><Outcome><Name>ExpiredChannel</Name><Count>1</Count></Outcome></ApnsOutcomeCounts>"
+                ), "\(xml)")
+            #expect(xml.contains("<FcmV1OutcomeCounts><Outcome><Name>Success</Name><Count>1</Count></Outcome></FcmV1OutcomeCounts>"))
+            #expect(try await client.call(.get, "/news/messages/ev-1", TestHub.send).status == .notFound)
+        }
+    }
+}

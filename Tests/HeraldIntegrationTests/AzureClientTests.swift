@@ -1,0 +1,174 @@
+import Foundation
+import HeraldAPI
+import HeraldApp
+import HeraldDomain
+import HeraldLocalPush
+import HeraldStreams
+import HeraldTestSupport
+import Testing
+
+/// Herald's Azure Notification Hubs routes driven by a client none of us wrote:
+/// azure-notification-hub-unofficial from PyPI (a port of Microsoft's Node SDK), unmodified,
+/// given only connection strings that point at Herald. Two hubs with their own keys in one
+/// stack, the real `herald api` and `herald worker` (sender included, against the local APNs and
+/// FCM servers), checked through to delivery records and receipts.
+@Suite(
+    "an Azure Notification Hubs client against Herald", .heavy, .serialized,
+    .enabled(if: HeraldBinary.isBuilt, "build the herald executable first"))
+final class AzureClientTests {
+    let redis: TestRedis
+    let broker: TestBroker
+    let push: LocalPushServices
+    let prefix = TestBroker.uniqueName("azc")
+    let base: URL
+    var processes: [HeraldBinary.Running] = []
+    let full = (name: "Full", key: "full-key-for-the-azure-client-tests-0001")
+
+    init() async throws {
+        redis = try TestRedis()
+        broker = try TestBroker()
+        push = try await LocalPushServices.start()
+        base = URL(string: "http://127.0.0.1:\(freeLocalPort())/")!
+    }
+
+    deinit {
+        for process in processes {
+            process.signal(SIGTERM)
+            _ = process.waitForExit(timeout: 20)
+        }
+        broker.stop()
+        redis.stop()
+        let push = push
+        let done = DispatchSemaphore(value: 0)
+        Task {
+            await push.shutdown()
+            done.signal()
+        }
+        done.wait()
+    }
+
+    var topics: HeraldTopics { HeraldTopics.prefixed(prefix) }
+    var api: HeraldHTTPClient { .signed(base, full) }
+
+    func environment() -> [String: String] {
+        [
+            "HERALD_KAFKA_BROKERS": broker.bootstrapServers, "HERALD_REDIS_URL": redis.url,
+            "HERALD_TOPIC_PREFIX": prefix + ".herald.", "HERALD_REDIS_PREFIX": prefix, "HERALD_SLOTS": "16",
+            "HERALD_INSTANCE_ID": prefix, "HERALD_SESSION_TIMEOUT_MS": "6000", "HERALD_METRICS_PORT": "0",
+            "HERALD_API_HOST": "127.0.0.1", "HERALD_API_PORT": String(base.port!), "HERALD_HUB_URI": base.absoluteString,
+            "HERALD_POLICIES": "\(full.name):listen+send+manage:\(full.key)",
+            "HERALD_ID_SECRET": "id-secret-for-the-azure-client-tests-01", "HERALD_LOG_LEVEL": "notice",
+            "HERALD_ROLES": "planner,fanout,indexer,scheduler,sender",
+        ].merging(push.environment) { $1 }
+    }
+
+    /// Runs one scenario of azure_client.py with `connection` and returns what it printed.
+    func client(_ connection: String, hub: String, _ scenario: String) throws -> JSONValue {
+        let python = ToolPaths.repositoryRoot.appendingPathComponent(".herald/azure-client/bin/python").path
+        let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("azure_client.py").path
+        guard FileManager.default.isExecutableFile(atPath: python) else {
+            throw TestServerError(message: "no Azure client at \(python): run scripts/bootstrap (make test does)")
+        }
+        let run = try HeraldBinary.start([script, connection, hub, scenario], executable: python)
+        _ = run.waitForExit(timeout: 600)
+        guard run.process.terminationStatus == 0, let line = run.stdout().split(separator: "\n").last else {
+            throw TestServerError(message: "azure_client.py \(scenario) failed:\n\(run.stderr().suffix(3_000))")
+        }
+        return try JSONValue.parse(Array(line.utf8))
+    }
+
+    /// The connection string of a hub's policy, as `POST …/keys` gives it, with the scheme the
+    /// client should use for a plain-HTTP Herald (the client turns `sb://` into `https://`).
+    func connectionString(hub: String, policy: String = "DefaultFullSharedAccessSignature") async throws -> String {
+        let reply = try await api.send("POST", "/v1/hubs/\(hub)/policies/\(policy)/keys")
+        #expect(reply.status == 200, "\(reply.text)")
+        guard case .string(let text)? = try JSONValue.parse(Array(reply.body))["primaryConnectionString"] else {
+            throw TestServerError(message: "no connection string: \(reply.text)")
+        }
+        return text.replacingOccurrences(of: "Endpoint=sb://", with: "Endpoint=http://")
+    }
+
+    func deliveries(of eventId: String) async throws -> [DeliveryRecord] {
+        var tail = RecordTail(topic: topics.deliveries, bootstrapServers: broker.bootstrapServers)
+        tail.eventId = eventId
+        var found: [DeliveryRecord] = []
+        for try await message in tail.records() {
+            guard let value = message.value else { continue }
+            found.append(try DeliveryRecord.decode(value))
+        }
+        return found.filter { $0.eventId == eventId }
+    }
+
+    func receipts(of eventId: String) async throws -> [PushReceipt] {
+        var tail = RecordTail(topic: topics.receipts, bootstrapServers: broker.bootstrapServers)
+        tail.eventId = eventId
+        var found: [PushReceipt] = []
+        for try await message in tail.records() {
+            guard let value = message.value else { continue }
+            found.append(try JSONDecoder().decode(PushReceipt.self, from: Data(value)))
+        }
+        return found.filter { $0.eventId == eventId }
+    }
+
+    @Test(
+        "two hubs, each through its own connection string: installations, template and native sends to tag expressions, telemetry, a schedule cancelled"
+    )
+    func twoHubsThroughTheAzureClient() async throws {
+        processes.append(try HeraldBinary.start(["worker"], environment: environment()))
+        processes.append(try HeraldBinary.start(["api"], environment: environment()))
+        let processes = processes
+        try await api.waitUntilReady(attempts: 600) { processes.map { String($0.stderr().suffix(2_000)) }.joined() }
+        for hub in ["news", "sports"] {
+            #expect(try await api.send("PUT", "/v1/hubs/\(hub)").status == 201)
+        }
+        let news = try await connectionString(hub: "news")
+        let sports = try await connectionString(hub: "sports")
+
+        for (hub, connection) in [("news", news), ("sports", sports)] {
+            let devices = try client(connection, hub: hub, "devices")
+            #expect(devices["iphone"]?["platform"] == .string("apns"))
+            #expect(devices["iphone"]?["templates"]?["news"]?["tags"] == .array([.string("Alerts")]))
+            #expect(devices["pixel"]?["platform"] == .string("fcmv1"))
+            #expect(devices["pixel"]?["tags"] == .array([.string("World"), .string("Sports"), .string("Breaking")]))
+            #expect(devices["gone"] == .number("404"))
+        }
+        // Each key opens its own hub only.
+        let denied = try client(news, hub: "sports", "denied")
+        #expect(denied["status"] == .number("401"), "\(denied)")
+
+        for (hub, connection) in [("news", news), ("sports", sports)] {
+            try await checkSends(try client(connection, hub: hub, "send"), hub: hub)
+        }
+
+        // Scheduling works in the default hub (other hubs' schedules are not built yet), with
+        // the deployment's own policy.
+        let namespace = "Endpoint=\(base.absoluteString);SharedAccessKeyName=\(full.name);SharedAccessKey=\(full.key)"
+        let scheduled = try client(namespace, hub: "default", "schedule")
+        #expect(scheduled["cancelled"] == .number("200"), "\(scheduled)")
+        guard case .string(let id)? = scheduled["scheduled"]?["notificationId"] else {
+            Issue.record("no id for the scheduled send: \(scheduled)")
+            return
+        }
+        let status = try JSONValue.parse(Array(try await api.send("GET", "/v1/notifications/\(id)").body))
+        #expect(status["state"] == .string("cancelled"), "\(status)")
+    }
+
+    /// The template send reached the hub's template registration and the native one its native
+    /// APNs registration: one delivery record and one `sent` receipt each, all of the hub.
+    func checkSends(_ sent: JSONValue, hub: String) async throws {
+        for (name, outcome) in [("template", "templateOutcome"), ("native", "nativeOutcome")] {
+            guard case .string(let id)? = sent[name]?["notificationId"] else {
+                Issue.record("no notification id for the \(name) send: \(sent)")
+                continue
+            }
+            #expect(sent[outcome]?["state"] == .string("Completed"), "\(sent)")
+            #expect(sent[outcome]?["counts"]?["ApnsOutcomeCounts"]?["Success"] == .number("1"), "\(sent)")
+            let records = try await deliveries(of: id)
+            #expect(records.count == 1 && records.allSatisfy { $0.hub == HubName(hub) }, "\(records)")
+            #expect(records.first?.registrationId == (name == "template" ? "\(hub)-iphone:news" : "\(hub)-ipad"))
+            #expect(records.first?.payload.contains(hub) == true, "the hub's own text: \(records)")
+            let pushed = try await receipts(of: id)
+            #expect(pushed.map(\.outcome) == [.sent] && pushed.first?.hub == HubName(hub), "\(pushed)")
+        }
+    }
+}
