@@ -176,6 +176,21 @@ struct HubManagementTests {
         #expect(hub.publisher.count == 3)
     }
 
+    @Test func aHubPolicyNamedLikeANamespacePolicyIsTriedToo() async throws {
+        let hub = TestHub()
+        let event = #"{"tags":"Football","properties":{}}"#
+        try await hub.run { client async throws in
+            #expect(
+                try await client.call(.put, "/v1/hubs/sports", TestHub.manage, body: #"{"policies":[{"name":"send","rights":["send"]}]}"#)
+                    .status == .ok)
+            let keys = try await client.call(.post, "/v1/hubs/sports/policies/send/keys", TestHub.manage)
+            let own = TestHub.sas("send", key: try #require(try keys.json()["primaryKey"]?.stringValue))
+            #expect(try await client.call(.post, "/v1/hubs/sports/notifications", own, body: event).status == .accepted)
+            #expect(try await client.call(.post, "/v1/hubs/sports/notifications", TestHub.send, body: event).status == .accepted)
+            #expect(try await client.call(.post, "/v1/notifications", own, body: event).status == .unauthorized)
+        }
+    }
+
     @Test func aHubsSendQuotaRefusesItsExcessWithoutTouchingOtherHubs() async throws {
         let hub = TestHub()
         let event = #"{"tags":"Football","properties":{}}"#

@@ -65,11 +65,20 @@ struct DemoStoryTests {
         let totals = try #require(pushed.last { $0.contains(" receipts for ") }, "\(pushed.joined(separator: "\n"))")
         let numbers = totals.split(separator: " ").compactMap { Int($0) }
         #expect(numbers.count == 2 && numbers[0] == numbers[1] && numbers[0] == receiptLines.count, "\(totals)")
-        // Every event completed: the nine published at once and the scheduled one.
-        #expect(text.components(separatedBy: " completed: ").count - 1 == 10)
+        // Every event completed: the nine published at once, the scheduled one and the sports hub's.
+        #expect(text.components(separatedBy: " completed: ").count - 1 == 11)
         // The scheduled story: accepted as scheduled, then released at its time and delivered
         // to the World devices.
         #expect(text.contains("-> 202 scheduled"), "\(text.suffix(600))")
         #expect(text.contains("completed: released ") && text.contains("ms after its time"), "\(text.suffix(600))")
+        // The second app: its own hub, keys and devices, sent to through Azure's protocol.
+        let sports = text.split(separator: "\n").drop(while: { !$0.hasPrefix("7. ") }).joined(separator: "\n")
+        #expect(sports.contains("PUT /v1/hubs/sports -> 201"), "\(sports)")
+        #expect(sports.contains("the sports listen key on the news app's routes -> 401"), "\(sports)")
+        #expect(sports.contains("POST /sports/messages (Azure's protocol, tags Football) -> 201"), "\(sports)")
+        #expect(sports.contains("completed: 2 deliveries in hub sports"), "\(sports)")
+        for name in ["Sam's iPhone", "Sue's iPhone"] {
+            #expect(sports.contains(#"\#(name) (hub sports): {"aps":{"alert":"Goal! 1-0 in the 89th minute"}}"#), "\(sports)")
+        }
     }
 }

@@ -39,13 +39,36 @@ struct RequestAuthenticator: Sendable {
             } catch {
                 throw APIError.unauthenticated("malformed_token", error.message)
             }
-            if policies[signature.policyName] == nil, let hub, let own = hub.policy(named: signature.policyName) {
-                let policy = SharedAccessPolicy(name: own.name, key: own.primaryKey, rights: own.rights, secondaryKey: own.secondaryKey)
-                _ = try signature.verify(policies: [own.name: policy], requestResource: hubResource + path, now: now())
-                return .hubPolicy(hub: hub.name, name: own.name, rights: own.rights)
+            // The namespace's policy of that name, then the hub's (Azure names both kinds the
+            // same, DefaultListenSharedAccessSignature and so on): the first whose key made it.
+            var candidates: [(policy: SharedAccessPolicy, caller: Caller)] = []
+            if let policy = policies[signature.policyName] {
+                candidates.append((policy, .policy(name: policy.name, rights: policy.rights)))
             }
-            let policy = try signature.verify(policies: policies, requestResource: hubResource + path, now: now())
-            return .policy(name: policy.name, rights: policy.rights)
+            if let hub, let own = hub.policy(named: signature.policyName) {
+                candidates.append(
+                    (
+                        SharedAccessPolicy(name: own.name, key: own.primaryKey, rights: own.rights, secondaryKey: own.secondaryKey),
+                        .hubPolicy(hub: hub.name, name: own.name, rights: own.rights)
+                    ))
+            }
+            guard !candidates.isEmpty else {
+                _ = try signature.verify(policies: [:], requestResource: hubResource + path, now: now())
+                throw .unauthenticated("invalid_token", "the SharedAccessSignature is not valid for this hub")
+            }
+            var refusal: APIError?
+            for candidate in candidates {
+                do {
+                    _ = try signature.verify(
+                        policies: [candidate.policy.name: candidate.policy], requestResource: hubResource + path, now: now())
+                    return candidate.caller
+                } catch {
+                    // Signed with this key but expired or for another resource: that is the answer.
+                    if error.code != "invalid_token" { throw error }
+                    refusal = error
+                }
+            }
+            throw refusal!
         }
         if scheme.caseInsensitiveCompare("Bearer") == .orderedSame {
             guard let userTokens else {

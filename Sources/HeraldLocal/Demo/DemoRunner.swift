@@ -28,6 +28,8 @@ public struct DemoRunner: Sendable {
         let logger = Logger(label: "herald.demo")
         let listen = (name: "DefaultListenSharedAccessSignature", key: Self.randomKey())
         let send = (name: "NewsroomSend", key: Self.randomKey())
+        // The namespace's operator: creates the second app's hub.
+        let manage = (name: "Operator", key: Self.randomKey())
         let userKey = settings[.userTokenKey].isEmpty ? Self.randomKey() : settings[.userTokenKey]
         let port = try settings.int(.apiPort)
         let hubURI = "http://127.0.0.1:\(port)/"
@@ -41,7 +43,7 @@ public struct DemoRunner: Sendable {
         let demoSettings = settings.overriding(pushSettings).overriding([
             .apiHost: "127.0.0.1",
             .hubUri: hubURI,
-            .policies: "\(listen.name):listen:\(listen.key);\(send.name):send:\(send.key)"
+            .policies: "\(listen.name):listen:\(listen.key);\(send.name):send:\(send.key);\(manage.name):manage:\(manage.key)"
                 + (settings[.policies].isEmpty ? "" : ";" + settings[.policies]),
             .userTokenKey: userKey,
             .metricsPort: "0",
@@ -52,7 +54,7 @@ public struct DemoRunner: Sendable {
         let api = try await APIRunner(settings: demoSettings, registry: registry).makeService(pool: pool, logger: logger)
         let story = DemoStory(
             client: HeraldHTTPClient(baseURL: URL(string: hubURI)!),
-            hubURI: hubURI, listen: listen, send: send, userTokenKey: userKey,
+            hubURI: hubURI, listen: listen, send: send, manage: manage, userTokenKey: userKey,
             bootstrapServers: demoSettings[.kafkaBrokers], kafkaProperties: try demoSettings.kafkaProperties(),
             topics: try demoSettings.topics,
             keepRunning: keepRunning, logFile: logFile, logger: logger

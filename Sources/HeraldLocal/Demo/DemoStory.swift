@@ -20,6 +20,7 @@ struct DemoStory: Service {
     let hubURI: String
     let listen: (name: String, key: String)
     let send: (name: String, key: String)
+    let manage: (name: String, key: String)
     let userTokenKey: String
     let bootstrapServers: String
     /// librdkafka properties of `HERALD_KAFKA_CONFIG_FILE`.
@@ -114,6 +115,72 @@ struct DemoStory: Service {
 
         try await receiptsStory(runEvents: runEvents, expected: total, devicesById: devicesById, runId: runId)
         try await scheduledStory(runId: runId)
+        try await secondHubStory(runId: runId)
+    }
+
+    /// A second app in the same deployment: the operator creates the sports app's hub, its
+    /// devices register with the hub's own key, and its newsroom sends through Azure
+    /// Notification Hubs' REST protocol with the hub's connection string; the news app's
+    /// devices get nothing of it.
+    private func secondHubStory(runId: String) async throws {
+        say("\n7. A second app in the same deployment: the sports hub, with its own keys and devices")
+        let operatorAPI = client.authorized(sas(manage))
+        let created = try await operatorAPI.send("PUT", "/v1/hubs/sports")
+        guard created.status == 201 || created.status == 200 else {
+            throw HTTPClientError(message: "PUT /v1/hubs/sports: \(created.status) \(created.text)")
+        }
+        say(
+            "   operator: PUT /v1/hubs/sports -> \(created.status) (policies DefaultListenSharedAccessSignature, DefaultFullSharedAccessSignature)"
+        )
+        let listenKey = try await hubKey("DefaultListenSharedAccessSignature", operatorAPI)
+        let fullKey = try await hubKey("DefaultFullSharedAccessSignature", operatorAPI)
+        say(
+            "   connection string: \(HubDefinition.connectionString(hubResource: hubURI, policy: "DefaultFullSharedAccessSignature", key: "<key>"))"
+        )
+        let device = client.authorized(sas((name: "DefaultListenSharedAccessSignature", key: listenKey.key)))
+        var sportsDevices: [String: String] = [:]
+        for (name, handle) in [("Sam's iPhone", String(repeating: "5a", count: 32)), ("Sue's iPhone", String(repeating: "5b", count: 32))] {
+            let installationId = "sports-\(runId)-\(name.prefix(3).lowercased())"
+            let body: [String: Any] = [
+                "installationId": installationId, "platform": "apns", "pushChannel": handle, "tags": ["Football"],
+                "templates": ["score": ["body": #"{"aps":{"alert":"$(score)"}}"#]],
+            ]
+            let put = try await device.send("PUT", "/sports/installations/\(installationId)?api-version=2020-06", body: device.json(body))
+            guard put.status == 200 else { throw HTTPClientError(message: "PUT /sports/installations: \(put.status) \(put.text)") }
+            sportsDevices["\(installationId):score"] = name
+            say("   \(name): PUT /sports/installations/\(installationId) with the hub's listen key -> 200")
+        }
+        let wrongHub = try await device.send("POST", "/v1/registrationIDs")
+        say("   the sports listen key on the news app's routes -> \(wrongHub.status)")
+
+        let newsroom = client.authorized(sas((name: "DefaultFullSharedAccessSignature", key: fullKey.key)))
+        let sent = try await newsroom.send(
+            "POST", "/sports/messages?api-version=2020-06", body: Data(#"{"score":"Goal! 1-0 in the 89th minute"}"#.utf8),
+            headers: ["ServiceBusNotification-Format": "template", "ServiceBusNotification-Tags": "Football"])
+        guard sent.status == 201, let location = sent.header("Location"),
+            let id = location.split(separator: "/").last?.split(separator: "?").first
+        else {
+            throw HTTPClientError(message: "POST /sports/messages: \(sent.status) \(sent.text)")
+        }
+        say("   sports newsroom: POST /sports/messages (Azure's protocol, tags Football) -> 201, Location \(location)")
+        let status = try await waitForStatus(String(id), path: "/v1/hubs/sports/notifications/", api: newsroom)
+        say("   \(id)  \(status.state.rawValue): \(status.targets.total) deliveries in hub sports")
+        var tail = RecordTail(topic: topics.deliveries, bootstrapServers: bootstrapServers)
+        tail.extra = kafkaProperties
+        tail.eventId = String(id)
+        for try await message in tail.records(logger: logger) {
+            guard let value = message.value, let record = try? DeliveryRecord.decode(value), record.eventId == String(id) else { continue }
+            say("      \(sportsDevices[record.registrationId] ?? record.registrationId) (hub \(record.hub)): \(record.payload)")
+        }
+        say("   The news app's devices received nothing of it: each hub's devices, keys and events are its own.")
+    }
+
+    private func hubKey(_ policy: String, _ operatorAPI: HeraldHTTPClient) async throws -> (name: String, key: String) {
+        let reply = try await operatorAPI.send("POST", "/v1/hubs/sports/policies/\(policy)/keys")
+        guard reply.status == 200, case .string(let key)? = try JSONValue.parse(Array(reply.body))["primaryKey"] else {
+            throw HTTPClientError(message: "POST /v1/hubs/sports/policies/\(policy)/keys: \(reply.status) \(reply.text)")
+        }
+        return (policy, key)
     }
 
     /// The sender role's side: one receipt per delivery on `herald.receipts`, and the counts
@@ -207,11 +274,12 @@ struct DemoStory: Service {
     }
 
     private func waitForStatus(
-        _ id: String, timeout: Int = 60, until done: (StatusRecord) -> Bool = { $0.state.isTerminal }
+        _ id: String, timeout: Int = 60, path: String = "/v1/notifications/", api: HeraldHTTPClient? = nil,
+        until done: (StatusRecord) -> Bool = { $0.state.isTerminal }
     ) async throws -> StatusRecord {
-        let api = client.authorized(sas(send))
+        let api = api ?? client.authorized(sas(send))
         for _ in 0..<(timeout * 10) {
-            let reply = try await api.send("GET", "/v1/notifications/\(id)")
+            let reply = try await api.send("GET", path + id)
             if reply.status == 200 {
                 let status = try JSONDecoder().decode(StatusRecord.self, from: reply.body)
                 if done(status) { return status }
