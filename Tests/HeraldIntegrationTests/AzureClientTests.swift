@@ -140,23 +140,25 @@ final class AzureClientTests {
             try await checkSends(try client(connection, hub: hub, "send"), hub: hub, connection: connection)
         }
 
-        // Scheduling works in the default hub (other hubs' schedules are not built yet), with
-        // the deployment's own policy.
-        let namespace = "Endpoint=\(base.absoluteString);SharedAccessKeyName=\(full.name);SharedAccessKey=\(full.key)"
-        let scheduled = try client(namespace, hub: "default", "schedule")
+        // A schedule in one hub, cancelled there; and the deployment's own policy on the default hub.
+        let scheduled = try client(sports, hub: "sports", "schedule")
         guard case .string(let id)? = scheduled["notificationId"] else {
             Issue.record("no id for the scheduled send: \(scheduled)")
             return
         }
         try await waitWhileProgressing("the schedule of \(id)", interval: .milliseconds(200)) {
             () async throws -> ProgressCheck<Int, Void> in
-            let reply = try await api.send("GET", "/v1/notifications/\(id)")
+            let reply = try await api.send("GET", "/v1/hubs/sports/notifications/\(id)")
             return reply.status == 200 ? .done(()) : .waiting(0)
         }
-        let cancelled = try client(namespace, hub: "default", "cancel", [id])
+        #expect(try client(news, hub: "news", "cancel", [id])["status"] == .number("404"), "not the news hub's")
+        let cancelled = try client(sports, hub: "sports", "cancel", [id])
         #expect(cancelled["status"] == .number("200"), "\(cancelled)")
-        let status = try JSONValue.parse(Array(try await api.send("GET", "/v1/notifications/\(id)").body))
+        let status = try JSONValue.parse(Array(try await api.send("GET", "/v1/hubs/sports/notifications/\(id)").body))
         #expect(status["state"] == .string("cancelled"), "\(status)")
+        let namespace = "Endpoint=\(base.absoluteString);SharedAccessKeyName=\(full.name);SharedAccessKey=\(full.key)"
+        let plain = try client(namespace, hub: "default", "schedule")
+        #expect(plain["notificationId"] != nil, "\(plain)")
     }
 
     /// The template send reached the hub's template registration and the native one its native

@@ -100,6 +100,36 @@ struct SchedulingTests {
         }
     }
 
+    @Test("two hubs schedule events with the same id: a cancel in one leaves the other, which is released to its own devices")
+    func schedulesOfTwoHubs() async throws {
+        let clock = TestClock(Self.start)
+        let sports = HubName("sports")!
+        try await Self.withScheduling(clock) { harness in
+            var fan = testRegistration("s1", tags: ["World"])
+            fan.hub = sports
+            try await harness.seed([testRegistration("w1", tags: ["World"]), fan])
+            try await harness.createHub(sports)
+            harness.startRoles(scheduler: true)
+            let at = EventSchedule.at(Self.start.addingTimeInterval(600))
+            var sportsEvent = Self.morning("kickoff", .broadcast, at)
+            sportsEvent.hub = sports
+            _ = try await harness.publish(Self.morning("kickoff", .broadcast, at))
+            _ = try await harness.publish(sportsEvent)
+            _ = try await harness.status("kickoff") { $0.state == .scheduled }
+            _ = try await harness.status("kickoff", hub: sports) { $0.state == .scheduled }
+            try await harness.requestCancel("kickoff", hub: sports)
+            let cancelled = try await harness.status("kickoff", hub: sports) { $0.state == .cancelled }
+            #expect(cancelled.hub == sports)
+            #expect(try await harness.currentStatus("kickoff")?.state == .scheduled, "the default hub's kickoff is untouched")
+            clock.advance(by: 601)
+            let released = try await harness.status("kickoff") { $0.state == .completed }
+            #expect(released.targets.total == 1)
+            #expect(try await harness.deliveries(eventId: "kickoff").map(\.registrationId) == ["w1"])
+            #expect(try await harness.deliveries(eventId: "kickoff", hub: sports).isEmpty)
+            #expect(try await harness.currentStatus("kickoff", hub: sports)?.state == .cancelled)
+        }
+    }
+
     @Test("cancelled before its time: status cancelled, nothing released, nothing delivered")
     func cancelledBefore() async throws {
         let clock = TestClock(Self.start)
@@ -360,28 +390,29 @@ struct SchedulingTests {
 
 extension PipelineHarness {
     /// The status in Redis now, if any.
-    func currentStatus(_ eventId: String) async throws -> StatusRecord? {
-        try await StatusReader(pool: pool, layout: configuration.layout).status(eventId: eventId)
+    func currentStatus(_ eventId: String, hub: HubName = .default) async throws -> StatusRecord? {
+        try await StatusReader(pool: pool, layout: configuration.layout).status(eventId: eventId, hub: hub)
     }
 
     /// Waits until the status of `eventId` satisfies `condition`; fails only when the status stays
     /// the same for `stallLimit`.
-    func status(_ eventId: String, stallLimit: Duration = .seconds(120), _ condition: (StatusRecord) -> Bool) async throws
-        -> StatusRecord
-    {
+    func status(
+        _ eventId: String, hub: HubName = .default, stallLimit: Duration = .seconds(120), _ condition: (StatusRecord) -> Bool
+    ) async throws -> StatusRecord {
         try await waitWhileProgressing("the status of \(eventId) reaching the expected state", stallLimit: stallLimit) {
             () async throws -> ProgressCheck<StatusRecord?, StatusRecord> in
-            let status = try await currentStatus(eventId)
+            let status = try await currentStatus(eventId, hub: hub)
             if let status, condition(status) { return .done(status) }
             return .waiting(status)
         }
     }
 
     /// What `DELETE /v1/notifications/{id}` writes: a cancel request on the schedule topic.
-    func requestCancel(_ eventId: String) async throws {
-        let record = ScheduleRecord.cancel(eventId: eventId, requestedAt: Date())
+    func requestCancel(_ eventId: String, hub: HubName = .default) async throws {
+        let key = hub.recordKey(eventId)
+        let record = ScheduleRecord.cancel(eventId: key, requestedAt: Date())
         try await publishRaw(
-            Array(try JSONEncoder().encode(record)), key: eventId, partition: configuration.topics.scheduledPartition(of: eventId),
+            Array(try JSONEncoder().encode(record)), key: key, partition: configuration.topics.scheduledPartition(of: key),
             topic: configuration.topics.scheduled)
     }
 }

@@ -62,11 +62,6 @@ struct NotificationRoutes: Sendable {
             }
             event.hub = hub
         }
-        if !hub.isDefault, event.schedule != nil {
-            throw APIError.invalidBody(
-                field: event.schedule.map { if case .at = $0 { "sendAt" } else { "sendAtLocal" } } ?? "sendAt",
-                "scheduled sends are not built for hubs other than the default yet; send it at once or in the default hub")
-        }
         if event.id == nil { event.id = Self.newEventId() }
         if event.publishedAt == nil { event.publishedAt = now() }
         let decision = try scheduleRules.decide(event, eventId: event.id!, now: now())
@@ -97,7 +92,6 @@ struct NotificationRoutes: Sendable {
     /// one when the scheduler has not acted within `cancelWait` (202); 404, 409 otherwise.
     func cancel(eventId id: String, hub: HubName) async throws -> (StatusRecord, HTTPResponse.Status) {
         let scheduler = try requireScheduler()
-        // Only the default hub schedules (see `accept`): elsewhere the status is not found.
         guard let current = try await storedStatus(id, hub: hub) else {
             throw APIError.notFound("a status for event \"\(id)\" (it may not have been planned yet)")
         }
@@ -109,7 +103,7 @@ struct NotificationRoutes: Sendable {
         default:
             throw Self.tooLate(current)
         }
-        try await scheduler.requestCancel(eventId: id)
+        try await scheduler.requestCancel(eventId: id, hub: hub)
         let deadline = ContinuousClock.now + cancelWait
         var latest = current
         while ContinuousClock.now < deadline {

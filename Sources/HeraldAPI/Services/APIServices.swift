@@ -80,8 +80,8 @@ public protocol NotificationStatusReading: Sendable {
 /// The scheduler's side of the API: what `DELETE /v1/notifications/{id}` and
 /// `GET /v1/notifications?state=scheduled` need.
 public protocol NotificationScheduling: Sendable {
-    /// Puts a cancel request for `eventId` on `herald.scheduled`; the scheduler role acts on it.
-    func requestCancel(eventId: String) async throws
+    /// Puts a cancel request for `eventId` of `hub` on `herald.scheduled`; the scheduler role acts on it.
+    func requestCancel(eventId: String, hub: HubName) async throws
     /// The schedules with releases still pending, next release first.
     func pendingSchedules() async throws -> [ScheduledEvent]
 }

@@ -175,11 +175,13 @@ struct KafkaNotificationScheduler: NotificationScheduling {
     let topics: HeraldTopics
     let reader: ScheduleReader
 
-    func requestCancel(eventId: String) async throws {
-        let record = ScheduleRecord.cancel(eventId: eventId, requestedAt: Date())
+    func requestCancel(eventId: String, hub: HubName) async throws {
+        // Keyed as the schedule is (`ScheduledEvent.scheduleKey`), so it lands beside it.
+        let key = hub.recordKey(eventId)
+        let record = ScheduleRecord.cancel(eventId: key, requestedAt: Date())
         _ = try await producer.send(
             KafkaOutgoingMessage(
-                topic: topics.scheduled, partition: topics.scheduledPartition(of: eventId), key: Array(eventId.utf8),
+                topic: topics.scheduled, partition: topics.scheduledPartition(of: key), key: Array(key.utf8),
                 value: Array(try JSONEncoder().encode(record))))
     }
 

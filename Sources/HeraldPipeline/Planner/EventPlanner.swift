@@ -107,14 +107,6 @@ public final class EventPlanner: Sendable {
             // A schedule's times are judged now: too late or too far ahead is a dead letter.
             let id = event.id ?? Self.derivedId(message)
             decision = try configuration.scheduleRules.decide(event, eventId: id, now: now)
-            if case .schedule = decision, !event.hub.isDefault {
-                throw ValidationFailure(issues: [
-                    ValidationIssue(
-                        field: event.schedule.map { if case .at = $0 { "sendAt" } else { "sendAtLocal" } } ?? "sendAt",
-                        code: ValidationIssue.Code.invalidValue,
-                        message: "scheduled sends are not built for hubs other than the default yet")
-                ])
-            }
         } catch {
             let letter = DeadLetter(failure: error, message: message, now: now)
             try producer.enqueue(letter.outgoing(topic: topics.eventsDeadLetters))
@@ -211,7 +203,8 @@ public final class EventPlanner: Sendable {
             let scheduled = ScheduledEvent(eventId: eventId, event: event, scheduledAt: now, releases: releases, claim: claim.description)
             try producer.enqueue(
                 KafkaOutgoingMessage(
-                    topic: topics.scheduled, partition: topics.scheduledPartition(of: eventId), key: Array(eventId.utf8),
+                    topic: topics.scheduled, partition: topics.scheduledPartition(of: scheduled.scheduleKey),
+                    key: Array(scheduled.scheduleKey.utf8),
                     value: Array(try JSONEncoder().encode(ScheduleRecord.schedule(scheduled)))))
             let record = StatusRecord.scheduled(scheduled, at: now)
             try enqueueStatus(record, producer: producer, claim: claim)

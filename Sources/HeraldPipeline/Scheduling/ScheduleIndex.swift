@@ -104,6 +104,7 @@ struct ScheduleIndex: Sendable {
     /// A schedule as the index stores it: its JSON (a `ScheduledEvent`, as on the topic) and
     /// what the index keys on.
     struct Entry: Sendable {
+        /// The schedule's key (`ScheduledEvent.scheduleKey`): the field of `items`, the member of `due`.
         var eventId: String
         var revision: Int
         /// Its next pending release; nil when nothing is pending.
@@ -112,7 +113,7 @@ struct ScheduleIndex: Sendable {
 
         init(_ scheduled: ScheduledEvent) throws {
             self.init(
-                eventId: scheduled.eventId, revision: scheduled.revision, nextReleaseAt: scheduled.nextReleaseAt,
+                eventId: scheduled.scheduleKey, revision: scheduled.revision, nextReleaseAt: scheduled.nextReleaseAt,
                 json: Array(try JSONEncoder().encode(scheduled)))
         }
 

@@ -353,21 +353,22 @@ public final class SchedulerService: Service, Sendable {
                     metadata: ["key": "\(key)", "offset": "\(message.offset)", "error": "\(error)"])
                 continue
             }
+            // The record's key is the schedule's key (`ScheduledEvent.scheduleKey`): the event id,
+            // behind its hub's name outside the default hub.
             if !head.isCancel {
-                writes.append(
-                    .store(.init(eventId: head.eventId, revision: head.revision, nextReleaseAt: head.nextReleaseAt, json: value)))
-                if partition.catchUpTo == nil, partition.awaitedCancels.removeValue(forKey: head.eventId) != nil {
+                writes.append(.store(.init(eventId: key, revision: head.revision, nextReleaseAt: head.nextReleaseAt, json: value)))
+                if partition.catchUpTo == nil, partition.awaitedCancels.removeValue(forKey: key) != nil {
                     try await index.apply(writes, partition: number)
                     writes = []
-                    logger.info("schedule read after its cancel request; cancelling it", metadata: ["eventId": "\(head.eventId)"])
-                    try await cancel(head.eventId, partition: &partition, number: number, index: index)
+                    logger.info("schedule read after its cancel request; cancelling it", metadata: ["eventId": "\(key)"])
+                    try await cancel(key, partition: &partition, number: number, index: index)
                 }
             } else if partition.catchUpTo != nil {
-                partition.deferredCancels.append(head.eventId)
+                partition.deferredCancels.append(key)
             } else {
                 try await index.apply(writes, partition: number)
                 writes = []
-                try await cancel(head.eventId, partition: &partition, number: number, index: index)
+                try await cancel(key, partition: &partition, number: number, index: index)
             }
         }
         try await index.apply(writes, partition: number)
@@ -477,10 +478,10 @@ public final class SchedulerService: Service, Sendable {
         if unprepared.count == batch { partition.nextPrepareScan = ContinuousClock.now }
     }
 
-    /// Prepares the next release of each of `eventIds` (one `HMGET`).
-    private func prepare(_ eventIds: [String], number: Int32, partition: inout Partition, index: ScheduleIndex) async throws {
-        for scheduled in try await index.items(eventIds, partition: number) {
-            partition.prepared[scheduled.eventId] = try prepare(scheduled, number: number)
+    /// Prepares the next release of each of the schedules of `keys` (one `HMGET`).
+    private func prepare(_ keys: [String], number: Int32, partition: inout Partition, index: ScheduleIndex) async throws {
+        for scheduled in try await index.items(keys, partition: number) {
+            partition.prepared[scheduled.scheduleKey] = try prepare(scheduled, number: number)
         }
     }
 
@@ -501,7 +502,8 @@ public final class SchedulerService: Service, Sendable {
             let claim = release.eventId == scheduled.eventId ? scheduled.claim : ""
             messages.append(
                 KafkaOutgoingMessage(
-                    topic: configuration.topics.events, key: Array(release.eventId.utf8), value: event.canonicalJSON(),
+                    topic: configuration.topics.events, key: Array(event.hub.recordKey(release.eventId).utf8),
+                    value: event.canonicalJSON(),
                     headers: [KafkaHeader(key: EventPlanner.releaseHeader, value: claim)]
                 ))
             released.append(release.eventId)
@@ -512,6 +514,7 @@ public final class SchedulerService: Service, Sendable {
             at: at, messages: messages, entry: entry, status: StatusRecord.scheduled(next, at: at), released: released)
     }
 
+    /// Cancels what is pending of the schedule of `eventId` (its schedule key).
     private func cancel(_ eventId: String, partition: inout Partition, number: Int32, index: ScheduleIndex) async throws {
         let stored = try await index.item(eventId, partition: number)
         if stored == nil, try await statusState(eventId, index: index) == .scheduled {
@@ -545,15 +548,17 @@ public final class SchedulerService: Service, Sendable {
     }
 
     /// The state of the event's status in Redis, if it has one.
-    private func statusState(_ eventId: String, index: ScheduleIndex) async throws -> StatusRecord.State? {
-        guard let bytes = try await index.redis.send(.get(configuration.layout.statusKey(eventId: eventId))).bytes else { return nil }
+    private func statusState(_ key: String, index: ScheduleIndex) async throws -> StatusRecord.State? {
+        guard let (hub, eventId) = HubName.split(recordKey: key) else { return nil }
+        let statusKey = configuration.layout.hub(hub).statusKey(eventId: eventId)
+        guard let bytes = try await index.redis.send(.get(statusKey)).bytes else { return nil }
         return try? StatusCoding.decodeStatus(bytes).state
     }
 
     /// A schedule's next state on this partition: its tombstone once nothing is pending.
     private func stateMessage(_ next: ScheduledEvent, entry: ScheduleIndex.Entry, number: Int32) -> KafkaOutgoingMessage {
         KafkaOutgoingMessage(
-            topic: configuration.topics.scheduled, partition: number, key: Array(next.eventId.utf8),
+            topic: configuration.topics.scheduled, partition: number, key: Array(next.scheduleKey.utf8),
             value: entry.nextReleaseAt == nil ? nil : entry.json)
     }
 

@@ -42,6 +42,10 @@ public struct ScheduledEvent: Sendable, Hashable, Codable {
         self.claim = claim
     }
 
+    /// The schedule's key on `herald.scheduled` and in the scheduler's index: the event id in
+    /// the default hub, `<hub>/<id>` in the others (event ids are unique within a hub).
+    public var scheduleKey: String { event.hub.recordKey(eventId) }
+
     /// The releases still to come.
     public var pending: [ScheduledRelease] { releases.filter { $0.state == .pending } }
 
