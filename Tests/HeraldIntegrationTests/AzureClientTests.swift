@@ -16,36 +16,17 @@ import Testing
     "an Azure Notification Hubs client against Herald", .heavy, .serialized,
     .enabled(if: HeraldBinary.isBuilt, "build the herald executable first"))
 final class AzureClientTests {
-    let redis: TestRedis
-    let broker: TestBroker
-    let push: LocalPushServices
+    let stack: LocalPushStack
     let prefix = TestBroker.uniqueName("azc")
-    let base: URL
-    var processes: [HeraldBinary.Running] = []
     let full = (name: "Full", key: "full-key-for-the-azure-client-tests-0001")
 
-    init() async throws {
-        redis = try TestRedis()
-        broker = try TestBroker()
-        push = try await LocalPushServices.start()
-        base = URL(string: "http://127.0.0.1:\(freeLocalPort())/")!
-    }
+    init() async throws { stack = try await LocalPushStack() }
 
-    deinit {
-        for process in processes {
-            process.signal(SIGTERM)
-            _ = process.waitForExit(timeout: 20)
-        }
-        broker.stop()
-        redis.stop()
-        let push = push
-        let done = DispatchSemaphore(value: 0)
-        Task {
-            await push.shutdown()
-            done.signal()
-        }
-        done.wait()
-    }
+    var redis: TestRedis { stack.redis }
+    var broker: TestBroker { stack.broker }
+    var push: LocalPushServices { stack.push }
+    var base: URL { stack.base }
+    var processes: [HeraldBinary.Running] { stack.processes }
 
     var topics: HeraldTopics { HeraldTopics.prefixed(prefix) }
     var api: HeraldHTTPClient { .signed(base, full) }
@@ -114,8 +95,8 @@ final class AzureClientTests {
         "two hubs, each through its own connection string: installations, template and native sends to tag expressions, telemetry, a schedule cancelled"
     )
     func twoHubsThroughTheAzureClient() async throws {
-        processes.append(try HeraldBinary.start(["worker"], environment: environment()))
-        processes.append(try HeraldBinary.start(["api"], environment: environment()))
+        try stack.start(["worker"], environment: environment())
+        try stack.start(["api"], environment: environment())
         let processes = processes
         try await api.waitUntilReady(attempts: 600) { processes.map { String($0.stderr().suffix(2_000)) }.joined() }
         for hub in ["news", "sports"] {

@@ -16,36 +16,17 @@ import Testing
 /// SIGKILLed mid-run.
 @Suite("sender role on the real processes", .heavy, .serialized, .enabled(if: HeraldBinary.isBuilt, "build the herald executable first"))
 final class SenderStackTests {
-    let redis: TestRedis
-    let broker: TestBroker
-    let push: LocalPushServices
+    let stack: LocalPushStack
     let prefix = TestBroker.uniqueName("snd")
-    let base: URL
-    var processes: [HeraldBinary.Running] = []
     let full = (name: "Full", key: "full-key-for-the-sender-stack-tests-0001")
 
-    init() async throws {
-        redis = try TestRedis()
-        broker = try TestBroker()
-        push = try await LocalPushServices.start()
-        base = URL(string: "http://127.0.0.1:\(freeLocalPort())/")!
-    }
+    init() async throws { stack = try await LocalPushStack() }
 
-    deinit {
-        for process in processes {
-            process.signal(SIGTERM)
-            _ = process.waitForExit(timeout: 20)
-        }
-        broker.stop()
-        redis.stop()
-        let push = push
-        let done = DispatchSemaphore(value: 0)
-        Task {
-            await push.shutdown()
-            done.signal()
-        }
-        done.wait()
-    }
+    var redis: TestRedis { stack.redis }
+    var broker: TestBroker { stack.broker }
+    var push: LocalPushServices { stack.push }
+    var base: URL { stack.base }
+    var processes: [HeraldBinary.Running] { stack.processes }
 
     var layout: SlotLayout { SlotLayout(slotCount: 16, prefix: prefix) }
     var topics: HeraldTopics { HeraldTopics.prefixed(prefix) }
@@ -63,8 +44,8 @@ final class SenderStackTests {
 
     /// Starts the API and a worker with `roles`; waits until the API is ready.
     func startStack(roles: String) async throws {
-        processes.append(try HeraldBinary.start(["worker"], environment: environment(roles: roles, instance: prefix)))
-        processes.append(try HeraldBinary.start(["api"], environment: environment(roles: roles, instance: prefix)))
+        try stack.start(["worker"], environment: environment(roles: roles, instance: prefix))
+        try stack.start(["api"], environment: environment(roles: roles, instance: prefix))
         let processes = processes
         try await api.waitUntilReady(attempts: 600) { processes.map { String($0.stderr().suffix(2_000)) }.joined() }
     }

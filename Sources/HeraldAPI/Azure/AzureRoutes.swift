@@ -21,7 +21,7 @@ struct AzureRoutes: Sendable {
 
     func add(to router: Router<APIRequestContext>, authenticator: RequestAuthenticator, hubs: any HubStore) {
         let group = router.group("{hub}")
-            .add(middleware: AzureErrorMiddleware())
+            .add(middleware: ErrorMiddleware(render: { error, _, _ in AzureXML.error(error) }))
             .add(
                 middleware: AuthenticationMiddleware(
                     authenticator: authenticator, hubs: hubs, hubOf: AuthenticationMiddleware.hubOfAzureRoute))

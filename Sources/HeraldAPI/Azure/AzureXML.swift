@@ -96,18 +96,3 @@ enum AzureXML {
         }
     }
 }
-
-/// Renders every error of the Azure routes as Azure's XML error body, with Azure's status.
-struct AzureErrorMiddleware<Context: RequestContext>: RouterMiddleware {
-    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
-        do {
-            return try await next(request, context)
-        } catch {
-            let apiError = APIError.from(error)
-            if apiError.status.code >= 500 {
-                context.logger.error("request failed", metadata: ["error": "\(String(reflecting: error))", "path": "\(request.uri.path)"])
-            }
-            return AzureXML.error(apiError)
-        }
-    }
-}

@@ -144,9 +144,14 @@ extension APIError {
     }
 }
 
-/// Turns whatever a route throws into the JSON error document, so no client ever sees a
-/// plain-text or empty error body. Server faults are logged; client errors are not.
+/// Turns whatever a route throws into the JSON error document (or, with `render`, another
+/// form of it: the Azure routes' XML), so no client ever sees a plain-text or empty error body.
+/// Server faults are logged; client errors are not.
 struct ErrorMiddleware<Context: RequestContext>: RouterMiddleware {
+    var render: @Sendable (APIError, Request, Context) -> Response = { error, request, context in
+        error.response(from: request, context: context)
+    }
+
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         do {
             return try await next(request, context)
@@ -155,7 +160,7 @@ struct ErrorMiddleware<Context: RequestContext>: RouterMiddleware {
             if apiError.status.code >= 500 {
                 context.logger.error("request failed", metadata: ["error": "\(String(reflecting: error))", "path": "\(request.uri.path)"])
             }
-            return apiError.response(from: request, context: context)
+            return render(apiError, request, context)
         }
     }
 }
