@@ -55,11 +55,11 @@ public struct APIRunner: Sendable {
         let topics = try settings.topics
         let publisher = EventPublisher(producer: producer, topics: topics)
         let layout = try settings.layout()
-        let provisioner = TopicProvisioner(topics: topics, bootstrapServers: settings[.kafkaBrokers], extra: try settings.kafkaProperties())
+        let kafkaProperties = try settings.kafkaProperties()
+        let provisioner = TopicProvisioner(topics: topics, bootstrapServers: settings[.kafkaBrokers], extra: kafkaProperties)
         try await admin.createTopics(provisioner.specifications.filter { $0.name == topics.hubs }, ignoreExisting: true)
         let hubs = HubDirectory(
-            topic: topics.hubs, bootstrapServers: settings[.kafkaBrokers], extra: try settings.kafkaProperties(), producer: producer,
-            logger: logger)
+            topic: topics.hubs, bootstrapServers: settings[.kafkaBrokers], extra: kafkaProperties, producer: producer, logger: logger)
         let services = APIServices(
             registry: service,
             publisher: KafkaNotificationPublisher(publisher: publisher, pool: pool, layout: layout),
@@ -135,7 +135,7 @@ struct RedisSendQuota: SendQuota {
 
     func admit(hub: HubName, perMinute: Int) async throws -> Bool {
         let minute = Int(Date().timeIntervalSince1970) / 60
-        let key = "\(layout.hub(hub).hubPrefix):sends:\(minute)"
+        let key = layout.hub(hub).sendCountKey(minute: minute)
         let replies = try await pool.withConnection { connection in
             try await connection.pipeline([RedisCommand("INCR", key), .expire(key, seconds: 120)])
         }
