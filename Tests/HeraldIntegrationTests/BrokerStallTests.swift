@@ -61,6 +61,7 @@ struct BrokerStallTests {
         worker.signal(SIGSTOP)
         _ = try await publisher.publish(
             try NotificationEvent.decode(Array(#"{"id":"\#(eventId)","properties":{"News_English":"Summit ends"}}"#.utf8)))
+        await publisher.shutdown()
         try await worker.runInSlices(timeout: .seconds(90)) { try await watcher.drain() > 0 }
         await watcher.close()
 

@@ -1,6 +1,8 @@
 import Foundation
+import HeraldApp
 import HeraldDomain
 import HeraldKafka
+import HeraldLocalPush
 import HeraldPipeline
 import HeraldRedis
 import HeraldRegistry
@@ -30,7 +32,9 @@ struct ClusterFaultTests {
         let pool: RedisConnectionPool
         let worker: HeraldBinary.Running
 
-        init(name: String, registrations: Int, roles: String = "planner,fanout,indexer") async throws {
+        init(
+            name: String, registrations: Int, roles: String = "planner,fanout,indexer", extraEnvironment: [String: String] = [:]
+        ) async throws {
             cluster = try TestRedisCluster()
             broker = try TestBroker()
             prefix = TestBroker.uniqueName(name)
@@ -48,7 +52,7 @@ struct ClusterFaultTests {
                 "HERALD_SLOTS": String(ClusterFaultTests.slots), "HERALD_TASKS_PER_BROADCAST": "32", "HERALD_INSTANCE_ID": prefix,
                 "HERALD_SESSION_TIMEOUT_MS": "6000", "HERALD_METRICS_PORT": "0", "HERALD_ROLES": roles,
                 "HERALD_LOG_LEVEL": "notice", "HERALD_ALLOW_DEMO_KEYS": "true",
-            ]
+            ].merging(extraEnvironment) { $1 }
             worker = try HeraldBinary.start(["worker"], environment: environment)
             pool = RedisConnectionPool(configuration: try RedisConfiguration(url: cluster.url), size: 2)
             try await RedisLossTests.waitForEpoch(RegistrationIndex(pool: pool, layout: layout), worker: worker)
@@ -66,9 +70,15 @@ struct ClusterFaultTests {
         func publish(_ eventId: String, sendAt: Date? = nil) async throws {
             let publisher = try EventPublisher(bootstrapServers: broker.bootstrapServers, topics: topics)
             let schedule = sendAt.map { #","sendAt":"\#(ISO8601Timestamp.format($0))""# } ?? ""
-            _ = try await publisher.publish(
-                try NotificationEvent.decode(
-                    Array(#"{"id":"\#(eventId)","properties":{"News_English":"Summit ends"}\#(schedule)}"#.utf8)))
+            let event = try NotificationEvent.decode(
+                Array(#"{"id":"\#(eventId)","properties":{"News_English":"Summit ends"}\#(schedule)}"#.utf8))
+            do {
+                _ = try await publisher.publish(event)
+            } catch {
+                await publisher.shutdown()
+                throw error
+            }
+            await publisher.shutdown()
         }
 
         /// Waits for the status to complete and checks it and the delivery log: every
@@ -168,6 +178,107 @@ struct ClusterFaultTests {
             topics: deployment.topics, broker: deployment.broker)
     }
 
+    @Test(
+        "kill -9 of a master while the sender commits receipts and the API takes registrations: both keep running, every delivery gets its final receipt, every acknowledged write is readable after"
+    )
+    func failoverUnderSenderAndAPI() async throws {
+        let registrations = Int(ProcessInfo.processInfo.environment["HERALD_FAULT_CLUSTER_SENDER_REGISTRATIONS"] ?? "") ?? 10_000
+        let push = try await LocalPushServices.start()
+        let base = URL(string: "http://127.0.0.1:\(freeLocalPort())/")!
+        let policy = (name: "Full", key: "full-key-for-the-cluster-fault-tests-0001")
+        let deployment = try await Deployment(
+            name: "sendfo", registrations: registrations, roles: "planner,fanout,indexer,sender",
+            extraEnvironment: push.environment.merging([
+                "HERALD_API_HOST": "127.0.0.1", "HERALD_API_PORT": String(base.port!), "HERALD_HUB_URI": base.absoluteString,
+                "HERALD_POLICIES": "\(policy.name):listen+send+manage:\(policy.key)",
+                "HERALD_ID_SECRET": "id-secret-for-the-cluster-fault-tests-01",
+            ]) { $1 })
+        let api = try HeraldBinary.start(["api"], environment: deployment.environment)
+        defer {
+            api.signal(SIGTERM)
+            _ = api.waitForExit(timeout: 20)
+            deployment.stop()
+        }
+        let client = HeraldHTTPClient.signed(base, policy)
+        try await client.waitUntilReady(attempts: 1_200) { api.stderr().suffix(2_000).description }
+
+        let eventId = deployment.prefix + "-broadcast"
+        let receipts = try await DeliveryWatcher(bootstrapServers: deployment.broker.bootstrapServers, topic: deployment.topics.receipts)
+        try await deployment.publish(eventId)
+        _ = try await receipts.wait(forAtLeast: registrations / 5)
+
+        // Registrations written one after another from before the kill until well after the
+        // replica took over; each answer is kept.
+        let writer = RegistrationWriter(client: client)
+        let writing = Task { await writer.run() }
+        try await writer.waitForAcknowledged(5)
+        let cluster = deployment.cluster
+        // The master holding the broadcast's sent-markers, which the sender writes with every
+        // receipt it commits.
+        let victimSlot = RedisClusterSlot.of(Array(deployment.layout.sentMarkersKey(eventId: eventId).utf8))
+        let victim = try #require(try cluster.master(ofSlot: victimSlot))
+        try cluster.kill(victim)
+        let receiptsAtKill = try await Self.receiptsNow(of: eventId, deployment: deployment).count
+        #expect(receiptsAtKill < registrations, "the sender was done before the kill; make the audience larger")
+        try waitUntil(timeout: 30, "a replica to take over from the killed master") {
+            guard let owner = try? cluster.master(ofSlot: victimSlot) else { return false }
+            return owner != victim
+        }
+        try cluster.waitUntilHealthy(except: [victim])
+        let before = await writer.acknowledged.count
+        try await writer.waitForAcknowledged(before + 20)
+        await writer.stop()
+        _ = await writing.value
+
+        try await deployment.expectDelivered(eventId, registrations: registrations)
+        let final = try await Self.receipts(of: eventId, count: registrations, deployment: deployment)
+        #expect(final.count == registrations)
+        #expect(
+            final.values.allSatisfy { $0.allSatisfy { $0.outcome == .sent } },
+            "\(final.values.first { $0.contains { $0.outcome != .sent } } ?? [])")
+        #expect(
+            deployment.worker.process.isRunning,
+            "the worker exited: \(deployment.worker.crashHead())\n\(deployment.worker.stderr().suffix(2_000))")
+        #expect(api.process.isRunning, "the API exited: \(api.crashHead())\n\(api.stderr().suffix(2_000))")
+
+        // Every answer was an acknowledgement or a 503 that says why; every acknowledged
+        // registration reads back.
+        let answers = await writer.answers
+        let unexpected = answers.filter { ![200, 201, 503].contains($0.status) || ($0.status == 503 && $0.body.isEmpty) }
+        #expect(unexpected.isEmpty, "\(unexpected.prefix(3))")
+        for id in await writer.acknowledged {
+            let reply = try await client.send("GET", "/v1/registrations/\(id)")
+            #expect(reply.status == 200, "\(id): \(reply.status) \(reply.text)")
+        }
+        await push.shutdown()
+        print(
+            "sender and API under a master kill: \(receiptsAtKill) of \(registrations) receipts at the kill; \(answers.count) writes, \(answers.filter { $0.status == 503 }.count) answered 503"
+        )
+    }
+
+    /// The receipts of `eventId`, once every one of `count` deliveries has one; fails only when
+    /// no new receipt arrives for two minutes.
+    static func receipts(of eventId: String, count: Int, deployment: Deployment) async throws -> [String: [PushReceipt]] {
+        try await waitWhileProgressing("\(count) receipts of \(eventId)", stallLimit: .seconds(120), interval: .milliseconds(500)) {
+            () async throws -> ProgressCheck<Int, [String: [PushReceipt]]> in
+            let found = try await receiptsNow(of: eventId, deployment: deployment)
+            return found.count >= count ? .done(found) : .waiting(found.count)
+        }
+    }
+
+    /// The receipts of `eventId` committed so far, by delivery.
+    static func receiptsNow(of eventId: String, deployment: Deployment) async throws -> [String: [PushReceipt]] {
+        var found: [String: [PushReceipt]] = [:]
+        var tail = RecordTail(topic: deployment.topics.receipts, bootstrapServers: deployment.broker.bootstrapServers)
+        tail.eventId = eventId
+        for try await message in tail.records() {
+            guard let value = message.value else { continue }
+            let receipt = try JSONDecoder().decode(PushReceipt.self, from: Data(value))
+            found[receipt.deliveryId, default: []].append(receipt)
+        }
+        return found
+    }
+
     private static func isFinished(_ task: Task<Void, any Error>) async -> Bool {
         // A task's result is only observable by awaiting it; race it against a short sleep.
         await withTaskGroup(of: Bool.self) { group in
@@ -239,5 +350,56 @@ struct ClusterGrowthTests {
             try await connection.pipeline((0..<128).map { .scard(grownLayout.allKey(slot: $0)) })
         }
         #expect(try sizes.reduce(0) { $0 + (try $1.get().int ?? 0) } == registrations)
+    }
+}
+
+/// Writes registrations through the API one after another until stopped, keeping every answer.
+actor RegistrationWriter {
+    struct Answer: CustomStringConvertible {
+        var id: String
+        var status: Int
+        var body: String
+        var description: String { "\(id): \(status) \(body.prefix(200))" }
+    }
+
+    let client: HeraldHTTPClient
+    private(set) var answers: [Answer] = []
+    private(set) var acknowledged: [String] = []
+    private var stopped = false
+
+    init(client: HeraldHTTPClient) { self.client = client }
+
+    func run() async {
+        var number = 0
+        while !stopped {
+            number += 1
+            do {
+                let created = try await client.send("POST", "/v1/registrationIDs")
+                guard created.status == 201, let id = created.header("Location")?.split(separator: "/").last.map(String.init) else {
+                    answers.append(Answer(id: "registrationIDs", status: created.status, body: created.text))
+                    continue
+                }
+                let handle = String(format: "%064x", number)
+                let body =
+                    #"{"platform":"apns","handle":"\#(handle)","tags":["Writes"],"template":{"name":"news","body":"{\"aps\":{\"alert\":\"$(News_English)\"}}"}}"#
+                let reply = try await client.send("PUT", "/v1/registrations/\(id)", body: Data(body.utf8))
+                answers.append(Answer(id: id, status: reply.status, body: reply.text))
+                if reply.status == 200 || reply.status == 201 { acknowledged.append(id) }
+            } catch {
+                answers.append(Answer(id: "write \(number)", status: 0, body: "\(error)"))
+                try? await Task.sleep(for: .milliseconds(100))
+            }
+        }
+    }
+
+    func stop() { stopped = true }
+
+    /// Waits until `count` writes were acknowledged; fails only when none is for two minutes.
+    nonisolated func waitForAcknowledged(_ count: Int) async throws {
+        _ = try await waitWhileProgressing("\(count) acknowledged writes", stallLimit: .seconds(120), interval: .milliseconds(100)) {
+            () async throws -> ProgressCheck<Int, Int> in
+            let now = await self.acknowledged.count
+            return now >= count ? .done(now) : .waiting(now)
+        }
     }
 }

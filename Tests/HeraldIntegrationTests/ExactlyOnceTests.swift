@@ -76,6 +76,7 @@ struct ExactlyOnceTests {
         // lands right after the count however fast the machine.
         first.signal(SIGSTOP)
         _ = try await publisher.publish(event)
+        await publisher.shutdown()
         var seenAtKill = 0
         try await first.runInSlices(timeout: .seconds(90)) {
             seenAtKill += try await watcher.drain()

@@ -59,7 +59,7 @@ enum HeraldBinary {
             let all = stderr().split(separator: "\n", omittingEmptySubsequences: false)
             guard let start = all.firstIndex(where: { $0.contains("Fatal error") || $0.contains("Program crashed") }) else { return "" }
             var head = Array(all[start..<min(all.count, start + 8)])
-            if let crashed = all[start...].firstIndex(where: { $0.contains(" crashed:") }) {
+            if let crashed = all[(start + 1)...].firstIndex(where: { $0.hasPrefix("Thread") && $0.hasSuffix(" crashed:") }) {
                 head += all[crashed..<min(all.count, crashed + lines)]
             }
             return head.joined(separator: "\n")
@@ -96,6 +96,13 @@ enum HeraldBinary {
             if process.isRunning {
                 kill(process.processIdentifier, SIGKILL)
                 process.waitUntilExit()
+            }
+            // A crash report is kept whole (a failure message shows only its head and tail).
+            if !crashHead().isEmpty {
+                let kept = ToolPaths.repositoryRoot.appendingPathComponent(".herald/test-runs/crash-\(process.processIdentifier).log")
+                try? FileManager.default.createDirectory(at: kept.deletingLastPathComponent(), withIntermediateDirectories: true)
+                try? FileManager.default.removeItem(at: kept)
+                try? FileManager.default.copyItem(at: directory.appendingPathComponent("stderr"), to: kept)
             }
             try? FileManager.default.removeItem(at: directory)
         }

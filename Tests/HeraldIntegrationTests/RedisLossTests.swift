@@ -97,6 +97,7 @@ struct RedisLossTests {
         // The cache equals the log: a second Redis rebuilt from scratch holds the same index,
         // statuses and claims.
         try await Self.expectEqualToRebuild(index, registry: registry, topics: topics, broker: broker)
+        await publisher.shutdown()
     }
 
     /// Rebuilds the index, statuses and claims from the log into a fresh single Redis and

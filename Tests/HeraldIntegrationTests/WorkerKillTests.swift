@@ -58,6 +58,7 @@ struct WorkerKillTests {
         worker.signal(SIGSTOP)
         _ = try await publisher.publish(
             try NotificationEvent.decode(Array(#"{"id":"\#(eventId)","properties":{"News_English":"Summit ends"}}"#.utf8)))
+        await publisher.shutdown()
         var killed = 0
         for round in 1...Self.kills {
             // Kill once this share of the tasks has committed.
