@@ -1,4 +1,4 @@
-import HeraldRedis
+@testable import HeraldRedis
 import Testing
 
 /// The pure parts of cluster routing: slots, keys, redirections, the slot map. The vectors
@@ -92,5 +92,55 @@ struct RedisClusterRoutingTests {
         #expect(throws: RedisClusterTopologyError.self) {
             try RedisClusterSlotMap(clusterSlots: .array([.array([.integer(5), .integer(2), node("h", 1)])]), answeredBy: answered)
         }
+    }
+
+    @Test(
+        "the topology: one slot-map read at a time, a newer map used instead of another read, health from healthy to degraded and back, each change reported once"
+    )
+    func topology() throws {
+        func map(coveringAll: Bool) throws -> RedisClusterSlotMap {
+            let owner = RedisValue.array([.bulkString(Array("10.0.0.1".utf8)), .integer(7000)])
+            let end = coveringAll ? RedisClusterSlot.count - 1 : 100
+            return try RedisClusterSlotMap(
+                clusterSlots: .array([.array([.integer(0), .integer(end), owner])]),
+                answeredBy: RedisClusterEndpoint(host: "10.0.0.1", port: 7000))
+        }
+        var topology = RedisClusterTopology()
+        #expect(topology.health == .unknown && topology.map == nil)
+
+        // First use: one caller reads, a second one waits for it.
+        #expect(topology.current() == .read)
+        #expect(topology.health == .refreshing)
+        #expect(topology.current() == .wait)
+        let whole = try map(coveringAll: true)
+        #expect(topology.read(whole) == .init(from: .unknown, to: .healthy))
+        #expect(topology.current() == .use(whole))
+        #expect(topology.generation == 1)
+
+        // A master goes away: degraded once, however many commands notice it.
+        #expect(topology.trouble("10.0.0.2:7001 unreachable") == .init(from: .healthy, to: .degraded(reason: "10.0.0.2:7001 unreachable")))
+        #expect(topology.trouble("10.0.0.2:7001 unreachable again") == nil)
+
+        // Two callers that planned with generation 1 want a newer map: the first reads, the
+        // second waits; once the read is in, a caller of generation 1 uses it without reading.
+        #expect(topology.refresh(seen: 1) == .read)
+        #expect(topology.refresh(seen: 1) == .wait)
+        #expect(topology.trouble("noticed during the read") == nil, "a read running decides the health")
+        let partial = try map(coveringAll: false)
+        #expect(topology.read(partial) == nil, "still degraded: no second report")
+        #expect(topology.health == .degraded(reason: "\(RedisClusterSlot.count - 101) hash slots have no master"))
+        #expect(topology.refresh(seen: 1) == .use(partial))
+
+        // A failed read keeps the map; the next read that covers every slot is healthy again.
+        #expect(topology.refresh(seen: 2) == .read)
+        #expect(topology.readFailed("no cluster node answered") == nil)
+        #expect(topology.map == partial && topology.generation == 2)
+        #expect(topology.refresh(seen: nil) == .read)
+        #expect(topology.read(whole) == .init(from: .degraded(reason: "no cluster node answered"), to: .healthy))
+
+        // MOVED patches the map without a read.
+        let moved = RedisClusterEndpoint(host: "10.0.0.3", port: 7002)
+        topology.moved(slot: 7, to: moved)
+        #expect(topology.map?.master(forSlot: 7) == moved && topology.generation == 3)
     }
 }

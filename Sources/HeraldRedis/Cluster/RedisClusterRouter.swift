@@ -5,22 +5,28 @@ import Logging
 /// The cluster side of `RedisConnection`: one `RedisNodeConnection` per master, opened on
 /// first use, and the rules that send each command to the master owning its hash slot.
 ///
-/// - The slot map is shared by every router of the same configuration in the process
-///   (`RedisClusterState`): read once from `CLUSTER SLOTS`, patched by each `MOVED`, read again
-///   after a master could not be reached or a slot had no master.
+/// - The slot map is this router's own (`RedisClusterTopology`): read once from `CLUSTER
+///   SLOTS`, patched by each `MOVED`, read again after a master could not be reached or a slot
+///   had no master, one read at a time. Its health changes are logged.
 /// - `MOVED`: the map is patched and the command sent to the new owner. `ASK`: the command is
 ///   sent to the migration's target after `ASKING`, the map left as it is. At most
 ///   `maximumRedirects` rounds of redirections per call.
 /// - `TRYAGAIN`, `CLUSTERDOWN`, `LOADING`, `MASTERDOWN` and a master that cannot be connected
 ///   to: none of them means the command ran, so reads and writes alike are sent again after a
 ///   pause (10 ms, doubling, at most 500 ms) until `clusterRetrySeconds` have passed.
-/// - A pipeline is split per master; the parts go out on all masters at once (one thread
-///   each) and the results come back in the caller's order.
+/// - A pipeline is split per master; the parts go out on all masters at once, each on its
+///   node's own serial queue (`RedisNodeConnection.queue`: a thread of its own whenever it has
+///   work, never a thread of the global concurrent queue, where blocked work waits about a
+///   second for a thread on Linux), and the results come back in the caller's order. Retries
+///   pause the caller's thread, which is a blocking thread already.
 /// - A command whose keys hash to two slots is refused before anything is sent (`.routing`).
 final class RedisClusterRouter: @unchecked Sendable {
     let configuration: RedisConfiguration
     private let logger: Logger
-    private let state: RedisClusterState
+
+    // Guarded by `topologyLock`; waited on while another caller reads the slot map.
+    private let topologyLock = NSCondition()
+    private var topology = RedisClusterTopology()
 
     // Guarded by `lock`.
     private let lock = NSLock()
@@ -31,7 +37,6 @@ final class RedisClusterRouter: @unchecked Sendable {
     init(configuration: RedisConfiguration, logger: Logger) {
         self.configuration = configuration
         self.logger = logger
-        self.state = RedisClusterState.shared(for: configuration)
     }
 
     var statistics: RedisConnection.Statistics {
@@ -51,16 +56,75 @@ final class RedisClusterRouter: @unchecked Sendable {
 
     /// The current slot map, read from the seeds the first time.
     func slotMap() throws -> RedisClusterSlotMap {
-        if let map = state.map { return map }
-        return try refresh(reason: "first use")
+        try obtain(reason: "first use") { $0.current() }.map
     }
 
-    /// Reads the slot map again: from a known master, else a replica, else a seed; the first
-    /// node that answers wins. One line naming every node tried when none does.
+    /// The router's health as its topology sees it.
+    var health: RedisClusterTopology.Health { topologyLock.withLock { topology.health } }
+
+    /// A slot map newer than generation `seen` (nil: read one now): another caller's read when
+    /// one ran since or runs now, else this caller's.
     @discardableResult
-    func refresh(reason: String) throws -> RedisClusterSlotMap {
+    func refresh(reason: String, seen: Int? = nil) throws -> RedisClusterSlotMap {
+        try obtain(reason: reason) { $0.refresh(seen: seen) }.map
+    }
+
+    /// Runs the topology's answer to `ask`: the map it has, a wait for another caller's read,
+    /// or a read by this caller (outside the lock).
+    private func obtain(
+        reason: String, _ ask: (inout RedisClusterTopology) -> RedisClusterTopology.RefreshAction
+    ) throws -> (map: RedisClusterSlotMap, generation: Int) {
+        topologyLock.lock()
+        var waitedFor: Int?
+        while true {
+            let action = waitedFor.map { seen in topology.refresh(seen: seen) } ?? ask(&topology)
+            switch action {
+            case .use(let map):
+                defer { topologyLock.unlock() }
+                return (map, topology.generation)
+            case .wait:
+                waitedFor = topology.generation
+                topologyLock.wait()
+            case .read:
+                let known = topology.map
+                topologyLock.unlock()
+                let outcome = Result { try readSlotMap(known: known, reason: reason) }
+                topologyLock.lock()
+                let change: RedisClusterTopology.HealthChange?
+                switch outcome {
+                case .success(let map): change = topology.read(map)
+                case .failure(let error): change = topology.readFailed((error as? RedisError)?.message ?? "\(error)")
+                }
+                let generation = topology.generation
+                topologyLock.broadcast()
+                topologyLock.unlock()
+                report(change)
+                return (try outcome.get(), generation)
+            }
+        }
+    }
+
+    /// Logs a change of the cluster's health as this router sees it.
+    private func report(_ change: RedisClusterTopology.HealthChange?) {
+        guard let change else { return }
+        let metadata: Logger.Metadata = ["cluster": "\(configuration.endpoint)", "from": "\(change.from)", "to": "\(change.to)"]
+        if change.to == .healthy {
+            logger.notice("Redis Cluster healthy", metadata: metadata)
+        } else {
+            logger.warning("Redis Cluster degraded", metadata: metadata)
+        }
+    }
+
+    /// A command found a master unreachable or a slot without one.
+    private func trouble(_ reason: String) {
+        report(topologyLock.withLock { topology.trouble(reason) })
+    }
+
+    /// Reads the slot map: from a known master, else a replica, else a seed; the first node
+    /// that answers wins. One line naming every node tried when none does.
+    private func readSlotMap(known: RedisClusterSlotMap?, reason: String) throws -> RedisClusterSlotMap {
         var candidates: [RedisClusterEndpoint] = []
-        if let map = state.map { candidates = map.masters + map.replicas.flatMap { $0 } }
+        if let known { candidates = known.masters + known.replicas.flatMap { $0 } }
         for seed in configuration.cluster ?? [] where !candidates.contains(seed) { candidates.append(seed) }
         var failures: [String] = []
         for candidate in candidates {
@@ -75,7 +139,6 @@ final class RedisClusterRouter: @unchecked Sendable {
                     failures.append("\(candidate) (it serves no hash slots yet)")
                     continue
                 }
-                state.replace(map)
                 lock.withLock { counters.topologyRefreshes += 1 }
                 logger.debug("read the cluster's slot map", metadata: ["from": "\(candidate)", "reason": "\(reason)"])
                 return map
@@ -118,7 +181,8 @@ final class RedisClusterRouter: @unchecked Sendable {
 
     /// The node a command goes to now, for messages.
     func endpoint(of command: RedisCommand) -> String {
-        guard let map = state.map, let slot = try? RedisClusterKeys.slot(of: command), let master = map.master(forSlot: slot)
+        guard let map = topologyLock.withLock({ topology.map }), let slot = try? RedisClusterKeys.slot(of: command),
+            let master = map.master(forSlot: slot)
         else { return configuration.endpoint }
         return master.description
     }
@@ -207,6 +271,7 @@ final class RedisClusterRouter: @unchecked Sendable {
         while !pending.isEmpty {
             let plan = try plan(pending, routes: routes, asking: asking)
             let outcomes = runPipelines(plan, commands: commands, asking: asking)
+            retry.generation = plan.generation
             var next: [Int] = []
             var pause: RedisError?
             for (group, outcome) in zip(plan.groups, outcomes) {
@@ -246,6 +311,7 @@ final class RedisClusterRouter: @unchecked Sendable {
         var asking: [Int: RedisClusterEndpoint] = [:]
         while true {
             let plan = try plan(Array(commands.indices), routes: routes, asking: asking)
+            retry.generation = plan.generation
             var replies = [RedisReplyReference?](repeating: nil, count: commands.count)
             var outcome: Result<T, any Error>?
             var pause: RedisError?
@@ -309,7 +375,7 @@ final class RedisClusterRouter: @unchecked Sendable {
             let node = try node(group.endpoint)
             let stream = UncheckedCommands(commands: group.indices.map { commands[$0] }, labels: commands, indices: group.indices)
             let groupCosts = costs.map { costs in group.indices.map { costs[$0] } }
-            DispatchQueue.global().async(group: done) {
+            node.queue.async(group: done) {
                 do {
                     try node.streamRepliesBlocking(stream.commands, costs: groupCosts, budget: budget) { position, reply, _ in
                         let index = stream.indices[position]
@@ -340,7 +406,15 @@ final class RedisClusterRouter: @unchecked Sendable {
             exchange.handled()
         }
         done.wait()
-        if let error = exchange.failure { throw error }
+        if let error = exchange.failure {
+            // Replies were handed over already, so the stream is not sent again here; the map
+            // is read again so that the caller's next attempt goes to the new master.
+            if let error = error as? RedisError, error.breaksConnection {
+                trouble(error.message)
+                _ = try? refresh(reason: error.message, seen: plan.generation)
+            }
+            throw error
+        }
         for index in (plan.uncovered + exchange.redirections).sorted() {
             try withPipelineRepliesBlocking([commands[index]]) { try body(index, $0[0]) }
         }
@@ -349,12 +423,14 @@ final class RedisClusterRouter: @unchecked Sendable {
     // MARK: Plans and redirections
 
     /// Commands grouped by the master they go to, in caller order within each group.
-    private struct Plan {
+    fileprivate struct Plan {
         struct Group {
             var endpoint: RedisClusterEndpoint
             var indices: [Int]
         }
         var groups: [Group] = []
+        /// The generation of the slot map the plan was made with.
+        var generation = 0
         /// Commands whose slot has no master right now.
         var uncovered: [Int] = []
 
@@ -365,8 +441,9 @@ final class RedisClusterRouter: @unchecked Sendable {
     }
 
     private func plan(_ indices: [Int], routes: [Route], asking: [Int: RedisClusterEndpoint]) throws -> Plan {
-        let map = try slotMap()
+        let (map, generation) = try obtain(reason: "first use") { $0.current() }
         var plan = Plan()
+        plan.generation = generation
         var groupOf: [RedisClusterEndpoint: Int] = [:]
         for index in indices {
             let target: RedisClusterEndpoint?
@@ -399,17 +476,30 @@ final class RedisClusterRouter: @unchecked Sendable {
     ) -> [Result<[Result<RedisValue, RedisError>], RedisError>] {
         if plan.groups.count == 1 { return [attempt(plan.groups[0], commands: commands, asking: asking)] }
         let outcomes = OutcomeSlots<Result<[Result<RedisValue, RedisError>], RedisError>>(count: plan.groups.count)
-        DispatchQueue.concurrentPerform(iterations: plan.groups.count) { group in
-            outcomes[group] = attempt(plan.groups[group], commands: commands, asking: asking)
+        let done = DispatchGroup()
+        let work = UncheckedPlan(plan: plan, commands: commands, asking: asking)
+        for (number, group) in plan.groups.enumerated() {
+            let node: RedisNodeConnection
+            do {
+                node = try self.node(group.endpoint)
+            } catch {
+                outcomes[number] = .failure(error as? RedisError ?? RedisError(code: .io, message: "\(error)"))
+                continue
+            }
+            node.queue.async(group: done) {
+                outcomes[number] = self.attempt(work.plan.groups[number], on: node, commands: work.commands, asking: work.asking)
+            }
         }
+        done.wait()
         return outcomes.values
     }
 
     private func attempt(
-        _ group: Plan.Group, commands: [RedisCommand], asking: [Int: RedisClusterEndpoint]
+        _ group: Plan.Group, on node: RedisNodeConnection? = nil, commands: [RedisCommand], asking: [Int: RedisClusterEndpoint]
     ) -> Result<[Result<RedisValue, RedisError>], RedisError> {
         do {
-            return .success(try node(group.endpoint).pipelineBlocking(Self.withAsking(group.indices, commands: commands, asking: asking)))
+            let node = try node ?? self.node(group.endpoint)
+            return .success(try node.pipelineBlocking(Self.withAsking(group.indices, commands: commands, asking: asking)))
         } catch let error as RedisError {
             return .failure(error)
         } catch {
@@ -459,7 +549,7 @@ final class RedisClusterRouter: @unchecked Sendable {
     private func follow(_ redirection: RedisClusterRedirection, index: Int, asking: inout [Int: RedisClusterEndpoint]) -> Bool {
         switch redirection {
         case .moved(let slot, let endpoint):
-            state.assign(slot: slot, to: endpoint)
+            topologyLock.withLock { topology.moved(slot: slot, to: endpoint) }
             asking[index] = nil
             lock.withLock { counters.moved += 1 }
             return false
@@ -481,6 +571,8 @@ final class RedisClusterRouter: @unchecked Sendable {
         let maximumRedirects: Int
         var redirects = 0
         var pauses = 0
+        /// The generation of the slot map of the last attempt: a pause reads a newer one.
+        var generation = 0
 
         init(configuration: RedisConfiguration) {
             seconds = configuration.clusterRetrySeconds
@@ -508,12 +600,20 @@ final class RedisClusterRouter: @unchecked Sendable {
             let milliseconds = min(500, 10 << min(pauses, 6))
             pauses += 1
             redirects = 0
+            if pause.code != .server || pause.serverPrefix == "CLUSTERDOWN" { router.trouble(pause.message) }
             usleep(UInt32(milliseconds * 1000))
             if pause.code != .server || pause.serverPrefix == "CLUSTERDOWN" {
-                _ = try? router.refresh(reason: pause.message)
+                _ = try? router.refresh(reason: pause.message, seen: generation)
             }
         }
     }
+}
+
+/// A pipeline's plan, handed to the masters' queues.
+private struct UncheckedPlan: @unchecked Sendable {
+    let plan: RedisClusterRouter.Plan
+    let commands: [RedisCommand]
+    let asking: [Int: RedisClusterEndpoint]
 }
 
 /// One master's part of a stream, handed to its reading thread.
@@ -610,31 +710,4 @@ private final class OutcomeSlots<Value>: @unchecked Sendable {
     }
 
     var values: [Value] { lock.withLock { slots.map { $0! } } }
-}
-
-/// The slot map shared by every router of one configuration in the process, so a `MOVED` seen
-/// by one connection redirects them all.
-final class RedisClusterState: @unchecked Sendable {
-    private let lock = NSLock()
-    private var current: RedisClusterSlotMap?
-
-    private static let registryLock = NSLock()
-    nonisolated(unsafe) private static var registry: [RedisConfiguration: RedisClusterState] = [:]
-
-    static func shared(for configuration: RedisConfiguration) -> RedisClusterState {
-        registryLock.withLock {
-            if let state = registry[configuration] { return state }
-            let state = RedisClusterState()
-            registry[configuration] = state
-            return state
-        }
-    }
-
-    var map: RedisClusterSlotMap? { lock.withLock { current } }
-
-    func replace(_ map: RedisClusterSlotMap) { lock.withLock { current = map } }
-
-    func assign(slot: Int, to endpoint: RedisClusterEndpoint) {
-        lock.withLock { current?.assign(slot: slot, to: endpoint) }
-    }
 }

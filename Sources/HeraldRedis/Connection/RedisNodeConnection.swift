@@ -18,6 +18,10 @@ import Logging
 /// because a write may already have been applied. Timeouts are never retried.
 final class RedisNodeConnection: @unchecked Sendable {
     let configuration: RedisConfiguration
+    /// A serial queue for work on this connection from other threads (a cluster router sends
+    /// a pipeline's parts to all masters at once on their queues): serial queues overcommit,
+    /// so each gets a thread when it has work, unlike the global concurrent queue.
+    let queue: DispatchQueue
     private let logger: Logger
 
     // Guarded by `lock`: the socket, the scripts it has, the counters.
@@ -27,6 +31,7 @@ final class RedisNodeConnection: @unchecked Sendable {
     /// Creates the connection without connecting; the first command connects.
     init(configuration: RedisConfiguration, logger: Logger = Logger(label: "herald.redis")) {
         self.configuration = configuration
+        self.queue = DispatchQueue(label: "herald.redis.node.\(configuration.endpoint)")
         self.logger = logger
         self.machine = RedisConnectionStateMachine(
             connectAttempts: configuration.connectAttempts, initialBackoff: configuration.initialBackoff,
