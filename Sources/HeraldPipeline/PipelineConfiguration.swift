@@ -72,8 +72,8 @@ public struct PipelineConfiguration: Sendable {
     /// too while the planner delivers narrow events, since their topic is then idle). A
     /// consumer keeps fetching while its application works, so on a broker that answers a
     /// waiting fetch by polling its storage (Tansu) every idle consumer costs CPU in
-    /// proportion to its fetch rate: an idle worker cost the embedded broker 26 % of a core
-    /// with 10 ms (measured, docs/performance.md). The price is how soon a lane sees its
+    /// proportion to its fetch rate: an idle worker cost the embedded broker 25 % of a core
+    /// with 10 ms (measured, docs/decisions/fetch-waits.md). The price is how soon a lane sees its
     /// first task (Tansu: about a quarter of the wait); later tasks are already prefetched.
     public var taskFetchWaitMaxMs: Int = 100
     /// Fan-out: an idle bulk lane reads the partitions its own process's planner has just
@@ -121,7 +121,7 @@ public struct PipelineConfiguration: Sendable {
     /// read at least this percent of its registrations in set members
     /// (`TagSetPlan.estimatedReads`); otherwise the set plan runs.
     /// Measured: an expression built from tags each on a third of the devices was cheaper
-    /// scanned down to a 1.7 % audience (docs/performance.md, "Plans for an expression").
+    /// scanned down to a 1.7 % audience (docs/decisions/expression-plans.md).
     public var scanAbovePercent: Int = 25
     /// Lifetime of the `herald:{s}:tmp:*` scratch sets in case a worker dies before `DEL`.
     public var temporaryTTLSeconds: Int = 300
@@ -135,7 +135,7 @@ public struct PipelineConfiguration: Sendable {
     /// librdkafka's idempotent producer keeps one produce request per partition in flight,
     /// and a batch whose linger runs out while one is in flight makes its broker thread poll
     /// without sleeping until the answer comes: with 25 ms, a broker answering in 40-80 ms
-    /// more than doubled the worker's CPU per delivery (docs/performance.md, "What we tried").
+    /// more than doubled the worker's CPU per delivery (docs/decisions/lane-producer.md).
     public var deliveryLingerMs: Int = 1_000
     /// The most a lane that partitions its deliveries by key lingers (a deliveries topic with
     /// no express partitions reserved): its batches spread over every partition, so none fills

@@ -131,8 +131,8 @@ struct EncodingTests {
 
 /// A lane writes one partition, and librdkafka sends an idempotent producer's partition one
 /// request at a time; with more than two batches queued, the lanes' broker threads woke 0.7
-/// times per delivery in the bench's 1M broadcast, and under two, 0.06 (docs/performance.md,
-/// "What we tried"). librdkafka's statistics in a bench run show the effect; this checks the setting.
+/// times per delivery in the bench's 1M broadcast, and under two, 0.06 (docs/decisions/lane-producer.md).
+/// librdkafka's statistics in a bench run show the effect; this checks the setting.
 @Suite("Delivery producer settings")
 struct DeliveryProducerTests {
     @Test("the delivery producer queues more than one batch and less than two")

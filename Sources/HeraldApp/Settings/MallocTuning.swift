@@ -13,7 +13,7 @@ import HeraldKafka
 /// twice that. So as soon as about 2 MiB is free at the top of a heap, glibc gives it back to
 /// the kernel, and the next batch faults the same pages in again (and the kernel zeroes them).
 /// In a 1M broadcast that was 100,000-180,000 minor page faults in the lanes' librdkafka
-/// threads and 0.3-0.6 CPU-s of system time (docs/performance.md, "What we tried").
+/// threads and 0.3-0.6 CPU-s of system time (docs/decisions/lane-producer.md).
 ///
 /// Fixed thresholds (setting any of them turns glibc's adaptation off) keep those buffers in
 /// the heap for the next batch. The memory kept is memory the process already used at its

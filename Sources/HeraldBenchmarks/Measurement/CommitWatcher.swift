@@ -13,7 +13,7 @@ import HeraldStreams
 /// the moment the event's last delivery was committed: what issue 4 asks to measure
 /// ("publish to last delivery committed"), read from a few dozen small records instead of a
 /// million deliveries. Reading the deliveries themselves on the same two cores took 1.7-1.8
-/// CPU-us per delivery away from the system being measured (docs/performance.md, "What we tried");
+/// CPU-us per delivery away from the system being measured (docs/performance.md, "Reading the table");
 /// with this clock the bench reads and counts them after the clock stopped.
 ///
 /// Progress records are counted once per task index, so a task redone after an aborted
