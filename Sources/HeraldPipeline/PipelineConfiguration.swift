@@ -78,10 +78,9 @@ public struct PipelineConfiguration: Sendable {
     public var taskFetchWaitMaxMs: Int = 100
     /// Fan-out: an idle bulk lane reads the partitions its own process's planner has just
     /// written tasks to at once, beside its group consumer, instead of waiting for that
-    /// consumer's fetch (`HERALD_TASK_HANDOFF=direct`; `DirectReads`). It then looks for such
-    /// notices every `directReadPollMs` while idle.
+    /// consumer's fetch (`HERALD_TASK_HANDOFF=direct`; `DirectReads`). A notice wakes the
+    /// lane's waiting poll (`KafkaConsumer.wake`): an idle lane does not poll for notices.
     public var directTaskReads: Bool = true
-    public var directReadPollMs: Int = 5
     public var planner: FanoutPlanner.Configuration = FanoutPlanner.Configuration()
     /// Planner de-duplication claim lifetime (`herald:event:<id>`), 7 days.
     public var eventClaimTTLSeconds: Int = 604_800

@@ -111,6 +111,31 @@ struct KafkaRoundTripTests {
         try await member.close()
     }
 
+    @Test("wake ends a group consumer's waiting poll with nothing, and a wake with no poll waiting ends the next one at once")
+    func wakeEndsAWaitingPoll() async throws {
+        let topic = TestBroker.uniqueName("wake")
+        try await broker.createTopic(topic, partitions: 1)
+        let consumer = try KafkaConsumer(
+            configuration: broker.consumerConfiguration(group: TestBroker.uniqueName("wake")), logger: testLogger)
+        try consumer.subscribe(topics: [topic])
+        // A five-minute poll on an idle topic ends before its timeout only if the wake ends it.
+        let timeout = Duration.seconds(300)
+        for wakeFirst in [false, true] {
+            if wakeFirst { consumer.wake() }
+            let waker = Task {
+                guard !wakeFirst else { return }
+                try await Task.sleep(for: .milliseconds(200))
+                consumer.wake()
+            }
+            let started = ContinuousClock.now
+            let batch = try await consumer.pollBatch(timeout: timeout)
+            try await waker.value
+            #expect(batch.isEmpty)
+            #expect(ContinuousClock.now - started < timeout, "the poll ran to its timeout (wake first: \(wakeFirst))")
+        }
+        try await consumer.close()
+    }
+
     @Test("send reports a failure for a partition that does not exist")
     func sendToMissingPartitionFails() async throws {
         let topic = TestBroker.uniqueName("missing-partition")

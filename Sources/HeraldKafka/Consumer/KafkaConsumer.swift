@@ -24,6 +24,8 @@ public final class KafkaConsumer: Sendable {
     let blockingQueue: DispatchQueue
     private let rebalanceContinuation: AsyncStream<KafkaRebalanceEvent>.Continuation
     private let closed = Atomic<Bool>(false)
+    /// Set by `wake()`, taken by the poll it ends.
+    private let wakeRequested = Atomic<Bool>(false)
 
     /// - Parameter onRebalance: called synchronously on the poll thread for every rebalance
     ///   event, before a revocation takes effect; keep it short and non-blocking.
@@ -84,10 +86,11 @@ public final class KafkaConsumer: Sendable {
             try checkOpen("poll")
             let deadline = ContinuousClock.now.advanced(by: timeout)
             var batch: [KafkaMessage] = []
-            // Non-record events (errors, rebalances) end a poll early; keep waiting until the deadline.
+            // Non-record events (errors, rebalances) end a poll early; keep waiting until the
+            // deadline, unless `wake()` asked for the poll to end.
             while batch.isEmpty {
                 let remaining = ContinuousClock.now.duration(to: deadline)
-                if remaining <= .zero { break }
+                if remaining <= .zero || takeWake() { break }
                 if let message = try client.consumerPoll(timeoutMs: max(1, remaining.rdKafkaMilliseconds)) {
                     batch.append(message)
                 }
@@ -131,7 +134,7 @@ public final class KafkaConsumer: Sendable {
             let deadline = ContinuousClock.now.advanced(by: timeout)
             while messages.isEmpty {
                 let remaining = ContinuousClock.now.duration(to: deadline)
-                if remaining <= .zero { break }
+                if remaining <= .zero || takeWake() { break }
                 if let message = try client.consumerPollRecord(timeoutMs: max(1, remaining.rdKafkaMilliseconds)) {
                     messages.append(message)
                 }
@@ -163,6 +166,18 @@ public final class KafkaConsumer: Sendable {
     }
 
     public var isClosed: Bool { closed.load(ordering: .acquiring) }
+
+    /// Ends the poll waiting for records now, with nothing, or the next poll at once if none
+    /// is waiting: for an owner that has other work to look at (another thread's notice, a
+    /// stop) and would otherwise poll with a short timeout to notice it. Safe from any thread.
+    public func wake() {
+        wakeRequested.store(true, ordering: .releasing)
+        client.yieldConsumerPoll()
+    }
+
+    private func takeWake() -> Bool {
+        wakeRequested.load(ordering: .relaxed) && wakeRequested.exchange(false, ordering: .acquiringAndReleasing)
+    }
 
     func checkOpen(_ operation: String) throws {
         if isClosed {

@@ -8,6 +8,14 @@ extension RDKafkaClient {
         try KafkaError.check(rd_kafka_poll_set_consumer(handle), operation: "set up consumer queue")
     }
 
+    /// Ends a `consumerPoll` blocked on the consumer queue now, from another thread (or the
+    /// next one, if none is blocked). A no-op for a client without a consumer queue.
+    func yieldConsumerPoll() {
+        guard let queue = rd_kafka_queue_get_consumer(handle) else { return }
+        rd_kafka_queue_yield(queue)
+        rd_kafka_queue_destroy(queue)
+    }
+
     func subscribe(topics: [String]) throws {
         let list = RDKafkaTopicPartitionList(topics: topics)
         try KafkaError.check(rd_kafka_subscribe(handle, list.pointer), operation: "subscribe", topic: topics.joined(separator: ","))

@@ -33,7 +33,7 @@ final class FanoutLane: Sendable {
             role: "fanout-\(kind.rawValue)", lane: index, forDeliveries: kind == .bulk)
         if kind == .express { producer.lingerMs = 0 }
         let direct = kind == .bulk && configuration.directTaskReads
-        var settings = TransactionalLoop.Settings(
+        let settings = TransactionalLoop.Settings(
             name: name,
             topics: [kind == .bulk ? configuration.topics.tasks : configuration.topics.expressTasks],
             consumer: configuration.consumerConfiguration(
@@ -47,8 +47,6 @@ final class FanoutLane: Sendable {
             deadLetterTopic: configuration.topics.eventsDeadLetters,
             directReads: direct ? DirectReads.Settings(consumer: configuration.directReadConfiguration(lane: name)) : nil
         )
-        // An idle lane looks for notices at every poll.
-        if direct { settings.pollTimeout = .milliseconds(configuration.directReadPollMs) }
         loop = TransactionalLoop(
             settings: settings,
             logger: logger, metrics: metrics

@@ -13,10 +13,26 @@ final class TaskNotices: Sendable {
     static let shared = TaskNotices()
 
     private let pending = Mutex<Set<KafkaTopicPartition>>([])
+    private let listeners = Mutex<(next: Int, wake: [Int: @Sendable () -> Void])>((0, [:]))
 
-    /// Called once the planner's transaction that wrote to `partitions` has committed.
+    /// Called once the planner's transaction that wrote to `partitions` has committed; wakes
+    /// every listener, so idle lanes look at once instead of polling for notices.
     func post(_ partitions: some Sequence<KafkaTopicPartition>) {
         pending.withLock { $0.formUnion(partitions) }
+        for wake in listeners.withLock({ Array($0.wake.values) }) { wake() }
+    }
+
+    /// Calls `wake` after every `post` until the returned token is passed to `stopListening`.
+    func listen(_ wake: @escaping @Sendable () -> Void) -> Int {
+        listeners.withLock { listeners in
+            listeners.next += 1
+            listeners.wake[listeners.next] = wake
+            return listeners.next
+        }
+    }
+
+    func stopListening(_ token: Int) {
+        _ = listeners.withLock { $0.wake.removeValue(forKey: token) }
     }
 
     /// Removes and returns the noticed partitions among `owned`.

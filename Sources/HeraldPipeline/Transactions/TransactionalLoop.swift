@@ -31,7 +31,10 @@ final class TransactionalLoop: Sendable {
         var consumer: KafkaConsumerConfiguration
         var producer: KafkaProducerConfiguration
         var batchSize: Int
-        var pollTimeout: Duration = .milliseconds(100)
+        /// How long an idle poll waits. A record ends the wait at once, and so do `stop()` and a
+        /// direct-read notice (`KafkaConsumer.wake`), so this only sets how often an idle loop
+        /// wakes to report that it keeps up (`ProgressBoard`) and to sample lag.
+        var pollTimeout: Duration = .milliseconds(500)
         var lagSampleInterval: Duration = .seconds(15)
         /// Where the loop passes through the `TransactionGate`: the whole transaction (short
         /// ones: the planner, express lanes), or only `BatchWork.finish` and the commit (bulk
@@ -43,7 +46,7 @@ final class TransactionalLoop: Sendable {
         /// Where the loop reports whether it keeps up (health checks).
         var progress: ProgressBoard = .shared
         /// Reads of partitions a planner of this process has just written to, when the group
-        /// consumer has nothing (bulk lanes); the poll timeout is how often it looks.
+        /// consumer has nothing (bulk lanes); a notice wakes the loop's waiting poll.
         var directReads: DirectReads.Settings? = nil
     }
 
@@ -76,6 +79,8 @@ final class TransactionalLoop: Sendable {
     private let committedBatches = Atomic<Int>(0)
     private let deadLettered = Atomic<Int>(0)
     private let directRecords = Atomic<Int>(0)
+    /// The group consumer polling now, for `stop()` and notices to wake.
+    private let polling = Mutex<KafkaConsumer?>(nil)
 
     init(settings: Settings, logger: Logger, metrics: PipelineMetrics = .shared) {
         self.settings = settings
@@ -86,7 +91,10 @@ final class TransactionalLoop: Sendable {
     }
 
     /// Asks the loop to finish the batch in hand, commit it, leave the group and return.
-    func stop() { stopping.store(true, ordering: .releasing) }
+    func stop() {
+        stopping.store(true, ordering: .releasing)
+        polling.withLock { $0 }?.wake()
+    }
 
     var isStopping: Bool { stopping.load(ordering: .acquiring) }
 
@@ -113,6 +121,11 @@ final class TransactionalLoop: Sendable {
         if let direct {
             do { try direct.prepare() } catch { logger.warning("no consumer for direct reads yet", metadata: ["error": "\(error)"]) }
         }
+        let listening = direct?.settings.notices.listen { [self] in polling.withLock { $0 }?.wake() }
+        defer {
+            if let listening { direct?.settings.notices.stopListening(listening) }
+            polling.withLock { $0 = nil }
+        }
 
         while !isStopping && !Task.isCancelled {
             do {
@@ -125,6 +138,7 @@ final class TransactionalLoop: Sendable {
                     let fresh = try KafkaConsumer(configuration: settings.consumer, logger: logger)
                     try fresh.subscribe(topics: settings.topics)
                     consumer = fresh
+                    polling.withLock { $0 = fresh }
                 }
             } catch {
                 metrics.countError(error)
@@ -202,6 +216,7 @@ final class TransactionalLoop: Sendable {
                         if !rewound {
                             try? await activeConsumer.close()
                             consumer = nil
+                            polling.withLock { $0 = nil }
                         }
                         try? await Task.sleep(for: delay)
                     case .deadLetter:
