@@ -202,7 +202,16 @@ struct ClusterFaultTests {
         let client = HeraldHTTPClient.signed(base, policy)
         try await client.waitUntilReady(attempts: 1_200) { api.stderr().suffix(2_000).description }
 
-        let eventId = deployment.prefix + "-broadcast"
+        // The victim is the master that holds both the index epoch (which readiness reads) and
+        // the broadcast's sent-markers (which the sender writes with every receipt it commits):
+        // the event id is picked so that both keys live there.
+        let cluster = deployment.cluster
+        let layout = deployment.layout
+        func master(of key: String) -> Int? { try? cluster.master(ofSlot: RedisClusterSlot.of(Array(key.utf8))) }
+        let victim = try #require(master(of: layout.metaKey))
+        let eventId = try #require(
+            (0..<300).lazy.map { "\(deployment.prefix)-broadcast-\($0)" }.first { master(of: layout.sentMarkersKey(eventId: $0)) == victim }
+        )
         let receipts = try await DeliveryWatcher(bootstrapServers: deployment.broker.bootstrapServers, topic: deployment.topics.receipts)
         try await deployment.publish(eventId)
         _ = try await receipts.wait(forAtLeast: registrations / 5)
@@ -211,12 +220,20 @@ struct ClusterFaultTests {
         // replica took over; each answer is kept.
         let writer = RegistrationWriter(client: client)
         let writing = Task { await writer.run() }
+        // The API's readiness is asked all along. While the master holding the index epoch is
+        // down it says so (503 after its own two-second limit) instead of hanging until the
+        // replica takes over and then saying ready.
+        let probing = Task {
+            var answers: [Int: Int] = [:]
+            while !Task.isCancelled {
+                let status = (try? await client.send("GET", "/health/ready", timeout: 30))?.status ?? 0
+                answers[status, default: 0] += 1
+                try? await Task.sleep(for: .milliseconds(250))
+            }
+            return answers
+        }
         try await writer.waitForAcknowledged(5)
-        let cluster = deployment.cluster
-        // The master holding the broadcast's sent-markers, which the sender writes with every
-        // receipt it commits.
-        let victimSlot = RedisClusterSlot.of(Array(deployment.layout.sentMarkersKey(eventId: eventId).utf8))
-        let victim = try #require(try cluster.master(ofSlot: victimSlot))
+        let victimSlot = RedisClusterSlot.of(Array(layout.metaKey.utf8))
         try cluster.kill(victim)
         let receiptsAtKill = try await Self.receiptsNow(of: eventId, deployment: deployment).count
         #expect(receiptsAtKill < registrations, "the sender was done before the kill; make the audience larger")
@@ -229,6 +246,10 @@ struct ClusterFaultTests {
         try await writer.waitForAcknowledged(before + 20)
         await writer.stop()
         _ = await writing.value
+        probing.cancel()
+        let readiness = await probing.value
+        #expect(Set(readiness.keys).isSubset(of: [200, 503]), "\(readiness)")
+        #expect(readiness[503, default: 0] >= 1, "readiness never reported the dead master: \(readiness)")
 
         try await deployment.expectDelivered(eventId, registrations: registrations)
         let final = try await Self.receipts(of: eventId, count: registrations, deployment: deployment)
@@ -252,7 +273,7 @@ struct ClusterFaultTests {
         }
         await push.shutdown()
         print(
-            "sender and API under a master kill: \(receiptsAtKill) of \(registrations) receipts at the kill; \(answers.count) writes, \(answers.filter { $0.status == 503 }.count) answered 503"
+            "sender and API under a master kill: \(receiptsAtKill) of \(registrations) receipts at the kill; \(answers.count) writes, \(answers.filter { $0.status == 503 }.count) answered 503; readiness answers \(readiness)"
         )
     }
 

@@ -80,3 +80,17 @@ struct RedisConnectionPoolTests {
         #expect(pool.openConnectionCount == 0)
     }
 }
+
+@Suite("Answers within a limit")
+struct AnswerWithinTests {
+    @Test("a check that does not finish in time answers nil at the limit; one that does answers its value")
+    func answerWithin() async {
+        let hung = await answer(within: .milliseconds(50)) { () async -> Int? in
+            try? await Task.sleep(for: .seconds(3_600))
+            return 1
+        }
+        #expect(hung == nil)
+        let prompt = await answer(within: .seconds(600)) { () async -> Int? in 7 }
+        #expect(prompt == 7)
+    }
+}

@@ -27,9 +27,14 @@ public struct Readiness: Sendable {
         (try? await admin.listTopics(timeout: .seconds(2))) != nil
     }
 
+    /// Within two seconds even while a Redis Cluster fails over (commands wait out the
+    /// cluster's retry budget then): a probe that hangs says nothing.
     private func redisAnswers() async -> Bool {
-        guard let reply = try? await redis.withConnection({ try await $0.send(IndexEpoch.read(layout)) }) else { return false }
-        guard (try? IndexEpoch.require(reply, layout: layout)) != nil else { return false }
-        return await redis.everySlotServed()
+        let (redis, layout) = (redis, layout)
+        return await answer(within: .seconds(2)) {
+            guard let reply = try? await redis.withConnection({ try await $0.send(IndexEpoch.read(layout)) }) else { return false }
+            guard (try? IndexEpoch.require(reply, layout: layout)) != nil else { return false }
+            return await redis.everySlotServed()
+        } ?? false
     }
 }

@@ -153,9 +153,14 @@ public final class RegistrationService: Sendable {
 
     /// True when Redis holds a whole index (`IndexEpoch`), every cluster hash slot has a
     /// master, and the broker describes the registrations topic. While the index is missing or
-    /// being rebuilt, reads would miss registrations that are in the log.
+    /// being rebuilt, reads would miss registrations that are in the log. Redis must answer
+    /// within two seconds (a probe that hangs through a cluster failover says nothing).
     public func isReady() async -> Bool {
-        guard (try? await index.epoch()) != nil, await index.pool.everySlotServed() else { return false }
+        let index = index
+        let redisReady = await answer(within: .seconds(2)) {
+            (try? await index.epoch()) != nil ? await index.pool.everySlotServed() : false
+        }
+        guard redisReady == true else { return false }
         guard let admin else { return true }
         let topic = configuration.registrationsTopic
         return (try? await admin.describeTopic(topic, timeout: .seconds(2))) != nil
