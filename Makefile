@@ -33,6 +33,10 @@ test: bootstrap
 run: build
 	scripts/stack run $(STACK_FLAGS) -- $(HERALD_LOCAL) demo --keep-running
 
+# The benchmark harness is in the package only with HERALD_BENCH=1 (Package.swift): the bench
+# builds it, and the tests build it to test it.
+test bench: export HERALD_BENCH := 1
+
 bench: bootstrap
 	$(SWIFT) build -c release $(SWIFT_BUILD_FLAGS)
 	scripts/stack run $(STACK_FLAGS) -- .build/release/herald-bench $(BENCH_ARGS)

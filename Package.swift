@@ -1,4 +1,5 @@
 // swift-tools-version:6.1
+import Foundation
 import PackageDescription
 
 // Module layout follows the weight of dependencies (see docs/architecture.md):
@@ -18,8 +19,6 @@ let package = Package(
     platforms: [.macOS(.v15)],
     products: [
         .executable(name: "herald", targets: ["HeraldCLI"]),
-        // The benchmark harness (`make bench`); `herald bench` runs it.
-        .executable(name: "herald-bench", targets: ["HeraldBench"]),
         // Local development: `herald-local demo` (make run) and `herald-local push-sandbox`.
         .executable(name: "herald-local", targets: ["HeraldLocal"]),
         .library(name: "HeraldDomain", targets: ["HeraldDomain"]),
@@ -130,15 +129,6 @@ let package = Package(
             ],
             resources: [.copy("openapi.yaml")]
         ),
-        // The harness of `herald-bench`: broker ceiling, broadcast, latency, memory and micro-benchmarks.
-        .target(
-            name: "HeraldBenchmarks",
-            dependencies: [
-                "HeraldDomain", "HeraldKafka", "HeraldRedis", "HeraldRegistry", "HeraldPipeline", "HeraldStreams", "HeraldPush",
-                "HeraldLocalPush",
-                .product(name: "Logging", package: "swift-log"),
-            ]
-        ),
         .target(
             name: "HeraldApp",
             dependencies: [
@@ -178,14 +168,6 @@ let package = Package(
                 .product(name: "Prometheus", package: "swift-prometheus"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "UnixSignals", package: "swift-service-lifecycle"),
-            ]
-        ),
-        .executableTarget(
-            name: "HeraldBench",
-            dependencies: [
-                "HeraldApp", "HeraldBenchmarks", "HeraldCommandLine", "HeraldPipeline",
-                .product(name: "ArgumentParser", package: "swift-argument-parser"),
-                .product(name: "Logging", package: "swift-log"),
             ]
         ),
         // Local APNs and FCM servers (HTTP/2 over TLS with a generated CA, the services' real
@@ -246,13 +228,6 @@ let package = Package(
             ]
         ),
         .testTarget(
-            name: "HeraldBenchmarksTests",
-            dependencies: [
-                "HeraldBenchmarks", "HeraldDomain", "HeraldKafka", "HeraldRedis", "HeraldTestSupport",
-                .product(name: "Logging", package: "swift-log"),
-            ]
-        ),
-        .testTarget(
             name: "HeraldIntegrationTests",
             dependencies: [
                 "HeraldAPI", "HeraldApp", "HeraldLocalPush", "HeraldTestSupport", "HeraldDomain", "HeraldKafka", "HeraldPipeline",
@@ -265,3 +240,36 @@ let package = Package(
     ],
     swiftLanguageModes: [.v6]
 )
+
+// The benchmark harness (`herald-bench`, which `herald bench` and `make bench` run) is part of
+// the package only when HERALD_BENCH=1, as `make bench` and `make test` set it: a plain
+// `swift build`, `make run` and the container image build nothing of it.
+if ProcessInfo.processInfo.environment["HERALD_BENCH"] == "1" {
+    package.products.append(.executable(name: "herald-bench", targets: ["HeraldBench"]))
+    package.targets += [
+        // The harness of `herald-bench`: broker ceiling, broadcast, latency, memory and micro-benchmarks.
+        .target(
+            name: "HeraldBenchmarks",
+            dependencies: [
+                "HeraldDomain", "HeraldKafka", "HeraldRedis", "HeraldRegistry", "HeraldPipeline", "HeraldStreams", "HeraldPush",
+                "HeraldLocalPush",
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        .executableTarget(
+            name: "HeraldBench",
+            dependencies: [
+                "HeraldApp", "HeraldBenchmarks", "HeraldCommandLine", "HeraldPipeline",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        .testTarget(
+            name: "HeraldBenchmarksTests",
+            dependencies: [
+                "HeraldBenchmarks", "HeraldDomain", "HeraldKafka", "HeraldRedis", "HeraldTestSupport",
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+    ]
+}

@@ -17,7 +17,9 @@ struct BenchCommand: ParsableCommand {
         let own = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
         let harness = URL(fileURLWithPath: own).deletingLastPathComponent().appendingPathComponent("herald-bench").path
         guard FileManager.default.isExecutableFile(atPath: harness) else {
-            throw CommandFailure("herald-bench is not next to \(own); build it with swift build --product herald-bench (make bench does)")
+            throw CommandFailure(
+                "herald-bench is not next to \(own); build it with HERALD_BENCH=1 swift build -c release --product herald-bench (make bench does)"
+            )
         }
         let argv = [harness] + arguments
         let cArguments = argv.map { strdup($0) } + [nil]

@@ -73,6 +73,12 @@ public final class TestRedisCluster: @unchecked Sendable {
         Foundation.kill(value, SIGKILL)
     }
 
+    /// Starts the node on `port` again after `kill`, on its own data; it rejoins the cluster (as
+    /// a replica of whichever node took over its slots).
+    public func restart(_ port: Int) throws {
+        try Self.run(Self.script, ["restart", directory.path, String(port)])
+    }
+
     /// Waits until every node still running reports `cluster_state:ok` and all slots are served.
     public func waitUntilHealthy(except dead: Set<Int> = [], timeout: Double = 30) throws {
         try waitUntil(timeout: timeout, "the cluster to be ok again") {

@@ -136,43 +136,54 @@ struct ClusterFaultTests {
     }
 
     @Test(
-        "kill -9 of a master mid-broadcast with a schedule falling due: its replica takes over, the worker keeps running, the broadcast and the release complete, reindex --node makes the cache equal the log"
+        "kill -9 of each master in turn, each during a broadcast, the first with a schedule falling due: a replica takes over each time, the worker keeps running, every broadcast and the release complete, reindex --node makes the cache equal the log"
     )
     func failoverDuringBroadcast() async throws {
-        let registrations = Int(ProcessInfo.processInfo.environment["HERALD_FAULT_CLUSTER_FAILOVER_REGISTRATIONS"] ?? "") ?? 60_000
+        let registrations = Int(ProcessInfo.processInfo.environment["HERALD_FAULT_CLUSTER_FAILOVER_REGISTRATIONS"] ?? "") ?? 20_000
         let deployment = try await Deployment(name: "failover", registrations: registrations, roles: "planner,fanout,indexer,scheduler")
         defer { deployment.stop() }
         let cluster = deployment.cluster
-        let eventId = deployment.prefix + "-broadcast"
         let scheduledId = deployment.prefix + "-scheduled"
-        let watcher = try await DeliveryWatcher(bootstrapServers: deployment.broker.bootstrapServers, topic: deployment.topics.deliveries)
-        // Due while the master is down or just promoted: the scheduler polls its due index on
-        // every master the whole time (a killed master once ended the worker from there).
-        try await deployment.publish(scheduledId, sendAt: Date().addingTimeInterval(20))
-        try await deployment.publish(eventId)
-        _ = try await watcher.wait(forAtLeast: registrations / 5)
+        var promoted: [Int] = []
+        for (round, victim) in try cluster.masters().enumerated() {
+            let eventId = deployment.prefix + "-broadcast-\(round)"
+            let watcher = try await DeliveryWatcher(
+                bootstrapServers: deployment.broker.bootstrapServers, topic: deployment.topics.deliveries)
+            if round == 0 {
+                // Due while the master is down or just promoted: the scheduler polls its due
+                // index on every master the whole time (a killed master once ended the worker
+                // from there).
+                try await deployment.publish(scheduledId, sendAt: Date().addingTimeInterval(20))
+            }
+            try await deployment.publish(eventId)
+            _ = try await watcher.wait(forAtLeast: registrations / 5, of: eventId)
 
-        let victim = try cluster.masters()[1]
-        let victimSlot = try #require(try cluster.nodes().first { $0.port == victim }?.slots.first?.lowerBound)
-        try cluster.kill(victim)
-        try waitUntil(timeout: 30, "a replica to take over from the killed master") {
-            guard let owner = try? cluster.master(ofSlot: victimSlot) else { return false }
-            return owner != victim
+            let victimSlot = try #require(try cluster.nodes().first { $0.port == victim }?.slots.first?.lowerBound)
+            try cluster.kill(victim)
+            try waitUntil(timeout: 30, "a replica to take over from the killed master") {
+                guard let owner = try? cluster.master(ofSlot: victimSlot) else { return false }
+                return owner != victim
+            }
+            try cluster.waitUntilHealthy(except: [victim])
+            promoted.append(try #require(try cluster.master(ofSlot: victimSlot)))
+            try await deployment.expectDelivered(eventId, registrations: registrations)
+            #expect(deployment.worker.process.isRunning, "the worker exited: \(deployment.worker.crashHead())")
+            // The killed node comes back as a replica, so the next master killed has one too.
+            try cluster.restart(victim)
+            try cluster.waitUntilHealthy()
         }
-        try cluster.waitUntilHealthy(except: [victim])
-        let promoted = try #require(try cluster.master(ofSlot: victimSlot))
-
-        try await deployment.expectDelivered(eventId, registrations: registrations)
         try await deployment.expectDelivered(scheduledId, registrations: registrations)
         #expect(deployment.worker.process.isRunning, "the worker exited: \(deployment.worker.stderr().suffix(2_000))")
 
-        // Writes acknowledged by the dead master but not yet replicated are repaired from the
+        // Writes acknowledged by a dead master but not yet replicated are repaired from the
         // log, for the Herald slots its replica took over.
-        let reindex = try HeraldBinary.run(
-            ["reindex", "--node", "127.0.0.1:\(promoted)"], environment: deployment.environment, timeout: 300)
-        #expect(reindex.status == 0, "\(reindex.stderr.suffix(2_000))")
-        let scoped = reindex.stdout.split(separator: "\n").first { $0.hasPrefix("slots") }.map(String.init) ?? ""
-        #expect(scoped.hasSuffix("of \(Self.slots)") && !scoped.contains(" 0 of"), "\(reindex.stdout)")
+        for node in promoted {
+            let reindex = try HeraldBinary.run(
+                ["reindex", "--node", "127.0.0.1:\(node)"], environment: deployment.environment, timeout: 300)
+            #expect(reindex.status == 0, "\(reindex.stderr.suffix(2_000))")
+            let scoped = reindex.stdout.split(separator: "\n").first { $0.hasPrefix("slots") }.map(String.init) ?? ""
+            #expect(scoped.hasSuffix("of \(Self.slots)") && !scoped.contains(" 0 of"), "\(reindex.stdout)")
+        }
         try await RedisLossTests.expectEqualToRebuild(
             RegistrationIndex(pool: deployment.pool, layout: deployment.layout), registry: deployment.registry,
             topics: deployment.topics, broker: deployment.broker)

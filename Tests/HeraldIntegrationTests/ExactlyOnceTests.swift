@@ -218,13 +218,18 @@ struct DeliveryWatcher {
 
     func close() async { try? await consumer.close() }
 
-    /// Reads deliveries until `count` were seen; fails only when none arrives for `stallLimit`.
-    func wait(forAtLeast count: Int, stallLimit: Duration = .seconds(120)) async throws -> Int {
+    /// Reads deliveries (of `eventId` only, when given) until `count` were seen; fails only
+    /// when none arrives for `stallLimit`.
+    func wait(forAtLeast count: Int, of eventId: String? = nil, stallLimit: Duration = .seconds(120)) async throws -> Int {
         var seen = 0
+        let marker = eventId.map { #""eventId":"\#($0)""# }
         let result = try await waitWhileProgressing("\(count) deliveries", stallLimit: stallLimit, interval: .zero) {
             () async throws -> ProgressCheck<Int, Int> in
             guard seen < count else { return .done(seen) }
-            seen += try await consumer.pollBatch(maxMessages: 10_000, timeout: .milliseconds(100)).count
+            let batch = try await consumer.pollBatch(maxMessages: 10_000, timeout: .milliseconds(100))
+            seen +=
+                marker.map { marker in batch.filter { String(decoding: $0.value ?? [], as: UTF8.self).contains(marker) }.count }
+                ?? batch.count
             return .waiting(seen)
         }
         try? await consumer.close()
