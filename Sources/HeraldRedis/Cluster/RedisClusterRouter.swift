@@ -59,9 +59,6 @@ final class RedisClusterRouter: @unchecked Sendable {
         try obtain(reason: "first use") { $0.current() }.map
     }
 
-    /// The router's health as its topology sees it.
-    var health: RedisClusterTopology.Health { topologyLock.withLock { topology.health } }
-
     /// A slot map newer than generation `seen` (nil: read one now): another caller's read when
     /// one ran since or runs now, else this caller's.
     @discardableResult
@@ -115,9 +112,11 @@ final class RedisClusterRouter: @unchecked Sendable {
         }
     }
 
-    /// A command found a master unreachable or a slot without one.
-    private func trouble(_ reason: String) {
+    /// A command found a master unreachable or a slot without one: the health says so, and the
+    /// map is read again unless one newer than generation `seen` is here already.
+    private func trouble(_ reason: String, seen: Int) {
         report(topologyLock.withLock { topology.trouble(reason) })
+        _ = try? refresh(reason: reason, seen: seen)
     }
 
     /// Reads the slot map: from a known master, else a replica, else a seed; the first node
@@ -409,10 +408,7 @@ final class RedisClusterRouter: @unchecked Sendable {
         if let error = exchange.failure {
             // Replies were handed over already, so the stream is not sent again here; the map
             // is read again so that the caller's next attempt goes to the new master.
-            if let error = error as? RedisError, error.breaksConnection {
-                trouble(error.message)
-                _ = try? refresh(reason: error.message, seen: plan.generation)
-            }
+            if let error = error as? RedisError, error.breaksConnection { trouble(error.message, seen: plan.generation) }
             throw error
         }
         for index in (plan.uncovered + exchange.redirections).sorted() {
@@ -479,15 +475,10 @@ final class RedisClusterRouter: @unchecked Sendable {
         let done = DispatchGroup()
         let work = UncheckedPlan(plan: plan, commands: commands, asking: asking)
         for (number, group) in plan.groups.enumerated() {
-            let node: RedisNodeConnection
-            do {
-                node = try self.node(group.endpoint)
-            } catch {
-                outcomes[number] = .failure(error as? RedisError ?? RedisError(code: .io, message: "\(error)"))
-                continue
-            }
-            node.queue.async(group: done) {
-                outcomes[number] = self.attempt(work.plan.groups[number], on: node, commands: work.commands, asking: work.asking)
+            // `node` throws only once the router is closed; `attempt` reports that from any queue.
+            let queue = (try? node(group.endpoint))?.queue ?? .global()
+            queue.async(group: done) {
+                outcomes[number] = self.attempt(work.plan.groups[number], commands: work.commands, asking: work.asking)
             }
         }
         done.wait()
@@ -495,11 +486,10 @@ final class RedisClusterRouter: @unchecked Sendable {
     }
 
     private func attempt(
-        _ group: Plan.Group, on node: RedisNodeConnection? = nil, commands: [RedisCommand], asking: [Int: RedisClusterEndpoint]
+        _ group: Plan.Group, commands: [RedisCommand], asking: [Int: RedisClusterEndpoint]
     ) -> Result<[Result<RedisValue, RedisError>], RedisError> {
         do {
-            let node = try node ?? self.node(group.endpoint)
-            return .success(try node.pipelineBlocking(Self.withAsking(group.indices, commands: commands, asking: asking)))
+            return .success(try node(group.endpoint).pipelineBlocking(Self.withAsking(group.indices, commands: commands, asking: asking)))
         } catch let error as RedisError {
             return .failure(error)
         } catch {
@@ -600,11 +590,8 @@ final class RedisClusterRouter: @unchecked Sendable {
             let milliseconds = min(500, 10 << min(pauses, 6))
             pauses += 1
             redirects = 0
-            if pause.code != .server || pause.serverPrefix == "CLUSTERDOWN" { router.trouble(pause.message) }
             usleep(UInt32(milliseconds * 1000))
-            if pause.code != .server || pause.serverPrefix == "CLUSTERDOWN" {
-                _ = try? router.refresh(reason: pause.message, seen: generation)
-            }
+            if pause.code != .server || pause.serverPrefix == "CLUSTERDOWN" { router.trouble(pause.message, seen: generation) }
         }
     }
 }
