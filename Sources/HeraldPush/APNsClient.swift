@@ -31,15 +31,30 @@ public final class APNsClient: PushTransport {
             let reason = "cannot sign the provider token of \(credentials.keySource): \(error)"
             return deliveries.map { _ in loop.makeSucceededFuture(.lost(reason: reason)) }
         }
+        // A delivery whose headers cannot go on the wire is refused alone: written, it would make
+        // the peer (or the HTTP/2 encoder) drop the connection and every request on it.
+        var results = [EventLoopFuture<PushAttempt>?](repeating: nil, count: deliveries.count)
+        var requests: [PushRequest] = []
+        var positions: [Int] = []
+        for (index, delivery) in deliveries.enumerated() {
+            if let problem = HeaderFieldRules.problem(with: delivery.headers) {
+                results[index] = MultiThreadedEventLoopGroup.singleton.next().makeSucceededFuture(.unsendable(reason: problem))
+            } else {
+                requests.append(request(delivery, providerToken: token))
+                positions.append(index)
+            }
+        }
         let providerToken = providerToken
-        return await Self.attempts(on: connections, deliveries.map { request($0, providerToken: token) }, read: Self.answer).map {
-            $0.map { attempt in
+        let sent = await Self.attempts(on: connections, requests, read: Self.answer)
+        for (index, future) in zip(positions, sent) {
+            results[index] = future.map { attempt in
                 if case .answered(let answer) = attempt, case .renewCredentials = APNsAnswers.verdict(answer) {
                     providerToken.refused(token)
                 }
                 return attempt
             }
         }
+        return results.map { $0! }
     }
 
     func request(_ delivery: DeliveryRecord, providerToken: String) -> PushRequest {

@@ -112,6 +112,7 @@ struct EventDecodingTests {
             (#"{"publishedAt": "2026-11-21"}"#, [("publishedAt", "invalid_timestamp")]),
             (#"{"priority": "urgent"}"#, [("priority", "invalid_value")]),
             (#"{"collapseId": ""}"#, [("collapseId", "invalid_value")]),
+            (#"{"collapseId": "a\r\nx-evil: 1"}"#, [("collapseId", "invalid_value")]),
             (#"{"collapseId": "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"}"#, [("collapseId", "invalid_value")]),
             (
                 #"{"tags": "", "priority": 1, "native": {"apns": [], "sms": {}}}"#,

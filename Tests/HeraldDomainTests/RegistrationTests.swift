@@ -76,6 +76,14 @@ struct RegistrationTests {
                 [("template.headers.bad name", "invalid_header"), ("template.headers.ok", "invalid_template")]
             ),
             (["template": #"{"name": "n", "body": "{}", "headers": {"h": 1}}"#], [("template.headers.h", "invalid_type")]),
+            (
+                ["template": #"{"name": "n", "body": "{}", "headers": {"apns-push-type": "a\r\nx-evil: 1", "b": "background\u0000"}}"#],
+                [("template.headers.apns-push-type", "invalid_header"), ("template.headers.b", "invalid_header")]
+            ),
+            (
+                ["template": #"{"name": "n", "body": "{}", "headers": {"h": "v\n\nGET / HTTP/1.1"}, "expiry": "1\r2"}"#],
+                [("template.headers.h", "invalid_header"), ("template.expiry", "invalid_template")]
+            ),
             (["template": #"{"name": "n", "body": "{}", "expiry": "$(expiresAt"}"#], [("template.expiry", "invalid_template")]),
             (["expiresAt": #""next week""#], [("expiresAt", "invalid_timestamp")]),
             (
@@ -93,6 +101,23 @@ struct RegistrationTests {
         }
         #expect(issues.map(\.field).sorted() == expected.map(\.0).sorted(), "\(issues)")
         #expect(issues.map(\.code).sorted() == expected.map(\.1).sorted(), "\(issues)")
+    }
+
+    @Test("header templates that add up past the header block limit are refused as a whole, naming the limit")
+    func headerBlockLimit() throws {
+        let value = String(repeating: "v", count: 4_000)
+        let headers = Dictionary(uniqueKeysWithValues: (0..<2).map { ("apns-x-\($0)", value) })
+        let registration = Registration(
+            registrationId: "r1", platform: .apns, handle: ModelFixtures.apnsToken,
+            template: RegistrationTemplate(name: "news", body: "{}", headers: headers)
+        )
+        let issue = try #require(registration.validate().first)
+        #expect(issue.field == "template.headers")
+        #expect(issue.code == "invalid_header")
+        #expect(issue.message.contains("the limit is 4096"), "\(issue.message)")
+        var one = registration
+        one.template?.headers = ["apns-x-0": value]
+        #expect(one.validate().isEmpty)
     }
 
     @Test("a template error names its line and column")

@@ -138,6 +138,8 @@ struct TemplateRenderTests {
         TemplateRenderCase("composite", .text, "{'wns/' + $(kind)}", ["kind": "tile"], "wns/tile"),
         TemplateRenderCase("no escaping of quotes", .text, "$(v)", ["v": ##""<&>'"##], ##""<&>'"##),
         TemplateRenderCase("line breaks cannot split a header", .text, "$(v)", ["v": "alert\r\nX-Evil: 1\u{7F}"], "alert  X-Evil: 1 "),
+        TemplateRenderCase("stored literal line breaks cannot split a header", .text, "a\r\nx-evil: 1\u{0}", [:], "a  x-evil: 1 "),
+        TemplateRenderCase("nor beside a value", .text, "$(v)\r\nx: 1", ["v": "a"], "a  x: 1"),
         TemplateRenderCase("#() reads like $()", .text, "#(n)", ["n": "5"], "5"),
         TemplateRenderCase("percent-encoding", .text, "%(v)", ["v": "a/b c"], "a%2Fb%20c"),
     ]

@@ -65,6 +65,41 @@ struct PoisonInputTests {
         }
     }
 
+    @Test("header templates stored before the registration check cost only their device: too large is skipped, line breaks are blanked")
+    func hostileHeaderTemplates() async throws {
+        try await withPipelineHarness(slots: 4) { harness in
+            // Written straight to the index, as registrations made before the check would be.
+            let headers = Dictionary(uniqueKeysWithValues: (0..<32).map { ("apns-x-\($0)", "$(big)") })
+            let large = Registration(
+                registrationId: "large", platform: .apns, handle: String(repeating: "ab", count: 32), tags: ["Sports"],
+                template: RegistrationTemplate(name: "large", body: #"{"aps":{"alert":"hi"}}"#, headers: headers), version: 1
+            )
+            let split = Registration(
+                registrationId: "split", platform: .apns, handle: String(repeating: "cd", count: 32), tags: ["Sports"],
+                template: RegistrationTemplate(
+                    name: "split", body: #"{"aps":{"alert":"hi"}}"#, headers: ["apns-collapse-id": "a\r\nx-evil: 1"]),
+                version: 1
+            )
+            try await harness.seed([large, split, testRegistration("plain", tags: ["Sports"], language: "English")])
+            harness.startRoles()
+            _ = try await harness.publish(
+                NotificationEvent(
+                    id: "hdr-1", audience: .expression(.tag("Sports"), source: "Sports"),
+                    properties: ["big": String(repeating: "b", count: 300), "News_English": "Final score"]
+                ))
+            let status = try await harness.finalStatus("hdr-1")
+            try await harness.stopRoles()
+
+            #expect(status.state == .completed)
+            #expect(status.skipped == 1)
+            let delivered = try await harness.deliveries(eventId: "hdr-1")
+            #expect(delivered.map(\.registrationId).sorted() == ["plain", "split"])
+            let blanked = try #require(delivered.first { $0.registrationId == "split" })
+            #expect(blanked.headers["apns-collapse-id"] == "a  x-evil: 1")
+            #expect(HeraldDomain.HeaderFieldRules.problem(with: blanked.headers) == nil)
+        }
+    }
+
     @Test("an 800,000-byte malformed event is dead-lettered with its size and hash; events after it deliver")
     func oversizeMalformedEventIsDeadLettered() async throws {
         try await withPipelineHarness(slots: 4) { harness in

@@ -50,6 +50,37 @@ struct APNsClientTests {
         await push.shutdown()
     }
 
+    @Test("deliveries whose headers cannot go on the wire are refused alone; the others and their connection are unharmed")
+    func unsendableHeaders() async throws {
+        let push = try await LocalPushServices.start()
+        let client = try await Self.client(push)
+        var deliveries = (0..<20).map(Self.delivery)
+        deliveries[3].headers = ["apns-push-type": "alert", "apns-collapse-id": "a\r\nx-evil: 1"]
+        deliveries[7].headers = DeliveryHeaders(
+            (0..<32).map { DeliveryHeaders.Field(name: "apns-x-\($0)", value: String(repeating: "v", count: 4_096)) })
+        deliveries[11].headers = ["apns-push-type": "background\u{0}"]
+        let attempts = await client.submit(deliveries)
+        for (n, future) in attempts.enumerated() {
+            let attempt = try await future.get()
+            if [3, 7, 11].contains(n) {
+                guard case .unsendable(let reason) = attempt else {
+                    Issue.record("delivery \(n) was sent: \(attempt)")
+                    continue
+                }
+                #expect(reason.contains(n == 7 ? "the limit is 8192" : "control characters"), "\(reason)")
+            } else {
+                #expect(
+                    attempt
+                        == .answered(PushAnswer(statusCode: 200, serviceId: APNsRequestID.forDelivery(deliveries[n].deliveryId).uuidString))
+                )
+            }
+        }
+        #expect(push.apns.requestCount == 17)
+        #expect(push.apns.connectionsAccepted == 1)
+        await client.shutdown()
+        await push.shutdown()
+    }
+
     @Test("a dropped connection loses the requests on it; the next request opens a new one; a slow answer times out")
     func lostAndTimedOut() async throws {
         let push = try await LocalPushServices.start()

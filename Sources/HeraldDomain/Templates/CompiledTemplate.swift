@@ -98,12 +98,14 @@ public struct CompiledTemplate: Sendable, Hashable {
     }
 
     /// A text template is one value: its literal text is kept as written and values are
-    /// made safe for a header line.
+    /// made safe for a header line. Validation refuses control characters in the literal text;
+    /// any that were stored before become spaces like those of values, so no rendition can
+    /// split a header line.
     private static func compileText(_ source: TemplateSource, limits: TemplateLimits) throws(TemplateError) -> TemplateProgram {
         var output = TemplateSegmentList(source: source, limits: limits)
         var parser = TemplateContentParser(text: TemplateText(bytes: source.bytes, base: 0), source: source, limits: limits)
         guard let parts = try parser.parse() else {
-            output.appendSource(0..<source.bytes.count)
+            output.appendLiteral(source.bytes, escaping: .header)
             return output.finish()
         }
         let plain = parts.map { part -> TemplatePart in
@@ -111,7 +113,7 @@ public struct CompiledTemplate: Sendable, Hashable {
             expression.operation = .value
             return .expression(expression)
         }
-        try output.append(plain, escaping: .header, literalEscaping: nil)
+        try output.append(plain, escaping: .header, literalEscaping: .header)
         return output.finish()
     }
 }

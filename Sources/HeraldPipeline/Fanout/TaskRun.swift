@@ -118,6 +118,8 @@ struct TaskRun {
             let headers = DeliveryHeaders.forDelivery(
                 platform: platform, event: event, templateHeaders: headerValues, bodyFormat: template.body.format, now: now
             )
+            // Values are escaped as they render; what is left to refuse is a block too large to send.
+            guard HeaderFieldRules.problem(with: headers) == nil else { return .skip(Self.headerTooLarge) }
             return .deliver(
                 DeliveryRendition(
                     hub: event.hub, eventId: task.eventId, platform: platform, templateName: template.name,

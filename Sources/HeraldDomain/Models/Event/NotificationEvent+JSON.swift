@@ -71,6 +71,8 @@ extension NotificationEvent {
                     ValidationIssue(
                         field: "collapseId", code: ValidationIssue.Code.invalidValue,
                         message: "a collapse id cannot be empty; omit the field instead"))
+            } else if let problem = HeaderFieldRules.valueProblem(collapseId) {
+                issues.append(ValidationIssue(field: "collapseId", code: ValidationIssue.Code.invalidValue, message: problem))
             } else if collapseId.utf8.count > limits.maxCollapseIdBytes {
                 issues.append(
                     ValidationIssue(

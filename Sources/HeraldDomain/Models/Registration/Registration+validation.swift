@@ -82,12 +82,23 @@ extension RegistrationTemplate {
                     message: "\(headers.count) headers; the limit is \(limits.maxHeaders)"
                 ))
         }
+        let blockBytes = headers.reduce(0) { $0 + HeaderFieldRules.fieldSize(name: $1.key, value: $1.value) }
+        if blockBytes > limits.maxHeaderBlockBytes {
+            issues.append(
+                ValidationIssue(
+                    field: "\(field).headers", code: ValidationIssue.Code.invalidHeader,
+                    message:
+                        "the header templates add up to \(blockBytes) bytes (name + value + 32 per header, as HTTP/2 counts them); the limit is \(limits.maxHeaderBlockBytes)"
+                ))
+        }
         for (name, value) in headers.sorted(by: { $0.key < $1.key }) {
             let headerField = "\(field).headers.\(name)"
             if let problem = Self.headerNameProblem(name) {
                 issues.append(ValidationIssue(field: headerField, code: ValidationIssue.Code.invalidHeader, message: problem))
             }
-            if value.utf8.count > limits.maxHeaderValueBytes {
+            if let problem = HeaderFieldRules.valueProblem(value) {
+                issues.append(ValidationIssue(field: headerField, code: ValidationIssue.Code.invalidHeader, message: problem))
+            } else if value.utf8.count > limits.maxHeaderValueBytes {
                 issues.append(
                     ValidationIssue(
                         field: headerField, code: ValidationIssue.Code.invalidHeader,
@@ -98,7 +109,9 @@ extension RegistrationTemplate {
             }
         }
         if let expiry {
-            if expiry.utf8.count > limits.maxHeaderValueBytes {
+            if let problem = HeaderFieldRules.valueProblem(expiry) {
+                issues.append(ValidationIssue(field: "\(field).expiry", code: ValidationIssue.Code.invalidTemplate, message: problem))
+            } else if expiry.utf8.count > limits.maxHeaderValueBytes {
                 issues.append(
                     ValidationIssue(
                         field: "\(field).expiry", code: ValidationIssue.Code.invalidTemplate,

@@ -9,6 +9,9 @@ public struct RegistrationLimits: Sendable, Hashable {
     public var maxHeaders: Int
     /// Size of one header value or expiry template in UTF-8 bytes.
     public var maxHeaderValueBytes: Int
+    /// All header templates of one template together, counted as HTTP/2 counts a header
+    /// list (name + value + 32 bytes each): the block must fit every push service's limit.
+    public var maxHeaderBlockBytes: Int
     /// Templates per installation.
     public var maxInstallationTemplates: Int
     /// Size of a whole registration or installation document in bytes.
@@ -25,7 +28,7 @@ public struct RegistrationLimits: Sendable, Hashable {
 
     public init(
         maxTags: Int = 1_000, maxTemplateBodyBytes: Int = 65_536, maxHeaders: Int = 32,
-        maxHeaderValueBytes: Int = 4_096, maxInstallationTemplates: Int = 64,
+        maxHeaderValueBytes: Int = 4_096, maxHeaderBlockBytes: Int = HeaderFieldRules.maxBlockBytes / 2, maxInstallationTemplates: Int = 64,
         maxDocumentBytes: Int = RecordSizes.maxDocumentBytes, templateLimits: TemplateLimits = .default,
         payloadLimits: PayloadLimits = .default, maxUnboundedSubstitutions: Int = 32
     ) {
@@ -35,6 +38,7 @@ public struct RegistrationLimits: Sendable, Hashable {
         self.maxTemplateBodyBytes = maxTemplateBodyBytes
         self.maxHeaders = maxHeaders
         self.maxHeaderValueBytes = maxHeaderValueBytes
+        self.maxHeaderBlockBytes = maxHeaderBlockBytes
         self.maxInstallationTemplates = maxInstallationTemplates
         self.maxDocumentBytes = maxDocumentBytes
         self.templateLimits = templateLimits
