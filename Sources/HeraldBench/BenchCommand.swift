@@ -21,7 +21,8 @@ struct BenchCommand: AsyncParsableCommand {
             Needs a Kafka-compatible broker and Redis (`make bench` starts the embedded ones). Every \
             run uses its own topics, consumer ids and Redis prefix and removes them afterwards. \
             Worker processes are spawned from the `herald` executable next to this one (`herald worker`) \
-            so their memory is measured alone. See docs/performance.md for what each figure means.
+            so their memory is measured alone; the idle row, last, also runs `herald api`. See \
+            docs/performance.md for what each figure means.
             """
     )
 
@@ -46,6 +47,10 @@ struct BenchCommand: AsyncParsableCommand {
     @Option(help: "Seconds ahead of their time the schedules are published.") var scheduleLead: Int = 30
     @Option(help: "Deliveries one sender worker pushes to the local APNs server, beside h2load's ceiling (0: none).")
     var senderDeliveries: Int = 200_000
+    @Option(help: "Seconds the idle row's worker and API run with nothing to do before their CPU is measured.")
+    var idleWarmupSeconds: Int = 60
+    @Option(help: "Seconds over which the idle row measures the CPU of the worker, the API, the broker and Redis.")
+    var idleSeconds: Int = 60
     @Option(help: "How registrations are seeded: lua (the indexer's apply script) or bulk (checked identical first).")
     var seedPath: BenchmarkOptions.SeedPath = .bulk
     @Option(help: "Threads seeding Redis in parallel.") var seedThreads: Int = 2
@@ -73,6 +78,8 @@ struct BenchCommand: AsyncParsableCommand {
     @Flag(help: "Skip the memory populations other than the main one.") var skipMemory = false
     @Flag(help: "Skip the broker ceiling.") var skipCeiling = false
     @Flag(help: "Skip the micro-benchmarks.") var skipMicro = false
+    @Flag(help: "Skip the idle row (a worker with its default roles and the API with nothing to do, measured last).")
+    var skipIdle = false
     @Flag(help: "Run only the micro-benchmarks (no broker or Redis needed).") var microOnly = false
     @Flag(help: "Also time `herald reindex` of the main population.") var reindex = false
     @Flag(help: "Each round also runs the expression (--expression) after its broadcast, between ceilings of its own.")
@@ -99,6 +106,9 @@ struct BenchCommand: AsyncParsableCommand {
         guard senderDeliveries >= 0 else { throw ValidationError("--sender-deliveries must be 0 or more") }
         guard schedules >= 0, (5...3_600).contains(scheduleLead) else {
             throw ValidationError("--schedules must be 0 or more and --schedule-lead 5 to 3600 seconds")
+        }
+        guard (0...3_600).contains(idleWarmupSeconds), (1...3_600).contains(idleSeconds) else {
+            throw ValidationError("--idle-warmup-seconds must be 0 to 3600 and --idle-seconds 1 to 3600")
         }
         guard redisCluster == 0 || redisCluster >= 3 else { throw ValidationError("--redis-cluster must be 0 or at least 3 masters") }
         if redisCluster > 0 && !FileManager.default.isExecutableFile(atPath: Self.clusterScript) {
@@ -145,6 +155,9 @@ struct BenchCommand: AsyncParsableCommand {
         options.runBroadcast = !skipBroadcast && !microOnly
         options.runLatency = !skipLatency && !skipBroadcast && !microOnly
         options.runMemory = !skipMemory && !skipBroadcast && !microOnly
+        options.runIdle = !skipIdle && !microOnly
+        options.idleWarmupSeconds = idleWarmupSeconds
+        options.idleSeconds = idleSeconds
 
         // Tansu delays a group join by about half the session timeout: keep it short unless set.
         let base = settings.settings(defaults: [.sessionTimeoutMs: "6000"])
@@ -164,6 +177,11 @@ struct BenchCommand: AsyncParsableCommand {
             flags[.deliveryPartitions] = deliveryPartitionCount
             return HeraldSettings(flags: flags, environment: [:], endpointsFile: nil)
         }
+        // What a deployment that sets nothing runs: no flags, no environment, no stack file.
+        let production = HeraldSettings(flags: [:], environment: [:], endpointsFile: nil)
+        let productionDefaults = BenchmarkProductionDefaults(
+            roles: production[.roles], plannerFetchWaitMs: try production.int(.plannerFetchWaitMs),
+            taskFetchWaitMs: try production.int(.taskFetchWaitMs))
         let executable = workerExecutable ?? Self.heraldExecutable()
         var logger = Logger(label: "herald.bench")
         // Quiet unless asked (progress has its own lines); HERALD_LOG_LEVEL=info also shows the
@@ -184,12 +202,14 @@ struct BenchCommand: AsyncParsableCommand {
                     variables[Setting(key).environment] = value
                 }
                 variables.merge(spec.environment) { $1 }
-                return WorkerLaunch(executable: executable, arguments: ["worker", "--roles", roles], environment: variables)
+                let arguments = spec.command == .api ? ["api"] : ["worker", "--roles", roles]
+                return WorkerLaunch(executable: executable, arguments: arguments, environment: variables)
             },
             resultsDirectory: URL(fileURLWithPath: results), workDirectory: workDirectory, logger: logger,
             startRedisCluster: { masters in
                 try Self.startRedisCluster(masters: masters, directory: workDirectory.appendingPathComponent("redis-cluster"))
-            }
+            },
+            productionDefaults: productionDefaults
         )
         let (report, url) = try await BenchmarkRunner(options: options, environment: environment, runId: runId).run()
         print(report.table)

@@ -17,12 +17,16 @@ public struct BenchmarkEnvironment: Sendable {
     /// Starts a private Redis Cluster of this many masters (and as many replicas) for the
     /// cluster row (`BenchmarkOptions.redisClusterMasters`); nil: the row is not measured.
     public var startRedisCluster: (@Sendable (_ masters: Int) throws -> BenchmarkRedisCluster)?
+    /// Herald's documented defaults the idle row runs with in place of the run's own settings
+    /// (`IdlePhase`); nil: the row is not measured.
+    public var productionDefaults: BenchmarkProductionDefaults?
 
     public init(
         configuration: @escaping @Sendable (BenchmarkNames) throws -> PipelineConfiguration,
         workerLaunch: @escaping @Sendable (WorkerSpec) -> WorkerLaunch,
         resultsDirectory: URL, workDirectory: URL, logger: Logger,
-        startRedisCluster: (@Sendable (_ masters: Int) throws -> BenchmarkRedisCluster)? = nil
+        startRedisCluster: (@Sendable (_ masters: Int) throws -> BenchmarkRedisCluster)? = nil,
+        productionDefaults: BenchmarkProductionDefaults? = nil
     ) {
         self.configuration = configuration
         self.workerLaunch = workerLaunch
@@ -30,6 +34,26 @@ public struct BenchmarkEnvironment: Sendable {
         self.workDirectory = workDirectory
         self.logger = logger
         self.startRedisCluster = startRedisCluster
+        self.productionDefaults = productionDefaults
+    }
+}
+
+/// The settings of a production Herald that the run's own may differ from: the embedded stack
+/// shortens the fetch waits for its broker, and the bench's workers run only the roles a phase
+/// needs. The CLI reads them from the settings' declarations, so the idle row measures what a
+/// deployment that sets nothing runs.
+public struct BenchmarkProductionDefaults: Sendable, Hashable {
+    /// `herald worker`'s roles when none are given (`HERALD_ROLES`).
+    public var roles: String
+    /// `HERALD_PLANNER_FETCH_WAIT_MS`: the planner's longest idle fetch of the events topic.
+    public var plannerFetchWaitMs: Int
+    /// `HERALD_TASK_FETCH_WAIT_MS`: the task lanes' (and the scheduler's) longest idle fetch.
+    public var taskFetchWaitMs: Int
+
+    public init(roles: String, plannerFetchWaitMs: Int, taskFetchWaitMs: Int) {
+        self.roles = roles
+        self.plannerFetchWaitMs = plannerFetchWaitMs
+        self.taskFetchWaitMs = taskFetchWaitMs
     }
 }
 

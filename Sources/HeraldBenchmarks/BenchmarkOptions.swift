@@ -40,6 +40,14 @@ public struct BenchmarkOptions: Sendable {
     /// How far ahead of their time the schedules are published.
     public var scheduleLeadSeconds: Int = 30
 
+    /// What an idle Herald costs (`IdlePhase`): a worker with its default roles and the API,
+    /// nothing to do, measured last. Needs `BenchmarkEnvironment.productionDefaults`.
+    public var runIdle: Bool = true
+    /// Seconds the idle row's processes run with nothing to do before their CPU is measured.
+    public var idleWarmupSeconds: Int = 60
+    /// Seconds over which the idle row's CPU is measured.
+    public var idleSeconds: Int = 60
+
     public var runMicro: Bool = true
     public var runCeiling: Bool = true
     public var runBroadcast: Bool = true

@@ -6,7 +6,8 @@ import Logging
 
 /// Runs the phases `BenchmarkOptions` selects, in an order that keeps them from disturbing
 /// each other (micro-benchmarks on a quiet machine, the broker ceiling before any worker
-/// exists, small populations before the large one fills Redis), and writes the report.
+/// exists, small populations before the large one fills Redis, the idle row's minutes last),
+/// and writes the report.
 public struct BenchmarkRunner: Sendable {
     public let options: BenchmarkOptions
     public let environment: BenchmarkEnvironment
@@ -80,6 +81,10 @@ public struct BenchmarkRunner: Sendable {
                 count: options.senderDeliveries, names: names, configuration: try environment.configuration(names), options: options,
                 environment: environment
             ).run()
+        }
+
+        if options.runIdle {
+            await idlePhase(base: base, redisPID: redisInfo.pid, report: &report)
         }
 
         report.finishedAt = ISO8601DateFormatter().string(from: Date())
@@ -171,6 +176,29 @@ public struct BenchmarkRunner: Sendable {
             }
         }
         report.applyCeilingReference()
+    }
+
+    /// What an idle Herald costs (`IdlePhase`), last, so the other rows come first. A failure
+    /// here becomes a note instead of ending the run: every other row is measured by then.
+    private func idlePhase(base: PipelineConfiguration, redisPID: Int32?, report: inout BenchmarkReport) async {
+        guard let defaults = environment.productionDefaults else {
+            Console.say("== no idle row: this harness gives no production defaults to run Herald with")
+            return
+        }
+        let names = names("idle")
+        do {
+            report.idle = try await IdlePhase(
+                names: names, configuration: try environment.configuration(names), options: options, environment: environment,
+                defaults: defaults, brokerPID: MachineDescription.brokerPID(base.bootstrapServers), redisPIDs: redisPID.map { [$0] } ?? []
+            ).run()
+            report.notes.append(
+                "The idle row ran one `herald worker --roles \(defaults.roles)` and one `herald api` with nothing to do, on Herald's production fetch waits (planner \(defaults.plannerFetchWaitMs) ms, task lanes \(defaults.taskFetchWaitMs) ms) whatever the run's own; its CPU is utime + stime from /proc/<pid>/stat over the measured seconds, in percent of one core."
+            )
+        } catch {
+            let note = "The idle row was not measured: \(error)"
+            report.notes.append(note)
+            Console.say(note)
+        }
     }
 
     /// The main population's broadcast once more, on a Redis Cluster started for it and removed

@@ -63,19 +63,16 @@ public struct PipelineConfiguration: Sendable {
     public var plannerDeliversNarrowEvents: Bool = true
     /// Planner: the longest an idle fetch of `herald.events` waits for data
     /// (`HERALD_PLANNER_FETCH_WAIT_MS`). Apache Kafka answers a waiting fetch as soon as data
-    /// arrives, so there a long wait is free. Tansu answers late and polls its storage for
-    /// every fetch: with a 4-partition topic, publish to read took p90 4.2 / 5.5 / 9.4 ms at
-    /// 5 / 10 / 20 ms and the idle consumer cost it 13 / 9.5 / 6 % of a core (measured,
-    /// docs/performance.md), so on the embedded broker only the planner waits this little.
-    public var plannerFetchWaitMaxMs: Int = 5
+    /// arrives, so a long wait costs no latency and keeps an idle consumer cheap for the worker
+    /// and the broker. The embedded broker (Tansu) answers an idle fetch only when its wait ends
+    /// and reads its storage for each: the embedded stack and the tests set
+    /// ``EmbeddedBrokerWaits`` (docs/decisions/fetch-waits.md).
+    public var plannerFetchWaitMaxMs: Int = 500
     /// Fan-out: the longest an idle fetch of a task topic waits (bulk lanes; express lanes
-    /// too while the planner delivers narrow events, since their topic is then idle). A
-    /// consumer keeps fetching while its application works, so on a broker that answers a
-    /// waiting fetch by polling its storage (Tansu) every idle consumer costs CPU in
-    /// proportion to its fetch rate: an idle worker cost the embedded broker 25 % of a core
-    /// with 10 ms (measured, docs/decisions/fetch-waits.md). The price is how soon a lane sees its
-    /// first task (Tansu: about a quarter of the wait); later tasks are already prefetched.
-    public var taskFetchWaitMaxMs: Int = 100
+    /// too while the planner delivers narrow events, since their topic is then idle), and the
+    /// scheduler's fetch of its topic. Free on Apache Kafka like the planner's; on Tansu it is
+    /// how soon a lane sees its first task (later tasks are already prefetched).
+    public var taskFetchWaitMaxMs: Int = 500
     /// Fan-out: an idle bulk lane reads the partitions its own process's planner has just
     /// written tasks to at once, beside its group consumer, instead of waiting for that
     /// consumer's fetch (`HERALD_TASK_HANDOFF=direct`; `DirectReads`). A notice wakes the
@@ -171,6 +168,22 @@ public struct PipelineConfiguration: Sendable {
     public var kafkaExtra: [String: String] = [:]
 
     public init() {}
+
+    /// The fetch waits for the embedded broker (Tansu), which answers an idle fetch only when its
+    /// wait ends: short for the planner (publish to read p90 4.2 ms at 5 ms) and moderate for
+    /// the task topics (an idle worker cost Tansu 12 % of a core at 100 ms, 25 % at 10 ms).
+    public enum EmbeddedBrokerWaits {
+        public static let plannerMs = 5
+        public static let tasksMs = 100
+    }
+
+    /// These settings with ``EmbeddedBrokerWaits`` (the tests' and the bench's own pipelines).
+    public func withEmbeddedBrokerWaits() -> PipelineConfiguration {
+        var copy = self
+        copy.plannerFetchWaitMaxMs = EmbeddedBrokerWaits.plannerMs
+        copy.taskFetchWaitMaxMs = EmbeddedBrokerWaits.tasksMs
+        return copy
+    }
 
     public static func defaultInstanceId() -> String {
         let host = ProcessInfo.processInfo.hostName.split(separator: ".").first.map(String.init) ?? "worker"

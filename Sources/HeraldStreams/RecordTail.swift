@@ -26,6 +26,10 @@ public struct RecordTail: Sendable {
     /// been read (a follower's "caught up").
     public var onCaughtUp: (@Sendable () -> Void)?
     public var extra: [String: String] = [:]
+    /// The longest an idle fetch waits while following (`follow`). Apache Kafka answers as soon
+    /// as a record arrives, so a long wait costs no latency there and keeps an idle follower
+    /// cheap; the embedded broker answers only when the wait ends.
+    public var followFetchWaitMaxMs = 500
 
     public init(topic: String, bootstrapServers: String) {
         self.topic = topic
@@ -71,6 +75,7 @@ public struct RecordTail: Sendable {
             bootstrapServers: bootstrapServers, groupId: "herald-tail-\(UUID().uuidString.prefix(8).lowercased())"
         )
         consumerConfiguration.clientId = "herald-tail"
+        if follow { consumerConfiguration.fetchWaitMaxMs = followFetchWaitMaxMs }
         consumerConfiguration.isolationLevel = .readCommitted
         consumerConfiguration.extra = extra
         let consumer = try KafkaConsumer(configuration: consumerConfiguration, logger: logger)

@@ -2,6 +2,7 @@ import Foundation
 import HeraldAPI
 import HeraldApp
 import HeraldDomain
+import HeraldPipeline
 import HeraldRedis
 import HeraldRegistry
 import HeraldTestSupport
@@ -118,6 +119,9 @@ enum HeraldBinary {
         // Every test broker is Tansu, whose groups never form again after a leader leaves
         // mid-rebalance (docs/architecture.md, "Broker notes").
         env["HERALD_LEAVE_GROUP_ON_CLOSE"] = "false"
+        // Tansu answers an idle fetch only when its wait ends: the embedded stack's short waits.
+        env["HERALD_PLANNER_FETCH_WAIT_MS"] = String(PipelineConfiguration.EmbeddedBrokerWaits.plannerMs)
+        env["HERALD_TASK_FETCH_WAIT_MS"] = String(PipelineConfiguration.EmbeddedBrokerWaits.tasksMs)
         env.merge(environment) { $1 }
         running.process.environment = env
         let out = directory.appendingPathComponent("stdout")

@@ -29,7 +29,7 @@ final class PipelineHarness: @unchecked Sendable {
     init(slots: Int = 16, configure: (inout PipelineConfiguration) -> Void = { _ in }) async throws {
         redis = try TestRedis()
         broker = try TestBroker()
-        var configuration = PipelineConfiguration()
+        var configuration = PipelineConfiguration().withEmbeddedBrokerWaits()
         configuration.bootstrapServers = broker.bootstrapServers
         configuration.redis = try RedisConfiguration(url: redis.url)
         // Replies wait as long as the machine needs: these tests are not about Redis timeouts,

@@ -28,7 +28,7 @@ worker=$!
 (cd "$work" && exec "$herald" api >api.log 2>&1) &
 api=$!
 trap 'kill -TERM $worker $api 2>/dev/null; wait $worker $api 2>/dev/null || true; rm -rf "$work"' EXIT
-sleep 90
+sleep "${HERALD_IDLE_WARMUP:-90}"
 ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
 threads() { for t in /proc/"$1"/task/*; do echo "$(basename "$t"):$(tr ' ' '_' <"$t/comm") $(awk '{print $14 + $15}' "$t/stat")"; done | sort; }
 declare -A before
@@ -43,4 +43,4 @@ for entry in "herald worker:$worker" "herald api:$api" "broker:$broker" "redis:$
     'BEGIN { printf "%-14s %6.2f %% of a core\n", name, d * 100 / hz / s }'
 done
 echo "busiest worker threads (CPU ticks of 1/$hz s over $seconds s):"
-join "$work/threads-0" "$work/threads-1" | awk '{d = $3 - $2; if (d > 0) print d, $1}' | sort -rn | head -8
+join "$work/threads-0" "$work/threads-1" | awk '{d = $3 - $2; if (d > 0) print d, $1}' | sort -rn | head -"${HERALD_IDLE_THREADS:-8}"

@@ -98,7 +98,7 @@ extension HeraldSettings {
         configuration.planner.slotCount = configuration.layout.slotCount
         configuration.planner.bulkTaskCount = try int(.tasksPerBroadcast)
         configuration.planner.deliveriesPerTask = try int(.deliveriesPerTask)
-        configuration.taskFetchWaitMaxMs = try int(.taskFetchWaitMs, in: 0...300_000, expected: "milliseconds from 0 to 300000")
+        configuration.taskFetchWaitMaxMs = try taskFetchWaitMs()
         configuration.plannerFetchWaitMaxMs = try int(.plannerFetchWaitMs, in: 0...300_000, expected: "milliseconds from 0 to 300000")
         configuration.bulkLanes = try int(.bulkLanes, in: 1...64, expected: "a lane count from 1 to 64")
         configuration.planner.taskCountMultiple = configuration.bulkLanes
@@ -226,8 +226,13 @@ extension HeraldSettings {
         configuration.sessionTimeoutMs = try int(.sessionTimeoutMs)
         configuration.leaveGroupOnClose = try bool(.leaveGroupOnClose)
         configuration.isolationLevel = .readCommitted
+        configuration.fetchWaitMaxMs = try taskFetchWaitMs()
         configuration.extra = try kafkaProperties()
         return configuration
+    }
+
+    func taskFetchWaitMs() throws -> Int {
+        try int(.taskFetchWaitMs, in: 0...300_000, expected: "milliseconds from 0 to 300000")
     }
 
     public func adminConfiguration() throws -> KafkaAdminConfiguration {

@@ -146,8 +146,8 @@ public struct Setting: Sendable, Hashable {
                 )
             case .taskFetchWaitMs:
                 (
-                    "100",
-                    "Longest wait of an idle fetch of the task topics (bulk lanes; express lanes too when the planner delivers narrow events), in milliseconds."
+                    "500",
+                    "Longest wait of an idle fetch of the task topics (bulk lanes; express lanes too when the planner delivers narrow events), of the scheduler's topic and of the indexer's, in milliseconds. Apache Kafka answers as soon as a record arrives, so a long wait costs no latency and keeps idle consumers cheap; the embedded stack sets 100 for its broker (Tansu), which answers only when the wait ends."
                 )
             case .taskHandoff:
                 (
@@ -156,8 +156,8 @@ public struct Setting: Sendable, Hashable {
                 )
             case .plannerFetchWaitMs:
                 (
-                    "5",
-                    "Longest wait of an idle fetch of the events topic by the planner, in milliseconds. Apache Kafka answers as soon as an event arrives, so 100-500 costs neither latency nor CPU there; the embedded broker (Tansu) answers late (up to about half the wait) and spends CPU on every fetch (13 % of a core at 5 ms, 6 % at 20 ms)."
+                    "500",
+                    "Longest wait of an idle fetch of the events topic by the planner, in milliseconds. Apache Kafka answers as soon as an event arrives, so a long wait costs no latency; the embedded stack sets 5 for its broker (Tansu), which answers only when the wait ends and spends CPU on every fetch (13 % of a core at 5 ms, 6 % at 20 ms)."
                 )
             case .bulkLanes:
                 (

@@ -16,6 +16,8 @@ extension BenchmarkReport {
         /// An expression's time per delivery against the broadcast's in the same run, when
         /// the broadcast itself is below `ratioToCeiling`.
         public static let expressionCostToBroadcast = 1.1
+        /// An idle worker (default roles) and API together, in percent of one core.
+        public static let idleHeraldPercentOfCore = 1.0
     }
 
     /// Rows of one ceiling measurement, each rate against the reference of every ratio.
@@ -218,6 +220,31 @@ extension BenchmarkReport {
         return rows
     }
 
+    /// The idle row: the worker and the API together against the target, then the broker and
+    /// Redis with the fetch waits the two ran with, and the measurement's CPU account.
+    func idleRows(_ idle: Idle) -> [(String, String, String)] {
+        func percent(_ value: Double?) -> String { value.map { Console.fixed($0, 2) } ?? "?" }
+        var judged =
+            "< \(Console.fixed(Target.idleHeraldPercentOfCore, 0)) % of a core: \(Self.verdict(idle.heraldPercentOfCore < Target.idleHeraldPercentOfCore))"
+        if idle.cpu.isDisturbed, let cores = idle.cpu.othersCores {
+            judged += "; disturbed: other processes took \(Console.fixed(cores, 2)) cores"
+        }
+        var rows: [(String, String, String)] = [
+            (
+                "idle Herald: worker (\(idle.workerRoles)) + API, \(Console.fixed(idle.cpu.wallSeconds, 0)) s after a \(Console.fixed(idle.warmupSeconds, 0)) s warm-up",
+                "\(percent(idle.heraldPercentOfCore)) % of a core (worker \(percent(idle.workerPercentOfCore)) + API \(percent(idle.apiPercentOfCore)))",
+                judged
+            ),
+            (
+                "  idle: broker / Redis over the same seconds",
+                "\(percent(idle.brokerPercentOfCore)) / \(percent(idle.redisPercentOfCore)) % of a core",
+                "the production fetch waits (Herald's defaults): planner \(idle.plannerFetchWaitMs) ms, task lanes \(idle.taskFetchWaitMs) ms"
+            ),
+        ]
+        rows.append(contentsOf: cpuRows(idle.cpu))
+        return rows
+    }
+
     /// How a row meets its target.
     static func verdict(_ met: Bool) -> String { met ? "met" : "NOT met" }
 
@@ -416,6 +443,7 @@ extension BenchmarkReport {
                     "\(Console.count(sender.receipts)) receipts, \(Console.count(sender.sent)) sent, \(sender.extraRequests) extra requests"
                 ))
         }
+        if let idle { rows.append(contentsOf: idleRows(idle)) }
         for entry in micro {
             rows.append(
                 ("micro: \(entry.name)", "\(Console.fixed(entry.nanosecondsPerOperation, 1)) ns/op", "median of \(entry.runs.count)"))

@@ -26,6 +26,9 @@ public struct BenchmarkReport: Sendable, Codable {
     /// Deliveries pushed by one sender worker to the local APNs server, beside that server's
     /// ceiling measured by h2load (`SenderPhase`).
     public var sender: Sender?
+    /// What an idle Herald costs: a worker with its default roles and the API, nothing to do,
+    /// with Herald's production fetch waits (`IdlePhase`); measured last.
+    public var idle: Idle? = nil
     /// Anything a reader must know to trust (or distrust) the figures.
     public var notes: [String] = []
 
@@ -88,6 +91,7 @@ public struct BenchmarkReport: Sendable, Codable {
             named += rounds.ceilings.enumerated().map { ("ceiling \($0.offset + 1) of the rounds", $0.element.cpu) }
             named += rounds.fanouts.map { ("\($0.label) R=\($0.population)", $0.cpu) }
         }
+        named.append(("idle Herald", idle?.cpu))
         return named.compactMap { name, cpu in
             guard let cpu, cpu.isDisturbed, let cores = cpu.othersCores else { return nil }
             return "\(name): other processes \(Console.fixed(cores, 2)) cores"
@@ -344,5 +348,36 @@ public struct BenchmarkReport: Sendable, Codable {
         public var cpuSeconds: Double
         public var connections: Int
         public var streams: Int
+    }
+
+    /// One `herald worker` with its default roles and one `herald api` with nothing to do, on
+    /// topics and a Redis prefix of their own, run with Herald's production fetch waits rather
+    /// than the embedded stack's: the CPU time (`utime + stime` of `/proc/<pid>/stat`) each
+    /// process used over `cpu.wallSeconds` after a warm-up of `warmupSeconds`.
+    public struct Idle: Sendable, Codable, Hashable {
+        /// `herald worker --roles` of the measured worker: its default.
+        public var workerRoles: String
+        /// The fetch waits both processes ran with (`HERALD_PLANNER_FETCH_WAIT_MS`,
+        /// `HERALD_TASK_FETCH_WAIT_MS`): Herald's defaults, whatever the run's own are.
+        public var plannerFetchWaitMs: Int
+        public var taskFetchWaitMs: Int
+        /// Seconds the processes ran with nothing to do before the measurement began.
+        public var warmupSeconds: Double
+        /// CPU seconds of each process over the measurement.
+        public var workerCPUSeconds: Double
+        public var apiCPUSeconds: Double
+        /// The whole measurement: `workers` is the worker and the API together; `broker` and
+        /// `redis` (with its forked children) are the run's servers, nil when not found here.
+        public var cpu: CPUAccount
+
+        /// CPU seconds over the measurement's wall time, in percent of one core.
+        private func percent(_ seconds: Double) -> Double { 100 * seconds / Swift.max(cpu.wallSeconds, 1e-9) }
+
+        public var workerPercentOfCore: Double { percent(workerCPUSeconds) }
+        public var apiPercentOfCore: Double { percent(apiCPUSeconds) }
+        /// The worker and the API together: what `Target.idleHeraldPercentOfCore` judges.
+        public var heraldPercentOfCore: Double { percent(workerCPUSeconds + apiCPUSeconds) }
+        public var brokerPercentOfCore: Double? { cpu.broker.map { percent($0) } }
+        public var redisPercentOfCore: Double? { cpu.redis.map { percent($0) } }
     }
 }

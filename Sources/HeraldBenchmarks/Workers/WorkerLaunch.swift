@@ -14,6 +14,14 @@ public struct WorkerLaunch: Sendable {
     }
 }
 
+/// The `herald` subcommand a spawned process runs.
+public enum HeraldCommand: String, Sendable, Hashable {
+    /// `herald worker --roles <roles>`.
+    case worker
+    /// `herald api`: the HTTP API (the idle row's).
+    case api
+}
+
 /// What distinguishes the workers of one phase from those of another.
 public struct WorkerSpec: Sendable, Hashable {
     public var names: BenchmarkNames
@@ -23,15 +31,21 @@ public struct WorkerSpec: Sendable, Hashable {
     public var roles: String = "planner,fanout"
     /// Settings added to the worker's environment (the sender's credentials and servers).
     public var environment: [String: String] = [:]
+    /// `worker` for every phase's workers; `api` for the idle row's HTTP API.
+    public var command: HeraldCommand = .worker
 
-    public init(names: BenchmarkNames, index: Int, roles: String = "planner,fanout", environment: [String: String] = [:]) {
+    public init(
+        names: BenchmarkNames, index: Int, roles: String = "planner,fanout", environment: [String: String] = [:],
+        command: HeraldCommand = .worker
+    ) {
         self.names = names
         self.index = index
         self.roles = roles
         self.environment = environment
+        self.command = command
     }
 
-    public var instanceId: String { "\(names.redisPrefix)-w\(index)" }
+    public var instanceId: String { "\(names.redisPrefix)-\(command == .api ? "api" : "w")\(index)" }
 }
 
 /// The topic prefix and Redis prefix of one population phase: unique per run and phase, so

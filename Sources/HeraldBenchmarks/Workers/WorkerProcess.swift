@@ -1,7 +1,7 @@
 import Foundation
 
-/// One spawned worker process, measured from the outside (peak RSS, CPU time), so the
-/// figures belong to the worker alone and not to the benchmark driving it.
+/// One spawned worker process (or the idle row's `herald api`), measured from the outside (peak
+/// RSS, CPU time), so the figures belong to the worker alone and not to the benchmark driving it.
 final class WorkerProcess: @unchecked Sendable {
     let spec: WorkerSpec
     let logFile: URL
@@ -9,7 +9,7 @@ final class WorkerProcess: @unchecked Sendable {
 
     init(launch: WorkerLaunch, spec: WorkerSpec, logDirectory: URL) throws {
         self.spec = spec
-        logFile = logDirectory.appendingPathComponent("worker-\(spec.instanceId).log")
+        logFile = logDirectory.appendingPathComponent("\(spec.command.rawValue)-\(spec.instanceId).log")
         guard FileManager.default.createFile(atPath: logFile.path, contents: nil) else {
             throw BenchmarkError("cannot create the worker log \(logFile.path)", code: "worker_log")
         }

@@ -68,6 +68,16 @@ public final class SchedulerService: Service, Sendable {
         var prepared: [String: PreparedRelease] = [:]
         /// When to look for schedules to prepare next.
         var nextPrepareScan = ContinuousClock.now
+        /// Every schedule due before this instant (schedule clock) is in `prepared`: the last scan
+        /// found them all, and nothing changed the partition since. Until then a round needs no
+        /// Redis query, which is what keeps an idle scheduler idle. Nil when not known.
+        var foreseenUntil: Date?
+
+        /// Whether a round at `now` has nothing to release without asking Redis.
+        func hasNothingDue(at now: Date) -> Bool {
+            guard let foreseenUntil, now < foreseenUntil else { return false }
+            return !prepared.values.contains { $0.at <= now }
+        }
     }
 
     /// A schedule's next release worked out before its time: everything but the commit.
@@ -177,7 +187,8 @@ public final class SchedulerService: Service, Sendable {
         let topic = configuration.topics.scheduled
         let changes = Mutex<[KafkaRebalanceEvent]>([])
         let consumer = try KafkaConsumer(
-            configuration: configuration.consumerConfiguration(group: configuration.schedulerGroup, fetchWaitMaxMs: 100), logger: logger
+            configuration: configuration.consumerConfiguration(
+                group: configuration.schedulerGroup, fetchWaitMaxMs: configuration.taskFetchWaitMaxMs), logger: logger
         ) { event in changes.withLock { $0.append(event) } }
         try consumer.subscribe(topics: [topic])
         logger.info("scheduler starting", metadata: ["group": "\(configuration.schedulerGroup)", "topic": "\(topic)"])
@@ -228,14 +239,25 @@ public final class SchedulerService: Service, Sendable {
         try? await consumer.close()
     }
 
-    /// Up to 100 ms, less when a prepared release falls due sooner, so that it leaves on time
-    /// (10 ms while one is overdue: more than a transaction takes were due at once).
+    /// Until the next thing to do, so that a prepared release leaves on time (10 ms while one is
+    /// overdue: more than a transaction takes were due at once): up to 100 ms while a partition
+    /// is catching up or not foreseen (or none is assigned yet), up to 1 s when every partition
+    /// is foreseen (records arriving end the wait at once).
     private func pollTimeout(_ partitions: [Int32: Partition]) -> Duration {
+        let now = clock()
+        var longest = partitions.isEmpty ? 0.1 : 1.0
+        for state in partitions.values {
+            guard state.catchUpTo == nil, let foreseen = state.foreseenUntil else {
+                longest = 0.1
+                break
+            }
+            longest = min(longest, max(0.01, foreseen.timeIntervalSince(now) - Self.prepareAhead / 2))
+        }
         let soonest = partitions.values.lazy.flatMap { $0.prepared.values.lazy.map(\.at) }.min()
-        guard let soonest else { return .milliseconds(100) }
-        let wait = soonest.timeIntervalSince(clock())
+        guard let soonest else { return .milliseconds(Int((longest * 1_000).rounded(.up))) }
+        let wait = soonest.timeIntervalSince(now)
         guard wait > 0 else { return .milliseconds(10) }
-        return .milliseconds(min(100, Int((wait * 1_000).rounded(.up)) + 1))
+        return .milliseconds(min(Int(longest * 1_000), Int((wait * 1_000).rounded(.up)) + 1))
     }
 
     // MARK: Partitions
@@ -335,6 +357,7 @@ public final class SchedulerService: Service, Sendable {
     /// request after the writes before it. Only a record's head is decoded: the index stores
     /// its JSON as it is.
     private func apply(_ records: [KafkaMessage], number: Int32, partition: inout Partition, index: ScheduleIndex) async throws {
+        partition.foreseenUntil = nil
         var writes: [ScheduleIndex.Write] = []
         let decoder = JSONDecoder()
         for message in records {
@@ -417,6 +440,7 @@ public final class SchedulerService: Service, Sendable {
     /// due schedule's released events, its next state (or tombstone) and its status. Most were
     /// prepared before their time; the others are prepared now. Nil when nothing was committed.
     private func releaseDue(_ number: Int32, now: Date, partition: inout Partition, index: ScheduleIndex) async throws -> ReleaseRound? {
+        guard !partition.hasNothingDue(at: now) else { return nil }
         let due = try await index.due(number, through: now, limit: Self.releasesPerTransaction)
         guard !due.isEmpty else { return nil }
         let unprepared = due.filter { partition.prepared[$0] == nil }
@@ -467,15 +491,22 @@ public final class SchedulerService: Service, Sendable {
     /// so that a crowd of schedules due in the same second leaves in one quick transaction.
     private func prepareAhead(_ number: Int32, partition: inout Partition, index: ScheduleIndex) async throws {
         guard partition.prepared.count < Self.preparedPerPartition, ContinuousClock.now >= partition.nextPrepareScan else { return }
+        let now = clock()
+        // Half the window still ahead: nothing new can fall due in it, no need to look.
+        if let foreseen = partition.foreseenUntil, now < foreseen.addingTimeInterval(-Self.prepareAhead / 2) { return }
         partition.nextPrepareScan = ContinuousClock.now + .milliseconds(250)
         let batch = 500
-        let soon = try await index.due(number, through: clock().addingTimeInterval(Self.prepareAhead), limit: Self.preparedPerPartition)
+        let horizon = now.addingTimeInterval(Self.prepareAhead)
+        let soon = try await index.due(number, through: horizon, limit: Self.preparedPerPartition)
         let prepared = partition.prepared
         let unprepared = Array(soon.lazy.filter { prepared[$0] == nil }.prefix(batch))
-        guard !unprepared.isEmpty else { return }
-        try await prepare(unprepared, number: number, partition: &partition, index: index)
-        // More to prepare: go on in the next round.
-        if unprepared.count == batch { partition.nextPrepareScan = ContinuousClock.now }
+        if !unprepared.isEmpty { try await prepare(unprepared, number: number, partition: &partition, index: index) }
+        if unprepared.count == batch {
+            // More to prepare: go on in the next round.
+            partition.nextPrepareScan = ContinuousClock.now
+        } else if soon.count < Self.preparedPerPartition {
+            partition.foreseenUntil = horizon
+        }
     }
 
     /// Prepares the next release of each of the schedules of `keys` (one `HMGET`).
@@ -600,6 +631,8 @@ public final class SchedulerService: Service, Sendable {
         index: ScheduleIndex
     ) async throws {
         for item in done { partition.prepared[item.entry.eventId] = nil }
+        // A schedule's next release may fall inside the window: look again.
+        partition.foreseenUntil = nil
         try await index.apply(done.map { .replace($0.entry) }, partition: number)
         let statuses = done.map {
             StatusScripts.write($0.status, encoded: $0.encoded, layout: configuration.layout, ttlSeconds: configuration.statusTTLSeconds)
