@@ -243,7 +243,7 @@ struct BenchCommand: AsyncParsableCommand {
     /// pipe: the daemonized redis-servers inherit the descriptor and would hold a pipe open.
     static func runTool(_ path: String, _ arguments: [String]) throws -> String {
         let outputFile = FileManager.default.temporaryDirectory.appendingPathComponent("herald-bench-\(UUID().uuidString)")
-        FileManager.default.createFile(atPath: outputFile.path, contents: nil)
+        _ = FileManager.default.createFile(atPath: outputFile.path, contents: nil)
         defer { try? FileManager.default.removeItem(at: outputFile) }
         let output = try FileHandle(forWritingTo: outputFile)
         defer { try? output.close() }

@@ -13,7 +13,7 @@ public final class ChildProcess: @unchecked Sendable {
         process = Process()
         process.executableURL = URL(fileURLWithPath: executable)
         process.arguments = arguments
-        FileManager.default.createFile(atPath: logFile.path, contents: nil)
+        _ = FileManager.default.createFile(atPath: logFile.path, contents: nil)
         let log = try FileHandle(forWritingTo: logFile)
         process.standardOutput = log
         process.standardError = log

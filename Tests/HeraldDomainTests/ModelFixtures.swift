@@ -2,7 +2,7 @@ import Foundation
 @testable import HeraldDomain
 
 /// Documents and values shared by the model tests. The JSON texts are the examples from
-/// the contracts in DESIGN.md, verbatim.
+/// the contracts in docs/topics.md and docs/api.md, verbatim.
 enum ModelFixtures {
     static let apnsToken = String(repeating: "a1b2c3d4", count: 8)
     static let fcmToken =

@@ -5,7 +5,7 @@ import Testing
 /// The templates of the seed tutorials and of Azure's "Templates" documentation.
 @Suite("Template seeds and Azure examples")
 struct TemplateSeedTests {
-    /// The locale-agnostic event of the localized breaking-news tutorial (and DESIGN.md).
+    /// The locale-agnostic event of the localized breaking-news tutorial (and docs/topics.md).
     static let summit: [String: String] = [
         "News_English": "Summit ends", "News_French": "Fin du sommet", "News_Mandarin": "峰会结束",
     ]
@@ -24,7 +24,7 @@ struct TemplateSeedTests {
             template.render(TemplateProperties(Self.summit)) == "{\"aps\":{\"alert\":\"\(expected)\"},\"inAppMessage\":\"\(expected)\"}")
     }
 
-    @Test("the delivery payload of DESIGN.md")
+    @Test("the delivery payload of the documented contract")
     func designPayload() throws {
         let template = try CompiledTemplate.compile(
             ##"{"aps":{"alert":"$(News_French)"},"inAppMessage":"$(News_French)"}"##, format: .json)
@@ -118,7 +118,7 @@ struct TemplateSeedTests {
         #expect(TemplateOutput.xml(fahrenheit.render(event))?.text["text"] == "Temperature: 68 F")
     }
 
-    @Test("headers of a registration (DESIGN.md) render with the same engine")
+    @Test("headers of a registration (the documented contract) render with the same engine")
     func headers() throws {
         let pushType = try CompiledTemplate.compile("alert", format: .text)
         let wnsType = try CompiledTemplate.compile("wns/toast", format: .text)

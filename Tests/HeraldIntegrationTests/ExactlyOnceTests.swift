@@ -15,7 +15,7 @@ import HeraldStreams
 /// read_committed — and the status completes with the exact count. On a broker that filters
 /// aborted transactions (Apache Kafka, via HERALD_TEST_KAFKA_BROKERS) each deliveryId also
 /// appears exactly once. The embedded Tansu broker shows aborted records to read_committed
-/// readers (ENVIRONMENT.md), so there the test checks instead that each duplicate appears
+/// readers (docs/topics.md), so there the test checks instead that each duplicate appears
 /// exactly twice and belongs to work the killed worker had not committed (task records at or
 /// after the fan-out group's committed offset at the moment of the kill).
 @Suite("exactly-once under SIGKILL", .heavy, .enabled(if: HeraldBinary.isBuilt, "build the herald executable first"))

@@ -258,7 +258,7 @@ final class ScheduleStackTests {
             // Apache Kafka hides aborted transactions: one release and one delivery each.
             #expect(releases.values.allSatisfy { $0 == 1 } && deliveries.values.allSatisfy { $0 == 1 })
         } else {
-            // Tansu shows aborted records too (ENVIRONMENT.md): a release the killed worker had
+            // Tansu shows aborted records too (docs/topics.md): a release the killed worker had
             // not committed may appear twice, and the planner's claim then skips the copy.
             #expect(releases.values.allSatisfy { $0 <= 2 })
         }
