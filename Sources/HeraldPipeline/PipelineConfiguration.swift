@@ -32,6 +32,11 @@ public struct PipelineConfiguration: Sendable {
     /// How long the broker keeps an abandoned transaction open (it holds back
     /// `read_committed` readers of the partitions it wrote to until then).
     public var transactionTimeoutMs: Int = 30_000
+    /// A worker's transactional id not seen alive for this long is fenced by another worker,
+    /// which aborts its open transaction (`AbandonedTransactions`): on any broker, also one
+    /// that never times transactions out, and under whatever instance id the dead worker's
+    /// successor runs (`HERALD_ABANDONED_TRANSACTION_SECONDS`).
+    public var abandonedTransactionAfter: Duration = .seconds(30)
 
     /// Consumer group session; Tansu delays a join by about half of this (tests use 6000).
     public var sessionTimeoutMs: Int = 10_000
@@ -219,9 +224,29 @@ public struct PipelineConfiguration: Sendable {
         return configuration
     }
 
-    func transactionalProducerConfiguration(role: String, lane: Int?, forDeliveries: Bool) -> KafkaProducerConfiguration {
+    /// The transactional id of a role's producer (and lane's, when it has several) in this
+    /// process: the same for the life of `instanceId`.
+    func transactionalId(role: String, lane: Int?) -> String {
         var id = "\(transactionalIdPrefix)-\(role)-\(instanceId)"
         if let lane { id += "-\(lane)" }
+        return id
+    }
+
+    /// Every transactional id a worker with `roles` (and the sender, when `sender`) uses, but
+    /// the scheduler's: those are per partition and pass to the partition's next owner.
+    public func transactionalIds(roles: Set<WorkerRole>, sender: Bool) -> [String] {
+        var ids: [String] = []
+        if roles.contains(.planner) { ids.append(transactionalId(role: "planner", lane: nil)) }
+        if roles.contains(.fanout) {
+            ids += (0..<max(0, expressLanes)).map { transactionalId(role: "fanout-\(TaskLane.express.rawValue)", lane: $0) }
+            ids += (0..<max(0, bulkLanes)).map { transactionalId(role: "fanout-\(TaskLane.bulk.rawValue)", lane: $0) }
+        }
+        if sender { ids += (0..<max(1, self.sender.loops)).map { transactionalId(role: "sender", lane: $0) } }
+        return ids
+    }
+
+    func transactionalProducerConfiguration(role: String, lane: Int?, forDeliveries: Bool) -> KafkaProducerConfiguration {
+        let id = transactionalId(role: role, lane: lane)
         if forDeliveries {
             return deliveryProducerConfiguration(clientId: "herald-\(role)", transactionalId: id)
         }

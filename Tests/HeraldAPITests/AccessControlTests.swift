@@ -1,3 +1,4 @@
+import Crypto
 import Foundation
 import HTTPTypes
 import HeraldAPI
@@ -25,6 +26,7 @@ struct AccessControlTests {
         arguments: [
             ("forged", TestHub.sas("manage", key: "not-the-key"), "invalid_token"),
             ("expired", TestHub.sas("manage", expiresIn: -60), "token_expired"),
+            ("valid for over 31 days", TestHub.sas("manage", expiresIn: 32 * 86_400), "token_lifetime_too_long"),
             // The same answer as a forged signature: policy names do not leak.
             ("unknown policy", TestHub.sas("nobody", key: "x"), "invalid_token"),
             ("no host in sr", TestHub.sas("manage", resource: "/v1/notifications"), "invalid_token"),
@@ -201,6 +203,39 @@ struct AccessControlTests {
             #expect(expiredResponse.errorCode == "token_expired")
         }
     }
+
+    @Test(
+        "a user token not valid yet, with critical header extensions, or valid for over 31 days is refused",
+        arguments: [
+            (
+                #"{"alg":"HS256","typ":"JWT"}"#, #"{"sub":"alice","exp":\#(Self.inAnHour),"nbf":\#(Self.inAnHour - 60)}"#,
+                "token_not_yet_valid"
+            ),
+            (#"{"alg":"HS256","typ":"JWT","crit":["exp"]}"#, #"{"sub":"alice","exp":\#(Self.inAnHour)}"#, "invalid_user_token"),
+            (#"{"alg":"HS256","typ":"JWT"}"#, #"{"sub":"alice","exp":\#(Self.inAnHour + 40 * 86_400)}"#, "token_lifetime_too_long"),
+            (#"{"alg":"HS256","typ":"JWT"}"#, #"{"sub":"alice","exp":\#(Self.inAnHour),"nbf":\#(Self.inAnHour - 3_610)}"#, ""),
+        ])
+    func userTokenTimesAndCriticalHeaders(header: String, claims: String, code: String) async throws {
+        func base64URL(_ bytes: some Sequence<UInt8>) -> String {
+            Data(bytes).base64EncodedString().replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_")
+                .replacingOccurrences(of: "=", with: "")
+        }
+        let signingInput = base64URL(header.utf8) + "." + base64URL(claims.utf8)
+        let mac = HMAC<SHA256>.authenticationCode(
+            for: Data(signingInput.utf8), using: SymmetricKey(data: Data(TestHub.userTokenKey.utf8)))
+        let token: HTTPFields = [.authorization: "Bearer \(signingInput).\(base64URL(mac))"]
+        try await TestHub().run { client async throws in
+            let response = try await client.call(.post, "/v1/registrationIDs", token)
+            if code.isEmpty {
+                #expect(response.status == .created, "\(response.text)")
+            } else {
+                #expect(response.status == .unauthorized)
+                #expect(response.errorCode == code)
+            }
+        }
+    }
+
+    static let inAnHour = Int(Date().timeIntervalSince1970) + 3_600
 
     @Test("a user token must use HS256, and carry the configured audience and issuer")
     func userTokenHeaderAudienceAndIssuer() async throws {

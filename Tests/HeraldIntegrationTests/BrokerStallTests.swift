@@ -2,6 +2,7 @@ import Foundation
 #if canImport(FoundationNetworking)
     import FoundationNetworking
 #endif
+import HeraldApp
 import HeraldDomain
 import HeraldKafka
 import HeraldPipeline
@@ -51,6 +52,23 @@ struct BrokerStallTests {
             ])
         let health = "http://127.0.0.1:\(metricsPort)/health"
         try await Self.waitFor(status: 200, at: health + "/ready", within: .seconds(60), worker: worker)
+        let send = (name: "Send", key: "send-key-for-the-broker-stall-test-000001")
+        let base = URL(string: "http://127.0.0.1:\(freeLocalPort())/")!
+        let api = try HeraldBinary.start(
+            ["api"],
+            environment: [
+                "HERALD_KAFKA_BROKERS": broker.bootstrapServers, "HERALD_REDIS_URL": redis.url,
+                "HERALD_TOPIC_PREFIX": prefix + ".herald.", "HERALD_REDIS_PREFIX": prefix, "HERALD_SLOTS": "64",
+                "HERALD_API_HOST": "127.0.0.1", "HERALD_API_PORT": String(base.port!), "HERALD_HUB_URI": base.absoluteString,
+                "HERALD_METRICS_PORT": "0", "HERALD_POLICIES": "\(send.name):send:\(send.key)",
+                "HERALD_ID_SECRET": "id-secret-for-the-broker-stall-test-00001", "HERALD_LOG_LEVEL": "notice",
+            ])
+        defer {
+            api.signal(SIGTERM)
+            _ = api.waitForExit(timeout: 20)
+        }
+        let client = HeraldHTTPClient.signed(base, send)
+        try await client.waitUntilReady { String(api.stderr().suffix(2_000)) }
 
         // The worker created the topics before it was ready; the watcher reads from the start.
         let watcher = try await DeliveryWatcher(bootstrapServers: broker.bootstrapServers, topic: topics.deliveries)
@@ -71,6 +89,14 @@ struct BrokerStallTests {
         let atPause = try await statusReader.status(eventId: eventId)
         try #require(atPause?.state != .completed, "the broadcast finished before the pause; make it larger")
         try await Self.waitFor(status: 503, at: health + "/ready", within: .seconds(20), worker: worker)
+        // A notification sent meanwhile is answered 503 naming its id, within the request's
+        // time: not 202 after librdkafka's message timeout.
+        let frozen = try await client.send(
+            "POST", "/v1/notifications", body: Data(#"{"id":"sent-while-frozen","tags":"World","properties":{"News_English":"x"}}"#.utf8),
+            timeout: 60)
+        #expect(frozen.status == 503, "\(frozen.status) \(frozen.text)")
+        #expect(frozen.text.contains("sent-while-frozen"), "\(frozen.text)")
+        #expect(frozen.header("Retry-After") != nil)
         try await Self.waitFor(status: 503, at: health + "/live", within: .seconds(30), worker: worker)
         broker.signal(SIGCONT)
 

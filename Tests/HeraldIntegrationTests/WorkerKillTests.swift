@@ -110,4 +110,77 @@ struct WorkerKillTests {
             "worker kills: \(killed) SIGKILLs across \(Self.registrations) deliveries; nothing lost; \(duplicates) duplicate records (from aborted transactions)"
         )
     }
+
+    @Test("a worker killed mid-broadcast and replaced under a new instance id: its transactions are fenced, readers see every delivery")
+    func replacedUnderANewName() async throws {
+        let redis = try TestRedis()
+        let broker = try TestBroker()
+        defer {
+            broker.stop()
+            redis.stop()
+        }
+        let prefix = TestBroker.uniqueName("renamed")
+        let registrations = 20_000
+        let layout = SlotLayout(slotCount: 32, prefix: prefix)
+        let topics = HeraldTopics.prefixed(prefix)
+        let pool = RedisConnectionPool(configuration: try RedisConfiguration(url: redis.url), size: 2)
+        defer { pool.shutdown() }
+        try await seedBroadcastAudience(RegistrationIndex(pool: pool, layout: layout), count: registrations, idPrefix: "n")
+        var environment = [
+            "HERALD_KAFKA_BROKERS": broker.bootstrapServers, "HERALD_REDIS_URL": redis.url,
+            "HERALD_TOPIC_PREFIX": prefix + ".herald.", "HERALD_REDIS_PREFIX": prefix, "HERALD_SLOTS": "32",
+            "HERALD_TASKS_PER_BROADCAST": "32", "HERALD_SESSION_TIMEOUT_MS": "6000", "HERALD_ABANDONED_TRANSACTION_SECONDS": "5",
+            "HERALD_METRICS_PORT": "0", "HERALD_ROLES": "planner,fanout", "HERALD_LOG_LEVEL": "notice",
+        ]
+        environment["HERALD_INSTANCE_ID"] = prefix + "-first"
+        let first = try HeraldBinary.start(["worker"], environment: environment)
+        try await ExactlyOnceTests.waitForTopic(topics.deliveries, bootstrapServers: broker.bootstrapServers, timeout: .seconds(60))
+        let publisher = try EventPublisher(bootstrapServers: broker.bootstrapServers, topics: topics)
+        let eventId = "\(prefix)-broadcast"
+        first.signal(SIGSTOP)
+        _ = try await publisher.publish(
+            try NotificationEvent.decode(Array(#"{"id":"\#(eventId)","properties":{"News_English":"Summit ends"}}"#.utf8)))
+        await publisher.shutdown()
+        // Killed once a third of the tasks committed: a task's transaction is then open.
+        try await first.runInSlices(of: .milliseconds(10), timeout: .seconds(120)) {
+            let offsets = try await ExactlyOnceTests.committedOffsets(
+                bootstrapServers: broker.bootstrapServers, group: prefix + "-herald-fanout", topic: topics.tasks)
+            return offsets.values.reduce(0) { $0 + Int(max(0, $1)) } * 3 >= 32
+        }
+        first.signal(SIGKILL)
+        #expect(first.waitForExit(timeout: 10))
+        let killedAt = ContinuousClock.now
+        environment["HERALD_INSTANCE_ID"] = prefix + "-second"
+        let second = try HeraldBinary.start(["worker"], environment: environment)
+        defer {
+            second.signal(SIGTERM)
+            _ = second.waitForExit(timeout: 40)
+        }
+
+        // Until a read_committed reader sees every delivery; each read stops after 10 s without
+        // records, and the wait gives up after two minutes of that, 24 times the fencing time.
+        let expected = Set((0..<registrations).map { "\(eventId)/n\($0)/news" })
+        var seen: Set<String> = []
+        var readAt = ContinuousClock.now
+        while !expected.isSubset(of: seen) && ContinuousClock.now - killedAt < .seconds(120) {
+            var tail = RecordTail(topic: topics.deliveries, bootstrapServers: broker.bootstrapServers)
+            tail.eventId = eventId
+            var read: Set<String> = []
+            for try await message in tail.records() {
+                guard let value = message.value else { continue }
+                read.insert(try DeliveryRecord.decode(value).deliveryId)
+            }
+            seen = read
+            readAt = .now
+        }
+        let missing = expected.subtracting(seen)
+        #expect(missing.isEmpty, "\(missing.count) deliveries never became readable:\n\(second.stderr().suffix(2_000))")
+        // However soon the deliveries were readable, the first worker's ids are fenced once
+        // they are 5 s stale.
+        try await waitUntilTrue("the second worker fencing the first one's transactional ids") {
+            second.stderr().contains("fenced the transactional id")
+        }
+        #expect(second.stderr().contains(prefix + "-first"))
+        print("worker replaced under a new name: every delivery readable \(readAt - killedAt) after the kill")
+    }
 }

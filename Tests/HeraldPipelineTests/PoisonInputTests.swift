@@ -145,7 +145,9 @@ struct PoisonInputTests {
         }
     }
 
-    @Test("unreadable tasks on the express and bulk task topics are dead-lettered; the good ones deliver and the offsets move past them")
+    @Test(
+        "unreadable and empty tasks on the express and bulk task topics are dead-lettered; the good ones deliver and the offsets move past them"
+    )
     func unreadableTaskIsDeadLettered() async throws {
         try await withPipelineHarness(slots: 4) { configuration in
             // Narrow events go through the express topic, where the poison is put.
@@ -163,9 +165,9 @@ struct PoisonInputTests {
             try await notifyAlice("one-1")
             _ = try await harness.finalStatus("one-1")
             var poisonOffsets: [Int64] = []
-            for partition: Int32 in [0, 1] {
-                let report = try await harness.publishRaw(
-                    Array(#"{"eventId":"broken","taskIndex":"#.utf8), key: "poison", partition: partition, topic: expressTopic)
+            // A task that does not decode, and one with no value at all (a tombstone).
+            for (partition, value): (Int32, [UInt8]?) in [(0, Array(#"{"eventId":"broken","taskIndex":"#.utf8)), (1, nil)] {
+                let report = try await harness.publishRaw(value, key: "poison", partition: partition, topic: expressTopic)
                 poisonOffsets.append(report.offset)
             }
             try await notifyAlice("one-2")

@@ -67,6 +67,30 @@ struct TransactionalLoopStateMachineTests {
         #expect(machine.isBatchDone)
     }
 
+    @Test("every unreadable record of a batch is found in one pass and dead-lettered in one retry, each letter once")
+    func everyBadRecordAtOnce() throws {
+        var machine = TransactionalLoopStateMachine()
+        var batch = Self.records(0...5)
+        batch[1].value = nil
+        batch[4].value = Array("not a number".utf8)
+        machine.received(batch)
+        let error = #expect(throws: PermanentRecordFailure.self) {
+            try PermanentRecordFailure.mapAll(batch) { record -> Int in
+                guard let value = record.value, let number = Int(String(decoding: value, as: UTF8.self)) else {
+                    throw PermanentRecordFailure(reason: "unreadable_task", message: "bad", source: record)
+                }
+                return number
+            }
+        }
+        let failure = try #require(error)
+        #expect(failure.alongside.map(\.source.offset) == [4])
+        #expect(machine.partFailed(failure, canDeadLetter: true, now: now) == .deadLetter(source: "herald.tasks/1/1"))
+        let retry = try #require(machine.nextPart)
+        #expect(retry.work.map(\.offset) == [0, 2, 3, 5] && retry.deadLetters.count == 2)
+        #expect(machine.partCommitted().map(\.sourceOffset).sorted() == [1, 4])
+        #expect(machine.isBatchDone)
+    }
+
     @Test("an unattributed permanent failure splits the batch into single records to find the one at fault")
     func isolation() throws {
         var machine = TransactionalLoopStateMachine()

@@ -10,6 +10,9 @@ struct RequestAuthenticator: Sendable {
     let policies: [String: SharedAccessPolicy]
     let hubResource: String
     let userTokens: UserTokenVerifier?
+    let maxTokenLifetime: Int
+    /// Requests per caller and per hub (nil: unlimited).
+    let limiter: RequestRateLimiter?
     let now: @Sendable () -> Date
 
     init(configuration: APIConfiguration, userTokens: UserTokenVerifier?, now: @escaping @Sendable () -> Date = Date.init) {
@@ -18,6 +21,8 @@ struct RequestAuthenticator: Sendable {
         while hub.hasSuffix("/") { hub.removeLast() }
         self.hubResource = hub
         self.userTokens = userTokens
+        self.maxTokenLifetime = configuration.maxTokenLifetime
+        self.limiter = configuration.rateLimits.map { RequestRateLimiter(limits: $0) }
         self.now = now
     }
 
@@ -53,14 +58,15 @@ struct RequestAuthenticator: Sendable {
                     ))
             }
             guard !candidates.isEmpty else {
-                _ = try signature.verify(policies: [:], requestResource: hubResource + path, now: now())
+                _ = try signature.verify(policies: [:], requestResource: hubResource + path, now: now(), maxLifetime: maxTokenLifetime)
                 throw .unauthenticated("invalid_token", "the SharedAccessSignature is not valid for this hub")
             }
             var refusal: APIError?
             for candidate in candidates {
                 do {
                     _ = try signature.verify(
-                        policies: [candidate.policy.name: candidate.policy], requestResource: hubResource + path, now: now())
+                        policies: [candidate.policy.name: candidate.policy], requestResource: hubResource + path, now: now(),
+                        maxLifetime: maxTokenLifetime)
                     return candidate.caller
                 } catch {
                     // Signed with this key but expired or for another resource: that is the answer.
@@ -110,10 +116,12 @@ struct AuthenticationMiddleware: RouterMiddleware {
                 }
             }
         }
-        context.caller = try await authenticator.caller(authorization: request.headers[.authorization], path: path, hub: hub)
+        let caller = try await authenticator.caller(authorization: request.headers[.authorization], path: path, hub: hub)
+        context.caller = caller
         if let named, !named.isDefault, hub == nil {
             throw APIError.notFound("hub \"\(named)\" (create it with PUT /v1/hubs/\(named))")
         }
+        try authenticator.limiter?.admit(caller: caller, hub: named ?? .default, now: authenticator.now())
         return try await next(request, context)
     }
 

@@ -7,7 +7,9 @@ extension SharedAccessSignature {
     ///
     /// An unknown policy and a wrong signature get the same answer (`invalid_token`), after
     /// the same work, so a caller cannot learn which policy names exist.
-    func verify(policies: [String: SharedAccessPolicy], requestResource: String, now: Date) throws(APIError) -> SharedAccessPolicy {
+    func verify(
+        policies: [String: SharedAccessPolicy], requestResource: String, now: Date, maxLifetime: Int = Int(Int32.max)
+    ) throws(APIError) -> SharedAccessPolicy {
         guard Self.hasHost(resource) else {
             throw .unauthenticated("invalid_token", "sr= must be an absolute URI with a host, for example https://hub.example.com/")
         }
@@ -25,6 +27,12 @@ extension SharedAccessSignature {
         }
         guard Int64(now.timeIntervalSince1970) < expiry else {
             throw .unauthenticated("token_expired", "the SharedAccessSignature expired at \(expiry) (seconds since 1970)")
+        }
+        guard expiry - Int64(now.timeIntervalSince1970) <= Int64(maxLifetime) else {
+            throw .unauthenticated(
+                "token_lifetime_too_long",
+                "the SharedAccessSignature is valid until \(expiry) (seconds since 1970), more than \(maxLifetime) seconds from now; this hub accepts tokens valid for \(maxLifetime) seconds at most"
+            )
         }
         guard Self.resource(resource, covers: requestResource) else {
             throw .unauthenticated(

@@ -13,7 +13,7 @@ public enum UserToken {
         let keys = JWTKeyCollection()
         await keys.add(hmac: HMACKey(from: key), digestAlgorithm: .sha256)
         let payload = UserTokenClaims(
-            sub: SubjectClaim(value: user), exp: ExpirationClaim(value: expiry), iat: IssuedAtClaim(value: Date()),
+            sub: SubjectClaim(value: user), exp: ExpirationClaim(value: expiry), nbf: nil, iat: IssuedAtClaim(value: Date()),
             aud: audience.map { AudienceClaim(value: [$0]) }, iss: issuer.map { IssuerClaim(value: $0) }
         )
         return try await keys.sign(payload)
@@ -25,6 +25,7 @@ public enum UserToken {
 struct UserTokenClaims: JWTPayload {
     var sub: SubjectClaim
     var exp: ExpirationClaim
+    var nbf: NotBeforeClaim?
     var iat: IssuedAtClaim?
     var aud: AudienceClaim?
     var iss: IssuerClaim?
@@ -35,26 +36,36 @@ struct UserTokenClaims: JWTPayload {
 /// Checks `Bearer` user tokens against the operator's HS256 key.
 ///
 /// The header must name HS256 (a token that asks for another algorithm, `none` included, is
-/// refused before any key is tried); when the operator configured them, `aud` must contain the
-/// expected audience and `iss` must equal the expected issuer.
+/// refused before any key is tried) and carry no `crit` extensions (RFC 7515 §4.1.11: a
+/// verifier must refuse those it does not understand, and Herald understands none); `nbf` must
+/// have passed and `exp` lie at most `maxLifetime` ahead; when the operator configured them,
+/// `aud` must contain the expected audience and `iss` must equal the expected issuer.
 struct UserTokenVerifier: Sendable {
     static let algorithm = "HS256"
 
     let keys: JWTKeyCollection
     let leeway: TimeInterval
+    var maxLifetime: TimeInterval = TimeInterval(Int32.max)
     var audience: String?
     var issuer: String?
 
-    static func make(key: String, leeway: Int, audience: String? = nil, issuer: String? = nil) async -> UserTokenVerifier {
+    static func make(
+        key: String, leeway: Int, maxLifetime: Int = Int(Int32.max), audience: String? = nil, issuer: String? = nil
+    ) async -> UserTokenVerifier {
         let keys = JWTKeyCollection()
         await keys.add(hmac: HMACKey(from: key), digestAlgorithm: .sha256)
-        return UserTokenVerifier(keys: keys, leeway: TimeInterval(leeway), audience: audience, issuer: issuer)
+        return UserTokenVerifier(
+            keys: keys, leeway: TimeInterval(leeway), maxLifetime: TimeInterval(maxLifetime), audience: audience, issuer: issuer)
     }
 
     /// The user id (`sub`) of a valid token, or the 401 that says why it is not valid.
     func userId(of token: Substring, now: Date) async throws(APIError) -> String {
-        guard let algorithm = JWTHeader.algorithm(of: token) else {
+        guard let header = JWTHeader.read(token), let algorithm = header.algorithm else {
             throw .unauthenticated("invalid_user_token", "the Bearer token is not a JWT with a readable header")
+        }
+        guard !header.hasCriticalExtensions else {
+            throw .unauthenticated(
+                "invalid_user_token", "the user token names critical header extensions (crit); this hub understands none")
         }
         guard algorithm == Self.algorithm else {
             throw .unauthenticated(
@@ -68,6 +79,16 @@ struct UserTokenVerifier: Sendable {
         }
         guard claims.exp.value.addingTimeInterval(leeway) > now else {
             throw .unauthenticated("token_expired", "the user token expired at \(ISO8601DateFormatter().string(from: claims.exp.value))")
+        }
+        if let notBefore = claims.nbf?.value, notBefore.addingTimeInterval(-leeway) > now {
+            throw .unauthenticated(
+                "token_not_yet_valid", "the user token is valid from \(ISO8601DateFormatter().string(from: notBefore)) (nbf)")
+        }
+        guard claims.exp.value.timeIntervalSince(now) <= maxLifetime else {
+            throw .unauthenticated(
+                "token_lifetime_too_long",
+                "the user token expires at \(ISO8601DateFormatter().string(from: claims.exp.value)), more than \(Int(maxLifetime)) seconds from now; this hub accepts tokens valid for \(Int(maxLifetime)) seconds at most"
+            )
         }
         guard !claims.sub.value.isEmpty else {
             throw .unauthenticated("invalid_user_token", "the user token has an empty subject")

@@ -37,7 +37,7 @@ public func buildRouter(
     var userTokens: UserTokenVerifier?
     if let key = configuration.userTokenKey {
         userTokens = await UserTokenVerifier.make(
-            key: key, leeway: configuration.userTokenLeeway,
+            key: key, leeway: configuration.userTokenLeeway, maxLifetime: configuration.maxTokenLifetime,
             audience: configuration.userTokenAudience, issuer: configuration.userTokenIssuer
         )
     }

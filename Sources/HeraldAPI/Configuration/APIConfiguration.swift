@@ -17,8 +17,15 @@ public struct APIConfiguration: Sendable {
     public var policies: [SharedAccessPolicy]
     /// The HS256 secret that signs user tokens (notify users). `nil` disables user tokens.
     public var userTokenKey: String?
-    /// Seconds of clock skew tolerated when checking a user token's `exp`.
+    /// Seconds of clock skew tolerated when checking a user token's `exp` and `nbf`.
     public var userTokenLeeway: Int
+    /// The longest a token may still be valid for: a `SharedAccessSignature` whose `se`, or a
+    /// user token whose `exp`, lies further ahead is refused (a token that never expires is a
+    /// second, unrotatable key). 31 days by default.
+    public var maxTokenLifetime: Int
+    /// Requests per second per caller and per hub in this process (nil: unlimited); past them,
+    /// 429 `rate_limited` with `Retry-After`.
+    public var rateLimits: RateLimits?
     public var limits: APILimits
     /// When set, a user token's `aud` must contain it.
     public var userTokenAudience: String?
@@ -37,8 +44,12 @@ public struct APIConfiguration: Sendable {
         limits: APILimits = .default,
         userTokenAudience: String? = nil,
         userTokenIssuer: String? = nil,
-        scheduleRules: ScheduleRules = .default
+        scheduleRules: ScheduleRules = .default,
+        maxTokenLifetime: Int = 2_678_400,
+        rateLimits: RateLimits? = nil
     ) {
+        self.rateLimits = rateLimits
+        self.maxTokenLifetime = maxTokenLifetime
         self.scheduleRules = scheduleRules
         self.userTokenAudience = userTokenAudience
         self.userTokenIssuer = userTokenIssuer

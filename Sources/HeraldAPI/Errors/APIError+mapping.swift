@@ -129,6 +129,12 @@ extension APIError {
         APIError(status: .gone, code: "gone", message: message)
     }
 
+    /// 503 `unavailable`: a store or the event log did not answer; the client may retry after
+    /// `retryAfter` seconds.
+    public static func unavailable(_ message: String, retryAfter seconds: Int = 1) -> APIError {
+        APIError(status: .serviceUnavailable, code: "unavailable", message: message, headers: [.retryAfter: String(seconds)])
+    }
+
     // MARK: Access control
 
     /// 401 with the challenges a client can answer.

@@ -33,8 +33,21 @@ public struct APIRunner: Sendable {
             limits: limits,
             userTokenAudience: settings[.userTokenAudience].isEmpty ? nil : settings[.userTokenAudience],
             userTokenIssuer: settings[.userTokenIssuer].isEmpty ? nil : settings[.userTokenIssuer],
-            scheduleRules: try settings.scheduleRules()
+            scheduleRules: try settings.scheduleRules(),
+            maxTokenLifetime: try settings.int(
+                .maxTokenLifetimeSeconds, in: 60...31_622_400, expected: "seconds from 60 to 31622400 (a year)"),
+            rateLimits: try rateLimits()
         )
+    }
+
+    /// `HERALD_CALLER_REQUESTS_PER_SECOND` and `HERALD_HUB_REQUESTS_PER_SECOND`; 0 for both is no limit.
+    func rateLimits() throws -> RateLimits? {
+        let expected = "requests per second from 0 (no limit) to 1000000"
+        let perCaller = try settings.int(.callerRequestsPerSecond, in: 0...1_000_000, expected: expected)
+        let perHub = try settings.int(.hubRequestsPerSecond, in: 0...1_000_000, expected: expected)
+        guard perCaller > 0 || perHub > 0 else { return nil }
+        return RateLimits(
+            perCaller: perCaller > 0 ? Double(perCaller) : .infinity, perHub: perHub > 0 ? Double(perHub) : .infinity)
     }
 
     /// The API application and what must be closed after it stops.
@@ -149,10 +162,15 @@ struct RedisSendQuota: SendQuota {
 /// other content is a conflict (409); the same content is a retry, answered again without a
 /// second record. (An id published but not planned yet is published again; the planner then
 /// skips the retry or dead-letters the conflict.)
+///
+/// A broker that does not confirm the record within `deadline` gets the client a 503 naming
+/// the event id, within the request's time, instead of an answer after librdkafka's message
+/// timeout: the record may still be written, and a retry with the same id is de-duplicated.
 struct KafkaNotificationPublisher: NotificationPublishing {
     let publisher: EventPublisher
     let pool: RedisConnectionPool
     let layout: SlotLayout
+    var deadline: Duration = .seconds(5)
 
     func publish(_ event: NotificationEvent, body: [UInt8]) async throws -> String {
         if let id = event.id {
@@ -164,7 +182,21 @@ struct KafkaNotificationPublisher: NotificationPublishing {
                 if claim.fingerprint == fingerprint { return id }
             }
         }
-        return try await publisher.publish(event).eventId
+        let publisher = publisher
+        let outcome = await answer(within: deadline) { () -> Result<String, any Error>? in
+            do {
+                return .success(try await publisher.publish(event).eventId)
+            } catch {
+                return .failure(error)
+            }
+        }
+        guard let outcome else {
+            let id = event.id ?? ""
+            throw APIError.unavailable(
+                "the event log did not confirm event \"\(id)\" within \(deadline); it may still be published: retry with the same id, which is never sent twice",
+                retryAfter: 5)
+        }
+        return try outcome.get()
     }
 }
 

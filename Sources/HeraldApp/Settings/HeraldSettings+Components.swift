@@ -123,6 +123,8 @@ extension HeraldSettings {
         configuration.fanoutGroup = groupName("fanout")
         configuration.expressGroup = groupName("fanout-express")
         configuration.instanceId = instanceId
+        configuration.abandonedTransactionAfter = .seconds(
+            try int(.abandonedTransactionSeconds, in: 5...3_600, expected: "seconds from 5 to 3600"))
         configuration.sessionTimeoutMs = try int(.sessionTimeoutMs)
         configuration.leaveGroupOnClose = try bool(.leaveGroupOnClose)
         configuration.deliveryLingerMs = try int(.lingerMs)

@@ -40,6 +40,7 @@ public struct Setting: Sendable, Hashable {
         case plannerFetchWaitMs = "planner-fetch-wait-ms"
         case bulkLanes = "bulk-lanes"
         case instanceId = "instance-id"
+        case abandonedTransactionSeconds = "abandoned-transaction-seconds"
         case sessionTimeoutMs = "session-timeout-ms"
         case leaveGroupOnClose = "leave-group-on-close"
         case lingerMs = "linger-ms"
@@ -53,6 +54,9 @@ public struct Setting: Sendable, Hashable {
         case userTokenKey = "user-token-key"
         case userTokenAudience = "user-token-audience"
         case userTokenIssuer = "user-token-issuer"
+        case maxTokenLifetimeSeconds = "max-token-lifetime-seconds"
+        case callerRequestsPerSecond = "caller-requests-per-second"
+        case hubRequestsPerSecond = "hub-requests-per-second"
         case idSecret = "id-secret"
         case logLevel = "log-level"
         case payloadLimits = "payload-limits"
@@ -166,6 +170,11 @@ public struct Setting: Sendable, Hashable {
                 )
             case .instanceId:
                 ("", "Stable instance name for transactional ids (default: host name and pid).")
+            case .abandonedTransactionSeconds:
+                (
+                    "30",
+                    "A worker's transactional id not seen alive for this many seconds (5 to 3600) is fenced by another worker, which aborts the transaction it left open: readers of the partitions it wrote to wait at most this long after a worker dies, on any broker and whatever instance id its successor has."
+                )
             case .sessionTimeoutMs:
                 ("10000", "Kafka consumer group session timeout.")
             case .leaveGroupOnClose:
@@ -201,6 +210,21 @@ public struct Setting: Sendable, Hashable {
                 ("", "When set, a user token's aud claim must contain this value.")
             case .userTokenIssuer:
                 ("", "When set, a user token's iss claim must equal this value.")
+            case .maxTokenLifetimeSeconds:
+                (
+                    "2678400",
+                    "The longest a token may still be valid for, in seconds (60 to a year; 31 days by default): a SharedAccessSignature whose se, or a user token whose exp, lies further ahead is refused with 401 token_lifetime_too_long."
+                )
+            case .callerRequestsPerSecond:
+                (
+                    "1000",
+                    "API requests per second of one caller (a shared-access policy of a hub, or a user) in each API process, with bursts of twice as many; past it, 429 rate_limited with Retry-After. 0: no limit."
+                )
+            case .hubRequestsPerSecond:
+                (
+                    "5000",
+                    "API requests per second to one hub, all its callers together, in each API process (bursts of twice as many); past it, 429 rate_limited with Retry-After. 0: no limit."
+                )
             case .idSecret:
                 ("", "Secret that signs issued registration ids (required in production).")
             case .logLevel:

@@ -97,6 +97,10 @@ public struct WorkerRunner: Sendable {
         if roles.contains(.planner) { pipelineRoles.insert(.planner) }
         if roles.contains(.fanout) { pipelineRoles.insert(.fanout) }
         if roles.contains(.scheduler) { pipelineRoles.insert(.scheduler) }
+        // Every worker with transactional producers fences those of workers that died.
+        services.append(
+            AbandonedTransactions(
+                configuration: pipeline, roles: pipelineRoles, sender: roles.contains(.sender), pool: pool, logger: logger))
         logger.info(
             "worker starting",
             metadata: [

@@ -67,7 +67,7 @@ final class FanoutLane: Sendable {
             // A bulk batch is one task; its partition of `herald.tasks` picks the deliveries
             // partition, which no other lane then writes.
             try await delivery.deliver(
-                try batch.compactMap(decode), source: lane == .bulk ? batch.first?.partition : nil, producer: producer
+                try PermanentRecordFailure.mapAll(batch, decode), source: lane == .bulk ? batch.first?.partition : nil, producer: producer
             )
         }
     }
@@ -75,8 +75,11 @@ final class FanoutLane: Sendable {
     /// Tasks are written by the planner only; an unreadable one is a bug or a foreign producer.
     /// It is dead-lettered (the loop writes it to the dead-letter topic with this reason and
     /// delivers the rest of the batch).
-    private func decode(_ message: KafkaMessage) throws -> FanoutTask? {
-        guard let value = message.value else { return nil }
+    private func decode(_ message: KafkaMessage) throws -> FanoutTask {
+        guard let value = message.value else {
+            throw PermanentRecordFailure(
+                reason: "unreadable_task", message: "the task record has no value (a tombstone); tasks are never deleted", source: message)
+        }
         do {
             return try JSONDecoder().decode(FanoutTask.self, from: Data(value))
         } catch {

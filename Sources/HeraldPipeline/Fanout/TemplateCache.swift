@@ -14,8 +14,9 @@ struct CachedTemplate: Sendable {
 /// The templates under `herald:tpl:<key>`, fetched and compiled at most once per process.
 ///
 /// Template entries are content addressed and immutable (a changed template gets a new key),
-/// so nothing is ever invalidated; the cache only grows by the number of distinct templates,
-/// which is small (one per language and platform in the seed) compared with registrations.
+/// so nothing is ever invalidated. The number of distinct templates is usually small (one per
+/// language and platform in the seed), but registrations may each bring their own: past
+/// `capacity` entries, the least recently used half is dropped and compiled again when met.
 final class TemplateCache: Sendable {
     enum Entry: Sendable {
         case template(CachedTemplate)
@@ -24,16 +25,28 @@ final class TemplateCache: Sendable {
     }
 
     private let layout: SlotLayout
+    let capacity: Int
     private let lock = NSLock()
-    nonisolated(unsafe) private var entries: [String: Entry] = [:]
+    nonisolated(unsafe) private var entries: [String: (entry: Entry, used: UInt64)] = [:]
+    nonisolated(unsafe) private var clock: UInt64 = 0
 
-    init(layout: SlotLayout) {
+    init(layout: SlotLayout, capacity: Int = 20_000) {
         self.layout = layout
+        self.capacity = max(2, capacity)
     }
+
+    var count: Int { lock.withLock { entries.count } }
 
     /// The template for `key`, fetching it with `connection` (blocking) on first use.
     func template(key: String, connection: RedisConnection) throws -> Entry {
-        if let cached = lock.withLock({ entries[key] }) { return cached }
+        if let cached = lock.withLock({ () -> Entry? in
+            guard let found = entries[key] else { return nil }
+            clock &+= 1
+            entries[key]!.used = clock
+            return found.entry
+        }) {
+            return cached
+        }
         let reply = try connection.sendBlocking(.get(layout.templateKey(key)))
         let entry: Entry
         if let bytes = reply.bytes {
@@ -43,8 +56,20 @@ final class TemplateCache: Sendable {
             // miss is a race with a reindex or a flushed Redis and may heal.
             return .unusable("template \(key) is missing from Redis")
         }
-        lock.withLock { entries[key] = entry }
+        store(entry, key: key)
         return entry
+    }
+
+    /// Keeps `entry`, first dropping the least recently used half when the cache is full.
+    func store(_ entry: Entry, key: String) {
+        lock.withLock {
+            if entries.count >= capacity {
+                let keep = entries.sorted { $0.value.used > $1.value.used }.prefix(capacity / 2)
+                entries = Dictionary(uniqueKeysWithValues: keep.map { ($0.key, $0.value) })
+            }
+            clock &+= 1
+            entries[key] = (entry, clock)
+        }
     }
 
     static func compile(_ bytes: [UInt8], key: String) -> Entry {

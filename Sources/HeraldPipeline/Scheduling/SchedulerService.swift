@@ -144,7 +144,7 @@ public final class SchedulerService: Service, Sendable {
     public func run() async throws {
         let progress = ProgressBoard.shared.register("scheduler")
         defer { ProgressBoard.shared.unregister(progress) }
-        try await withGracefulShutdownHandler {
+        await withGracefulShutdownHandler {
             var failures = 0
             while !stopping.load(ordering: .acquiring) && !Task.isCancelled {
                 do {

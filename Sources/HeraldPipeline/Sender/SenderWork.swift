@@ -68,7 +68,7 @@ final class SenderWork: Sendable {
 
     func handle(_ batch: [KafkaMessage], producer: KafkaProducer) async throws -> TransactionalLoop.BatchWork {
         let started = ContinuousClock.now
-        let items = try batch.map(Self.item)
+        let items = try PermanentRecordFailure.mapAll(batch, Self.item)
         let recorded = try await readMarkers(items)
         var receipts = [PushReceipt?](repeating: nil, count: items.count)
         var encoded = [[UInt8]](repeating: [], count: items.count)

@@ -11,6 +11,10 @@ public struct PermanentRecordFailure: Error, Sendable, CustomStringConvertible {
     public var message: String
     /// The input record at fault.
     public var source: KafkaMessage
+    /// Other records of the same batch found at fault in the same pass: all are dead-lettered
+    /// in one retry, so no record's dead letter is written again by an attempt that failed on
+    /// the next one.
+    public var alongside: [PermanentRecordFailure] = []
 
     public init(reason: String, message: String, source: KafkaMessage) {
         self.reason = reason
@@ -19,6 +23,24 @@ public struct PermanentRecordFailure: Error, Sendable, CustomStringConvertible {
     }
 
     public var description: String { "\(reason): \(message) (\(source.topic)/\(source.partition)/\(source.offset))" }
+
+    /// `transform` of every record. When some records cannot be handled, throws one failure
+    /// naming every one of them (`alongside`); any other error is thrown at once.
+    public static func mapAll<T>(_ records: [KafkaMessage], _ transform: (KafkaMessage) throws -> T) throws -> [T] {
+        var results: [T] = []
+        results.reserveCapacity(records.count)
+        var failures: [PermanentRecordFailure] = []
+        for record in records {
+            do {
+                results.append(try transform(record))
+            } catch let failure as PermanentRecordFailure {
+                failures.append(failure)
+            }
+        }
+        guard var first = failures.first else { return results }
+        first.alongside = Array(failures.dropFirst())
+        throw first
+    }
 }
 
 /// What a failed transaction tells the loop to do next.

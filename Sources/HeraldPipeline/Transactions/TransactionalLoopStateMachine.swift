@@ -94,6 +94,9 @@ struct TransactionalLoopStateMachine {
         let work = part.filter { poisoned[$0.nextOffset] == nil }
         guard case .permanent(let reason) = FailureKind.of(error), canDeadLetter else { return rewind(error) }
         if let failure = error as? PermanentRecordFailure, part.contains(where: { $0.nextOffset == failure.source.nextOffset }) {
+            for other in failure.alongside where part.contains(where: { $0.nextOffset == other.source.nextOffset }) {
+                _ = poison(other.source, reason: other.reason, message: other.message, now: now)
+            }
             return poison(failure.source, reason: failure.reason, message: failure.message, now: now)
         }
         if work.count > 1 {

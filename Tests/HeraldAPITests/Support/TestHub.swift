@@ -29,11 +29,12 @@ struct TestHub {
     var limits = APILimits.default
     var userTokenAudience: String?
     var userTokenIssuer: String?
+    var rateLimits: RateLimits?
 
     var configuration: APIConfiguration {
         APIConfiguration(
             hubResource: Self.hubResource, policies: Self.policies, userTokenKey: Self.userTokenKey, limits: limits,
-            userTokenAudience: userTokenAudience, userTokenIssuer: userTokenIssuer
+            userTokenAudience: userTokenAudience, userTokenIssuer: userTokenIssuer, rateLimits: rateLimits
         )
     }
 

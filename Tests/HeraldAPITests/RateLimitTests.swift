@@ -1,0 +1,81 @@
+import Foundation
+import HTTPTypes
+import HeraldDomain
+import HummingbirdTesting
+import Testing
+
+@testable import HeraldAPI
+
+@Suite("Rate limits")
+struct RateLimitTests {
+    let start = Date(timeIntervalSince1970: 1_800_000_000)
+    let listen = Caller.policy(name: "DefaultListenSharedAccessSignature", rights: [.listen])
+    let send = Caller.policy(name: "Newsroom", rights: [.send])
+
+    func refusal(_ body: () throws(APIError) -> Void) -> APIError? {
+        do {
+            try body()
+            return nil
+        } catch {
+            return error
+        }
+    }
+
+    @Test("a caller gets its burst, then 429 with the seconds until a token is back; a refusal takes no token")
+    func callerBucket() throws {
+        let limiter = RequestRateLimiter(limits: RateLimits(perCaller: 10, perHub: 1_000, burstSeconds: 2))
+        for _ in 0..<20 { #expect(refusal { () throws(APIError) in try limiter.admit(caller: listen, hub: .default, now: start) } == nil) }
+        let refused = try #require(refusal { () throws(APIError) in try limiter.admit(caller: listen, hub: .default, now: start) })
+        #expect(refused.status == .tooManyRequests && refused.code == "rate_limited")
+        #expect(refused.headers[.retryAfter] == "1")
+        #expect(refused.message.contains("policy \"DefaultListenSharedAccessSignature\"'s 10 requests a second"), "\(refused.message)")
+        // Another caller of the same hub is not held back.
+        #expect(refusal { () throws(APIError) in try limiter.admit(caller: send, hub: .default, now: start) } == nil)
+        // A tenth of a second later: one token back, one request, then refused again.
+        let later = start.addingTimeInterval(0.1)
+        #expect(refusal { () throws(APIError) in try limiter.admit(caller: listen, hub: .default, now: later) } == nil)
+        #expect(refusal { () throws(APIError) in try limiter.admit(caller: listen, hub: .default, now: later) } != nil)
+        // The same policy name in another hub has a bucket of its own.
+        #expect(refusal { () throws(APIError) in try limiter.admit(caller: listen, hub: HubName("sports")!, now: later) } == nil)
+    }
+
+    @Test("a hub's callers share its limit; other hubs are untouched")
+    func hubBucket() throws {
+        let limiter = RequestRateLimiter(limits: RateLimits(perCaller: 100, perHub: 5, burstSeconds: 1))
+        let sports = HubName("sports")!
+        for index in 0..<5 {
+            let user = Caller.user(id: "u\(index)")
+            #expect(refusal { () throws(APIError) in try limiter.admit(caller: user, hub: sports, now: start) } == nil)
+        }
+        let refused = try #require(refusal { () throws(APIError) in try limiter.admit(caller: send, hub: sports, now: start) })
+        #expect(refused.message.contains("hub \"sports\"'s 5 requests a second"), "\(refused.message)")
+        #expect(refusal { () throws(APIError) in try limiter.admit(caller: send, hub: .default, now: start) } == nil)
+    }
+
+    @Test("idle buckets are forgotten once there are too many")
+    func boundedBuckets() {
+        let limiter = RequestRateLimiter(limits: RateLimits(perCaller: 1, perHub: 1_000_000, burstSeconds: 1), maxBuckets: 100)
+        for index in 0..<1_000 {
+            _ = refusal { () throws(APIError) in
+                try limiter.admit(caller: .user(id: "u\(index)"), hub: .default, now: start.addingTimeInterval(Double(index) * 0.01))
+            }
+        }
+        #expect(limiter.bucketCount <= 202)
+    }
+
+    @Test("over the limit the API answers 429 with Retry-After and a JSON body")
+    func throughTheAPI() async throws {
+        var hub = TestHub()
+        // Three requests, then one every 1,000 s: however slow the machine, the fourth is refused.
+        hub.rateLimits = RateLimits(perCaller: 0.001, perHub: 100, burstSeconds: 3_000)
+        try await hub.run { client async throws in
+            for _ in 0..<3 {
+                #expect(try await client.call(.post, "/v1/registrationIDs", TestHub.sas("listen")).status == .created)
+            }
+            let response = try await client.call(.post, "/v1/registrationIDs", TestHub.sas("listen"))
+            #expect(response.status == .tooManyRequests)
+            #expect(response.errorCode == "rate_limited")
+            #expect(Int(response.headers[.retryAfter] ?? "").map { $0 >= 990 } == true, "\(response.headers)")
+        }
+    }
+}
