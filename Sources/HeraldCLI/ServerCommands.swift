@@ -19,7 +19,7 @@ struct WorkerCommand: AsyncParsableCommand {
     @OptionGroup var options: SettingsOptions
 
     func run() async throws {
-        let settings = options.settings()
+        let settings = options.settings(readsStackEndpoints: false)
         try settings.checkSecrets(for: .worker)
         let registry = Observability.bootstrap(level: settings.logLevel)
         try await WorkerRunner(settings: settings, registry: registry).run()
@@ -43,7 +43,7 @@ struct APICommand: AsyncParsableCommand {
     @OptionGroup var options: SettingsOptions
 
     func run() async throws {
-        let settings = options.settings()
+        let settings = options.settings(readsStackEndpoints: false)
         try settings.checkSecrets(for: .api)
         let registry = Observability.bootstrap(level: settings.logLevel)
         try await APIRunner(settings: settings, registry: registry).run()

@@ -2,7 +2,8 @@ import ArgumentParser
 import HeraldApp
 
 /// The settings of a command: the `--<setting> VALUE` flags of `Setting.all`, then `HERALD_*`
-/// environment variables, then the embedded stack's endpoints file, then the defaults.
+/// environment variables, then (for the commands meant for local use) the embedded stack's
+/// endpoints file, then the defaults.
 ///
 /// The setting flags are not declared to ArgumentParser one by one: `SettingFlags.split` takes
 /// them out of the command line before parsing, from the one table in `Setting.Key`, so a new
@@ -10,9 +11,15 @@ import HeraldApp
 public struct SettingsOptions: ParsableArguments {
     public init() {}
 
-    /// - Parameter defaults: the command's own defaults for some settings.
-    public func settings(defaults: [Setting.Key: String] = [:]) -> HeraldSettings {
-        HeraldSettings(flags: SettingFlags.given, defaults: defaults)
+    /// - Parameters:
+    ///   - defaults: the command's own defaults for some settings.
+    ///   - readsStackEndpoints: whether `.herald/run/endpoints.env` in the working directory is
+    ///     read. Not by the servers (`herald worker`, `herald api`): a production process takes
+    ///     its configuration from its flags and environment only.
+    public func settings(defaults: [Setting.Key: String] = [:], readsStackEndpoints: Bool = true) -> HeraldSettings {
+        HeraldSettings(
+            flags: SettingFlags.given, endpointsFile: readsStackEndpoints ? HeraldSettings.defaultEndpointsFile : nil,
+            defaults: defaults)
     }
 }
 
