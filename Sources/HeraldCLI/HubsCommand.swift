@@ -143,7 +143,7 @@ struct HubsCommand: AsyncParsableCommand {
     }
 
     static func describe(_ hub: HubDefinition) {
-        let limit = hub.limits.sendsPerMinute.map { "  sendsPerMinute=\($0)" } ?? ""
+        let limit = hub.limits.summary.isEmpty ? "" : "  " + hub.limits.summary
         print("\(hub.name)  version=\(hub.version)\(limit)")
         for policy in hub.policies {
             print("  \(policy.name)  \(policy.rights.map(\.rawValue).sorted().joined(separator: "+"))")

@@ -90,4 +90,24 @@ struct HubNameTests {
         let same = #"{"hub":"Sports","platform":"fcm","handle":"\#(String(repeating: "t", count: 40))"}"#
         #expect(try Registration.decode(Array(same.utf8), registrationId: "r1", hub: Self.sports).hub == Self.sports)
     }
+
+    @Test("a hub's limits round-trip through its stored form; each out of its range is refused naming it")
+    func limits() throws {
+        let name = try #require(HubName("sports"))
+        let request = #"{"limits":{"sendsPerMinute":60,"maxRegistrations":500,"maxRegistrationsPerHandle":10,"maxTagsPerRegistration":60}}"#
+        let hub = try HubDefinition.decodeRequest(Array(request.utf8), name: name, current: nil)
+        #expect(
+            hub.limits == HubLimits(sendsPerMinute: 60, maxRegistrations: 500, maxRegistrationsPerHandle: 10, maxTagsPerRegistration: 60))
+        #expect(hub.limits.summary == "sendsPerMinute=60  maxRegistrations=500  maxRegistrationsPerHandle=10  maxTagsPerRegistration=60")
+        #expect(try HubDefinition.decodeStored(hub.jsonBytes()).limits == hub.limits)
+        let bad = #"{"limits":{"maxRegistrationsPerHandle":0,"maxTagsPerRegistration":-1,"maxDevices":3}}"#
+        do {
+            _ = try HubDefinition.decodeRequest(Array(bad.utf8), name: name, current: nil)
+            Issue.record("out-of-range limits were accepted")
+        } catch {
+            #expect(
+                Set(error.issues.map(\.field))
+                    == ["limits.maxRegistrationsPerHandle", "limits.maxTagsPerRegistration", "limits.maxDevices"])
+        }
+    }
 }

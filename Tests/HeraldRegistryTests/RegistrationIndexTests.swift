@@ -49,6 +49,24 @@ struct RegistrationIndexTests {
         }
     }
 
+    @Test("live registrations are counted over every slot, all of a hub's and one handle's")
+    func counts() async throws {
+        let redis = try TestRedis()
+        let index = RegistryFixtures.index(redis)
+        for number in 0..<40 {
+            let registration = RegistryFixtures.registration(
+                "c\(number)", tags: ["World"], handle: number < 7 ? "shared" : "h\(number)", version: 1)
+            #expect(try await index.apply(.registration(IndexedRegistration(registration))))
+        }
+        #expect(try await index.liveCount() == 40)
+        #expect(try await index.count(handle: "shared") == 7)
+        #expect(try await index.count(handle: "nobody") == 0)
+        #expect(try await index.apply(.registrationDeleted(id: "c3", version: 2)))
+        #expect(try await index.liveCount() == 39)
+        #expect(try await index.count(handle: "shared") == 6)
+        #expect(try await index.hub(HubName("sports")!).liveCount() == 0)
+    }
+
     @Test("a replayed or older change is ignored and changes nothing")
     func olderChangeIgnored() async throws {
         let redis = try TestRedis()

@@ -47,8 +47,9 @@ public func buildRouter(
     // The default hub's routes at /v1/…, and every hub's at /v1/hubs/{hub}/…: the same
     // handlers, which read the hub from the path (`RequestReading.hub(of:)`).
     // Azure Notification Hubs' REST protocol at /{hub}/…, on the same cores.
+    let quotas = RegistrationQuotas(hubs: services.hubs, counts: services.registrationCounts)
     AzureRoutes(
-        installations: InstallationRoutes(registry: services.registry, limits: configuration.limits),
+        installations: InstallationRoutes(registry: services.registry, limits: configuration.limits, quotas: quotas),
         notifications: NotificationRoutes(
             publisher: services.publisher, statusReader: services.statusReader, scheduler: services.scheduler,
             hubs: services.hubs, sendQuota: services.sendQuota, limits: configuration.limits,
@@ -56,8 +57,8 @@ public func buildRouter(
         hubResource: configuration.hubResource, limits: configuration.limits, now: now
     ).add(to: router, authenticator: authenticator, hubs: services.hubs)
     for group in [v1, v1.group("hubs/{hub}")] {
-        RegistrationRoutes(registry: services.registry, limits: configuration.limits).add(to: group)
-        InstallationRoutes(registry: services.registry, limits: configuration.limits).add(to: group)
+        RegistrationRoutes(registry: services.registry, limits: configuration.limits, quotas: quotas).add(to: group)
+        InstallationRoutes(registry: services.registry, limits: configuration.limits, quotas: quotas).add(to: group)
         NotificationRoutes(
             publisher: services.publisher, statusReader: services.statusReader, scheduler: services.scheduler,
             hubs: services.hubs, sendQuota: services.sendQuota, limits: configuration.limits,

@@ -7,6 +7,8 @@ import Hummingbird
 struct InstallationRoutes: Sendable {
     let registry: any RegistrationStore
     let limits: APILimits
+    /// The hub's registration limits; nil checks none.
+    var quotas: RegistrationQuotas? = nil
 
     /// The registry of the request's hub (`/v1/hubs/{hub}/…`), or of the default hub.
     func registry(of context: APIRequestContext) throws -> any RegistrationStore {
@@ -44,6 +46,12 @@ struct InstallationRoutes: Sendable {
             }
         }
         try authorizeContent(&installation, caller: caller, alreadyHeld: [])
+        try await quotas?.admit(hub: RequestReading.hub(of: context), writing: installation.registrations(version: 0)) {
+            if case .found(let existing) = try await registry.installation(id: id) {
+                return existing.installation.registrations(version: 0)
+            }
+            return []
+        }
         return try await registry.putInstallation(installation, expectedVersion: expected)
     }
 
@@ -103,6 +111,9 @@ struct InstallationRoutes: Sendable {
         var installation = try Installation.decode(
             patchedBytes, installationId: id, hub: RequestReading.hub(of: context), limits: limits.registration)
         try authorizeContent(&installation, caller: caller, alreadyHeld: current.installation.reservedTags)
+        try await quotas?.admit(hub: RequestReading.hub(of: context), writing: installation.registrations(version: 0)) {
+            current.installation.registrations(version: 0)
+        }
         return try await registry.putInstallation(installation, expectedVersion: current.version)
     }
 

@@ -7,6 +7,8 @@ import Hummingbird
 struct RegistrationRoutes: Sendable {
     let registry: any RegistrationStore
     let limits: APILimits
+    /// The hub's registration limits; nil checks none.
+    var quotas: RegistrationQuotas? = nil
 
     /// The registry of the request's hub (`/v1/hubs/{hub}/…`), or of the default hub.
     func registry(of context: APIRequestContext) throws -> any RegistrationStore {
@@ -60,6 +62,10 @@ struct RegistrationRoutes: Sendable {
             case .notFound:
                 break
             }
+        }
+        try await quotas?.admit(hub: RequestReading.hub(of: context), writing: [registration]) {
+            if case .found(let existing) = try await registry.registration(id: id) { return [existing] }
+            return []
         }
         let stored = try await registry.put(registration, expectedVersion: expected)
         return .json(stored.jsonValue, headers: [.eTag: RequestReading.entityTag(stored.version)])

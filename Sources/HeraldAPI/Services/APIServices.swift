@@ -13,6 +13,9 @@ public struct APIServices: Sendable {
     public var hubs: any HubStore
     /// Counts each hub's sends against its `sendsPerMinute`; nil counts nothing.
     public var sendQuota: (any SendQuota)?
+    /// Counts a hub's registrations for its `maxRegistrations` and `maxRegistrationsPerHandle`;
+    /// nil: those limits cannot be checked, and writes that would need them answer 503.
+    public var registrationCounts: (any RegistrationCounting)?
 
     public init(
         registry: any RegistrationStore,
@@ -21,8 +24,10 @@ public struct APIServices: Sendable {
         scheduler: (any NotificationScheduling)? = nil,
         readinessChecks: [any ReadinessChecking]? = nil,
         hubs: any HubStore,
-        sendQuota: (any SendQuota)? = nil
+        sendQuota: (any SendQuota)? = nil,
+        registrationCounts: (any RegistrationCounting)? = nil
     ) {
+        self.registrationCounts = registrationCounts
         self.hubs = hubs
         self.sendQuota = sendQuota
         self.scheduler = scheduler
@@ -110,4 +115,12 @@ public protocol SendQuota: Sendable {
     /// Counts one send of `hub`; false when it is over `perMinute` in this minute (the send is
     /// refused and not counted again).
     func admit(hub: HubName, perMinute: Int) async throws -> Bool
+}
+
+/// Counts a hub's live registrations, for its quotas.
+public protocol RegistrationCounting: Sendable {
+    /// Every live registration of `hub` (an installation counts one per template).
+    func registrations(hub: HubName) async throws -> Int
+    /// The live registrations of `hub` with push handle `handle`.
+    func registrations(hub: HubName, handle: String) async throws -> Int
 }

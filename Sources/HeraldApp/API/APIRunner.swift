@@ -81,7 +81,8 @@ public struct APIRunner: Sendable {
                 producer: producer, topics: topics,
                 reader: ScheduleReader(pool: pool, layout: layout, partitions: topics.scheduledPartitions)),
             readinessChecks: [service, HubDirectoryReadiness(directory: hubs)],
-            hubs: hubs, sendQuota: RedisSendQuota(pool: pool, layout: layout)
+            hubs: hubs, sendQuota: RedisSendQuota(pool: pool, layout: layout),
+            registrationCounts: IndexRegistrationCounts(index: index)
         )
         let configuration = try apiConfiguration()
         if configuration.policies.isEmpty {
@@ -198,6 +199,15 @@ struct KafkaNotificationPublisher: NotificationPublishing {
         }
         return try outcome.get()
     }
+}
+
+/// A hub's registrations counted in the index (`HLEN` / `SCARD` of every slot).
+struct IndexRegistrationCounts: RegistrationCounting {
+    let index: RegistrationIndex
+
+    func registrations(hub: HubName) async throws -> Int { try await index.hub(hub).liveCount() }
+
+    func registrations(hub: HubName, handle: String) async throws -> Int { try await index.hub(hub).count(handle: handle) }
 }
 
 /// `DELETE /v1/notifications/{id}` puts a cancel request on `herald.scheduled`, in the

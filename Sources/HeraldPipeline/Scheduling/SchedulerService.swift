@@ -39,8 +39,8 @@ public final class SchedulerService: Service, Sendable {
     /// ones it releases from.
     public var releasingPartitions: Set<Int32> { readPartitions.withLock { $0 } }
 
-    private func noteReleasing(_ partitions: [Int32: Partition]) {
-        let releasing = Set(partitions.filter { $0.value.catchUpTo == nil }.keys)
+    private func noteReleasing(_ partitions: [Int32: SchedulerPartition]) {
+        let releasing = Set(partitions.filter { $0.value.isReleasing }.keys)
         let changed = readPartitions.withLock { current in
             defer { current = releasing }
             return current != releasing
@@ -51,34 +51,6 @@ public final class SchedulerService: Service, Sendable {
     private func clock() -> Date { configuration.scheduleClock() }
 
     public func stop() { stopping.store(true, ordering: .releasing) }
-
-    /// What the scheduler knows about one partition it owns.
-    private struct Partition {
-        /// Read up to here before releasing; nil once caught up.
-        var catchUpTo: Int64?
-        var producer: KafkaProducer?
-        /// Cancel requests read while catching up, handled once the partition is read.
-        var deferredCancels: [String] = []
-        /// Cancel requests read before the schedule they cancel, by event id, with when they
-        /// were read: the API sends one as soon as the planner has written the `scheduled`
-        /// status, which it does just before its transaction commits the schedule record.
-        var awaitedCancels: [String: ContinuousClock.Instant] = [:]
-        /// Releases worked out ahead of their time (`prepareAhead`), by event id; dropped when
-        /// anything about the schedule changes.
-        var prepared: [String: PreparedRelease] = [:]
-        /// When to look for schedules to prepare next.
-        var nextPrepareScan = ContinuousClock.now
-        /// Every schedule due before this instant (schedule clock) is in `prepared`: the last scan
-        /// found them all, and nothing changed the partition since. Until then a round needs no
-        /// Redis query, which is what keeps an idle scheduler idle. Nil when not known.
-        var foreseenUntil: Date?
-
-        /// Whether a round at `now` has nothing to release without asking Redis.
-        func hasNothingDue(at now: Date) -> Bool {
-            guard let foreseenUntil, now < foreseenUntil else { return false }
-            return !prepared.values.contains { $0.at <= now }
-        }
-    }
 
     /// A schedule's next release worked out before its time: everything but the commit.
     struct PreparedRelease: Sendable {
@@ -192,7 +164,7 @@ public final class SchedulerService: Service, Sendable {
         ) { event in changes.withLock { $0.append(event) } }
         try consumer.subscribe(topics: [topic])
         logger.info("scheduler starting", metadata: ["group": "\(configuration.schedulerGroup)", "topic": "\(topic)"])
-        var partitions: [Int32: Partition] = [:]
+        var partitions: [Int32: SchedulerPartition] = [:]
         var lastBuiltCheck = ContinuousClock.now
         do {
             while !stopping.load(ordering: .acquiring) && !Task.isCancelled {
@@ -204,11 +176,11 @@ public final class SchedulerService: Service, Sendable {
                 }
                 let batch = try await consumer.pollBatch(maxMessages: 500, timeout: pollTimeout(partitions))
                 progress.waitingForPartitions(consumer.membership.waiting())
-                for number in Set(batch.map(\.partition)).sorted() where partitions[number] != nil {
+                for number in Set(batch.map(\.partition)).sorted() {
                     let records = batch.filter { $0.partition == number }
-                    try await apply(records, number: number, partition: &partitions[number]!, index: index)
+                    try await partitions.update(number) { try await apply(records, number: number, partition: &$0, index: index) }
                 }
-                for number in partitions.keys.sorted() where partitions[number]?.catchUpTo != nil {
+                for number in partitions.keys.sorted() where partitions[number]?.isReleasing == false {
                     try await checkCaughtUp(number, partitions: &partitions, consumer: consumer, index: index)
                 }
                 if ContinuousClock.now - lastBuiltCheck >= .seconds(1) {
@@ -218,8 +190,11 @@ public final class SchedulerService: Service, Sendable {
                 }
                 noteReleasing(partitions)
                 try await releaseDue(&partitions, index: index)
-                for number in partitions.keys.sorted() where partitions[number]?.catchUpTo == nil {
-                    try await prepareAhead(number, partition: &partitions[number]!, index: index)
+                for number in partitions.keys.sorted() {
+                    try await partitions.update(number) { partition in
+                        guard partition.isReleasing else { return }
+                        try await prepareAhead(number, partition: &partition, index: index)
+                    }
                 }
                 progress.caughtUp()
                 healthy()
@@ -233,37 +208,20 @@ public final class SchedulerService: Service, Sendable {
 
     /// Shuts the partitions' producers down (the next owner's producer fences any open
     /// transaction) and closes the consumer.
-    private func letGo(_ partitions: [Int32: Partition], _ consumer: KafkaConsumer) async {
+    private func letGo(_ partitions: [Int32: SchedulerPartition], _ consumer: KafkaConsumer) async {
         for state in partitions.values { await state.producer?.shutdown() }
         noteReleasing([:])
         try? await consumer.close()
     }
 
-    /// Until the next thing to do, so that a prepared release leaves on time (10 ms while one is
-    /// overdue: more than a transaction takes were due at once): up to 100 ms while a partition
-    /// is catching up or not foreseen (or none is assigned yet), up to 1 s when every partition
-    /// is foreseen (records arriving end the wait at once).
-    private func pollTimeout(_ partitions: [Int32: Partition]) -> Duration {
-        let now = clock()
-        var longest = partitions.isEmpty ? 0.1 : 1.0
-        for state in partitions.values {
-            guard state.catchUpTo == nil, let foreseen = state.foreseenUntil else {
-                longest = 0.1
-                break
-            }
-            longest = min(longest, max(0.01, foreseen.timeIntervalSince(now) - Self.prepareAhead / 2))
-        }
-        let soonest = partitions.values.lazy.flatMap { $0.prepared.values.lazy.map(\.at) }.min()
-        guard let soonest else { return .milliseconds(Int((longest * 1_000).rounded(.up))) }
-        let wait = soonest.timeIntervalSince(now)
-        guard wait > 0 else { return .milliseconds(10) }
-        return .milliseconds(min(Int(longest * 1_000), Int((wait * 1_000).rounded(.up)) + 1))
+    private func pollTimeout(_ partitions: [Int32: SchedulerPartition]) -> Duration {
+        SchedulerPartition.pollTimeout(partitions.values, now: clock(), window: Self.prepareAhead)
     }
 
     // MARK: Partitions
 
     private func handle(
-        _ event: KafkaRebalanceEvent, partitions: inout [Int32: Partition], index: ScheduleIndex, consumer: KafkaConsumer
+        _ event: KafkaRebalanceEvent, partitions: inout [Int32: SchedulerPartition], index: ScheduleIndex, consumer: KafkaConsumer
     ) async throws {
         switch event {
         case .assigned(let assigned):
@@ -290,7 +248,7 @@ public final class SchedulerService: Service, Sendable {
                     logger.info("scheduler partition revoked before it was read", metadata: ["partition": "\(topicPartition.partition)"])
                     continue
                 }
-                partitions[topicPartition.partition] = Partition(catchUpTo: end)
+                partitions[topicPartition.partition] = SchedulerPartition(catchingUpTo: end)
                 logger.info(
                     "scheduler partition assigned; reading it from the start", metadata: ["partition": "\(topicPartition.partition)"])
             }
@@ -303,20 +261,22 @@ public final class SchedulerService: Service, Sendable {
         }
     }
 
-    private func checkCaughtUp(_ number: Int32, partitions: inout [Int32: Partition], consumer: KafkaConsumer, index: ScheduleIndex)
+    private func checkCaughtUp(
+        _ number: Int32, partitions: inout [Int32: SchedulerPartition], consumer: KafkaConsumer, index: ScheduleIndex
+    )
         async throws
     {
-        guard let target = partitions[number]?.catchUpTo else { return }
+        guard partitions[number]?.isReleasing == false else { return }
         let position =
             try consumer.position([KafkaTopicPartition(topic: configuration.topics.scheduled, partition: number)]).first?.offset ?? -1
-        guard target <= 0 || position >= target else { return }
-        partitions[number]!.catchUpTo = nil
-        try await index.markBuilt(number)
-        logger.info("scheduler partition read; releasing from it", metadata: ["partition": "\(number)"])
-        for eventId in partitions[number]!.deferredCancels {
-            try await cancel(eventId, partition: &partitions[number]!, number: number, index: index)
+        try await partitions.update(number) { partition in
+            guard let cancels = partition.reached(position: position) else { return }
+            try await index.markBuilt(number)
+            logger.info("scheduler partition read; releasing from it", metadata: ["partition": "\(number)"])
+            for eventId in cancels {
+                try await cancel(eventId, partition: &partition, number: number, index: index)
+            }
         }
-        partitions[number]!.deferredCancels = []
     }
 
     /// Clears a partition's index and seeks to its start; returns the end to read to before
@@ -330,21 +290,22 @@ public final class SchedulerService: Service, Sendable {
 
     /// Reads again, from the start, every caught-up partition whose index vanished: what it
     /// knew of the partition starts over too.
-    private func rebuildLostIndexes(_ partitions: inout [Int32: Partition], index: ScheduleIndex, consumer: KafkaConsumer) async throws {
-        for number in partitions.keys.sorted() where partitions[number]?.catchUpTo == nil {
+    private func rebuildLostIndexes(_ partitions: inout [Int32: SchedulerPartition], index: ScheduleIndex, consumer: KafkaConsumer)
+        async throws
+    {
+        for (number, state) in partitions.sorted(by: { $0.key < $1.key }) where state.isReleasing {
             guard !(try await index.isBuilt(number)) else { continue }
             logger.warning("scheduler index is gone from Redis; reading the partition again", metadata: ["partition": "\(number)"])
             let end = try await readFromStart(number, consumer: consumer, index: index)
-            partitions[number] = Partition(catchUpTo: end, producer: partitions[number]!.producer)
+            partitions[number] = SchedulerPartition(catchingUpTo: end, producer: state.producer)
         }
     }
 
     /// Forgets cancel requests whose schedule did not come within `awaitedCancelTime`.
-    private func forgetStaleCancels(_ partitions: inout [Int32: Partition]) {
+    private func forgetStaleCancels(_ partitions: inout [Int32: SchedulerPartition]) {
         let forgotten = ContinuousClock.now - Self.awaitedCancelTime
         for number in partitions.keys.sorted() {
-            for (eventId, readAt) in partitions[number]!.awaitedCancels where readAt < forgotten {
-                partitions[number]!.awaitedCancels[eventId] = nil
+            for eventId in partitions[number]?.forgetAwaitedCancels(readBefore: forgotten) ?? [] {
                 logger.warning(
                     "cancel request whose schedule never came; forgotten", metadata: ["eventId": "\(eventId)", "partition": "\(number)"])
             }
@@ -356,8 +317,8 @@ public final class SchedulerService: Service, Sendable {
     /// Folds a partition's records into its index: the index writes in one pipeline, a cancel
     /// request after the writes before it. Only a record's head is decoded: the index stores
     /// its JSON as it is.
-    private func apply(_ records: [KafkaMessage], number: Int32, partition: inout Partition, index: ScheduleIndex) async throws {
-        partition.foreseenUntil = nil
+    private func apply(_ records: [KafkaMessage], number: Int32, partition: inout SchedulerPartition, index: ScheduleIndex) async throws {
+        partition.changed()
         var writes: [ScheduleIndex.Write] = []
         let decoder = JSONDecoder()
         for message in records {
@@ -380,14 +341,14 @@ public final class SchedulerService: Service, Sendable {
             // behind its hub's name outside the default hub.
             if !head.isCancel {
                 writes.append(.store(.init(eventId: key, revision: head.revision, nextReleaseAt: head.nextReleaseAt, json: value)))
-                if partition.catchUpTo == nil, partition.awaitedCancels.removeValue(forKey: key) != nil {
+                if partition.isReleasing, partition.awaitedCancels.removeValue(forKey: key) != nil {
                     try await index.apply(writes, partition: number)
                     writes = []
                     logger.info("schedule read after its cancel request; cancelling it", metadata: ["eventId": "\(key)"])
                     try await cancel(key, partition: &partition, number: number, index: index)
                 }
-            } else if partition.catchUpTo != nil {
-                partition.deferredCancels.append(key)
+            } else if partition.deferCancel(key) {
+                continue
             } else {
                 try await index.apply(writes, partition: number)
                 writes = []
@@ -412,11 +373,11 @@ public final class SchedulerService: Service, Sendable {
     /// transactions run side by side (each its own producer), and every one has committed
     /// before any index follows, so a crowd due in the same second is not kept waiting by
     /// another partition's commit or by the Redis writes.
-    private func releaseDue(_ partitions: inout [Int32: Partition], index: ScheduleIndex) async throws {
+    private func releaseDue(_ partitions: inout [Int32: SchedulerPartition], index: ScheduleIndex) async throws {
         let now = clock()
-        let owned = partitions.filter { $0.value.catchUpTo == nil }
+        let owned = partitions.filter { $0.value.isReleasing }
         guard !owned.isEmpty else { return }
-        let rounds = try await withThrowingTaskGroup(of: (Int32, Partition, ReleaseRound?).self) { group in
+        let rounds = try await withThrowingTaskGroup(of: (Int32, SchedulerPartition, ReleaseRound?).self) { group in
             for (number, state) in owned {
                 group.addTask {
                     var state = state
@@ -432,14 +393,16 @@ public final class SchedulerService: Service, Sendable {
             return rounds
         }
         for (number, round) in rounds.sorted(by: { $0.0 < $1.0 }) {
-            try await finishRelease(round, number: number, partition: &partitions[number]!, index: index)
+            try await partitions.update(number) { try await finishRelease(round, number: number, partition: &$0, index: index) }
         }
     }
 
     /// Commits what is due (up to `releasesPerTransaction` schedules) in one transaction: each
     /// due schedule's released events, its next state (or tombstone) and its status. Most were
     /// prepared before their time; the others are prepared now. Nil when nothing was committed.
-    private func releaseDue(_ number: Int32, now: Date, partition: inout Partition, index: ScheduleIndex) async throws -> ReleaseRound? {
+    private func releaseDue(_ number: Int32, now: Date, partition: inout SchedulerPartition, index: ScheduleIndex) async throws
+        -> ReleaseRound?
+    {
         guard !partition.hasNothingDue(at: now) else { return nil }
         let due = try await index.due(number, through: now, limit: Self.releasesPerTransaction)
         guard !due.isEmpty else { return nil }
@@ -464,7 +427,8 @@ public final class SchedulerService: Service, Sendable {
     }
 
     /// After a release committed: the index and the statuses in Redis follow.
-    private func finishRelease(_ round: ReleaseRound, number: Int32, partition: inout Partition, index: ScheduleIndex) async throws {
+    private func finishRelease(_ round: ReleaseRound, number: Int32, partition: inout SchedulerPartition, index: ScheduleIndex) async throws
+    {
         let started = ContinuousClock.now
         try await finish(round.releases.map { ($0.entry, $0.status, $0.statusJSON) }, number: number, partition: &partition, index: index)
         for release in round.releases {
@@ -489,28 +453,22 @@ public final class SchedulerService: Service, Sendable {
 
     /// Prepares the releases of schedules that fall due within `prepareAhead`, a batch at a time,
     /// so that a crowd of schedules due in the same second leaves in one quick transaction.
-    private func prepareAhead(_ number: Int32, partition: inout Partition, index: ScheduleIndex) async throws {
-        guard partition.prepared.count < Self.preparedPerPartition, ContinuousClock.now >= partition.nextPrepareScan else { return }
+    private func prepareAhead(_ number: Int32, partition: inout SchedulerPartition, index: ScheduleIndex) async throws {
         let now = clock()
-        // Half the window still ahead: nothing new can fall due in it, no need to look.
-        if let foreseen = partition.foreseenUntil, now < foreseen.addingTimeInterval(-Self.prepareAhead / 2) { return }
-        partition.nextPrepareScan = ContinuousClock.now + .milliseconds(250)
+        guard partition.needsScan(now: now, at: .now, window: Self.prepareAhead, limit: Self.preparedPerPartition) else { return }
         let batch = 500
         let horizon = now.addingTimeInterval(Self.prepareAhead)
         let soon = try await index.due(number, through: horizon, limit: Self.preparedPerPartition)
         let prepared = partition.prepared
         let unprepared = Array(soon.lazy.filter { prepared[$0] == nil }.prefix(batch))
         if !unprepared.isEmpty { try await prepare(unprepared, number: number, partition: &partition, index: index) }
-        if unprepared.count == batch {
-            // More to prepare: go on in the next round.
-            partition.nextPrepareScan = ContinuousClock.now
-        } else if soon.count < Self.preparedPerPartition {
-            partition.foreseenUntil = horizon
-        }
+        partition.scanned(
+            horizon: horizon, found: soon.count, limit: Self.preparedPerPartition, newlyPrepared: unprepared.count, batch: batch,
+            at: .now)
     }
 
     /// Prepares the next release of each of the schedules of `keys` (one `HMGET`).
-    private func prepare(_ keys: [String], number: Int32, partition: inout Partition, index: ScheduleIndex) async throws {
+    private func prepare(_ keys: [String], number: Int32, partition: inout SchedulerPartition, index: ScheduleIndex) async throws {
         for scheduled in try await index.items(keys, partition: number) {
             partition.prepared[scheduled.scheduleKey] = try prepare(scheduled, number: number)
         }
@@ -546,7 +504,7 @@ public final class SchedulerService: Service, Sendable {
     }
 
     /// Cancels what is pending of the schedule of `eventId` (its schedule key).
-    private func cancel(_ eventId: String, partition: inout Partition, number: Int32, index: ScheduleIndex) async throws {
+    private func cancel(_ eventId: String, partition: inout SchedulerPartition, number: Int32, index: ScheduleIndex) async throws {
         let stored = try await index.item(eventId, partition: number)
         if stored == nil, try await statusState(eventId, index: index) == .scheduled {
             // The planner has accepted the schedule, and its record is still to come.
@@ -601,7 +559,8 @@ public final class SchedulerService: Service, Sendable {
     /// `TransactionGate` (on Tansu, overlapping transactions on a partition can hide each other
     /// until the last of them ends). Everything else is queued and acknowledged before, so the
     /// gated part stays short.
-    private func transact(_ messages: [KafkaOutgoingMessage], what: String, number: Int32, partition: inout Partition) async throws -> Bool
+    private func transact(_ messages: [KafkaOutgoingMessage], what: String, number: Int32, partition: inout SchedulerPartition) async throws
+        -> Bool
     {
         let producer = try await producer(for: number, partition: &partition)
         do {
@@ -627,12 +586,12 @@ public final class SchedulerService: Service, Sendable {
 
     /// After the commit: the index and the statuses in Redis follow, in one pipeline each.
     private func finish(
-        _ done: [(entry: ScheduleIndex.Entry, status: StatusRecord, encoded: [UInt8])], number: Int32, partition: inout Partition,
+        _ done: [(entry: ScheduleIndex.Entry, status: StatusRecord, encoded: [UInt8])], number: Int32, partition: inout SchedulerPartition,
         index: ScheduleIndex
     ) async throws {
         for item in done { partition.prepared[item.entry.eventId] = nil }
         // A schedule's next release may fall inside the window: look again.
-        partition.foreseenUntil = nil
+        partition.changed()
         try await index.apply(done.map { .replace($0.entry) }, partition: number)
         let statuses = done.map {
             StatusScripts.write($0.status, encoded: $0.encoded, layout: configuration.layout, ttlSeconds: configuration.statusTTLSeconds)
@@ -642,7 +601,7 @@ public final class SchedulerService: Service, Sendable {
 
     /// The partition's transactional producer: its id names the partition, so the next owner
     /// of the partition fences this one.
-    private func producer(for number: Int32, partition: inout Partition) async throws -> KafkaProducer {
+    private func producer(for number: Int32, partition: inout SchedulerPartition) async throws -> KafkaProducer {
         if let producer = partition.producer { return producer }
         var producerConfiguration = configuration.transactionalProducerConfiguration(role: "scheduler", lane: nil, forDeliveries: false)
         producerConfiguration.transactionalId = "\(configuration.transactionalIdPrefix)-\(configuration.schedulerGroup)-p\(number)"

@@ -24,6 +24,7 @@ struct TestHub {
     /// Holds one hub besides the default, `sports`, with Azure's two default policies.
     let hubs = InMemoryHubStore([HubDefinition(name: HubName("sports")!, policies: HubDefinition.defaultPolicies())])
     let sendQuota = CountingSendQuota()
+    let registrationCounts = FixedRegistrationCounts()
     var statusReader = FixedStatusReader()
     let prometheus = PrometheusCollectorRegistry()
     var limits = APILimits.default
@@ -41,7 +42,8 @@ struct TestHub {
     func router() async throws -> Router<APIRequestContext> {
         try await buildRouter(
             services: APIServices(
-                registry: registry, publisher: publisher, statusReader: statusReader, hubs: hubs, sendQuota: sendQuota),
+                registry: registry, publisher: publisher, statusReader: statusReader, hubs: hubs, sendQuota: sendQuota,
+                registrationCounts: registrationCounts),
             configuration: configuration,
             prometheus: prometheus,
             metricsFactory: PrometheusMetricsFactory(registry: prometheus)

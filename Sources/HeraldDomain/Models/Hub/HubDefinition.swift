@@ -88,9 +88,42 @@ public struct HubLimits: Sendable, Hashable {
     /// Notifications the API accepts for the hub per minute; the excess is refused with 403
     /// (Azure's answer for a quota), other hubs untouched.
     public var sendsPerMinute: Int?
+    /// Live registrations of the hub (an installation counts one per template); a write that
+    /// would create more is refused with 403 `quota_exceeded`. Azure's tiers: 500 (Free),
+    /// 200,000 (Basic), 10 million (Standard).
+    public var maxRegistrations: Int?
+    /// Registrations of one push handle (a device): past it, 403 `quota_exceeded`.
+    public var maxRegistrationsPerHandle: Int?
+    /// Tags of one registration or installation, below the deployment's own limit (Azure's is
+    /// 60): past it, 400 `too_many_tags`.
+    public var maxTagsPerRegistration: Int?
 
-    public init(sendsPerMinute: Int? = nil) {
+    public init(
+        sendsPerMinute: Int? = nil, maxRegistrations: Int? = nil, maxRegistrationsPerHandle: Int? = nil,
+        maxTagsPerRegistration: Int? = nil
+    ) {
         self.sendsPerMinute = sendsPerMinute
+        self.maxRegistrations = maxRegistrations
+        self.maxRegistrationsPerHandle = maxRegistrationsPerHandle
+        self.maxTagsPerRegistration = maxTagsPerRegistration
+    }
+
+    /// `name=value` for each limit that is set, in the order of the hub document.
+    public var summary: String {
+        Self.members.compactMap { member in self[keyPath: member.path].map { "\(member.name)=\($0)" } }.joined(separator: "  ")
+    }
+
+    /// Whether writes of the hub's registrations are checked against a count.
+    public var countsRegistrations: Bool { maxRegistrations != nil || maxRegistrationsPerHandle != nil }
+
+    /// The members of `limits`, with their ranges: one table for reading, writing and docs.
+    static var members: [(name: String, range: ClosedRange<Int64>, path: WritableKeyPath<HubLimits, Int?>)] {
+        [
+            ("sendsPerMinute", 1...100_000_000, \.sendsPerMinute),
+            ("maxRegistrations", 1...10_000_000_000, \.maxRegistrations),
+            ("maxRegistrationsPerHandle", 1...100_000, \.maxRegistrationsPerHandle),
+            ("maxTagsPerRegistration", 1...1_000_000, \.maxTagsPerRegistration),
+        ]
     }
 }
 
@@ -109,8 +142,10 @@ extension HubDefinition {
 
     func jsonValue(includingKeys: Bool) -> JSONValue {
         var limitMembers: [JSONMember] = []
-        if let perMinute = limits.sendsPerMinute {
-            limitMembers.append(JSONMember(key: "sendsPerMinute", value: .number(String(perMinute))))
+        for member in HubLimits.members {
+            if let value = limits[keyPath: member.path] {
+                limitMembers.append(JSONMember(key: member.name, value: .number(String(value))))
+            }
         }
         return .object([
             JSONMember(key: "name", value: .string(name.rawValue)),
@@ -248,14 +283,19 @@ extension HubDefinition {
 
     static func readLimits(_ reader: JSONFieldReader, issues: inout [ValidationIssue]) -> HubLimits {
         guard let limits = reader.object("limits", required: false, issues: &issues) else { return HubLimits() }
-        limits.refuseUnknownMembers(known: ["sendsPerMinute"], issues: &issues)
-        let perMinute = limits.integer("sendsPerMinute", required: false, issues: &issues)
-        if let perMinute, !(1...100_000_000).contains(perMinute) {
-            issues.append(
-                ValidationIssue(
-                    field: "limits.sendsPerMinute", code: ValidationIssue.Code.invalidValue,
-                    message: "sendsPerMinute is 1 to 100000000; omit it for no limit"))
+        limits.refuseUnknownMembers(known: Set(HubLimits.members.map(\.name)), issues: &issues)
+        var read = HubLimits()
+        for member in HubLimits.members {
+            guard let value = limits.integer(member.name, required: false, issues: &issues) else { continue }
+            guard member.range.contains(value) else {
+                issues.append(
+                    ValidationIssue(
+                        field: "limits.\(member.name)", code: ValidationIssue.Code.invalidValue,
+                        message: "\(member.name) is \(member.range.lowerBound) to \(member.range.upperBound); omit it for no limit"))
+                continue
+            }
+            read[keyPath: member.path] = Int(value)
         }
-        return HubLimits(sendsPerMinute: perMinute.map { Int($0) })
+        return read
     }
 }

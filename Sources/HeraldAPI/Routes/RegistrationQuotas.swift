@@ -1,0 +1,89 @@
+import Foundation
+import HeraldDomain
+import Synchronization
+
+/// A hub's registration limits (`HubLimits`), checked before a write that may add
+/// registrations: tags per registration (400), registrations of the hub and of one handle
+/// (403 `quota_exceeded`, Azure's answer for a quota). The default hub has none.
+///
+/// The hub's count is read at most every `freshness` and raised by what this process admits
+/// meanwhile, so a flood is held near the limit without counting on every write; writes through
+/// several API processes may pass it by what each admits within that time. A handle's count
+/// is read on every write that adds registrations of it (one pipelined count over the slots),
+/// and only for hubs that set `maxRegistrationsPerHandle`.
+final class RegistrationQuotas: Sendable {
+    let hubs: any HubStore
+    let counts: (any RegistrationCounting)?
+    let freshness: Duration
+    private let cached = Mutex<[HubName: (count: Int, readAt: ContinuousClock.Instant)]>([:])
+
+    init(hubs: any HubStore, counts: (any RegistrationCounting)?, freshness: Duration = .seconds(10)) {
+        self.hubs = hubs
+        self.counts = counts
+        self.freshness = freshness
+    }
+
+    /// Checks a write of `hub` that leaves `written` where `replaced()` were (the records of the
+    /// same ids before it; empty for a new registration or installation), which is read only
+    /// when a count is needed.
+    func admit(
+        hub: HubName, writing written: [Registration], replacing replaced: () async throws -> [Registration]
+    ) async throws {
+        guard !hub.isDefault else { return }
+        let limits: HubLimits
+        do {
+            guard let definition = try await hubs.hub(hub) else { return }
+            limits = definition.limits
+        } catch {
+            throw APIError.unavailable("the hubs cannot be read; retry later")
+        }
+        if let maxTags = limits.maxTagsPerRegistration, let crowded = written.first(where: { $0.tags.count > maxTags }) {
+            throw APIError.validation(
+                ValidationFailure(issues: [
+                    ValidationIssue(
+                        field: "tags", code: ValidationIssue.Code.tooManyTags,
+                        message: "\(crowded.tags.count) tags; hub \"\(hub)\" allows \(maxTags) (its maxTagsPerRegistration)")
+                ]))
+        }
+        guard limits.countsRegistrations else { return }
+        guard let counts else { throw APIError.unavailable("the registrations of hub \"\(hub)\" cannot be counted; retry later") }
+        let replaced = try await replaced()
+        do {
+            if let maxPerHandle = limits.maxRegistrationsPerHandle {
+                let added = Dictionary(written.map { ($0.handle, 1) }, uniquingKeysWith: +)
+                    .merging(replaced.map { ($0.handle, -1) }, uniquingKeysWith: +)
+                for (handle, more) in added.sorted(by: { $0.key < $1.key }) where more > 0 {
+                    let held = try await counts.registrations(hub: hub, handle: handle)
+                    guard held + more <= maxPerHandle else {
+                        throw Self.exceeded(
+                            "hub \"\(hub)\" holds \(held) registrations of this handle; its maxRegistrationsPerHandle is \(maxPerHandle)")
+                    }
+                }
+            }
+            let more = written.count - replaced.count
+            if let maxRegistrations = limits.maxRegistrations, more > 0 {
+                let held = try await count(hub)
+                guard held + more <= maxRegistrations else {
+                    throw Self.exceeded("hub \"\(hub)\" holds \(held) registrations; its maxRegistrations is \(maxRegistrations)")
+                }
+                cached.withLock { $0[hub]?.count += more }
+            }
+        } catch let error as APIError {
+            throw error
+        } catch {
+            throw APIError.unavailable("the registrations of hub \"\(hub)\" cannot be counted; retry later")
+        }
+    }
+
+    private func count(_ hub: HubName) async throws -> Int {
+        let now = ContinuousClock.now
+        if let known = cached.withLock({ $0[hub] }), now - known.readAt < freshness { return known.count }
+        let read = try await counts!.registrations(hub: hub)
+        cached.withLock { $0[hub] = (read, now) }
+        return read
+    }
+
+    static func exceeded(_ message: String) -> APIError {
+        APIError.forbidden("quota_exceeded", message + "; delete registrations or raise the hub's limit")
+    }
+}

@@ -1,0 +1,63 @@
+import Foundation
+import HTTPTypes
+import HeraldDomain
+import HummingbirdTesting
+import Testing
+
+@testable import HeraldAPI
+
+@Suite("A hub's registration quotas")
+struct RegistrationQuotaTests {
+    static let limits = #"{"limits":{"maxRegistrations":3,"maxRegistrationsPerHandle":2,"maxTagsPerRegistration":2}}"#
+
+    @Test("tags past the hub's limit get 400; registrations past the hub's or a handle's get 403 quota_exceeded; replacing adds none")
+    func quotas() async throws {
+        let hub = TestHub()
+        hub.registrationCounts.set(hub: HubName("sports")!, 1)
+        hub.registrationCounts.set(handle: Fixture.otherApnsToken, 2)
+        try await hub.run { client async throws in
+            #expect(try await client.call(.put, "/v1/hubs/sports", TestHub.manage, body: Self.limits).status == .ok)
+            func newId() async throws -> String {
+                let created = try await client.call(.post, "/v1/hubs/sports/registrationIDs", TestHub.listen)
+                return try #require(try created.json()["registrationId"]?.stringValue)
+            }
+            let first = try await newId()
+            let crowded = try await client.call(
+                .put, "/v1/hubs/sports/registrations/\(first)", TestHub.listen, body: Fixture.registration(tags: ["a", "b", "c"]))
+            #expect(crowded.status == .badRequest)
+            #expect(crowded.issueFields == ["tags"], "\(crowded.text)")
+            #expect(crowded.text.contains("maxTagsPerRegistration"))
+
+            let put = { (id: String, body: String) in
+                try await client.call(.put, "/v1/hubs/sports/registrations/\(id)", TestHub.listen, body: body)
+            }
+            #expect(try await put(first, Fixture.registration(tags: ["a"])).status == .ok)
+            // The handle already has 2: a third is refused, whatever the hub's count.
+            let sameDevice = try await put(try await newId(), Fixture.registration(tags: ["a"], handle: Fixture.otherApnsToken))
+            #expect(sameDevice.status == .forbidden)
+            #expect(sameDevice.errorCode == "quota_exceeded")
+            #expect(sameDevice.text.contains("maxRegistrationsPerHandle is 2"), "\(sameDevice.text)")
+            #expect(try await put(try await newId(), Fixture.registration(tags: ["b"])).status == .ok)
+            // 1 counted + 2 admitted: the hub is full, within the count's freshness.
+            let full = try await put(try await newId(), Fixture.registration(tags: ["c"]))
+            #expect(full.status == .forbidden)
+            #expect(full.errorCode == "quota_exceeded")
+            #expect(full.text.contains("maxRegistrations is 3"), "\(full.text)")
+            // Replacing a registration adds none.
+            #expect(try await put(first, Fixture.registration(tags: ["a", "b"])).status == .ok)
+            // An installation of two templates is two registrations.
+            let installation = try await client.call(
+                .put, "/v1/hubs/sports/installations/inst-1", TestHub.listen, body: Fixture.installation(tags: []))
+            #expect(installation.status == .forbidden, "\(installation.text)")
+            // The default hub has no quotas.
+            let plain = try await client.call(.post, "/v1/registrationIDs", TestHub.listen)
+            let plainId = try #require(try plain.json()["registrationId"]?.stringValue)
+            #expect(
+                try await client.call(
+                    .put, "/v1/registrations/\(plainId)", TestHub.listen, body: Fixture.registration(tags: ["a", "b", "c"])
+                )
+                .status == .ok)
+        }
+        #expect(hub.registrationCounts.reads >= 2)
+    }
+}
