@@ -1,14 +1,18 @@
+import Crypto
 import Foundation
 
-/// A local APNs server and a local FCM server, their test CA, an APNs key and a service
-/// account written to a scratch directory, and the settings that point a Herald sender at
-/// them: for the tests, the demo (`make run`) and the bench.
+/// A local APNs server, a local FCM server and a local Web Push service, their test CA, an APNs
+/// key and a service account written to a scratch directory, a VAPID key, and the settings that
+/// point a Herald sender at them: for the tests, the demo (`make run`) and the bench.
 public final class LocalPushServices: Sendable {
     public let authority: LocalCertificateAuthority
     public let apnsKey: LocalAPNsKey
     public let account: LocalServiceAccount
     public let apns: LocalAPNsServer
     public let fcm: LocalFCMServer
+    public let webPush: LocalWebPushServer
+    /// The VAPID key pair the sender signs with; browsers of `webPush` are subscribed with its public half.
+    public let vapidKey: P256.Signing.PrivateKey
     /// The bundle id the APNs server accepts (`apns-topic`).
     public let topic: String
     public let directory: URL
@@ -18,7 +22,7 @@ public final class LocalPushServices: Sendable {
 
     private init(
         authority: LocalCertificateAuthority, apnsKey: LocalAPNsKey, account: LocalServiceAccount, apns: LocalAPNsServer,
-        fcm: LocalFCMServer,
+        fcm: LocalFCMServer, webPush: LocalWebPushServer, vapidKey: P256.Signing.PrivateKey,
         topic: String, directory: URL, caFile: String, keyFile: String, serviceAccountFile: String
     ) {
         self.authority = authority
@@ -26,6 +30,8 @@ public final class LocalPushServices: Sendable {
         self.account = account
         self.apns = apns
         self.fcm = fcm
+        self.webPush = webPush
+        self.vapidKey = vapidKey
         self.topic = topic
         self.directory = directory
         self.caFile = caFile
@@ -33,7 +39,7 @@ public final class LocalPushServices: Sendable {
         self.serviceAccountFile = serviceAccountFile
     }
 
-    /// Starts both servers on free loopback ports; `threads` event-loop threads each.
+    /// Starts the three servers on free loopback ports; `threads` event-loop threads each.
     public static func start(topic: String = "com.example.herald", projectId: String = "herald-test", threads: Int = 1) async throws
         -> LocalPushServices
     {
@@ -44,18 +50,29 @@ public final class LocalPushServices: Sendable {
         let account = try LocalServiceAccount(projectId: projectId)
         let apns = try await LocalAPNsServer.start(authority: authority, key: apnsKey, topics: [topic], threads: threads)
         let fcm = try await LocalFCMServer.start(authority: authority, account: account, threads: threads)
+        let vapidKey = P256.Signing.PrivateKey()
+        let webPush = try await LocalWebPushServer.start(
+            authority: authority, applicationServerKey: Array(vapidKey.publicKey.x963Representation), threads: threads)
         return LocalPushServices(
-            authority: authority, apnsKey: apnsKey, account: account, apns: apns, fcm: fcm, topic: topic, directory: directory,
+            authority: authority, apnsKey: apnsKey, account: account, apns: apns, fcm: fcm, webPush: webPush, vapidKey: vapidKey,
+            topic: topic, directory: directory,
             caFile: try authority.writeCAFile(in: directory), keyFile: try apnsKey.write(in: directory),
             serviceAccountFile: try account.write(in: directory, tokenURI: fcm.tokenURI))
     }
 
-    /// The sender's settings (`HERALD_APNS_*`, `HERALD_FCM_*`, `HERALD_PUSH_CA_FILE`) for these servers.
+    /// The VAPID private key as `HERALD_WEBPUSH_VAPID_KEY` takes it (the scalar, base64url).
+    public var vapidPrivateKey: String { LocalWebPushServer.base64URL(Array(vapidKey.rawRepresentation)) }
+
+    /// The contact the local VAPID tokens carry.
+    public static let vapidSubject = "mailto:newsroom@herald.invalid"
+
+    /// The sender's settings (`HERALD_APNS_*`, `HERALD_FCM_*`, `HERALD_WEBPUSH_*`, `HERALD_PUSH_CA_FILE`) for these servers.
     public var environment: [String: String] {
         [
             "HERALD_APNS_KEY_FILE": keyFile, "HERALD_APNS_KEY_ID": apnsKey.keyId, "HERALD_APNS_TEAM_ID": apnsKey.teamId,
             "HERALD_APNS_TOPICS": topic, "HERALD_APNS_ENDPOINT": apns.baseURL,
             "HERALD_FCM_SERVICE_ACCOUNTS": serviceAccountFile, "HERALD_FCM_ENDPOINT": fcm.baseURL,
+            "HERALD_WEBPUSH_VAPID_KEY": vapidPrivateKey, "HERALD_WEBPUSH_VAPID_SUBJECT": Self.vapidSubject,
             "HERALD_PUSH_CA_FILE": caFile,
         ]
     }
@@ -63,6 +80,7 @@ public final class LocalPushServices: Sendable {
     public func shutdown() async {
         await apns.shutdown()
         await fcm.shutdown()
+        await webPush.shutdown()
         try? FileManager.default.removeItem(at: directory)
     }
 }

@@ -5,25 +5,30 @@ import HeraldDomain
 ///
 /// APNs: the team whose topics include the delivery's `apns-topic` header, else the first
 /// team. FCM: the project named by the delivery's `fcm-project` header (a registration
-/// header template), else the first project. WNS and Web Push have no sender.
+/// header template), else the first project. Web Push: the one VAPID identity, for every
+/// browser's push service. WNS has no sender.
 public final class PushGateway: Sendable {
     public let apns: [APNsClient]
     public let fcm: [FCMClient]
+    public let webPush: WebPushClient?
 
-    public init(apns: [APNsClient], fcm: [FCMClient]) {
+    public init(apns: [APNsClient], fcm: [FCMClient], webPush: WebPushClient? = nil) {
         self.apns = apns
         self.fcm = fcm
+        self.webPush = webPush
     }
 
     /// Clients for the given providers, each with its own connections.
     public static func make(
-        apns: [APNsCredentials], fcm: [FCMServiceAccount], fcmEndpoint: URL = FCMClient.production, options: PushConnectionOptions
+        apns: [APNsCredentials], fcm: [FCMServiceAccount], fcmEndpoint: URL = FCMClient.production, vapid: VAPIDCredentials? = nil,
+        options: PushConnectionOptions
     ) async throws -> PushGateway {
         var apnsClients: [APNsClient] = []
         for credentials in apns { apnsClients.append(try await APNsClient(credentials: credentials, options: options)) }
         var fcmClients: [FCMClient] = []
         for account in fcm { fcmClients.append(try await FCMClient(account: account, endpoint: fcmEndpoint, options: options)) }
-        return PushGateway(apns: apnsClients, fcm: fcmClients)
+        let webPush: WebPushClient? = if let vapid { try await WebPushClient(credentials: vapid, options: options) } else { nil }
+        return PushGateway(apns: apnsClients, fcm: fcmClients, webPush: webPush)
     }
 
     /// The client for `delivery`, or nil when Herald has no sender for its platform here.
@@ -39,15 +44,20 @@ public final class PushGateway: Sendable {
                 return client
             }
             return fcm.first
-        case .wns, .webpush:
+        case .webpush:
+            return webPush
+        case .wns:
             return nil
         }
     }
 
-    public var inFlight: Int { apns.reduce(0) { $0 + $1.inFlight } + fcm.reduce(0) { $0 + $1.inFlight } }
+    public var inFlight: Int {
+        apns.reduce(0) { $0 + $1.inFlight } + fcm.reduce(0) { $0 + $1.inFlight } + (webPush?.inFlight ?? 0)
+    }
 
     public func shutdown() async {
         for client in apns { await client.shutdown() }
         for client in fcm { await client.shutdown() }
+        await webPush?.shutdown()
     }
 }

@@ -9,6 +9,10 @@ enum ModelFixtures {
         "fKq3Zc1dQ0e2bXy7:APA91bH8sN3xJv0yq7c0Wc2rY9pQmL6kT4uVbN5zS1aD8fG3hJ2kL0pO9iU7yT6rE5wQ4eR3tY2uI1oP0aS9dF8gH7jK6lZ5xC4vB3nM2"
     static let wnsChannel = "https://db5.notify.windows.com/?token=AwYAAAB%2bHNpUhO2bXDS0o2Q%3d"
     static let webPushEndpoint = "https://fcm.googleapis.com/fcm/send/dQw4w9WgXcQ:APA91bFoo"
+    /// The browser's key and secret of RFC 8291's Appendix A.
+    static let webPushKeys =
+        "p256dh=BCVxsr7N_eNgVRqvHtD0zTZsEc6-VV-JvLexhqUzORcxaOzi6-AYWXvTBHm4bjyPjs7Vd8pZGH6SRpkNtoIAiw4&auth=BTBZMqHH6r4Tts7J_aSIgg"
+    static let webPushHandle = webPushEndpoint + "#" + webPushKeys
 
     static let contractEvent = #"""
         {

@@ -203,8 +203,13 @@ struct HandleValidationTests {
             (.fcm, "cX2b_Ew-Rz8:APA91bE" + String(repeating: "x", count: 140)),
             (.wns, ModelFixtures.wnsChannel),
             (.wns, "https://wns2-by3p.notify.windows.com/w/?token=BQYAAAD"),
-            (.webpush, ModelFixtures.webPushEndpoint),
-            (.webpush, "https://updates.push.services.mozilla.com/wpush/v2/gAAAAABf"),
+            (.webpush, ModelFixtures.webPushHandle),
+            (.webpush, "https://updates.push.services.mozilla.com/wpush/v2/gAAAAABf#" + ModelFixtures.webPushKeys),
+            // Padding and the standard alphabet, as some libraries write them.
+            (
+                .webpush,
+                "https://push.example:8443/x#auth=BTBZMqHH6r4Tts7J/aSIgg==&p256dh=BCVxsr7N/eNgVRqvHtD0zTZsEc6+VV+JvLexhqUzORcxaOzi6+AYWXvTBHm4bjyPjs7Vd8pZGH6SRpkNtoIAiw4="
+            ),
         ])
     func accepts(platform: Platform, handle: String) {
         #expect(platform.handleProblem(handle) == nil)
@@ -230,6 +235,18 @@ struct HandleValidationTests {
             (.webpush, "http://push.example/abc", "https"),
             (.webpush, "not a url", "absolute https URL"),
             (.webpush, "https://" + String(repeating: "a", count: 4100), "at most 4096"),
+            (.webpush, ModelFixtures.webPushEndpoint, "carries the subscription's keys"),
+            (.webpush, ModelFixtures.webPushEndpoint + "#p256dh=BCVxsr7N", "no auth"),
+            (.webpush, ModelFixtures.webPushEndpoint + "#auth=BTBZMqHH6r4Tts7J_aSIgg", "no p256dh"),
+            (.webpush, ModelFixtures.webPushEndpoint + "#p256dh=AAAA&auth=BTBZMqHH6r4Tts7J_aSIgg", "this one has 3 bytes"),
+            (
+                .webpush,
+                ModelFixtures.webPushEndpoint
+                    + "#p256dh=BCVxsr7N_eNgVRqvHtD0zTZsEc6-VV-JvLexhqUzORcxaOzi6-AYWXvTBHm4bjyPjs7Vd8pZGH6SRpkNtoIAiw4&auth=AAAA",
+                "this one has 3"
+            ),
+            (.webpush, ModelFixtures.webPushEndpoint + "#" + ModelFixtures.webPushKeys + "&x=1", "only p256dh and auth"),
+            (.webpush, ModelFixtures.webPushEndpoint + "#p256dh=!!&auth=BTBZMqHH6r4Tts7J_aSIgg", "not base64url"),
         ])
     func refuses(platform: Platform, handle: String, messagePart: String) throws {
         let message = try #require(platform.handleProblem(handle))

@@ -10,8 +10,8 @@ import HeraldLocalPush
 import HeraldTestSupport
 import Testing
 
-/// The sender role on the real processes (`herald api`, `herald worker`) against local APNs
-/// and FCM servers that speak the real protocols over HTTP/2 and TLS: every outcome, the
+/// The sender role on the real processes (`herald api`, `herald worker`) against local APNs,
+/// FCM and Web Push servers that speak the real protocols over HTTP/2 and TLS: every outcome, the
 /// removal of unregistered registrations through the registry, expiry, and a sender
 /// SIGKILLed mid-run.
 @Suite("sender role on the real processes", .heavy, .serialized, .enabled(if: HeraldBinary.isBuilt, "build the herald executable first"))
@@ -196,6 +196,58 @@ final class SenderStackTests {
             #expect(request.header("apns-topic") == push.topic)
             #expect(request.header("apns-push-type") == "alert")
         }
+    }
+
+    /// Registers a browser through the API with its subscription as the browser gives it.
+    func registerBrowser(_ browser: LocalWebPushServer.Subscription) async throws -> String {
+        let id = String(try #require(try await api.send("POST", "/v1/registrationIDs").header("Location")?.split(separator: "/").last))
+        let document: [String: Any] = [
+            "platform": "webpush", "subscription": browser.json, "tags": ["World"],
+            "template": ["name": "news", "body": #"{"title":"Breaking","body":"$(News_English)"}"#],
+        ]
+        let reply = try await api.send("PUT", "/v1/registrations/\(id)", body: try JSONSerialization.data(withJSONObject: document))
+        #expect(reply.status == 200, "\(reply.text)")
+        return id
+    }
+
+    @Test(
+        "web push through the running role: encrypted for each browser and decrypted by it, a throttled push retried, an unsubscribed browser's registration removed"
+    )
+    func webPush() async throws {
+        try await startStack(roles: "planner,fanout,indexer,sender")
+        let browsers = (0..<3).map { _ in push.webPush.subscribe() }
+        var ids: [String] = []
+        for browser in browsers { ids.append(try await registerBrowser(browser)) }
+        push.webPush.script(subscription: browsers[1].id, [.tooManyRequests(retryAfter: 1)])
+        push.webPush.unsubscribe(browsers[2].id)
+
+        try await publish(#"{"id":"push-web","priority":"high","collapseId":"summit","properties":{"News_English":"Summit ends"}}"#)
+        let all = try await receipts(of: "push-web", count: 3, log: stderr)
+        func receipt(_ n: Int) throws -> PushReceipt { try #require(all["push-web/\(ids[n])/news"]?.first, "no receipt for \(n)") }
+        let sent = try receipt(0)
+        #expect(sent.outcome == .sent && sent.attempts == 1 && sent.statusCode == 201, "\(sent)")
+        #expect(sent.serviceId?.hasPrefix(push.webPush.origin + "/message/") == true)
+        let retried = try receipt(1)
+        #expect(retried.outcome == .sent && retried.attempts == 2, "\(retried)")
+        #expect(try receipt(2).outcome == .unregistered)
+
+        // What each browser decrypted is the rendered template; the headers came from the event.
+        let delivered = push.webPush.requests().filter { $0.status == 201 }
+        #expect(Set(delivered.map(\.subscriptionId)) == [browsers[0].id, browsers[1].id])
+        for request in delivered {
+            let text = String(decoding: request.plaintext ?? [], as: UTF8.self)
+            #expect(text == #"{"title":"Breaking","body":"Summit ends"}"#)
+            #expect(request.header("urgency") == "high" && request.header("topic") == "summit" && request.header("ttl") != nil)
+        }
+        #expect(push.webPush.distinctTokens == 1)
+
+        var status = 200
+        for _ in 0..<100 where status == 200 {
+            status = try await api.send("GET", "/v1/registrations/\(ids[2])").status
+            if status == 200 { try await Task.sleep(for: .milliseconds(100)) }
+        }
+        #expect(status == 410 || status == 404, "the unsubscribed browser's registration is still there")
+        #expect(try await api.send("GET", "/v1/registrations/\(ids[0])").status == 200)
     }
 
     @Test("a delivery past its expiresAt is never sent: its receipt says expired")

@@ -75,17 +75,33 @@ extension HeraldSettings {
         return url
     }
 
-    /// The sender's clients; at least one APNs team or FCM project is required.
+    /// The VAPID identity of `HERALD_WEBPUSH_VAPID_KEY` and `HERALD_WEBPUSH_VAPID_SUBJECT`, or nil
+    /// when no key is set.
+    public func vapidCredentials() throws -> VAPIDCredentials? {
+        let key = self[.webpushVapidKey]
+        guard !key.isEmpty else { return nil }
+        guard !self[.webpushVapidSubject].isEmpty else {
+            throw SettingError(
+                key: .webpushVapidSubject, value: "",
+                expected: "mailto:<address> or an https:// URL: \(Setting(.webpushVapidKey).environment) is set")
+        }
+        return try VAPIDCredentials.make(
+            privateKey: key, subject: self[.webpushVapidSubject], source: Setting(.webpushVapidKey).environment)
+    }
+
+    /// The sender's clients; at least one APNs team, FCM project or VAPID key is required.
     public func pushGateway() async throws -> PushGateway {
         let apns = try apnsCredentials()
         let fcm = try fcmServiceAccounts()
-        guard !apns.isEmpty || !fcm.isEmpty else {
+        let vapid = try vapidCredentials()
+        guard !apns.isEmpty || !fcm.isEmpty || vapid != nil else {
             throw SettingError(
                 key: .apnsKeyFile, value: "",
                 expected:
-                    "credentials for the sender role: \(Setting(.apnsKeyFile).environment) (APNs) or \(Setting(.fcmServiceAccounts).environment) (FCM)"
+                    "credentials for the sender role: \(Setting(.apnsKeyFile).environment) (APNs), \(Setting(.fcmServiceAccounts).environment) (FCM) or \(Setting(.webpushVapidKey).environment) (Web Push)"
             )
         }
-        return try await PushGateway.make(apns: apns, fcm: fcm, fcmEndpoint: try fcmEndpoint(), options: try pushConnectionOptions())
+        return try await PushGateway.make(
+            apns: apns, fcm: fcm, fcmEndpoint: try fcmEndpoint(), vapid: vapid, options: try pushConnectionOptions())
     }
 }

@@ -75,6 +75,8 @@ public struct Setting: Sendable, Hashable {
         case apnsTeamsFile = "apns-teams-file"
         case fcmServiceAccounts = "fcm-service-accounts"
         case fcmEndpoint = "fcm-endpoint"
+        case webpushVapidKey = "webpush-vapid-key"
+        case webpushVapidSubject = "webpush-vapid-subject"
         case pushCaFile = "push-ca-file"
         case pushConnections = "push-connections"
         case pushStreams = "push-streams"
@@ -231,7 +233,7 @@ public struct Setting: Sendable, Hashable {
                 ("info", "trace, debug, info, notice, warning, error, critical.")
             case .payloadLimits:
                 (
-                    "apns=4096,fcm=4096,wns=5120,webpush=4096",
+                    "apns=4096,fcm=4096,wns=5120,webpush=3993",
                     "Largest rendered payload per platform, in bytes (each from 256 to 65536); a larger rendition is skipped with reason payload_too_large, and registration refuses templates whose fixed text passes it."
                 )
             case .stallReadySeconds:
@@ -288,6 +290,13 @@ public struct Setting: Sendable, Hashable {
                 ("", "Sender: Google service-account JSON files, comma separated, one per Firebase project (the first is the default).")
             case .fcmEndpoint:
                 ("https://fcm.googleapis.com", "Sender: FCM HTTP v1 base URL.")
+            case .webpushVapidKey:
+                (
+                    "",
+                    "Sender: the VAPID private key browsers were subscribed with (its public half is their applicationServerKey): the 32-byte P-256 scalar in base64url, or a PEM block. Set it to send Web Push."
+                )
+            case .webpushVapidSubject:
+                ("", "Sender: the VAPID contact push services may write to: mailto:<address> or an https:// URL. Required with the key.")
             case .pushCaFile:
                 ("", "Sender: a PEM file of extra certificate authorities to trust besides the system's (local push servers).")
             case .pushConnections:
@@ -309,7 +318,7 @@ public struct Setting: Sendable, Hashable {
     public static let all: [Setting] = Key.allCases.map(Setting.init)
 
     /// Settings whose values are credentials: never printed.
-    public static let secrets: Set<Key> = [.policies, .userTokenKey, .idSecret]
+    public static let secrets: Set<Key> = [.policies, .userTokenKey, .idSecret, .webpushVapidKey]
 
     /// `value` as it may be printed: credentials as `(set)`, a Redis URL without its password.
     public static func shown(_ key: Key, _ value: String) -> String {

@@ -151,7 +151,8 @@ final class SenderWork: Sendable {
         switch delivery.platform {
         case .apns: receipt.reason = "no_credentials: this sender has no APNs credentials (HERALD_APNS_*)"
         case .fcm: receipt.reason = "no_credentials: this sender has no FCM service account (HERALD_FCM_*)"
-        case .wns, .webpush: break
+        case .webpush: receipt.reason = "no_credentials: this sender has no VAPID key (HERALD_WEBPUSH_VAPID_*)"
+        case .wns: break
         }
         return receipt
     }

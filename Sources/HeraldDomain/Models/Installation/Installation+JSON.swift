@@ -28,7 +28,19 @@ extension Installation {
         }
         reader.requireHub(hub, issues: &issues)
         let platform = reader.platform("platform", issues: &issues)
-        let pushChannel = reader.string("pushChannel", required: true, issues: &issues)
+        // A browser's channel is its subscription object (Azure's `endpoint`/`p256dh`/`auth`, or
+        // the browser's own shape), kept as a web push handle.
+        let channelIsObject: Bool
+        if case .object = reader.member("pushChannel") { channelIsObject = true } else { channelIsObject = false }
+        let pushChannel =
+            channelIsObject
+            ? reader.webPushHandle("pushChannel", issues: &issues) : reader.string("pushChannel", required: true, issues: &issues)
+        if channelIsObject, let platform, platform != .webpush {
+            issues.append(
+                ValidationIssue(
+                    field: "pushChannel", code: ValidationIssue.Code.invalidValue,
+                    message: "an object pushChannel is a browser's subscription; this installation is for \(platform.rawValue)"))
+        }
         let tags = reader.stringArray("tags", required: false, issues: &issues)
         let userId = reader.string("userId", required: false, issues: &issues)
         let expiresAt = reader.timestamp("expiresAt", issues: &issues)
@@ -50,7 +62,7 @@ extension Installation {
         }
         var unjudged: Set<String> = []
         if installationId ?? bodyId == nil { unjudged.insert("installationId") }
-        if platform == nil || pushChannel == nil { unjudged.insert("pushChannel") }
+        if platform == nil || pushChannel == nil || (channelIsObject && platform != .webpush) { unjudged.insert("pushChannel") }
         let installation = Installation(
             installationId: installationId ?? bodyId ?? "", platform: platform ?? .fcm, pushChannel: pushChannel ?? "",
             tags: tags ?? [], userId: userId, templates: templates, expiresAt: expiresAt, timeZone: timeZone, hub: hub

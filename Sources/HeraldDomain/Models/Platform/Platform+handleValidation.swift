@@ -77,16 +77,11 @@ extension Platform {
         return nil
     }
 
-    static func webPushProblem(_ endpoint: String) -> String? {
-        guard HandleBounds.webPushLength.contains(endpoint.utf8.count) else {
-            return "a web push endpoint is at most \(HandleBounds.webPushLength.upperBound) characters; this one has \(endpoint.utf8.count)"
+    static func webPushProblem(_ handle: String) -> String? {
+        guard HandleBounds.webPushLength.contains(handle.utf8.count) else {
+            return "a web push handle is at most \(HandleBounds.webPushLength.upperBound) characters; this one has \(handle.utf8.count)"
         }
-        guard let components = URLComponents(string: endpoint), let host = components.host, !host.isEmpty else {
-            return "a web push endpoint must be an absolute https URL (the subscription's endpoint)"
-        }
-        guard components.scheme?.lowercased() == "https" else {
-            return "a web push endpoint must use https (RFC 8030), not \(components.scheme.map { "\"\($0)\"" } ?? "no scheme")"
-        }
+        if case .failure(let problem) = WebPushSubscription.parse(handle: handle) { return problem.description }
         return nil
     }
 

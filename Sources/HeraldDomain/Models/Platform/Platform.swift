@@ -29,14 +29,15 @@ public enum Platform: String, Sendable, Hashable, Codable, CaseIterable, CustomS
 /// Rendering stops as soon as a payload passes its platform's limit, so one hostile template
 /// or property can never make a record bigger than this (plus the record's envelope). The
 /// defaults are the services' published limits for ordinary notifications: APNs 4 KB, FCM
-/// 4 KB of message data, WNS 5 KB, Web Push about 4 KB after encryption overhead.
+/// 4 KB of message data, WNS 5 KB, Web Push 3,993 bytes (what one encrypted record of the
+/// 4,096 bytes every push service must accept holds, RFC 8291 §4).
 public struct PayloadLimits: Sendable, Hashable {
     public var apns: Int
     public var fcm: Int
     public var wns: Int
     public var webpush: Int
 
-    public init(apns: Int = 4_096, fcm: Int = 4_096, wns: Int = 5_120, webpush: Int = 4_096) {
+    public init(apns: Int = 4_096, fcm: Int = 4_096, wns: Int = 5_120, webpush: Int = 3_993) {
         self.apns = apns
         self.fcm = fcm
         self.wns = wns

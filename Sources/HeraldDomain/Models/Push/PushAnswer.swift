@@ -108,3 +108,22 @@ public enum FCMAnswers {
         return answer.statusCode == 401 ? .renewCredentials(reason: reason) : .byStatus(answer, reason: reason)
     }
 }
+
+/// Web Push services (RFC 8030) and what their answers mean.
+public enum WebPushAnswers {
+    /// 201 (and 202, for a `Prefer: respond-async` request) is accepted. 404 is an expired
+    /// subscription (RFC 8030 §7.3) and 410 an unsubscribed one, as the deployed services
+    /// answer: both remove the registration. 401 and 403 are the VAPID token refused: a new
+    /// one is made once, and past that the credentials are wrong (`failed`, nothing removed).
+    /// 413 is a payload the service will not take; 429 and 5xx are retried after `Retry-After`.
+    public static func verdict(_ answer: PushAnswer) -> PushVerdict {
+        let reason = answer.reason ?? "HTTP \(answer.statusCode)"
+        switch answer.statusCode {
+        case 200...202: return .sent
+        case 404, 410: return .unregistered(since: nil)
+        case 401, 403: return .renewCredentials(reason: reason)
+        case 413: return .rejected(reason: reason)
+        default: return .byStatus(answer, reason: reason)
+        }
+    }
+}

@@ -31,7 +31,23 @@ extension Registration {
         }
         reader.requireHub(hub, issues: &issues)
         let platform = reader.platform("platform", issues: &issues)
-        let handle = reader.string("handle", required: true, issues: &issues)
+        // A browser's subscription may come as the browser gives it instead of as a handle.
+        let subscribed = reader.member("subscription") == nil ? nil : reader.webPushHandle("subscription", issues: &issues)
+        let handle = reader.member("subscription") == nil ? reader.string("handle", required: true, issues: &issues) : subscribed
+        if reader.member("subscription") != nil {
+            if reader.member("handle") != nil {
+                issues.append(
+                    ValidationIssue(
+                        field: "subscription", code: ValidationIssue.Code.invalidValue,
+                        message: "a registration has a handle or a subscription, not both"))
+            }
+            if let platform, platform != .webpush {
+                issues.append(
+                    ValidationIssue(
+                        field: "subscription", code: ValidationIssue.Code.invalidValue,
+                        message: "a subscription is a web push browser's; this registration is for \(platform.rawValue)"))
+            }
+        }
         let tags = reader.stringArray("tags", required: false, issues: &issues)
         var template: RegistrationTemplate?
         if let templateReader = reader.object("template", required: false, issues: &issues) {
@@ -46,7 +62,9 @@ extension Registration {
         // (a handle cannot be judged without knowing its platform).
         var unjudged: Set<String> = []
         if registrationId ?? bodyId == nil { unjudged.insert("registrationId") }
-        if platform == nil || handle == nil { unjudged.insert("handle") }
+        if platform == nil || handle == nil || (reader.member("subscription") != nil && platform != .webpush) {
+            unjudged.insert("handle")
+        }
         let registration = Registration(
             registrationId: registrationId ?? bodyId ?? "", platform: platform ?? .fcm, handle: handle ?? "",
             tags: tags ?? [], template: template, expiresAt: expiresAt, version: version ?? 0, timeZone: timeZone, hub: hub
@@ -61,7 +79,7 @@ extension Registration {
     /// The members a registration document may have (`version` is the registry's: accepted
     /// as a GET returned it and not used; If-Match is how a write names the version it expects).
     static let members: Set<String> = [
-        "hub", "registrationId", "platform", "handle", "tags", "template", "expiresAt", "version", "timeZone",
+        "hub", "registrationId", "platform", "handle", "subscription", "tags", "template", "expiresAt", "version", "timeZone",
     ]
 
     /// The registration in the contract's field order, as compact JSON.
