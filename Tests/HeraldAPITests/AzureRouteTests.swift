@@ -120,6 +120,16 @@ struct AzureRouteTests {
                 body: #"{"installationId":"i2","platform":"apns","pushChannel":"\#(Fixture.apnsToken)","pushVariables":{"a":"b"}}"#)
             #expect(variables.status == .badRequest)
             #expect(variables.text.contains("pushVariables"))
+            // A browser: Azure's flat subscription object in, the same object out.
+            let channel =
+                #"{"endpoint":"https://fcm.googleapis.com/fcm/send/dQw4w9WgXcQ:APA91bFoo","p256dh":"BCVxsr7N_eNgVRqvHtD0zTZsEc6-VV-JvLexhqUzORcxaOzi6-AYWXvTBHm4bjyPjs7Vd8pZGH6SRpkNtoIAiw4","auth":"BTBZMqHH6r4Tts7J_aSIgg"}"#
+            let browser = try await client.call(
+                .put, "/sports/installations/b1", TestHub.listen,
+                body: #"{"installationId":"b1","platform":"browser","pushChannel":\#(channel)}"#)
+            #expect(browser.status == .ok, "\(browser.text)")
+            let readBrowser = try await client.call(.get, "/sports/installations/b1", TestHub.listen)
+            #expect(try readBrowser.json()["platform"]?.stringValue == "browser")
+            #expect(try readBrowser.json()["pushChannel"] == (try JSONValue.parse(Array(channel.utf8))), "\(readBrowser.text)")
             #expect(try await client.call(.delete, "/sports/installations/i1", TestHub.listen).status == .noContent)
             #expect(try await client.call(.get, "/sports/installations/i1", TestHub.listen).status == .notFound)
 

@@ -56,12 +56,20 @@ struct DemoStoryTests {
         #expect(!received("Kenji's iPhone").contains("alice:"))
         // iOS 8 actionable invitation.
         #expect(received("Events iPhone").contains(#""category":"INVITE_CATEGORY""#))
-        // The sender pushed every delivery to the local APNs and FCM servers: one receipt each, all sent.
+        // The browser gets its English template for World, Science and the expression.
+        #expect(received("Noor's browser").contains(#""body":"Summit ends with climate accord""#))
+        #expect(received("Noor's browser").contains("expression:") && !received("Noor's browser").contains("sports:"))
+        // The sender pushed every delivery to the local APNs, FCM and Web Push servers: one receipt
+        // each, all sent; the browser decrypted what the fan-out rendered for it.
         let pushed = text.split(separator: "\n").drop(while: { !$0.hasPrefix("5. ") }).prefix(while: { !$0.hasPrefix("6. ") })
         let receiptLines = pushed.filter { $0.hasPrefix("      ") }
         #expect(
-            !receiptLines.isEmpty && receiptLines.allSatisfy { $0.contains(": sent (HTTP 200, 1 attempt") },
+            !receiptLines.isEmpty
+                && receiptLines.allSatisfy { $0.contains(": sent (HTTP 200, 1 attempt") || $0.contains(": sent (HTTP 201, 1 attempt") },
             "\(pushed.joined(separator: "\n"))")
+        let decrypted = pushed.filter { $0.contains("Noor's browser (English, Web Push) decrypted: ") }
+        #expect(decrypted.count == 3, "\(pushed.joined(separator: "\n"))")
+        #expect(decrypted.contains { $0.hasSuffix(#"{"title":"Breaking news","body":"Probe reaches Jupiter's moon"}"#) })
         let totals = try #require(pushed.last { $0.contains(" receipts for ") }, "\(pushed.joined(separator: "\n"))")
         let numbers = totals.split(separator: " ").compactMap { Int($0) }
         #expect(numbers.count == 2 && numbers[0] == numbers[1] && numbers[0] == receiptLines.count, "\(totals)")

@@ -1,18 +1,19 @@
 import HeraldDomain
 
 /// Azure Notification Hubs' installation JSON and Herald's: the same document but for the
-/// platform names (`apns`, `fcmv1` and `gcm` for FCM, `wns`; Herald's `apns`, `fcm`, `wns`),
-/// `expirationTime` (Herald's `expiresAt`) and the fields only Azure's service writes.
+/// platform names (`apns`, `fcmv1` and `gcm` for FCM, `wns`, `browser`; Herald's `apns`, `fcm`,
+/// `wns`, `webpush`), `expirationTime` (Herald's `expiresAt`), a browser's `pushChannel` (an
+/// object there, a handle here) and the fields only Azure's service writes.
 enum AzureInstallation {
     /// Azure's platform names Herald sends to, and Herald's name for each.
-    static let platforms: [String: Platform] = ["apns": .apns, "fcmv1": .fcm, "gcm": .fcm, "wns": .wns]
+    static let platforms: [String: Platform] = ["apns": .apns, "fcmv1": .fcm, "gcm": .fcm, "wns": .wns, "browser": .webpush]
 
     /// Members Azure's service writes and a client may send back after a GET: accepted and not
     /// stored (Herald answers its own values for them).
     static let serviceMembers: Set<String> = ["lastUpdate", "pushChannelExpired"]
 
     /// Turns an Azure installation body into Herald's document, or says what Herald does not
-    /// take (an unknown platform, `pushVariables`, a browser subscription object).
+    /// take (an unknown platform, `pushVariables`).
     static func heraldDocument(from bytes: [UInt8]) throws -> [UInt8] {
         guard case .object(let members) = try RequestReading.json(bytes, what: "the installation") else {
             throw APIError.invalidBody(field: "", "an installation is a JSON object")
@@ -22,12 +23,13 @@ enum AzureInstallation {
             switch member.key {
             case "platform":
                 guard case .string(let name) = member.value else {
-                    throw APIError.invalidBody(field: "platform", "platform is a string: apns, fcmv1, gcm or wns")
+                    throw APIError.invalidBody(field: "platform", "platform is a string: apns, fcmv1, gcm, wns or browser")
                 }
                 guard let platform = platforms[name.lowercased()] else {
                     throw APIError.invalidBody(
                         field: "platform",
-                        "platform \"\(name)\" is not one Herald sends to through Azure's installations; use apns, fcmv1, gcm or wns")
+                        "platform \"\(name)\" is not one Herald sends to through Azure's installations; use apns, fcmv1, gcm, wns or browser"
+                    )
                 }
                 converted.append(JSONMember(key: "platform", value: .string(platform.rawValue)))
             case "expirationTime":
@@ -53,6 +55,15 @@ enum AzureInstallation {
         for member in members where member.key != "hub" && member.key != "expiresAt" {
             if member.key == "platform" {
                 converted.append(JSONMember(key: "platform", value: .string(azureName(installation.platform))))
+            } else if member.key == "pushChannel", installation.platform == .webpush,
+                case .success(let subscription) = WebPushSubscription.parse(handle: installation.pushChannel)
+            {
+                let channel: [JSONMember] = [
+                    JSONMember(key: "endpoint", value: .string(subscription.endpoint)),
+                    JSONMember(key: "p256dh", value: .string(Base64URL.encode(subscription.p256dh))),
+                    JSONMember(key: "auth", value: .string(Base64URL.encode(subscription.auth))),
+                ]
+                converted.append(JSONMember(key: "pushChannel", value: .object(channel)))
             } else if member.key == "userId" && member.value == .null {
                 continue
             } else {

@@ -12,11 +12,14 @@ struct DemoDevice {
 
     var name: String
     var platform: String
+    /// Empty for a browser, which registers with its `subscription` instead.
     var handle: String
     var tags: [String]
     /// nil: a native registration that receives the event's `native` payload.
     var template: [String: Any]?
     var registrar: Registrar = .device
+    /// A browser's subscription as `PushSubscription.toJSON()` gives it (Web Push).
+    var subscription: [String: any Sendable]?
 }
 
 enum DemoDevices {
@@ -38,6 +41,20 @@ enum DemoDevices {
             "body":
                 #"{"message":{"notification":{"title":"Breaking news","body":"$(News_\#(language))"},"data":{"inAppMessage":"$(News_\#(language))"}}}"#,
         ]
+    }
+
+    /// A page's service worker shows `title` and `body` of the JSON it receives.
+    static func webPushNews(_ language: String) -> [String: Any] {
+        ["name": "newsTemplate", "body": #"{"title":"Breaking news","body":"$(News_\#(language))"}"#]
+    }
+
+    static let browserName = "Noor's browser (English, Web Push)"
+
+    /// The reader's browser, subscribed on the local Web Push service.
+    static func browser(subscription: [String: any Sendable]) -> DemoDevice {
+        DemoDevice(
+            name: browserName, platform: "webpush", handle: "", tags: ["World", "Science"],
+            template: webPushNews("English"), subscription: subscription)
     }
 
     static func apnsHandle(_ seed: Int) -> String {

@@ -30,6 +30,10 @@ struct DemoStory: Service {
     /// Where the process logs (nil: the console).
     let logFile: String?
     let logger: Logger
+    /// The reader's browser's subscription on the local Web Push service.
+    let browserSubscription: [String: any Sendable]
+    /// What that browser decrypted so far, oldest first.
+    let browserInbox: @Sendable () -> [String]
 
     func run() async throws {
         do {
@@ -62,7 +66,7 @@ struct DemoStory: Service {
 
         say("1. Devices register (Azure Notification Hubs style: handle, category tags, localized template)")
         var devicesById: [String: DemoDevice] = [:]
-        for device in DemoDevices.all {
+        for device in DemoDevices.all + [DemoDevices.browser(subscription: browserSubscription)] {
             let id = try await register(device)
             devicesById[id] = device
             let kind = device.template == nil ? "native" : (device.template?["name"] as? String ?? "")
@@ -186,8 +190,9 @@ struct DemoStory: Service {
     /// The sender role's side: one receipt per delivery on `herald.receipts`, and the counts
     /// in the status.
     private func receiptsStory(runEvents: Set<String>, expected: Int, devicesById: [String: DemoDevice], runId: String) async throws {
-        say("\n5. The sender role pushes them: APNs over HTTP/2 with a provider token, FCM HTTP v1 with an OAuth token")
-        say("   (local servers that speak both protocols stand in for Apple and Google); one receipt each (herald.receipts)")
+        say("\n5. The sender role pushes them: APNs over HTTP/2 with a provider token, FCM HTTP v1 with an OAuth token,")
+        say("   Web Push encrypted for each browser and signed with VAPID (local servers that speak the three protocols")
+        say("   stand in for Apple, Google and the browsers' push services); one receipt each (herald.receipts)")
         var receipts: [String: [PushReceipt]] = [:]
         for _ in 0..<300 {
             receipts = [:]
@@ -215,6 +220,7 @@ struct DemoStory: Service {
                 say("      \(short): \(receipt.outcome.rawValue) (\(detail))")
             }
         }
+        for text in browserInbox() { say("   \(DemoDevices.browserName) decrypted: \(text)") }
         let count = receipts.values.reduce(0) { $0 + $1.count }
         say("   \(count) receipts for \(expected) deliveries; GET /v1/notifications/{id} counts them per platform and outcome.")
     }
@@ -264,7 +270,8 @@ struct DemoStory: Service {
         else {
             throw HTTPClientError(message: "POST /v1/registrationIDs: \(created.status) \(created.text)")
         }
-        var body: [String: Any] = ["platform": device.platform, "handle": device.handle, "tags": device.tags]
+        var body: [String: Any] = ["platform": device.platform, "tags": device.tags]
+        if let subscription = device.subscription { body["subscription"] = subscription } else { body["handle"] = device.handle }
         if let template = device.template { body["template"] = template }
         let put = try await api.send("PUT", "/v1/registrations/\(id)", body: api.json(body))
         guard put.status == 200 || put.status == 201 else {
