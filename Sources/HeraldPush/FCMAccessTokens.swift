@@ -5,9 +5,8 @@ import NIOCore
 
 /// OAuth 2.0 access tokens for FCM HTTP v1, from a service account: an RS256 assertion
 /// (`iss` the account, `scope` firebase.messaging, `aud` its `token_uri`, one hour) is
-/// exchanged at `token_uri` for an access token, kept until `renewBefore` (5 minutes) ahead
-/// of its expiry. Concurrent requests share one exchange.
-public actor FCMAccessTokens {
+/// exchanged at `token_uri` for an access token, kept in an ``AccessTokenCache``.
+public final class FCMAccessTokens: Sendable {
     struct Assertion: JWTPayload {
         var iss: IssuerClaim
         var scope: String
@@ -19,60 +18,64 @@ public actor FCMAccessTokens {
 
     public static let scope = "https://www.googleapis.com/auth/firebase.messaging"
 
-    private let account: FCMServiceAccount
-    private let client: HTTPClient
-    private let keys: JWTKeyCollection
-    private let renewBefore: TimeInterval
-    private var current: (token: String, expiresAt: Date)?
-    private var pending: Task<(String, Date), any Error>?
-    public private(set) var exchanges = 0
+    let cache: AccessTokenCache
 
     public init(account: FCMServiceAccount, client: HTTPClient, renewBefore: TimeInterval = 300) async {
-        self.account = account
-        self.client = client
-        self.renewBefore = renewBefore
         let keys = JWTKeyCollection()
         await keys.add(rsa: account.signingKey, digestAlgorithm: .sha256, kid: account.privateKeyId.map { JWKIdentifier(string: $0) })
-        self.keys = keys
+        cache = AccessTokenCache(renewBefore: renewBefore) { now in
+            try await Self.exchange(account: account, keys: keys, client: client, now: now)
+        }
     }
 
     /// The access token to send now.
-    public func token(now: Date = Date()) async throws -> String {
-        if let current, current.expiresAt.timeIntervalSince(now) > renewBefore { return current.token }
-        if let pending { return try await pending.value.0 }
-        let task = Task { try await self.exchange(now: now) }
-        pending = task
-        defer { pending = nil }
-        let (token, expiresAt) = try await task.value
-        current = (token, expiresAt)
-        return token
-    }
+    public func token(now: Date = Date()) async throws -> String { try await cache.token(now: now) }
 
     /// FCM refused `token` (401): the next request exchanges a new assertion.
-    public func refused(_ token: String) {
-        if current?.token == token { current = nil }
-    }
+    public func refused(_ token: String) async { await cache.refused(token) }
 
-    private func exchange(now: Date) async throws -> (String, Date) {
-        exchanges += 1
+    /// Exchanges made so far.
+    public var exchanges: Int { get async { await cache.exchanges } }
+
+    static func exchange(account: FCMServiceAccount, keys: JWTKeyCollection, client: HTTPClient, now: Date) async throws -> (
+        token: String, expiresAt: Date
+    ) {
         let assertion = Assertion(
             iss: IssuerClaim(value: account.clientEmail), scope: Self.scope, aud: AudienceClaim(value: account.tokenURI.absoluteString),
             iat: IssuedAtClaim(value: now), exp: ExpirationClaim(value: now.addingTimeInterval(3600)))
         let signed = try await keys.sign(assertion)
-        var request = HTTPClientRequest(url: account.tokenURI.absoluteString)
-        request.method = .POST
-        request.headers.add(name: "content-type", value: "application/x-www-form-urlencoded")
         let form = "grant_type=urn%3Aietf%3Aparams%3Aoauth%3Agrant-type%3Ajwt-bearer&assertion=\(signed)"
-        request.body = .bytes(ByteBuffer(string: form))
-        let response = try await client.execute(request, timeout: .seconds(30))
-        let body = try await response.body.collect(upTo: 1 << 16)
-        let object = (try? JSONSerialization.jsonObject(with: Data(body.readableBytesView))) as? [String: Any]
-        guard response.status == .ok, let token = object?["access_token"] as? String else {
-            let reason = (object?["error_description"] as? String) ?? (object?["error"] as? String) ?? "HTTP \(response.status.code)"
-            throw FCMTokenError(tokenURI: account.tokenURI.absoluteString, source: account.source, reason: reason)
+        let (status, object) = try await OAuthForm.post(form, to: account.tokenURI.absoluteString, client: client)
+        guard status == 200, let token = object?["access_token"] as? String else {
+            throw FCMTokenError(tokenURI: account.tokenURI.absoluteString, source: account.source, reason: OAuthForm.reason(status, object))
         }
         let lifetime = (object?["expires_in"] as? NSNumber)?.doubleValue ?? 3600
         return (token, now.addingTimeInterval(lifetime))
+    }
+}
+
+/// The token endpoints' shared exchange: a form POSTed, a JSON object answered.
+enum OAuthForm {
+    static func post(_ form: String, to url: String, client: HTTPClient) async throws -> (status: UInt, object: [String: Any]?) {
+        var request = HTTPClientRequest(url: url)
+        request.method = .POST
+        request.headers.add(name: "content-type", value: "application/x-www-form-urlencoded")
+        request.body = .bytes(ByteBuffer(string: form))
+        let response = try await client.execute(request, timeout: .seconds(30))
+        let body = try await response.body.collect(upTo: 1 << 16)
+        return (response.status.code, (try? JSONSerialization.jsonObject(with: Data(body.readableBytesView))) as? [String: Any])
+    }
+
+    /// What a refusal says: `error_description`, `error`, or the status.
+    static func reason(_ status: UInt, _ object: [String: Any]?) -> String {
+        (object?["error_description"] as? String) ?? (object?["error"] as? String) ?? "HTTP \(status)"
+    }
+
+    /// `value` for a form body.
+    static func encode(_ value: String) -> String {
+        var allowed = CharacterSet.alphanumerics
+        allowed.insert(charactersIn: "-._~")
+        return value.addingPercentEncoding(withAllowedCharacters: allowed) ?? value
     }
 }
 

@@ -33,9 +33,10 @@ public struct PushConnectionOptions: Sendable, Hashable {
         return try NIOSSLContext(configuration: tls)
     }
 
-    /// An async-http-client for the few requests outside the push connections (FCM's token
-    /// endpoint), with the same trust.
-    func makeClient() -> HTTPClient {
+    /// An async-http-client for the requests outside the push connections (the token endpoints,
+    /// WNS), with the same trust; `connectionsPerHost` HTTP/1.1 connections at most per host
+    /// (HTTP/2 hosts take one connection and multiplex).
+    func makeClient(connectionsPerHost: Int = 8) -> HTTPClient {
         var tls = TLSConfiguration.makeClientConfiguration()
         tls.certificateVerification = .fullVerification
         if let extraTrustFile { tls.additionalTrustRoots = [.file(extraTrustFile)] }
@@ -43,7 +44,7 @@ public struct PushConnectionOptions: Sendable, Hashable {
             tlsConfiguration: tls, redirectConfiguration: .disallow,
             timeout: .init(connect: .seconds(10), read: .milliseconds(Int64(requestTimeout * 1000))))
         configuration.httpVersion = .automatic
-        configuration.connectionPool = .init(idleTimeout: .seconds(600))
+        configuration.connectionPool = .init(idleTimeout: .seconds(600), concurrentHTTP1ConnectionsPerHostSoftLimit: connectionsPerHost)
         return HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
     }
 }

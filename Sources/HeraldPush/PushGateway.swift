@@ -6,29 +6,32 @@ import HeraldDomain
 /// APNs: the team whose topics include the delivery's `apns-topic` header, else the first
 /// team. FCM: the project named by the delivery's `fcm-project` header (a registration
 /// header template), else the first project. Web Push: the one VAPID identity, for every
-/// browser's push service. WNS has no sender.
+/// browser's push service. WNS: the one Windows package.
 public final class PushGateway: Sendable {
     public let apns: [APNsClient]
     public let fcm: [FCMClient]
     public let webPush: WebPushClient?
+    public let wns: WNSClient?
 
-    public init(apns: [APNsClient], fcm: [FCMClient], webPush: WebPushClient? = nil) {
+    public init(apns: [APNsClient], fcm: [FCMClient], webPush: WebPushClient? = nil, wns: WNSClient? = nil) {
         self.apns = apns
         self.fcm = fcm
         self.webPush = webPush
+        self.wns = wns
     }
 
     /// Clients for the given providers, each with its own connections.
     public static func make(
         apns: [APNsCredentials], fcm: [FCMServiceAccount], fcmEndpoint: URL = FCMClient.production, vapid: VAPIDCredentials? = nil,
-        options: PushConnectionOptions
+        wns: WNSCredentials? = nil, options: PushConnectionOptions
     ) async throws -> PushGateway {
         var apnsClients: [APNsClient] = []
         for credentials in apns { apnsClients.append(try await APNsClient(credentials: credentials, options: options)) }
         var fcmClients: [FCMClient] = []
         for account in fcm { fcmClients.append(try await FCMClient(account: account, endpoint: fcmEndpoint, options: options)) }
         let webPush: WebPushClient? = if let vapid { try await WebPushClient(credentials: vapid, options: options) } else { nil }
-        return PushGateway(apns: apnsClients, fcm: fcmClients, webPush: webPush)
+        return PushGateway(
+            apns: apnsClients, fcm: fcmClients, webPush: webPush, wns: wns.map { WNSClient(credentials: $0, options: options) })
     }
 
     /// The client for `delivery`, or nil when Herald has no sender for its platform here.
@@ -47,17 +50,18 @@ public final class PushGateway: Sendable {
         case .webpush:
             return webPush
         case .wns:
-            return nil
+            return wns
         }
     }
 
     public var inFlight: Int {
-        apns.reduce(0) { $0 + $1.inFlight } + fcm.reduce(0) { $0 + $1.inFlight } + (webPush?.inFlight ?? 0)
+        apns.reduce(0) { $0 + $1.inFlight } + fcm.reduce(0) { $0 + $1.inFlight } + (webPush?.inFlight ?? 0) + (wns?.inFlight ?? 0)
     }
 
     public func shutdown() async {
         for client in apns { await client.shutdown() }
         for client in fcm { await client.shutdown() }
         await webPush?.shutdown()
+        await wns?.shutdown()
     }
 }

@@ -63,6 +63,12 @@ struct DeliveryHeadersTests {
             expected: [("X-WNS-Type", "wns/badge")]),
         Case(name: "WNS raw for non-XML", platform: .wns, expected: [("X-WNS-Type", "wns/raw")]),
         Case(
+            name: "WNS tag from the collapse id", platform: .wns, collapseId: "summit-2026", bodyFormat: .xml,
+            expected: [("X-WNS-Type", "wns/toast"), ("X-WNS-Tag", "summit-2026")]),
+        Case(
+            name: "WNS collapse id over 16 characters is left out", platform: .wns, collapseId: String(repeating: "t", count: 17),
+            bodyFormat: .xml, expected: [("X-WNS-Type", "wns/toast")]),
+        Case(
             name: "web push", platform: .webpush, priority: .high, expiresAt: inOneHour, collapseId: "summit",
             expected: [("Urgency", "high"), ("TTL", "3600"), ("Topic", "summit")]),
         Case(

@@ -56,6 +56,9 @@ struct DemoStoryTests {
         #expect(!received("Kenji's iPhone").contains("alice:"))
         // iOS 8 actionable invitation.
         #expect(received("Events iPhone").contains(#""category":"INVITE_CATEGORY""#))
+        // The Windows PC gets French toasts for World and Business.
+        #expect(received("Ana's Windows PC").contains("<text>Le sommet se termine"))
+        #expect(received("Ana's Windows PC").contains("business:") && !received("Ana's Windows PC").contains("science:"))
         // The browser gets its English template for World, Science and the expression.
         #expect(received("Noor's browser").contains(#""body":"Summit ends with climate accord""#))
         #expect(received("Noor's browser").contains("expression:") && !received("Noor's browser").contains("sports:"))

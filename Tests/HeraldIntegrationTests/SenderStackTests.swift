@@ -11,7 +11,7 @@ import HeraldTestSupport
 import Testing
 
 /// The sender role on the real processes (`herald api`, `herald worker`) against local APNs,
-/// FCM and Web Push servers that speak the real protocols over HTTP/2 and TLS: every outcome, the
+/// FCM, Web Push and WNS servers that speak the real protocols over HTTP/2 and TLS: every outcome, the
 /// removal of unregistered registrations through the registry, expiry, and a sender
 /// SIGKILLed mid-run.
 @Suite("sender role on the real processes", .heavy, .serialized, .enabled(if: HeraldBinary.isBuilt, "build the herald executable first"))
@@ -109,7 +109,7 @@ final class SenderStackTests {
     func stderr() -> String { processes.map { String($0.stderr().suffix(4_000)) }.joined(separator: "\n---\n") }
 
     @Test(
-        "every outcome through the running role: sent, retried then sent, rejected, unregistered (removed through the registry), a re-registration after the push kept, no sender for WNS; counts in the status"
+        "every outcome through the running role: sent, retried then sent, rejected, unregistered (removed through the registry), a re-registration after the push kept, a WNS toast and an expired WNS channel; counts in the status"
     )
     func outcomes() async throws {
         try await startStack(roles: "planner,fanout,indexer,sender")
@@ -123,9 +123,12 @@ final class SenderStackTests {
         let fcmGone = try await registerFCM("gone")
         let fcmBad = try await registerFCM("bad")
         let fcmQuota = try await registerFCM("quota")
-        let windows = try await register(
-            platform: "wns", handle: "https://db5.notify.windows.com/?token=AwYAAAD",
-            body: #"<toast><visual><binding template="ToastText01"><text id="1">$(News_English)</text></binding></visual></toast>"#)
+        let toast = #"<toast><visual><binding template="ToastText01"><text id="1">$(News_English)</text></binding></visual></toast>"#
+        let windowsChannel = push.wns.openChannel()
+        let windows = try await register(platform: "wns", handle: windowsChannel, body: toast)
+        let expiredChannel = push.wns.openChannel()
+        let windowsGone = try await register(platform: "wns", handle: expiredChannel, body: toast)
+        push.wns.script(channel: expiredChannel, [.gone])
         push.apns.script(token: Self.apnsHandle(2), [.unregistered(at: Date().addingTimeInterval(1))])
         push.apns.script(token: Self.apnsHandle(3), [.tooManyRequests(retryAfter: 1), .serviceUnavailable])
         push.apns.script(token: Self.apnsHandle(4), [.status(400, reason: "DeviceTokenNotForTopic")])
@@ -137,7 +140,7 @@ final class SenderStackTests {
         push.fcm.script(token: Self.fcmHandle("quota"), [.quotaExceeded(retryAfter: 1)])
 
         try await publish(#"{"id":"push-all","properties":{"News_English":"Summit ends"}}"#)
-        let all = try await receipts(of: "push-all", count: 11, log: stderr)
+        let all = try await receipts(of: "push-all", count: 12, log: stderr)
         func receipt(_ registration: String) throws -> PushReceipt {
             let copies = try #require(all["push-all/\(registration)/news"], "no receipt for \(registration)")
             #expect(Set(copies.map(\.outcome)).count == 1, "receipts disagree: \(copies)")
@@ -160,12 +163,16 @@ final class SenderStackTests {
         #expect(try receipt(fcmBad).outcome == .rejected)
         let quota = try receipt(fcmQuota)
         #expect(quota.outcome == .sent && quota.attempts == 2, "\(quota)")
-        let noSender = try receipt(windows)
-        #expect(noSender.outcome == .failed && noSender.attempts == 0 && noSender.reason?.hasPrefix("no_sender") == true)
+        let toastSent = try receipt(windows)
+        #expect(toastSent.outcome == .sent && toastSent.statusCode == 200 && toastSent.serviceId != nil, "\(toastSent)")
+        #expect(try receipt(windowsGone).outcome == .unregistered)
+        let shown = try #require(push.wns.requests().first { $0.status == 200 })
+        #expect(String(decoding: shown.body, as: UTF8.self).contains(">Summit ends</text>"))
+        #expect(shown.header("x-wns-type") == "wns/toast")
 
         // Removed through herald.registrations: gone from the API and from the index; the
         // others stay.
-        for id in [gone, fcmGone] {
+        for id in [gone, fcmGone, windowsGone] {
             var status = 200
             for _ in 0..<100 where status == 200 {
                 status = try await api.send("GET", "/v1/registrations/\(id)").status
@@ -185,7 +192,7 @@ final class SenderStackTests {
         let counts = try #require(document["push"] as? [String: [String: Int]], "\(status.text)")
         #expect(counts["apns"] == ["sent": 3, "unregistered": 2, "rejected": 1], "\(counts)")
         #expect(counts["fcm"] == ["sent": 2, "unregistered": 1, "rejected": 1], "\(counts)")
-        #expect(counts["wns"] == ["failed": 1], "\(counts)")
+        #expect(counts["wns"] == ["sent": 1, "unregistered": 1], "\(counts)")
 
         // One provider token for every APNs request, one access token for every FCM request;
         // every APNs request carried the topic and an apns-id derived from its delivery id.

@@ -89,19 +89,42 @@ extension HeraldSettings {
             privateKey: key, subject: self[.webpushVapidSubject], source: Setting(.webpushVapidKey).environment)
     }
 
-    /// The sender's clients; at least one APNs team, FCM project or VAPID key is required.
+    /// The Windows package of `HERALD_WNS_PACKAGE_SID` and `HERALD_WNS_CLIENT_SECRET`, or nil when no
+    /// package SID is set.
+    public func wnsCredentials() throws -> WNSCredentials? {
+        let sid = self[.wnsPackageSid]
+        guard !sid.isEmpty else { return nil }
+        guard !self[.wnsClientSecret].isEmpty else {
+            throw SettingError(
+                key: .wnsClientSecret, value: "", expected: "the client secret: \(Setting(.wnsPackageSid).environment) is set")
+        }
+        func url(_ key: Setting.Key) throws -> URL? {
+            let text = self[key]
+            guard !text.isEmpty else { return nil }
+            guard let url = URL(string: text), url.scheme == "https", url.host != nil else {
+                throw SettingError(key: key, value: text, expected: "an https:// URL")
+            }
+            return url
+        }
+        return WNSCredentials(
+            packageSid: sid, clientSecret: self[.wnsClientSecret], tokenURL: try url(.wnsTokenUrl) ?? WNSCredentials.production,
+            endpoint: try url(.wnsEndpoint))
+    }
+
+    /// The sender's clients; at least one APNs team, FCM project, VAPID key or WNS package is required.
     public func pushGateway() async throws -> PushGateway {
         let apns = try apnsCredentials()
         let fcm = try fcmServiceAccounts()
         let vapid = try vapidCredentials()
-        guard !apns.isEmpty || !fcm.isEmpty || vapid != nil else {
+        let wns = try wnsCredentials()
+        guard !apns.isEmpty || !fcm.isEmpty || vapid != nil || wns != nil else {
             throw SettingError(
                 key: .apnsKeyFile, value: "",
                 expected:
-                    "credentials for the sender role: \(Setting(.apnsKeyFile).environment) (APNs), \(Setting(.fcmServiceAccounts).environment) (FCM) or \(Setting(.webpushVapidKey).environment) (Web Push)"
+                    "credentials for the sender role: \(Setting(.apnsKeyFile).environment) (APNs), \(Setting(.fcmServiceAccounts).environment) (FCM), \(Setting(.webpushVapidKey).environment) (Web Push) or \(Setting(.wnsPackageSid).environment) (WNS)"
             )
         }
         return try await PushGateway.make(
-            apns: apns, fcm: fcm, fcmEndpoint: try fcmEndpoint(), vapid: vapid, options: try pushConnectionOptions())
+            apns: apns, fcm: fcm, fcmEndpoint: try fcmEndpoint(), vapid: vapid, wns: wns, options: try pushConnectionOptions())
     }
 }

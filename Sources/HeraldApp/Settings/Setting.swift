@@ -77,6 +77,10 @@ public struct Setting: Sendable, Hashable {
         case fcmEndpoint = "fcm-endpoint"
         case webpushVapidKey = "webpush-vapid-key"
         case webpushVapidSubject = "webpush-vapid-subject"
+        case wnsPackageSid = "wns-package-sid"
+        case wnsClientSecret = "wns-client-secret"
+        case wnsTokenUrl = "wns-token-url"
+        case wnsEndpoint = "wns-endpoint"
         case pushCaFile = "push-ca-file"
         case pushConnections = "push-connections"
         case pushStreams = "push-streams"
@@ -295,6 +299,20 @@ public struct Setting: Sendable, Hashable {
                     "",
                     "Sender: the VAPID private key browsers were subscribed with (its public half is their applicationServerKey): the 32-byte P-256 scalar in base64url, or a PEM block. Set it to send Web Push."
                 )
+            case .wnsPackageSid:
+                (
+                    "",
+                    "Sender: the Windows app's package security identifier (ms-app://s-1-15-2-...) from the Partner Center. Set it to send to WNS."
+                )
+            case .wnsClientSecret:
+                ("", "Sender: the Windows app's client secret from the Partner Center. Required with the package SID.")
+            case .wnsTokenUrl:
+                ("https://login.live.com/accesstoken.srf", "Sender: WNS's OAuth 2.0 token endpoint.")
+            case .wnsEndpoint:
+                (
+                    "",
+                    "Sender: an https:// origin every WNS channel URI is sent to instead of its own host (a local WNS server); empty sends to the channel URI."
+                )
             case .webpushVapidSubject:
                 ("", "Sender: the VAPID contact push services may write to: mailto:<address> or an https:// URL. Required with the key.")
             case .pushCaFile:
@@ -318,7 +336,7 @@ public struct Setting: Sendable, Hashable {
     public static let all: [Setting] = Key.allCases.map(Setting.init)
 
     /// Settings whose values are credentials: never printed.
-    public static let secrets: Set<Key> = [.policies, .userTokenKey, .idSecret, .webpushVapidKey]
+    public static let secrets: Set<Key> = [.policies, .userTokenKey, .idSecret, .webpushVapidKey, .wnsClientSecret]
 
     /// `value` as it may be printed: credentials as `(set)`, a Redis URL without its password.
     public static func shown(_ key: Key, _ value: String) -> String {

@@ -48,6 +48,22 @@ enum DemoDevices {
         ["name": "newsTemplate", "body": #"{"title":"Breaking news","body":"$(News_\#(language))"}"#]
     }
 
+    /// A Windows toast with the localized headline.
+    static func wnsNews(_ language: String) -> [String: Any] {
+        [
+            "name": "newsTemplate",
+            "body":
+                #"<toast><visual><binding template="ToastGeneric"><text>Breaking news</text><text>$(News_\#(language))</text></binding></visual></toast>"#,
+        ]
+    }
+
+    /// The reader's Windows PC, with a channel on the local WNS server.
+    static func windows(channel: String) -> DemoDevice {
+        DemoDevice(
+            name: "Ana's Windows PC (French, WNS toast)", platform: "wns", handle: channel, tags: ["World", "Business"],
+            template: wnsNews("French"))
+    }
+
     static let browserName = "Noor's browser (English, Web Push)"
 
     /// The reader's browser, subscribed on the local Web Push service.

@@ -8,8 +8,7 @@ import Prometheus
 
 /// `herald-local demo`: one process with the API, every worker role and the story of the seed
 /// tutorials (see `DemoStory`). Access keys are generated for the run unless configured. The
-/// sender role pushes to a local APNs server, a local FCM server and a local Web Push service
-/// started for the run (HTTP/2 over TLS with their own test CA, the services' real protocols).
+/// sender role pushes to local APNs, FCM, Web Push and WNS servers started for the run (HTTP/2 over TLS with their own test CA, the services' real protocols).
 public struct DemoRunner: Sendable {
     public let settings: HeraldSettings
     public let registry: PrometheusCollectorRegistry
@@ -58,7 +57,7 @@ public struct DemoRunner: Sendable {
             bootstrapServers: demoSettings[.kafkaBrokers], kafkaProperties: try demoSettings.kafkaProperties(),
             topics: try demoSettings.topics,
             keepRunning: keepRunning, logFile: logFile, logger: logger,
-            browserSubscription: push.webPush.subscribe().json,
+            browserSubscription: push.webPush.subscribe().json, windowsChannel: push.wns.openChannel(),
             browserInbox: { [webPush = push.webPush] in
                 webPush.requests().compactMap { $0.plaintext.map { String(decoding: $0, as: UTF8.self) } }
             }

@@ -32,6 +32,8 @@ struct DemoStory: Service {
     let logger: Logger
     /// The reader's browser's subscription on the local Web Push service.
     let browserSubscription: [String: any Sendable]
+    /// A Windows PC's channel URI on the local WNS server.
+    let windowsChannel: String
     /// What that browser decrypted so far, oldest first.
     let browserInbox: @Sendable () -> [String]
 
@@ -66,7 +68,9 @@ struct DemoStory: Service {
 
         say("1. Devices register (Azure Notification Hubs style: handle, category tags, localized template)")
         var devicesById: [String: DemoDevice] = [:]
-        for device in DemoDevices.all + [DemoDevices.browser(subscription: browserSubscription)] {
+        let devices =
+            DemoDevices.all + [DemoDevices.browser(subscription: browserSubscription), DemoDevices.windows(channel: windowsChannel)]
+        for device in devices {
             let id = try await register(device)
             devicesById[id] = device
             let kind = device.template == nil ? "native" : (device.template?["name"] as? String ?? "")
@@ -191,8 +195,8 @@ struct DemoStory: Service {
     /// in the status.
     private func receiptsStory(runEvents: Set<String>, expected: Int, devicesById: [String: DemoDevice], runId: String) async throws {
         say("\n5. The sender role pushes them: APNs over HTTP/2 with a provider token, FCM HTTP v1 with an OAuth token,")
-        say("   Web Push encrypted for each browser and signed with VAPID (local servers that speak the three protocols")
-        say("   stand in for Apple, Google and the browsers' push services); one receipt each (herald.receipts)")
+        say("   Web Push encrypted for each browser and signed with VAPID, WNS with an OAuth token (local servers that speak")
+        say("   the four protocols stand in for Apple, Google, the browsers' push services and Microsoft); one receipt each")
         var receipts: [String: [PushReceipt]] = [:]
         for _ in 0..<300 {
             receipts = [:]

@@ -152,7 +152,7 @@ final class SenderWork: Sendable {
         case .apns: receipt.reason = "no_credentials: this sender has no APNs credentials (HERALD_APNS_*)"
         case .fcm: receipt.reason = "no_credentials: this sender has no FCM service account (HERALD_FCM_*)"
         case .webpush: receipt.reason = "no_credentials: this sender has no VAPID key (HERALD_WEBPUSH_VAPID_*)"
-        case .wns: break
+        case .wns: receipt.reason = "no_credentials: this sender has no WNS package (HERALD_WNS_*)"
         }
         return receipt
     }

@@ -91,7 +91,8 @@ extension DeliveryHeaders {
     ///   `fcm-ttl` (`"<seconds>s"`, the HTTP v1 duration format, at most 28 days),
     ///   `fcm-collapse-key`.
     /// - WNS: `X-WNS-Type` (default `wns/toast` for XML bodies, `wns/raw` otherwise),
-    ///   `X-WNS-TTL` (seconds, at most 30 days). WNS has no collapse header for toasts; none is sent.
+    ///   `X-WNS-TTL` (seconds, at most 30 days), `X-WNS-Tag` (the collapse id, only when it fits
+    ///   WNS's 16 characters: a toast or tile with the same tag replaces the earlier one).
     /// - Web push: `Urgency` (`high`/`normal`), `TTL` (seconds, default
     ///   ``defaultWebPushTTLSeconds``, at most 28 days), `Topic` (the collapse id, only when it fits RFC
     ///   8030's 32 URL-safe base64 characters; otherwise left out rather than refused).
@@ -128,6 +129,7 @@ extension DeliveryHeaders {
         case .wns:
             derive("X-WNS-Type", template("X-WNS-Type") ?? (bodyFormat == .xml ? "wns/toast" : "wns/raw"))
             derive("X-WNS-TTL", expiresAt.map { String(ttlSeconds($0)) } ?? template("X-WNS-TTL"))
+            derive("X-WNS-Tag", (collapseId ?? template("X-WNS-Tag")).flatMap { isWNSTag($0) ? $0 : nil })
         case .webpush:
             derive("Urgency", (priority ?? .normal).rawValue)
             derive("TTL", expiresAt.map { String(ttlSeconds($0)) } ?? template("TTL") ?? String(defaultWebPushTTLSeconds))
@@ -150,6 +152,12 @@ extension DeliveryHeaders {
             platform: platform, priority: event.priority, expiresAt: event.expiresAt, collapseId: event.collapseId,
             templateHeaders: templateHeaders, bodyFormat: bodyFormat, now: now
         )
+    }
+
+    /// WNS takes a tag of at most 16 characters; letters, digits, `-` and `_` keep it a plain header value.
+    static func isWNSTag(_ tag: String) -> Bool {
+        !tag.isEmpty && tag.utf8.count <= 16
+            && tag.unicodeScalars.allSatisfy { $0.isASCII && (CharacterSet.alphanumerics.contains($0) || $0 == "-" || $0 == "_") }
     }
 
     static func isWebPushTopic(_ topic: String) -> Bool {

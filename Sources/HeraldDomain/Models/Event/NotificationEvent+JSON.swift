@@ -281,7 +281,7 @@ extension NotificationEvent {
 
     /// Why `xml` is not well-formed XML, or nil. Checked with the template scanner, which
     /// checks well-formedness as it compiles (a native payload has no expressions to render).
-    static func xmlProblem(_ xml: String) -> String? {
+    public static func xmlProblem(_ xml: String) -> String? {
         do {
             _ = try CompiledTemplate.compile(xml, format: .xml)
             return nil

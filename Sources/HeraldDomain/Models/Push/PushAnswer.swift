@@ -127,3 +127,22 @@ public enum WebPushAnswers {
         }
     }
 }
+
+/// Windows Push Notification Services and what its answers mean.
+public enum WNSAnswers {
+    /// 200 is accepted (`X-WNS-Status: received`, or `dropped`/`channelthrottled` which WNS also
+    /// answers 200 for: the service took it, whether the device shows it is Windows' business).
+    /// 404 (a channel URI WNS does not know) and 410 (an expired channel) remove the
+    /// registration; 401 is the access token expired or refused: renewed and retried; 403 is the
+    /// package not allowed on this channel (`failed`); 406 is WNS throttling this channel: retried.
+    public static func verdict(_ answer: PushAnswer) -> PushVerdict {
+        let reason = answer.reason ?? "HTTP \(answer.statusCode)"
+        switch answer.statusCode {
+        case 200: return .sent
+        case 404, 410: return .unregistered(since: nil)
+        case 401: return .renewCredentials(reason: reason)
+        case 406: return .retry(reason: reason, after: answer.retryAfter)
+        default: return .byStatus(answer, reason: reason)
+        }
+    }
+}
