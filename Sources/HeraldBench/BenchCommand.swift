@@ -47,6 +47,11 @@ struct BenchCommand: AsyncParsableCommand {
     @Option(help: "Seconds ahead of their time the schedules are published.") var scheduleLead: Int = 30
     @Option(help: "Deliveries one sender worker pushes to the local APNs server, beside h2load's ceiling (0: none).")
     var senderDeliveries: Int = 200_000
+    @Option(
+        help:
+            "Deliveries one sender worker encrypts and pushes to the local Web Push service, beside h2load's ceiling and pywebpush's encryption rate (0: none)."
+    )
+    var webPushDeliveries: Int = 200_000
     @Option(help: "Seconds the idle row's worker and API run with nothing to do before their CPU is measured.")
     var idleWarmupSeconds: Int = 60
     @Option(help: "Seconds over which the idle row measures the CPU of the worker, the API, the broker and Redis.")
@@ -103,7 +108,9 @@ struct BenchCommand: AsyncParsableCommand {
         guard latencyRate >= 1, latencySeconds >= 1 else { throw ValidationError("--latency-rate and --latency-seconds must be positive") }
         guard parsedMemorySizes != nil else { throw ValidationError("--memory-sizes must be comma-separated counts of at least 1000") }
         guard (0...200).contains(burst) else { throw ValidationError("--burst must be 0 to 200") }
-        guard senderDeliveries >= 0 else { throw ValidationError("--sender-deliveries must be 0 or more") }
+        guard senderDeliveries >= 0, webPushDeliveries >= 0 else {
+            throw ValidationError("--sender-deliveries and --web-push-deliveries must be 0 or more")
+        }
         guard schedules >= 0, (5...3_600).contains(scheduleLead) else {
             throw ValidationError("--schedules must be 0 or more and --schedule-lead 5 to 3600 seconds")
         }
@@ -137,6 +144,7 @@ struct BenchCommand: AsyncParsableCommand {
         options.schedules = microOnly ? 0 : schedules
         options.scheduleLeadSeconds = scheduleLead
         options.senderDeliveries = microOnly ? 0 : senderDeliveries
+        options.webPushDeliveries = microOnly ? 0 : webPushDeliveries
         options.seedPath = seedPath
         options.seedThreads = seedThreads
         options.latencyRate = latencyRate

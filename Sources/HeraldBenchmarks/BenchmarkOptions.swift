@@ -34,6 +34,8 @@ public struct BenchmarkOptions: Sendable {
 
     /// Deliveries the sender row pushes to the local APNs server (`SenderPhase`); 0 skips it.
     public var senderDeliveries: Int = 200_000
+    /// Deliveries the Web Push row encrypts and pushes to the local Web Push service; 0 skips it.
+    public var webPushDeliveries: Int = 200_000
 
     /// Schedules published due in the same second for the scheduler's row (`SchedulePhase`); 0 skips it.
     public var schedules: Int = 10_000

@@ -78,8 +78,15 @@ public struct BenchmarkRunner: Sendable {
         if options.senderDeliveries > 0 {
             let names = names("sender")
             report.sender = try await SenderPhase(
-                count: options.senderDeliveries, names: names, configuration: try environment.configuration(names), options: options,
-                environment: environment
+                platform: .apns, count: options.senderDeliveries, names: names, configuration: try environment.configuration(names),
+                options: options, environment: environment
+            ).run()
+        }
+        if options.webPushDeliveries > 0 {
+            let names = names("webpush")
+            report.webPushSender = try await SenderPhase(
+                platform: .webpush, count: options.webPushDeliveries, names: names, configuration: try environment.configuration(names),
+                options: options, environment: environment
             ).run()
         }
 

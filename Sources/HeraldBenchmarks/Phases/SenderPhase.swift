@@ -1,4 +1,5 @@
 import Foundation
+import Crypto
 import HeraldDomain
 import HeraldKafka
 import HeraldPipeline
@@ -7,15 +8,20 @@ import HeraldStreams
 import HeraldLocalPush
 import Logging
 
-/// The sender row: one `herald worker --roles sender` process pushes `count` deliveries to the
-/// local APNs server (HTTP/2 over TLS on loopback, one event-loop thread), beside that same
-/// server's ceiling measured in the same run by an independent HTTP/2 load generator
-/// (`h2load` from Debian's nghttp2-client) with the same connections and streams.
+/// A sender row: one `herald worker --roles sender` process pushes `count` deliveries to the
+/// local APNs server, or to the local Web Push service (each message encrypted for one of
+/// ``browsers`` browsers, which the service decrypts), over HTTP/2 and TLS on loopback with one
+/// event-loop thread, beside that same server's ceiling measured in the same run by an
+/// independent HTTP/2 load generator (`h2load` from Debian's nghttp2-client) with the same
+/// connections and streams (for Web Push: one pre-encrypted message, which the service decrypts
+/// each time as it does the sender's).
 ///
 /// The deliveries are written to the phase's `herald.deliveries` after the sender has pushed
 /// one warm-up delivery (its group joined, its connections open), so the rate is the
 /// steady pushing: requests the server answered, from the first measured one to the last.
 struct SenderPhase {
+    /// `.apns` or `.webpush`.
+    let platform: Platform
     let count: Int
     let names: BenchmarkNames
     let configuration: PipelineConfiguration
@@ -25,13 +31,21 @@ struct SenderPhase {
     static let connections = 2
     static let streams = 100
     static let payload = #"{"aps":{"alert":"Breaking news: the summit ends with a climate agreement"}}"#
+    static let webPushPayload = #"{"title":"Breaking news","body":"the summit ends with a climate agreement"}"#
+    static let browsers = 1_000
+
+    var serviceName: String { platform == .webpush ? "the local Web Push service" : "a local APNs server" }
 
     private var logger: Logger { environment.logger }
 
     func run() async throws -> BenchmarkReport.Sender {
-        Console.say("== sender: \(Console.count(count)) deliveries to a local APNs server, topics \(names.topicPrefix)*")
+        Console.say("== sender: \(Console.count(count)) deliveries to \(serviceName), topics \(names.topicPrefix)*")
         let push = try await LocalPushServices.start(threads: 1)
         push.apns.recordRequests = false
+        push.webPush.recordRequests = false
+        let handles = platform == .webpush ? (0..<Self.browsers).map { _ in push.webPush.subscribe().handle } : []
+        let platform = platform
+        let requests = { platform == .webpush ? push.webPush.requestCount : push.apns.requestCount }
         var worker: WorkerProcess?
         var producer: KafkaProducer?
         func cleanUp() async {
@@ -45,7 +59,7 @@ struct SenderPhase {
                 topics: configuration.topics, bootstrapServers: configuration.bootstrapServers, extra: configuration.kafkaExtra,
                 logger: logger
             ).provision()
-            let (ceiling, command) = try await measureCeiling(push)
+            let (ceiling, command) = try await (platform == .webpush ? measureWebPushCeiling(push) : measureCeiling(push))
             if let ceiling {
                 Console.say("  h2load against the same server: \(Console.fixed(ceiling, 0)) requests/s")
             } else {
@@ -65,10 +79,10 @@ struct SenderPhase {
             producer = records
             let eventId = "\(names.redisPrefix)-push"
             // Warm-up: the sender joins its group and opens its connections.
-            try enqueue(records, eventId: eventId + "-warmup", range: 0..<1)
+            try enqueue(records, eventId: eventId + "-warmup", range: 0..<1, handles: handles)
             try await records.flush()
             let warmDeadline = Date().addingTimeInterval(Double(options.eventTimeoutSeconds))
-            while push.apns.requestCount < 1 {
+            while requests() < 1 {
                 guard sender.isRunning else { throw exited(sender) }
                 guard Date() < warmDeadline else { throw BenchmarkError("the sender pushed nothing", code: "sender_idle") }
                 try await Task.sleep(for: .milliseconds(20))
@@ -76,21 +90,21 @@ struct SenderPhase {
             try await Task.sleep(for: .seconds(1))
             let baselineRSS = sender.rssBytes ?? 0
             let cpuBefore = sender.cpuSeconds ?? 0
-            let before = push.apns.requestCount
+            let before = requests()
 
-            try enqueue(records, eventId: eventId, range: 0..<count)
+            try enqueue(records, eventId: eventId, range: 0..<count, handles: handles)
             try await records.flush(timeout: .seconds(120))
             var first: ContinuousClock.Instant?
             var last = ContinuousClock.now
             let deadline = Date().addingTimeInterval(Double(options.eventTimeoutSeconds))
-            while push.apns.requestCount - before < count {
+            while requests() - before < count {
                 guard sender.isRunning else { throw exited(sender) }
                 guard Date() < deadline else {
                     throw BenchmarkError(
-                        "the sender pushed \(push.apns.requestCount - before) of \(count) within \(options.eventTimeoutSeconds) s",
+                        "the sender pushed \(requests() - before) of \(count) within \(options.eventTimeoutSeconds) s",
                         code: "sender_slow")
                 }
-                if first == nil && push.apns.requestCount > before { first = .now }
+                if first == nil && requests() > before { first = .now }
                 try await Task.sleep(for: .milliseconds(5))
                 last = .now
             }
@@ -101,8 +115,14 @@ struct SenderPhase {
             let result = BenchmarkReport.Sender(
                 deliveries: count, ceilingPerSecond: ceiling, ceilingCommand: command,
                 sendsPerSecond: seconds > 0 ? Double(count - 1) / seconds : 0, sendSeconds: seconds, receipts: receipts, sent: sent,
-                extraRequests: max(0, push.apns.requestCount - before - count), baselineRSSBytes: baselineRSS, peakRSSBytes: peakRSS,
-                cpuSeconds: cpu, connections: Self.connections, streams: Self.streams)
+                extraRequests: max(0, requests() - before - count), baselineRSSBytes: baselineRSS, peakRSSBytes: peakRSS,
+                cpuSeconds: cpu, connections: Self.connections, streams: Self.streams, platform: platform.rawValue,
+                encryption: platform == .webpush ? try await Self.encryptionCost(handle: handles[0]) : nil)
+            if let encryption = result.encryption {
+                Console.say(
+                    "  encryption per message, one core: Herald \(Console.fixed(encryption.heraldMicroseconds, 1)) us, pywebpush \(encryption.pywebpushMicroseconds.map { Console.fixed($0, 1) + " us" } ?? "not measured (\(encryption.pywebpushCommand))")"
+                )
+            }
             Console.say(
                 "  pushed \(Console.count(count)) in \(Console.fixed(seconds, 2)) s: \(Console.fixed(result.sendsPerSecond, 0))/s\(ceiling.map { ", \(Console.fixed(result.sendsPerSecond / $0, 2)) of the ceiling" } ?? ""); \(Console.count(receipts)) receipts (\(Console.count(sent)) sent); RSS \(Console.fixed(Double(baselineRSS) / 1_048_576, 0)) -> \(Console.fixed(Double(peakRSS) / 1_048_576, 0)) MB"
             )
@@ -121,13 +141,19 @@ struct SenderPhase {
         BenchmarkError("the sender worker exited; its log: \(worker.logFile.path)", code: "worker_exited")
     }
 
-    private func enqueue(_ producer: KafkaProducer, eventId: String, range: Range<Int>) throws {
+    private func enqueue(_ producer: KafkaProducer, eventId: String, range: Range<Int>, handles: [String]) throws {
         let now = Date()
         for index in range {
-            let record = DeliveryRecord(
-                eventId: eventId, registrationId: "r\(index)", platform: .apns,
-                handle: String(repeating: String(format: "%08x", index), count: 8), template: "news", payload: Self.payload,
-                headers: ["apns-push-type": "alert", "apns-priority": "10"], expiresAt: nil, publishedAt: now, renderedAt: now)
+            let record =
+                platform == .webpush
+                ? DeliveryRecord(
+                    eventId: eventId, registrationId: "r\(index)", platform: .webpush, handle: handles[index % handles.count],
+                    template: "news", payload: Self.webPushPayload, headers: ["Urgency": "high", "TTL": "3600"], expiresAt: nil,
+                    publishedAt: now, renderedAt: now)
+                : DeliveryRecord(
+                    eventId: eventId, registrationId: "r\(index)", platform: .apns,
+                    handle: String(repeating: String(format: "%08x", index), count: 8), template: "news", payload: Self.payload,
+                    headers: ["apns-push-type": "alert", "apns-priority": "10"], expiresAt: nil, publishedAt: now, renderedAt: now)
             try producer.enqueue(
                 KafkaOutgoingMessage(
                     topic: configuration.topics.deliveries, key: Array(record.registrationId.utf8), value: record.encoded()))
@@ -165,6 +191,75 @@ struct SenderPhase {
         return (rate, shown)
     }
 
+    /// h2load against the local Web Push service: one message encrypted for one browser, posted
+    /// again and again with a valid VAPID token; the service checks the token and decrypts each.
+    private func measureWebPushCeiling(_ push: LocalPushServices) async throws -> (Double?, String?) {
+        guard let h2load = ["/usr/bin/h2load", "/usr/local/bin/h2load"].first(where: { FileManager.default.isExecutableFile(atPath: $0) })
+        else { return (nil, nil) }
+        let browser = push.webPush.subscribe()
+        let subscription = try WebPushSubscription.parse(handle: browser.handle).get()
+        let body = push.directory.appendingPathComponent("webpush.bin")
+        try Data(try WebPushEncryption.encrypt(Array(Self.webPushPayload.utf8), for: subscription)).write(to: body)
+        let credentials = try VAPIDCredentials.make(
+            privateKey: push.vapidPrivateKey, subject: LocalPushServices.vapidSubject, source: "bench")
+        let authorization = try await VAPIDTokens(credentials: credentials).authorization(origin: push.webPush.origin)
+        let arguments = [
+            "-n", String(count), "-c", String(Self.connections), "-m", String(Self.streams), "-t", "1",
+            "-H", "authorization: \(authorization)", "-H", "content-encoding: aes128gcm", "-H", "ttl: 3600", "-H", "urgency: high",
+            "-H", "content-type: application/octet-stream", "-d", body.path, browser.endpoint,
+        ]
+        let before = push.webPush.requestCount
+        let answeredBefore = push.webPush.answered(status: 201)
+        guard let output = Process.output(h2load, arguments) else { return (nil, nil) }
+        guard let line = output.split(separator: "\n").first(where: { $0.hasPrefix("finished in") }),
+            let rate = line.split(separator: ",").first(where: { $0.contains("req/s") })?.split(separator: " ").first.flatMap({
+                Double($0)
+            }),
+            push.webPush.requestCount - before >= count, push.webPush.answered(status: 201) - answeredBefore >= count
+        else {
+            throw BenchmarkError("h2load did not finish its \(count) web push requests: \(output.suffix(600))", code: "h2load")
+        }
+        let shown =
+            "h2load -n \(count) -c \(Self.connections) -m \(Self.streams) -t 1 (one message encrypted once, VAPID token, decrypted by the service each time)"
+        return (rate, shown)
+    }
+
+    /// What encrypting one message costs on one core: Herald's RFC 8291 encryption in this
+    /// process, and pywebpush's (PyPI; the library most web push senders use) in its own, each
+    /// for the same payload and browser key with a fresh server key and salt per message.
+    static func encryptionCost(handle: String) async throws -> BenchmarkReport.Sender.Encryption {
+        let subscription = try WebPushSubscription.parse(handle: handle).get()
+        let payload = Array(webPushPayload.utf8)
+        let messages = 20_000
+        _ = try WebPushEncryption.encrypt(payload, for: subscription)
+        let started = ContinuousClock.now
+        for _ in 0..<messages { _ = try WebPushEncryption.encrypt(payload, for: subscription) }
+        let herald = (ContinuousClock.now - started).seconds / Double(messages) * 1e6
+        let command = "pywebpush WebPusher.encode (aes128gcm), 2,000 messages, process CPU time"
+        guard let python = PyWebPush.python() else {
+            return .init(heraldMicroseconds: herald, pywebpushMicroseconds: nil, pywebpushCommand: "pywebpush could not be installed")
+        }
+        let script = """
+            import sys, time
+            from pywebpush import WebPusher
+            pusher = WebPusher({"endpoint": sys.argv[1], "keys": {"p256dh": sys.argv[2], "auth": sys.argv[3]}})
+            data = sys.argv[4].encode()
+            pusher.encode(data, content_encoding="aes128gcm")
+            start = time.process_time()
+            for _ in range(2000):
+                pusher.encode(data, content_encoding="aes128gcm")
+            print("%.3f" % ((time.process_time() - start) / 2000 * 1e6))
+            """
+        let output = Process.output(
+            python,
+            [
+                "-c", script, subscription.endpoint, Base64URL.encode(subscription.p256dh), Base64URL.encode(subscription.auth),
+                webPushPayload,
+            ])
+        let measured = output.flatMap { Double($0.trimmingCharacters(in: .whitespacesAndNewlines)) }
+        return .init(heraldMicroseconds: herald, pywebpushMicroseconds: measured, pywebpushCommand: command)
+    }
+
     /// Receipts of the measured deliveries on `herald.receipts` (`read_committed`), and how many say sent.
     private func countReceipts(eventId: String) async throws -> (Int, Int) {
         var tail = RecordTail(topic: configuration.topics.receipts, bootstrapServers: configuration.bootstrapServers)
@@ -192,5 +287,36 @@ struct SenderPhase {
 
     private func removeData() async {
         await PhaseData.remove(names: names, configuration: configuration, options: options, logger: logger)
+    }
+}
+
+/// pywebpush from PyPI in a virtual environment of its own (`.herald/pywebpush`), installed on
+/// the bench's first use: the Web Push row's comparison.
+enum PyWebPush {
+    static let version = "2.5.0"
+
+    /// The environment's python, installing it first when needed; nil when that fails.
+    static func python() -> String? {
+        let directory = FileManager.default.currentDirectoryPath + "/.herald/pywebpush"
+        let python = directory + "/bin/python"
+        let marker = directory + "/.installed-\(version)"
+        if FileManager.default.fileExists(atPath: marker) { return python }
+        Console.say("  installing pywebpush \(version) from PyPI into .herald/pywebpush (once)")
+        guard succeeds("/usr/bin/env", ["python3", "-m", "venv", directory]),
+            succeeds(directory + "/bin/pip", ["install", "-q", "--disable-pip-version-check", "pywebpush==\(version)"]),
+            FileManager.default.createFile(atPath: marker, contents: Data())
+        else { return nil }
+        return python
+    }
+
+    static func succeeds(_ executable: String, _ arguments: [String]) -> Bool {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: executable)
+        process.arguments = arguments
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
+        guard (try? process.run()) != nil else { return false }
+        process.waitUntilExit()
+        return process.terminationStatus == 0
     }
 }

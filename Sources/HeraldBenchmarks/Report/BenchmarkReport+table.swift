@@ -1,4 +1,5 @@
 import Foundation
+import HeraldDomain
 
 extension BenchmarkReport {
     /// Targets from issue 4 (docs/performance.md). Checked here, never asserted in tests.
@@ -18,6 +19,8 @@ extension BenchmarkReport {
         public static let expressionCostToBroadcast = 1.1
         /// An idle worker (default roles) and API together, in percent of one core.
         public static let idleHeraldPercentOfCore = 1.0
+        /// Herald's Web Push encryption against pywebpush's, per message on one core.
+        public static let webPushEncryptionSpeedup = 5.0
     }
 
     /// Rows of one ceiling measurement, each rate against the reference of every ratio.
@@ -215,6 +218,49 @@ extension BenchmarkReport {
                     "    of which librdkafka's threads (rdk:*): workers / bench",
                     "\(Console.fixed(workers, 1)) / \(Console.fixed(bench, 1))",
                     "the callers' threads: \(Console.fixed(cpu.workers - workers, 1)) / \(Console.fixed(cpu.benchmark - bench, 1))"
+                ))
+        }
+        return rows
+    }
+
+    /// A sender row (APNs or Web Push): pushes per second against the server's ceiling, then the
+    /// ceiling, the process's memory, CPU and receipts, and for Web Push the cost of encrypting
+    /// one message against pywebpush's on the same machine.
+    func senderRows(_ sender: Sender) -> [(String, String, String)] {
+        let webPush = sender.platform == Platform.webpush.rawValue
+        let ratio = sender.ceilingPerSecond.map { sender.sendsPerSecond / $0 }
+        let all = sender.receipts == sender.deliveries && sender.sent == sender.deliveries
+        var rows: [(String, String, String)] = []
+        rows.append(
+            (
+                "sender: \(Console.count(sender.deliveries)) deliveries to \(webPush ? "local Web Push, encrypted" : "local APNs") (\(sender.connections) x \(sender.streams) streams)",
+                "\(Console.count(Int(sender.sendsPerSecond)))/s in \(Console.fixed(sender.sendSeconds, 2)) s"
+                    + (ratio.map { ", \(Console.fixed($0, 2)) x ceiling" } ?? ""),
+                ratio.map {
+                    ">= \(Console.fixed(Target.senderRatioToCeiling, 1)) x ceiling: \(Self.verdict(all && $0 >= Target.senderRatioToCeiling))"
+                }
+                    ?? "no ceiling (h2load missing)"
+            ))
+        if let ceiling = sender.ceilingPerSecond {
+            rows.append(("  the server's ceiling (h2load)", "\(Console.count(Int(ceiling)))/s", sender.ceilingCommand ?? ""))
+        }
+        rows.append(
+            (
+                "  sender RSS, CPU (per delivery); receipts",
+                "\(Console.fixed(Double(sender.peakRSSBytes) / 1_048_576, 0)) MB (before: \(Console.fixed(Double(sender.baselineRSSBytes) / 1_048_576, 0)) MB), \(Console.fixed(sender.cpuSeconds, 1)) s (\(Console.fixed(sender.cpuSeconds / Double(max(1, sender.deliveries)) * 1e6, 0)) us)",
+                "\(Console.count(sender.receipts)) receipts, \(Console.count(sender.sent)) sent, \(sender.extraRequests) extra requests"
+            ))
+        if let encryption = sender.encryption {
+            let speedup = encryption.pywebpushMicroseconds.map { $0 / encryption.heraldMicroseconds }
+            rows.append(
+                (
+                    "  encrypting one message, one core: Herald / pywebpush",
+                    "\(Console.fixed(encryption.heraldMicroseconds, 1)) us / \(encryption.pywebpushMicroseconds.map { Console.fixed($0, 1) + " us" } ?? "?")"
+                        + (speedup.map { ", \(Console.fixed($0, 1)) x" } ?? ""),
+                    speedup.map {
+                        ">= \(Console.fixed(Target.webPushEncryptionSpeedup, 0)) x pywebpush: \(Self.verdict($0 >= Target.webPushEncryptionSpeedup))"
+                    }
+                        ?? encryption.pywebpushCommand
                 ))
         }
         return rows
@@ -420,29 +466,7 @@ extension BenchmarkReport {
                     "indexed \(Console.fixed(schedules.indexedSeconds, 1)) s after the first publish; \(schedules.duplicates) seen twice"
                 ))
         }
-        if let sender {
-            let ratio = sender.ceilingPerSecond.map { sender.sendsPerSecond / $0 }
-            let all = sender.receipts == sender.deliveries && sender.sent == sender.deliveries
-            rows.append(
-                (
-                    "sender: \(Console.count(sender.deliveries)) deliveries to local APNs (\(sender.connections) x \(sender.streams) streams)",
-                    "\(Console.count(Int(sender.sendsPerSecond)))/s in \(Console.fixed(sender.sendSeconds, 2)) s"
-                        + (ratio.map { ", \(Console.fixed($0, 2)) x ceiling" } ?? ""),
-                    ratio.map {
-                        ">= \(Console.fixed(Target.senderRatioToCeiling, 1)) x ceiling: \(verdict(all && $0 >= Target.senderRatioToCeiling))"
-                    }
-                        ?? "no ceiling (h2load missing)"
-                ))
-            if let ceiling = sender.ceilingPerSecond {
-                rows.append(("  the server's ceiling (h2load)", "\(Console.count(Int(ceiling)))/s", sender.ceilingCommand ?? ""))
-            }
-            rows.append(
-                (
-                    "  sender RSS, CPU; receipts",
-                    "\(Console.fixed(Double(sender.peakRSSBytes) / 1_048_576, 0)) MB (before: \(Console.fixed(Double(sender.baselineRSSBytes) / 1_048_576, 0)) MB), \(Console.fixed(sender.cpuSeconds, 1)) s",
-                    "\(Console.count(sender.receipts)) receipts, \(Console.count(sender.sent)) sent, \(sender.extraRequests) extra requests"
-                ))
-        }
+        for sender in [sender, webPushSender].compactMap({ $0 }) { rows.append(contentsOf: senderRows(sender)) }
         if let idle { rows.append(contentsOf: idleRows(idle)) }
         for entry in micro {
             rows.append(

@@ -26,6 +26,8 @@ public struct BenchmarkReport: Sendable, Codable {
     /// Deliveries pushed by one sender worker to the local APNs server, beside that server's
     /// ceiling measured by h2load (`SenderPhase`).
     public var sender: Sender?
+    /// The same for Web Push: deliveries encrypted and pushed to the local Web Push service.
+    public var webPushSender: Sender?
     /// What an idle Herald costs: a worker with its default roles and the API, nothing to do,
     /// with Herald's production fetch waits (`IdlePhase`); measured last.
     public var idle: Idle? = nil
@@ -348,6 +350,18 @@ public struct BenchmarkReport: Sendable, Codable {
         public var cpuSeconds: Double
         public var connections: Int
         public var streams: Int
+        /// `apns` or `webpush` (absent in reports from before Web Push: apns).
+        public var platform: String?
+        /// Web Push: what encrypting one message costs on one core.
+        public var encryption: Encryption?
+
+        public struct Encryption: Sendable, Codable, Hashable {
+            /// Herald's RFC 8291 encryption, microseconds of one core per message.
+            public var heraldMicroseconds: Double
+            /// pywebpush's, measured in the same run; nil when it could not be installed.
+            public var pywebpushMicroseconds: Double?
+            public var pywebpushCommand: String
+        }
     }
 
     /// One `herald worker` with its default roles and one `herald api` with nothing to do, on
