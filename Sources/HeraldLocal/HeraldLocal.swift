@@ -51,7 +51,8 @@ struct DemoCommand: AsyncParsableCommand {
 struct PushSandboxCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "push-sandbox",
-        abstract: "Run local APNs and FCM servers and print the HERALD_* settings that send to them; Ctrl-C stops them.",
+        abstract:
+            "Run local APNs, FCM, Web Push and WNS servers and print the HERALD_* settings that send to them; Ctrl-C stops them.",
         discussion:
             "The servers live in this process: copy the printed export lines into another shell, then run herald worker --roles sender."
     )
@@ -61,8 +62,13 @@ struct PushSandboxCommand: AsyncParsableCommand {
 
     func run() async throws {
         let push = try await LocalPushServices.start(topic: topic, projectId: projectId)
-        var lines = ["local APNs at \(push.apns.baseURL), local FCM at \(push.fcm.baseURL); send with:"]
+        var lines = [
+            "local APNs at \(push.apns.baseURL), local FCM at \(push.fcm.baseURL), local Web Push at \(push.webPush.origin), local WNS at \(push.wns.baseURL); send with:"
+        ]
         lines += push.environment.sorted { $0.key < $1.key }.map { "export \($0.key)=\($0.value)" }
+        lines.append(
+            "a browser subscribed on the local Web Push service (register it with platform webpush): \(push.webPush.subscribe().handle)")
+        lines.append("a channel URI on the local WNS server (platform wns): \(push.wns.openChannel())")
         lines.append("(Ctrl-C stops the servers)")
         // Unbuffered, so whoever reads a pipe sees the settings while the servers run.
         FileHandle.standardOutput.write(Data((lines.joined(separator: "\n") + "\n").utf8))

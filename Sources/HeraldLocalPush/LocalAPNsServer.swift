@@ -216,7 +216,23 @@ public final class LocalAPNsServer: Sendable {
         private func validate(_ request: LocalHTTPRequest, token: String, apnsID: String) -> LocalHTTPResponse? {
             guard UUID(uuidString: apnsID) != nil else { return Self.error(400, "BadMessageId", apnsID: nil) }
             guard let topic = request.header("apns-topic") else { return Self.error(400, "MissingTopic", apnsID: apnsID) }
-            guard topics.contains(topic) else { return Self.error(400, "TopicDisallowed", apnsID: apnsID) }
+            // A Live Activity push names the app's topic with the push type's suffix, and carries
+            // the activity's event, content state and timestamp.
+            let suffix = ".push-type.liveactivity"
+            let liveActivity = request.header("apns-push-type") == "liveactivity"
+            guard liveActivity == topic.hasSuffix(suffix) else { return Self.error(400, "InvalidPushType", apnsID: apnsID) }
+            guard topics.contains(liveActivity ? String(topic.dropLast(suffix.count)) : topic) else {
+                return Self.error(400, "TopicDisallowed", apnsID: apnsID)
+            }
+            if liveActivity {
+                let aps =
+                    ((try? JSONSerialization.jsonObject(with: Data(request.body.readableBytesView))) as? [String: Any])?["aps"]
+                    as? [String: Any]
+                guard let aps, aps["timestamp"] is NSNumber, let event = aps["event"] as? String,
+                    ["start", "update", "end"].contains(event),
+                    aps["content-state"] is [String: Any], event != "start" || (aps["attributes-type"] is String && aps["alert"] != nil)
+                else { return Self.error(400, "BadLiveActivityPayload", apnsID: apnsID) }
+            }
             guard !token.isEmpty, token.allSatisfy(\.isHexDigit) else { return Self.error(400, "BadDeviceToken", apnsID: apnsID) }
             guard request.body.readableBytes > 0 else { return Self.error(400, "PayloadEmpty", apnsID: apnsID) }
             guard request.body.readableBytes <= LocalAPNsServer.maximumPayloadSize else {

@@ -63,7 +63,9 @@ public final class APNsClient: PushTransport {
         // Unique per request: not indexed, so the table keeps the provider token.
         headers.add(name: "apns-id", value: APNsRequestID.forDelivery(delivery.deliveryId).uuidString, indexing: .nonIndexable)
         if delivery.headers["apns-topic"] == nil {
-            headers.add(name: "apns-topic", value: credentials.topics[0])
+            // A Live Activity push goes to the app's topic with the push type's suffix.
+            let liveActivity = delivery.headers["apns-push-type"] == "liveactivity"
+            headers.add(name: "apns-topic", value: credentials.topics[0] + (liveActivity ? Self.liveActivityTopicSuffix : ""))
         }
         for field in delivery.headers {
             let name = field.name.lowercased()
@@ -73,6 +75,9 @@ public final class APNsClient: PushTransport {
         return PushRequest(
             path: "/3/device/" + delivery.handle, pathIndexing: .nonIndexable, headers: headers, body: ByteBuffer(string: delivery.payload))
     }
+
+    /// What a Live Activity push's `apns-topic` adds to the app's bundle id.
+    public static let liveActivityTopicSuffix = ".push-type.liveactivity"
 
     static func answer(_ response: PushResponse) -> PushAnswer {
         var answer = PushAnswer(statusCode: response.status, retryAfter: retryAfter(response.headers))

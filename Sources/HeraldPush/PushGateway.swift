@@ -38,7 +38,11 @@ public final class PushGateway: Sendable {
     public func transport(for delivery: DeliveryRecord) -> (any PushTransport)? {
         switch delivery.platform {
         case .apns:
-            if let topic = delivery.headers["apns-topic"], let team = apns.first(where: { $0.credentials.topics.contains(topic) }) {
+            if let named = delivery.headers["apns-topic"],
+                case let topic = named.hasSuffix(APNsClient.liveActivityTopicSuffix)
+                    ? String(named.dropLast(APNsClient.liveActivityTopicSuffix.count)) : named,
+                let team = apns.first(where: { $0.credentials.topics.contains(topic) })
+            {
                 return team
             }
             return apns.first

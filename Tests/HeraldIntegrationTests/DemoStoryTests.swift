@@ -56,6 +56,10 @@ struct DemoStoryTests {
         #expect(!received("Kenji's iPhone").contains("alice:"))
         // iOS 8 actionable invitation.
         #expect(received("Events iPhone").contains(#""category":"INVITE_CATEGORY""#))
+        // The Live Activity gets the goal as an APNs liveactivity push, and nothing else.
+        let activity = received("Live Activity of the final")
+        #expect(activity.contains(#""event":"update","content-state":{"away":1,"home":2,"minute":89}"#), "\(activity)")
+        #expect(activity.split(separator: "\n").count == 1)
         // The Windows PC gets French toasts for World and Business.
         #expect(received("Ana's Windows PC").contains("<text>Le sommet se termine"))
         #expect(received("Ana's Windows PC").contains("business:") && !received("Ana's Windows PC").contains("science:"))
@@ -76,8 +80,8 @@ struct DemoStoryTests {
         let totals = try #require(pushed.last { $0.contains(" receipts for ") }, "\(pushed.joined(separator: "\n"))")
         let numbers = totals.split(separator: " ").compactMap { Int($0) }
         #expect(numbers.count == 2 && numbers[0] == numbers[1] && numbers[0] == receiptLines.count, "\(totals)")
-        // Every event completed: the nine published at once, the scheduled one and the sports hub's.
-        #expect(text.components(separatedBy: " completed: ").count - 1 == 11)
+        // Every event completed: the ten published at once, the scheduled one and the sports hub's.
+        #expect(text.components(separatedBy: " completed: ").count - 1 == 12)
         // The scheduled story: accepted as scheduled, then released at its time and delivered
         // to the World devices.
         #expect(text.contains("-> 202 scheduled"), "\(text.suffix(600))")

@@ -50,6 +50,29 @@ struct APNsClientTests {
         await push.shutdown()
     }
 
+    @Test("a Live Activity push goes to the app's topic with the liveactivity suffix; the server checks its payload")
+    func liveActivity() async throws {
+        let push = try await LocalPushServices.start()
+        let client = try await Self.client(push)
+        var update = Self.delivery(1)
+        update.headers = ["apns-push-type": "liveactivity", "apns-priority": "10"]
+        update.payload = #"{"aps":{"timestamp":1795900000,"event":"update","content-state":{"home":1}}}"#
+        var broken = update
+        broken.registrationId = "r2"
+        broken.payload = #"{"aps":{"alert":"not an activity"}}"#
+        let attempts = [await client.send(update), await client.send(broken)]
+        #expect(attempts[0] == .answered(PushAnswer(statusCode: 200, serviceId: APNsRequestID.forDelivery(update.deliveryId).uuidString)))
+        guard case .answered(let refused) = attempts[1] else {
+            Issue.record("\(attempts[1])")
+            return
+        }
+        #expect(refused.statusCode == 400 && refused.reason == "BadLiveActivityPayload")
+        let topics = push.apns.requests().compactMap { $0.header("apns-topic") }
+        #expect(topics == [push.topic + ".push-type.liveactivity", push.topic + ".push-type.liveactivity"])
+        await client.shutdown()
+        await push.shutdown()
+    }
+
     @Test("deliveries whose headers cannot go on the wire are refused alone; the others and their connection are unharmed")
     func unsendableHeaders() async throws {
         let push = try await LocalPushServices.start()

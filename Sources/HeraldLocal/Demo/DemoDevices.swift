@@ -20,6 +20,8 @@ struct DemoDevice {
     var registrar: Registrar = .device
     /// A browser's subscription as `PushSubscription.toJSON()` gives it (Web Push).
     var subscription: [String: any Sendable]?
+    /// `liveActivity` or `pushToStart` for those APNs tokens; nil for a device's.
+    var tokenKind: String?
 }
 
 enum DemoDevices {
@@ -112,6 +114,10 @@ enum DemoDevices {
                     "body": #"{"aps":{"alert":"$(Invitation_English)","category":"INVITE_CATEGORY"}}"#,
                     "headers": ["apns-push-type": "alert"],
                 ]),
+            DemoDevice(
+                name: "Live Activity of the final (an iPhone's lock screen)", platform: "apns", handle: apnsHandle(0x77),
+                tags: ["Match_Final"],
+                template: nil, tokenKind: "liveActivity"),
         ]
     }
 }

@@ -75,6 +75,17 @@ enum DemoEvents {
                     "properties": ["Invitation_English": "Newsroom dinner on Friday? Accept or decline"],
                 ]
             ))
+        events.append(
+            (
+                "Live Activity of the final: a goal",
+                [
+                    "id": "bn-\(runId)-final", "tags": "Match_Final", "priority": "high",
+                    "liveActivity": [
+                        "event": "update", "contentState": ["home": 2, "away": 1, "minute": 89],
+                        "alert": ["title": "Goal!", "body": "2-1 in the 89th minute"],
+                    ],
+                ]
+            ))
         return events
     }
 }

@@ -73,7 +73,7 @@ struct DemoStory: Service {
         for device in devices {
             let id = try await register(device)
             devicesById[id] = device
-            let kind = device.template == nil ? "native" : (device.template?["name"] as? String ?? "")
+            let kind = device.tokenKind ?? (device.template == nil ? "native" : (device.template?["name"] as? String ?? ""))
             say("   \(device.name): \(device.platform), tags \(device.tags.joined(separator: ", ")), \(kind) -> \(id)")
         }
 
@@ -276,6 +276,7 @@ struct DemoStory: Service {
         }
         var body: [String: Any] = ["platform": device.platform, "tags": device.tags]
         if let subscription = device.subscription { body["subscription"] = subscription } else { body["handle"] = device.handle }
+        if let tokenKind = device.tokenKind { body["tokenKind"] = tokenKind }
         if let template = device.template { body["template"] = template }
         let put = try await api.send("PUT", "/v1/registrations/\(id)", body: api.json(body))
         guard put.status == 200 || put.status == 201 else {

@@ -88,6 +88,21 @@ struct TaskRun {
     {
         let event = task.event
         guard let platform = Platform(rawValue: name) else { return .fail("unknown platform \(name)") }
+        // Live Activity and push-to-start tokens receive only what an event's liveActivity
+        // says, and everything else skips them; device registrations skip Live Activity events.
+        if let kind = APNsTokenKind(deliveryTemplateName: templateKey) {
+            guard let update = event.liveActivity else { return .skip("not_a_live_activity_event") }
+            guard update.tokenKind == kind else { return .skip(kind == .pushToStart ? "not_a_start" : "not_an_update") }
+            let payload = update.payload(timestamp: event.publishedAt ?? now)
+            guard payload.count <= payloadLimits.apns else { return .skip(Self.payloadTooLarge) }
+            let headers = DeliveryHeaders.forDelivery(
+                platform: .apns, event: event, templateHeaders: ["apns-push-type": "liveactivity"], bodyFormat: .json, now: now)
+            return .deliver(
+                DeliveryRendition(
+                    hub: event.hub, eventId: task.eventId, platform: .apns, templateName: kind.deliveryTemplateName ?? templateKey,
+                    payload: payload, headers: headers, expiresAt: event.expiresAt, publishedAt: event.publishedAt))
+        }
+        if event.liveActivity != nil { return .skip("not_a_live_activity") }
         if templateKey.isEmpty {
             guard let native = event.native[platform] else { return .skip("no_native_payload") }
             guard native.utf8.count <= payloadLimits[platform] else { return .skip(Self.payloadTooLarge) }

@@ -14,7 +14,8 @@ public struct RegistrationView: Sendable, Hashable {
     public var expiresAtEpochSeconds: Int64?
     /// Empty for a native registration (no template).
     public var templateName: String
-    /// Content key of the template under `herald:tpl:<key>`; empty for a native registration.
+    /// Content key of the template under `herald:tpl:<key>`; empty for a native registration;
+    /// `$liveActivity` or `$pushToStart` for those APNs tokens (no template: the event says what).
     public var templateKey: String
     /// Every tag the index files the registration under.
     public var tags: [String]

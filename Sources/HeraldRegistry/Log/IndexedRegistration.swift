@@ -67,7 +67,12 @@ public struct IndexedRegistration: Sendable, Hashable {
         var templateName = ""
         var templateKey = ""
         var templateJSON: [UInt8]?
-        if let template = root["template"], template != .null {
+        if case .string(let kind)? = root["tokenKind"], let name = APNsTokenKind(rawValue: kind)?.deliveryTemplateName {
+            // A Live Activity or push-to-start token: no template; the fan-out builds its push
+            // from the event (`TaskRun`), and knows it by this name in the key's place.
+            templateName = name
+            templateKey = name
+        } else if let template = root["template"], template != .null {
             guard case .string(let name)? = template["name"] else {
                 throw RegistryRecordError(message: "registration \(id) has a template without a name")
             }

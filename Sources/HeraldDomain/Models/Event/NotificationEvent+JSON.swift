@@ -83,19 +83,20 @@ extension NotificationEvent {
         }
 
         let schedule = readSchedule(reader, issues: &issues)
+        let liveActivity = LiveActivityUpdate.read(reader, issues: &issues)
 
         guard issues.isEmpty, let audience else { throw ValidationFailure(issues: issues) }
         return NotificationEvent(
             id: id, audience: audience, properties: properties, native: native, templates: templates,
             expiresAt: expiresAt, priority: priority, collapseId: collapseId, publishedAt: publishedAt, schedule: schedule,
-            hub: hub
+            hub: hub, liveActivity: liveActivity
         )
     }
 
     /// The members an event may have.
     static let members: Set<String> = [
         "hub", "id", "tags", "properties", "native", "templates", "expiresAt", "publishedAt", "priority", "collapseId", "sendAt",
-        "sendAtLocal",
+        "sendAtLocal", "liveActivity",
     ]
 
     /// Reads `sendAt` (an instant with its offset) or `sendAtLocal` (a wall-clock time
@@ -372,6 +373,7 @@ extension NotificationEvent: Codable {
             members.append(JSONMember(key: "sendAtLocal", value: .string(local.description)))
         case nil: break
         }
+        if let liveActivity { members.append(JSONMember(key: "liveActivity", value: liveActivity.jsonValue)) }
         return .object(members)
     }
 }

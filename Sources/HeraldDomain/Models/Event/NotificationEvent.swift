@@ -37,14 +37,19 @@ public struct NotificationEvent: Sendable, Hashable {
     public var publishedAt: Date?
     /// When to deliver it (`sendAt` or `sendAtLocal`); nil: now.
     public var schedule: EventSchedule?
+    /// When set, the event is for Live Activities: it goes to the audience's Live Activity
+    /// tokens (`update`, `end`) or push-to-start tokens (`start`) only, as APNs `liveactivity`
+    /// pushes built from it; without it, those tokens receive nothing.
+    public var liveActivity: LiveActivityUpdate?
 
     public init(
         id: String? = nil, audience: Audience = .broadcast, properties: [String: String] = [:],
         native: [Platform: String] = [:], templates: [String]? = nil, expiresAt: Date? = nil,
         priority: NotificationPriority? = nil, collapseId: String? = nil, publishedAt: Date? = nil,
-        schedule: EventSchedule? = nil, hub: HubName = .default
+        schedule: EventSchedule? = nil, hub: HubName = .default, liveActivity: LiveActivityUpdate? = nil
     ) {
         self.hub = hub
+        self.liveActivity = liveActivity
         self.schedule = schedule
         self.id = id
         self.audience = audience

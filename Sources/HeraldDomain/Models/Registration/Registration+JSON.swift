@@ -56,6 +56,17 @@ extension Registration {
         let expiresAt = reader.timestamp("expiresAt", issues: &issues)
         let version = reader.integer("version", required: false, issues: &issues)
         let timeZone = reader.string("timeZone", required: false, issues: &issues)
+        var tokenKind = APNsTokenKind.device
+        if let text = reader.string("tokenKind", required: false, issues: &issues) {
+            if let kind = APNsTokenKind(rawValue: text) {
+                tokenKind = kind
+            } else {
+                issues.append(
+                    ValidationIssue(
+                        field: "tokenKind", code: ValidationIssue.Code.invalidValue,
+                        message: "\"\(text)\" is not device, liveActivity or pushToStart"))
+            }
+        }
 
         // Fields that were missing or unreadable get placeholders so the rest of the
         // document is still checked; issues about the placeholders themselves are dropped
@@ -67,7 +78,8 @@ extension Registration {
         }
         let registration = Registration(
             registrationId: registrationId ?? bodyId ?? "", platform: platform ?? .fcm, handle: handle ?? "",
-            tags: tags ?? [], template: template, expiresAt: expiresAt, version: version ?? 0, timeZone: timeZone, hub: hub
+            tags: tags ?? [], template: template, expiresAt: expiresAt, version: version ?? 0, timeZone: timeZone, hub: hub,
+            tokenKind: tokenKind
         )
         // Fields already reported as mistyped are absent from `registration`, so nothing is
         // reported twice.
@@ -80,6 +92,7 @@ extension Registration {
     /// as a GET returned it and not used; If-Match is how a write names the version it expects).
     static let members: Set<String> = [
         "hub", "registrationId", "platform", "handle", "subscription", "tags", "template", "expiresAt", "version", "timeZone",
+        "tokenKind",
     ]
 
     /// The registration in the contract's field order, as compact JSON.
@@ -104,6 +117,7 @@ extension Registration {
                 key: "expiresAt", value: expiresAt.map { .string(ISO8601Timestamp.format($0, precision: .secondsWhenExact)) } ?? .null),
         ]
         if let timeZone { members.append(JSONMember(key: "timeZone", value: .string(timeZone))) }
+        if tokenKind != .device { members.append(JSONMember(key: "tokenKind", value: .string(tokenKind.rawValue))) }
         members.append(JSONMember(key: "version", value: .number(String(version))))
         return .object(members)
     }
@@ -141,7 +155,7 @@ extension RegistrationTemplate {
 /// `expiresAt` and `template` are written as `null` when unset.
 extension Registration: Codable {
     enum CodingKeys: String, CodingKey {
-        case hub, registrationId, platform, handle, tags, template, expiresAt, timeZone, version
+        case hub, registrationId, platform, handle, tags, template, expiresAt, timeZone, version, tokenKind
     }
 
     public init(from decoder: any Decoder) throws {
@@ -155,6 +169,7 @@ extension Registration: Codable {
         expiresAt = try container.decodeTimestampIfPresent(forKey: .expiresAt)
         version = try container.decodeIfPresent(Int64.self, forKey: .version) ?? 0
         timeZone = try container.decodeIfPresent(String.self, forKey: .timeZone)
+        tokenKind = try container.decodeIfPresent(String.self, forKey: .tokenKind).flatMap(APNsTokenKind.init(rawValue:)) ?? .device
     }
 
     public func encode(to encoder: any Encoder) throws {
@@ -167,6 +182,7 @@ extension Registration: Codable {
         try container.encode(template, forKey: .template)
         try container.encodeTimestamp(expiresAt, forKey: .expiresAt, precision: .secondsWhenExact)
         try container.encodeIfPresent(timeZone, forKey: .timeZone)
+        if tokenKind != .device { try container.encode(tokenKind.rawValue, forKey: .tokenKind) }
         try container.encode(version, forKey: .version)
     }
 }

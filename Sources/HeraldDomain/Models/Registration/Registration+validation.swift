@@ -15,6 +15,20 @@ extension Registration {
             template.check(platform: platform, field: "template", limits: limits, into: &issues)
         }
         if let issue = TimeZoneRules.issue(timeZone, field: "timeZone") { issues.append(issue) }
+        if tokenKind != .device {
+            if platform != .apns {
+                issues.append(
+                    ValidationIssue(
+                        field: "tokenKind", code: ValidationIssue.Code.invalidValue,
+                        message: "Live Activity and push-to-start tokens are APNs tokens; this registration is for \(platform.rawValue)"))
+            }
+            if template != nil {
+                issues.append(
+                    ValidationIssue(
+                        field: "template", code: ValidationIssue.Code.invalidValue,
+                        message: "a \(tokenKind.rawValue) registration has no template: it receives what an event's liveActivity says"))
+            }
+        }
         if version < 0 {
             issues.append(ValidationIssue(field: "version", code: ValidationIssue.Code.invalidValue, message: "version cannot be negative"))
         }

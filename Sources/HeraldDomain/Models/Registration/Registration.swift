@@ -22,13 +22,18 @@ public struct Registration: Sendable, Hashable {
     /// The device's IANA time zone, for local-time schedules (`sendAtLocal`); nil means the
     /// deployment's default zone. The index adds `$TimeZone:{zone}` tags from it.
     public var timeZone: String?
+    /// APNs only: which token `handle` is (a device's by default, or a Live Activity's or a
+    /// push-to-start token). A Live Activity registration has no template: what it receives is
+    /// built from an event's `liveActivity`.
+    public var tokenKind: APNsTokenKind
 
     public init(
         registrationId: String, platform: Platform, handle: String, tags: [String] = [],
         template: RegistrationTemplate? = nil, expiresAt: Date? = nil, version: Int64 = 0, timeZone: String? = nil,
-        hub: HubName = .default
+        hub: HubName = .default, tokenKind: APNsTokenKind = .device
     ) {
         self.hub = hub
+        self.tokenKind = tokenKind
         self.timeZone = timeZone
         self.registrationId = registrationId
         self.platform = platform
@@ -42,7 +47,7 @@ public struct Registration: Sendable, Hashable {
     /// The name used in `deliveryId` and status counts: the template's name, or
     /// ``DeliveryRecord/nativeTemplateName`` for a native registration.
     public var deliveryTemplateName: String {
-        template?.name ?? DeliveryRecord.nativeTemplateName
+        tokenKind.deliveryTemplateName ?? template?.name ?? DeliveryRecord.nativeTemplateName
     }
 }
 
