@@ -254,6 +254,7 @@ if ProcessInfo.processInfo.environment["HERALD_BENCH"] == "1" {
             dependencies: [
                 "HeraldDomain", "HeraldKafka", "HeraldRedis", "HeraldRegistry", "HeraldPipeline", "HeraldStreams", "HeraldPush",
                 "HeraldLocalPush",
+                .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),

@@ -106,9 +106,7 @@ public final class WebPushClient: PushTransport {
         case .success(let parsed): subscription = parsed
         case .failure(let problem): return .failure(Unsendable(reason: "not a web push subscription: \(problem)"))
         }
-        guard let origin = subscription.origin, let originURL = URL(string: origin),
-            let components = URLComponents(string: subscription.endpoint)
-        else {
+        guard let origin = subscription.origin, let originURL = URL(string: origin) else {
             return .failure(Unsendable(reason: "the subscription's endpoint has no origin"))
         }
         if let problem = HeaderFieldRules.problem(with: delivery.headers) { return .failure(Unsendable(reason: problem)) }
@@ -125,12 +123,11 @@ public final class WebPushClient: PushTransport {
         headers.add(name: "ttl", value: delivery.headers["TTL"] ?? String(DeliveryHeaders.defaultWebPushTTLSeconds))
         if let urgency = delivery.headers["Urgency"] { headers.add(name: "urgency", value: urgency) }
         if let topic = delivery.headers["Topic"] { headers.add(name: "topic", value: topic) }
-        var path = components.percentEncodedPath.isEmpty ? "/" : components.percentEncodedPath
-        if let query = components.percentEncodedQuery { path += "?" + query }
         return .success(
             Prepared(
                 origin: origin, originURL: originURL,
-                request: PushRequest(path: path, pathIndexing: .nonIndexable, headers: headers, body: ByteBuffer(bytes: body))))
+                request: PushRequest(
+                    path: subscription.requestPath, pathIndexing: .nonIndexable, headers: headers, body: ByteBuffer(bytes: body))))
     }
 
     /// The connections to `origin`, opened now when there are none; past ``maximumOrigins`` the

@@ -29,12 +29,29 @@ public enum WebPushEncryption {
         }
     }
 
+    /// A fresh P-256 key for one message: a random scalar from the system's generator, its
+    /// public point computed by swift-crypto. `P256.KeyAgreement.PrivateKey()` would do the same
+    /// and then run a FIPS pairwise test (an ECDSA signature and its check) on every key, which
+    /// measured as more than half of the whole encryption (`make bench`, the micro rows).
+    public static func messageKey() -> P256.KeyAgreement.PrivateKey {
+        while true {
+            let scalar = randomBytes(.bits256)
+            // A scalar of zero or past the group order (odds about 2^-32) is refused: draw again.
+            if let key = try? P256.KeyAgreement.PrivateKey(rawRepresentation: scalar) { return key }
+        }
+    }
+
+    /// Random bytes from swift-crypto's generator (BoringSSL's, seeded by the system).
+    public static func randomBytes(_ size: SymmetricKeySize) -> [UInt8] {
+        SymmetricKey(size: size).withUnsafeBytes { Array($0) }
+    }
+
     /// The encrypted body of `plaintext` for `subscription`. `serverKey` and `salt` are fresh per
     /// message; tests pass RFC 8291's own to reproduce its example.
     public static func encrypt(
         _ plaintext: some Collection<UInt8>, for subscription: WebPushSubscription,
-        serverKey: P256.KeyAgreement.PrivateKey = P256.KeyAgreement.PrivateKey(),
-        salt: [UInt8] = (0..<16).map { _ in UInt8.random(in: .min ... .max) }
+        serverKey: P256.KeyAgreement.PrivateKey = WebPushEncryption.messageKey(),
+        salt: [UInt8] = WebPushEncryption.randomBytes(.bits128)
     ) throws(Failure) -> [UInt8] {
         guard plaintext.count <= maximumPlaintextBytes else { throw .tooLarge(bytes: plaintext.count) }
         let browserKey: P256.KeyAgreement.PublicKey

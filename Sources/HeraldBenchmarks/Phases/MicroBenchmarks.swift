@@ -1,5 +1,7 @@
+import Crypto
 import Foundation
 import HeraldDomain
+import HeraldPush
 import HeraldRegistry
 
 /// Nanoseconds per operation of the domain's hot-path pieces, measured with the monotonic
@@ -64,6 +66,26 @@ struct MicroBenchmarks: Sendable {
         results.append(
             measure("IndexedRegistration(registration) (index form: JSON round trip)") {
                 sink &+= IndexedRegistration(registration).document.count
+            })
+        // Web Push: the whole encryption of one message, and its two P-256 operations.
+        let browser = P256.KeyAgreement.PrivateKey()
+        let subscription = WebPushSubscription(
+            endpoint: "https://push.example.net/push/x", p256dh: Array(browser.publicKey.x963Representation),
+            auth: Array(repeating: 7, count: 16))
+        let message = Array(#"{"title":"Breaking news","body":"the summit ends with a climate agreement"}"#.utf8)
+        results.append(
+            measure("web push: encrypt one message (RFC 8291, fresh key and salt)") {
+                sink &+= (try? WebPushEncryption.encrypt(message, for: subscription))?.count ?? 0
+            })
+        results.append(
+            measure("web push: P-256 key pair generation") {
+                sink &+= WebPushEncryption.messageKey().publicKey.x963Representation.count
+            })
+        let server = P256.KeyAgreement.PrivateKey()
+        results.append(
+            measure("web push: P-256 ECDH with the browser's key (parsed each time)") {
+                let key = try? P256.KeyAgreement.PublicKey(x963Representation: subscription.p256dh)
+                sink &+= key.flatMap { try? server.sharedSecretFromKeyAgreement(with: $0) } == nil ? 0 : 1
             })
         // Keeps the optimizer from dropping the measured work.
         if sink == 42 { print("") }

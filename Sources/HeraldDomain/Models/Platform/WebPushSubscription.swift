@@ -17,13 +17,28 @@ public struct WebPushSubscription: Sendable, Hashable {
     /// The browser's authentication secret: 16 bytes.
     public var auth: [UInt8]
 
+    /// `scheme://host[:port]` of the endpoint, the port only when it is not the scheme's
+    /// default: the `aud` of a VAPID token (RFC 8292), which serves every endpoint of that origin.
+    public var origin: String?
+    /// The endpoint's path and query: what a request to the origin asks for.
+    public var requestPath: String
+
     public static let publicKeyBytes = 65
     public static let authSecretBytes = 16
 
     public init(endpoint: String, p256dh: [UInt8], auth: [UInt8]) {
+        self.init(endpoint: endpoint, components: URLComponents(string: endpoint), p256dh: p256dh, auth: auth)
+    }
+
+    /// The endpoint is parsed once, by the caller, for its checks, its origin and its path.
+    init(endpoint: String, components: URLComponents?, p256dh: [UInt8], auth: [UInt8]) {
         self.endpoint = endpoint
         self.p256dh = p256dh
         self.auth = auth
+        origin = components.flatMap(Self.origin(of:))
+        var path = components.map { $0.percentEncodedPath.isEmpty ? "/" : $0.percentEncodedPath } ?? "/"
+        if let query = components?.percentEncodedQuery { path += "?" + query }
+        requestPath = path
     }
 
     /// The handle form: the endpoint with `#p256dh=…&auth=…`.
@@ -34,7 +49,8 @@ public struct WebPushSubscription: Sendable, Hashable {
     /// The subscription of a handle, or why it is not one.
     public static func parse(handle: String) -> Result<WebPushSubscription, Problem> {
         let hash = handle.firstIndex(of: "#") ?? handle.endIndex
-        if let problem = endpointProblem(String(handle[..<hash])) { return .failure(Problem(problem)) }
+        let components = URLComponents(string: String(handle[..<hash]))
+        if let problem = endpointProblem(components) { return .failure(Problem(problem)) }
         guard hash < handle.endIndex else {
             return .failure(
                 Problem(
@@ -54,14 +70,19 @@ public struct WebPushSubscription: Sendable, Hashable {
         }
         guard let p256dh else { return .failure(Problem("the handle's fragment has no p256dh (the browser's public key)")) }
         guard let auth else { return .failure(Problem("the handle's fragment has no auth (the browser's authentication secret)")) }
-        return make(endpoint: String(handle[..<hash]), p256dh: p256dh, auth: auth)
+        return make(endpoint: String(handle[..<hash]), components: components, p256dh: p256dh, auth: auth)
     }
 
     /// A subscription from its parts as a browser gives them (`keys.p256dh` and `keys.auth` in
     /// base64url; padding and the standard alphabet are accepted too), checked: the endpoint an
     /// absolute https URL without a fragment, the key a 65-byte uncompressed point, the secret 16 bytes.
     public static func make(endpoint: String, p256dh: String, auth: String) -> Result<WebPushSubscription, Problem> {
-        if let problem = endpointProblem(endpoint) { return .failure(Problem(problem)) }
+        let components = URLComponents(string: endpoint)
+        if let problem = endpointProblem(components) { return .failure(Problem(problem)) }
+        return make(endpoint: endpoint, components: components, p256dh: p256dh, auth: auth)
+    }
+
+    static func make(endpoint: String, components: URLComponents?, p256dh: String, auth: String) -> Result<WebPushSubscription, Problem> {
         guard let key = Base64URL.decode(p256dh) else { return .failure(Problem("keys.p256dh is not base64url")) }
         guard key.count == publicKeyBytes, key.first == 0x04 else {
             return .failure(
@@ -73,12 +94,12 @@ public struct WebPushSubscription: Sendable, Hashable {
         guard secret.count == authSecretBytes else {
             return .failure(Problem("keys.auth is \(authSecretBytes) bytes (RFC 8291); this one has \(secret.count)"))
         }
-        return .success(WebPushSubscription(endpoint: endpoint, p256dh: key, auth: secret))
+        return .success(WebPushSubscription(endpoint: endpoint, components: components, p256dh: key, auth: secret))
     }
 
-    /// Why `endpoint` is not a push resource URL, or nil.
-    static func endpointProblem(_ endpoint: String) -> String? {
-        guard let components = URLComponents(string: endpoint), let host = components.host, !host.isEmpty else {
+    /// Why the parsed endpoint is not a push resource URL, or nil.
+    static func endpointProblem(_ components: URLComponents?) -> String? {
+        guard let components, let host = components.host, !host.isEmpty else {
             return "a web push endpoint must be an absolute https URL (the subscription's endpoint)"
         }
         guard components.scheme?.lowercased() == "https" else {
@@ -88,12 +109,8 @@ public struct WebPushSubscription: Sendable, Hashable {
         return nil
     }
 
-    /// `scheme://host[:port]` of the endpoint, the port only when it is not the scheme's default:
-    /// the `aud` of a VAPID token (RFC 8292), which serves every endpoint of that origin.
-    public var origin: String? {
-        guard let components = URLComponents(string: endpoint), let scheme = components.scheme?.lowercased(),
-            let host = components.host?.lowercased()
-        else { return nil }
+    static func origin(of components: URLComponents) -> String? {
+        guard let scheme = components.scheme?.lowercased(), let host = components.host?.lowercased() else { return nil }
         let port = components.port.flatMap { $0 == 443 && scheme == "https" ? nil : $0 }
         return "\(scheme)://\(host)\(port.map { ":\($0)" } ?? "")"
     }
