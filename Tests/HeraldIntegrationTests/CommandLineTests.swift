@@ -1,6 +1,7 @@
 import Foundation
 import HeraldAPI
 @testable import HeraldApp
+import HeraldKafka
 import HeraldTestSupport
 import Testing
 
@@ -108,6 +109,7 @@ struct CommandLineTests {
         }
         for key in [
             "HERALD_APNS_ENDPOINT", "HERALD_APNS_KEY_FILE", "HERALD_FCM_ENDPOINT", "HERALD_FCM_SERVICE_ACCOUNTS", "HERALD_PUSH_CA_FILE",
+            "HERALD_WEBPUSH_VAPID_KEY", "HERALD_WEBPUSH_VAPID_SUBJECT", "HERALD_WNS_PACKAGE_SID", "HERALD_WNS_ENDPOINT",
         ] {
             #expect(settings[key] != nil, "\(key) missing: \(sandbox.stdout())")
         }
@@ -203,6 +205,12 @@ struct CommandLineTests {
             (apns.merging(["HERALD_APNS_KEY_FILE": garbage.path]) { $1 }, "\(garbage.path): PEM: not a .p8 key"),
             (["HERALD_APNS_KEY_FILE": garbage.path], "HERALD_APNS_KEY_ID"),
             (["HERALD_FCM_SERVICE_ACCOUNTS": account.path], "\(account.path): private_key: missing or not a string"),
+            (
+                ["HERALD_WEBPUSH_VAPID_KEY": "not a key", "HERALD_WEBPUSH_VAPID_SUBJECT": "mailto:desk@example.com"],
+                "HERALD_WEBPUSH_VAPID_KEY: private key: not a 32-byte base64url P-256 private key or a PEM block"
+            ),
+            (["HERALD_WEBPUSH_VAPID_KEY": "yfWPiYE-n46HLnH0KqZOF1fJJU3MYrct3AELtAQ-oRw"], "HERALD_WEBPUSH_VAPID_SUBJECT"),
+            (["HERALD_WNS_PACKAGE_SID": "ms-app://s-1-15-2-1"], "HERALD_WNS_CLIENT_SECRET"),
         ]
         for (settings, message) in cases {
             let output = try HeraldBinary.run(
@@ -215,6 +223,40 @@ struct CommandLineTests {
             #expect(output.stderr.contains(message), "\(settings): \(output.stderr.suffix(600))")
             #expect(!output.stderr.contains("not a key"), "the key file's content was printed")
         }
+    }
+
+    @Test("an unreadable registration record is dead-lettered by the worker's indexer with its reason, and herald dlq lists it")
+    func unreadableRegistrationIsDeadLettered() async throws {
+        let broker = try TestBroker()
+        let redis = try TestRedis()
+        defer {
+            broker.stop()
+            redis.stop()
+        }
+        let prefix = TestBroker.uniqueName("dlqreg")
+        let environment = [
+            "HERALD_KAFKA_BROKERS": broker.bootstrapServers, "HERALD_REDIS_URL": redis.url, "HERALD_TOPIC_PREFIX": prefix + ".herald.",
+            "HERALD_REDIS_PREFIX": prefix, "HERALD_ROLES": "indexer", "HERALD_METRICS_PORT": "0", "HERALD_SESSION_TIMEOUT_MS": "6000",
+        ]
+        let worker = try HeraldBinary.start(["worker"], environment: environment)
+        defer {
+            worker.signal(SIGTERM)
+            _ = worker.waitForExit(timeout: 30)
+        }
+        try await waitUntilTrue("the indexer to start") { worker.stderr().contains("indexer started") }
+        let producer = try KafkaProducer(configuration: KafkaProducerConfiguration(bootstrapServers: broker.bootstrapServers))
+        _ = try await producer.send(
+            KafkaOutgoingMessage(topic: prefix + ".herald.registrations", key: Array("broken".utf8), value: Array("{not json".utf8)))
+        await producer.shutdown()
+        var listed = ""
+        try await waitUntilTrue("herald dlq to list the dead letter") {
+            listed = try HeraldBinary.run(["dlq", "list"], environment: environment, timeout: 60).stdout
+            return listed.contains("unreadable_registration")
+        }
+        #expect(listed.contains("unreadable_registration from \(prefix).herald.registrations["), "\(listed)")
+        #expect(listed.contains("registration value is not JSON"), "\(listed)")
+        #expect(listed.contains("original: {not json"), "\(listed)")
+        #expect(worker.process.isRunning, "\(worker.stderr().suffix(2_000))")
     }
 
     @Test("setting flags come from the one settings table: both spellings, flag over environment, arguments around them intact")

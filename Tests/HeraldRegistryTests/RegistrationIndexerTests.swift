@@ -55,6 +55,46 @@ struct RegistrationIndexerTests {
         }
     }
 
+    @Test("unreadable registry records are handed to the dead letters with their problem, once each, and the rest is indexed")
+    func unreadableRecordsAreDeadLettered() async throws {
+        let broker = try TestBroker()
+        let redis = try TestRedis()
+        let configuration = RegistryFixtures.configuration()
+        let service = try await RegistryFixtures.service(broker: broker, redis: redis, configuration: configuration)
+        let lettered = Mutex<[(offset: Int64, problem: String)]>([])
+        let failures = Mutex(1)
+        let indexer = RegistrationIndexer(
+            configuration: configuration, consumerConfiguration: RegistryFixtures.consumerConfiguration(broker), index: service.index,
+            deadLetters: { records in
+                // The first hand-over fails, as a broker would: the batch is retried, not committed.
+                if failures.withLock({ remaining in
+                    defer { remaining -= 1 }
+                    return remaining > 0
+                }) {
+                    throw RegistryRecordError(message: "the dead-letter topic is not answering")
+                }
+                lettered.withLock { $0 += records.map { ($0.message.offset, $0.problem) } }
+            })
+        let id = service.issueRegistrationId()
+        _ = try await service.put(RegistryFixtures.registration(id, tags: ["Readable"]), expectedVersion: nil)
+        let bad = try await service.log.producer.send(
+            KafkaOutgoingMessage(topic: configuration.registrationsTopic, key: Array("broken".utf8), value: Array("{not json".utf8)))
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            let serviceGroup = ServiceGroup(services: [indexer], logger: .init(label: "test"))
+            group.addTask { try await serviceGroup.run() }
+            try await RegistryFixtures.eventually("the unreadable record to be dead-lettered") { !lettered.withLock { $0.isEmpty } }
+            try await RegistryFixtures.eventually("the readable one to be indexed") {
+                try await service.index.idsWithTag("Readable") == [id]
+            }
+            await serviceGroup.triggerGracefulShutdown()
+            try await group.waitForAll()
+        }
+        let letters = lettered.withLock { $0 }
+        #expect(letters.map(\.offset) == [bad.offset], "\(letters)")
+        #expect(letters.first?.problem.contains("not JSON") == true, "\(letters)")
+        #expect(indexer.statistics.ignored >= 1)
+    }
+
     @Test("the indexer rebuilds what the API wrote, ignores replays; reindex after a wipe reproduces the digest")
     func indexerAndReindex() async throws {
         let broker = try TestBroker()

@@ -47,14 +47,19 @@ public struct WorkerRunner: Sendable {
         try await pool.verify()
 
         var services: [any Service] = extraServices
+        var registryDeadLetters: RegistryDeadLetters?
         if roles.contains(.indexer) {
             let index = RegistrationIndex(pool: pool, layout: try settings.layout())
             try await RegistrationLog.createTopic(admin: admin, configuration: registryConfiguration)
+            let deadLetters = RegistryDeadLetters(
+                configuration: try settings.reliableProducerConfiguration(clientId: "herald-indexer-dead-letters"),
+                topic: pipeline.topics.eventsDeadLetters, logger: logger)
+            registryDeadLetters = deadLetters
             services.append(
                 RegistrationIndexer(
                     configuration: registryConfiguration,
                     consumerConfiguration: try settings.consumerConfiguration(groupId: nil, clientId: "herald-indexer"),
-                    index: index
+                    index: index, deadLetters: { try await deadLetters.write($0) }
                 ))
             // Rebuilds Redis from the log whenever it finds the index missing.
             let rebuild = IndexRebuild(
@@ -116,8 +121,10 @@ public struct WorkerRunner: Sendable {
             )
         } catch {
             await registryProducer?.shutdown(flushTimeout: .seconds(5))
+            await registryDeadLetters?.shutdown()
             throw error
         }
         await registryProducer?.shutdown(flushTimeout: .seconds(5))
+        await registryDeadLetters?.shutdown()
     }
 }

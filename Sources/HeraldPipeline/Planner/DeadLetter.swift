@@ -65,7 +65,7 @@ public struct DeadLetter: Sendable, Hashable {
     public static let sourceHeader = "herald-dlq-source"
 
     /// The record for `herald.events.dlq`: same key as the original, envelope as value.
-    func outgoing(topic: String) -> KafkaOutgoingMessage {
+    public func outgoing(topic: String) -> KafkaOutgoingMessage {
         KafkaOutgoingMessage(
             topic: topic, key: originalKey, value: envelope(),
             headers: [

@@ -12,8 +12,13 @@ import Synchronization
 /// batch's offsets, made only after Redis answered: a crash between apply and commit replays
 /// the batch, which the version checks turn into no-ops. Every `sweepInterval` the indexer
 /// also removes expired registrations. On graceful shutdown it finishes the batch in hand,
-/// commits it and leaves the group.
+/// commits it and leaves the group. A record it cannot read is handed to `deadLetters` (the
+/// worker writes it to the dead-letter topic with its reason) before the batch is committed.
 public final class RegistrationIndexer: Service, Sendable {
+    /// Where unreadable records go, each with what is wrong with it; throws when they could not
+    /// be kept (the batch is then retried, not committed).
+    public typealias DeadLetters = @Sendable (_ records: [(message: KafkaMessage, problem: String)]) async throws -> Void
+
     /// What the indexer has done since it started.
     public struct Statistics: Sendable, Hashable {
         public var applied = 0
@@ -27,6 +32,7 @@ public final class RegistrationIndexer: Service, Sendable {
     public let consumerConfiguration: KafkaConsumerConfiguration
     public let index: RegistrationIndex
     private let logger: Logger
+    private let deadLetters: DeadLetters?
     private let state = Mutex(Statistics())
     private let appliedCounter = Counter(label: "herald_registrations_applied_total")
     private let ignoredCounter = Counter(label: "herald_registrations_ignored_total")
@@ -36,8 +42,9 @@ public final class RegistrationIndexer: Service, Sendable {
     ///   `configuration.indexerGroup` unless one is set here.
     public init(
         configuration: RegistryConfiguration, consumerConfiguration: KafkaConsumerConfiguration,
-        index: RegistrationIndex, logger: Logger = Logger(label: "herald.registry.indexer")
+        index: RegistrationIndex, deadLetters: DeadLetters? = nil, logger: Logger = Logger(label: "herald.registry.indexer")
     ) {
+        self.deadLetters = deadLetters
         self.configuration = configuration
         var consumer = consumerConfiguration
         if consumer.groupId == nil { consumer.groupId = configuration.indexerGroup }
@@ -108,11 +115,16 @@ public final class RegistrationIndexer: Service, Sendable {
     private func applyWithRetry(_ batch: [KafkaMessage]) async throws -> Bool {
         let (changes, unreadable) = RegistryRecord.decode(batch, logger: logger)
         var delay = Duration.milliseconds(100)
+        var lettered = unreadable.isEmpty || deadLetters == nil
         while true {
             do {
+                if !lettered, let deadLetters {
+                    try await deadLetters(unreadable)
+                    lettered = true
+                }
                 let flags = try await index.apply(changes)
                 let applied = flags.count(where: { $0 })
-                let ignored = flags.count - applied + unreadable
+                let ignored = flags.count - applied + unreadable.count
                 state.withLock {
                     $0.applied += applied
                     $0.ignored += ignored
@@ -123,7 +135,7 @@ public final class RegistrationIndexer: Service, Sendable {
                 return true
             } catch {
                 logger.warning(
-                    "applying a batch to Redis failed; retrying",
+                    lettered ? "applying a batch to Redis failed; retrying" : "dead-lettering unreadable registry records failed; retrying",
                     metadata: [
                         "records": "\(batch.count)", "error": "\(error)",
                     ])
@@ -168,17 +180,19 @@ public final class RegistrationIndexer: Service, Sendable {
 }
 
 extension RegistryRecord {
-    /// The records of a batch, in order, and the number that could not be read
-    /// (logged and skipped: one bad record must not stop the index).
-    static func decode(_ batch: [KafkaMessage], logger: Logger) -> (changes: [RegistryRecord], unreadable: Int) {
+    /// The records of a batch, in order, and those that could not be read with what is wrong
+    /// with each (logged and skipped: one bad record must not stop the index).
+    static func decode(_ batch: [KafkaMessage], logger: Logger) -> (
+        changes: [RegistryRecord], unreadable: [(message: KafkaMessage, problem: String)]
+    ) {
         var changes: [RegistryRecord] = []
         changes.reserveCapacity(batch.count)
-        var unreadable = 0
+        var unreadable: [(message: KafkaMessage, problem: String)] = []
         for message in batch {
             do {
                 changes.append(try RegistryRecord(message: message))
             } catch {
-                unreadable += 1
+                unreadable.append((message, error.message))
                 logger.error(
                     "skipping unreadable registry record",
                     metadata: [

@@ -173,7 +173,7 @@ public struct Reindexer: Sendable {
         }
         let flags = try await index.apply(changes)
         var summary = Summary()
-        summary.ignored = unreadable
+        summary.ignored = unreadable.count
         for (record, applied) in zip(changes, flags) {
             guard applied else {
                 summary.ignored += 1
