@@ -6,7 +6,7 @@ import NIOCore
 /// OAuth 2.0 access tokens for FCM HTTP v1, from a service account: an RS256 assertion
 /// (`iss` the account, `scope` firebase.messaging, `aud` its `token_uri`, one hour) is
 /// exchanged at `token_uri` for an access token, kept in an ``AccessTokenCache``.
-public final class FCMAccessTokens: Sendable {
+public enum FCMAccessTokens {
     struct Assertion: JWTPayload {
         var iss: IssuerClaim
         var scope: String
@@ -18,24 +18,14 @@ public final class FCMAccessTokens: Sendable {
 
     public static let scope = "https://www.googleapis.com/auth/firebase.messaging"
 
-    let cache: AccessTokenCache
-
-    public init(account: FCMServiceAccount, client: HTTPClient, renewBefore: TimeInterval = 300) async {
+    /// The access tokens of `account`, exchanged through `client`.
+    public static func cache(account: FCMServiceAccount, client: HTTPClient, renewBefore: TimeInterval = 300) async -> AccessTokenCache {
         let keys = JWTKeyCollection()
         await keys.add(rsa: account.signingKey, digestAlgorithm: .sha256, kid: account.privateKeyId.map { JWKIdentifier(string: $0) })
-        cache = AccessTokenCache(renewBefore: renewBefore) { now in
-            try await Self.exchange(account: account, keys: keys, client: client, now: now)
+        return AccessTokenCache(renewBefore: renewBefore) { now in
+            try await exchange(account: account, keys: keys, client: client, now: now)
         }
     }
-
-    /// The access token to send now.
-    public func token(now: Date = Date()) async throws -> String { try await cache.token(now: now) }
-
-    /// FCM refused `token` (401): the next request exchanges a new assertion.
-    public func refused(_ token: String) async { await cache.refused(token) }
-
-    /// Exchanges made so far.
-    public var exchanges: Int { get async { await cache.exchanges } }
 
     static func exchange(account: FCMServiceAccount, keys: JWTKeyCollection, client: HTTPClient, now: Date) async throws -> (
         token: String, expiresAt: Date

@@ -10,7 +10,7 @@ import NIOPosix
 /// account and the delivery's message addressed to the device token.
 public final class FCMClient: PushTransport {
     public let account: FCMServiceAccount
-    public let accessTokens: FCMAccessTokens
+    public let accessTokens: AccessTokenCache
     public let endpoint: URL
     let connections: PushConnections
     /// For the token endpoint only.
@@ -24,7 +24,7 @@ public final class FCMClient: PushTransport {
         self.endpoint = endpoint
         connections = try PushConnections(endpoint: endpoint, options: options)
         tokenClient = options.makeClient()
-        accessTokens = await FCMAccessTokens(account: account, client: tokenClient)
+        accessTokens = await FCMAccessTokens.cache(account: account, client: tokenClient)
     }
 
     public var inFlight: Int { connections.inFlight }

@@ -47,7 +47,7 @@ public final class WNSClient: PushTransport {
     public let accessTokens: AccessTokenCache
     let client: HTTPClient
     let timeout: TimeInterval
-    private let outstanding = ManagedCounter()
+    private let outstanding = Atomic<Int>(0)
 
     public static let types: Set<String> = ["wns/toast", "wns/tile", "wns/badge", "wns/raw"]
 
@@ -59,7 +59,7 @@ public final class WNSClient: PushTransport {
         accessTokens = AccessTokenCache { now in try await Self.exchange(credentials, client: client, now: now) }
     }
 
-    public var inFlight: Int { outstanding.value }
+    public var inFlight: Int { outstanding.load(ordering: .relaxed) }
 
     public func verdict(_ answer: PushAnswer) -> PushVerdict { WNSAnswers.verdict(answer) }
 
@@ -78,7 +78,7 @@ public final class WNSClient: PushTransport {
             case .failure(let problem): return loop.makeSucceededFuture(.unsendable(reason: problem.reason))
             case .success(let made): request = made
             }
-            outstanding.add(1)
+            outstanding.add(1, ordering: .relaxed)
             let sent = client.execute(request: request, deadline: .now() + .milliseconds(Int64(timeout * 1000)))
             return sent.map { response -> PushAttempt in
                 let answer = Self.answer(response)
@@ -86,7 +86,7 @@ public final class WNSClient: PushTransport {
                 return .answered(answer)
             }.recover { error in
                 .lost(reason: "connection: \(error)")
-            }.always { [outstanding] _ in outstanding.add(-1) }
+            }.always { _ in self.outstanding.subtract(1, ordering: .relaxed) }
         }
     }
 
@@ -156,11 +156,4 @@ public final class WNSClient: PushTransport {
     }
 
     public func shutdown() async { try? await client.shutdown() }
-}
-
-/// A count shared across event loops.
-final class ManagedCounter: Sendable {
-    private let count = Atomic<Int>(0)
-    var value: Int { count.load(ordering: .relaxed) }
-    func add(_ delta: Int) { count.add(delta, ordering: .relaxed) }
 }

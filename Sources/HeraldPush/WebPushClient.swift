@@ -43,7 +43,7 @@ public final class WebPushClient: PushTransport {
         let loop = MultiThreadedEventLoopGroup.singleton.next()
         var results = [EventLoopFuture<PushAttempt>?](repeating: nil, count: deliveries.count)
         // The deliveries of a batch by origin, each origin's requests submitted together.
-        var byOrigin: [String: (endpoint: URL, requests: [PushRequest], positions: [Int])] = [:]
+        var byOrigin: [String: (requests: [PushRequest], positions: [Int])] = [:]
         var order: [String] = []
         for (index, delivery) in deliveries.enumerated() {
             switch Self.prepare(delivery) {
@@ -52,7 +52,7 @@ public final class WebPushClient: PushTransport {
             case .success(let prepared):
                 if byOrigin[prepared.origin] == nil {
                     order.append(prepared.origin)
-                    byOrigin[prepared.origin] = (prepared.originURL, [], [])
+                    byOrigin[prepared.origin] = ([], [])
                 }
                 byOrigin[prepared.origin]?.requests.append(prepared.request)
                 byOrigin[prepared.origin]?.positions.append(index)
@@ -64,7 +64,7 @@ public final class WebPushClient: PushTransport {
             let connections: PushConnections
             do {
                 authorization = try await tokens.authorization(origin: origin)
-                connections = try self.connections(to: origin, url: group.endpoint)
+                connections = try self.connections(to: origin)
             } catch {
                 for index in group.positions { results[index] = loop.makeSucceededFuture(.lost(reason: "web push to \(origin): \(error)")) }
                 continue
@@ -90,7 +90,6 @@ public final class WebPushClient: PushTransport {
 
     struct Prepared {
         var origin: String
-        var originURL: URL
         var request: PushRequest
     }
 
@@ -106,7 +105,7 @@ public final class WebPushClient: PushTransport {
         case .success(let parsed): subscription = parsed
         case .failure(let problem): return .failure(Unsendable(reason: "not a web push subscription: \(problem)"))
         }
-        guard let origin = subscription.origin, let originURL = URL(string: origin) else {
+        guard let origin = subscription.origin else {
             return .failure(Unsendable(reason: "the subscription's endpoint has no origin"))
         }
         if let problem = HeaderFieldRules.problem(with: delivery.headers) { return .failure(Unsendable(reason: problem)) }
@@ -125,14 +124,14 @@ public final class WebPushClient: PushTransport {
         if let topic = delivery.headers["Topic"] { headers.add(name: "topic", value: topic) }
         return .success(
             Prepared(
-                origin: origin, originURL: originURL,
+                origin: origin,
                 request: PushRequest(
                     path: subscription.requestPath, pathIndexing: .nonIndexable, headers: headers, body: ByteBuffer(bytes: body))))
     }
 
     /// The connections to `origin`, opened now when there are none; past ``maximumOrigins`` the
     /// origin used least recently is closed.
-    func connections(to origin: String, url: URL) throws -> PushConnections {
+    func connections(to origin: String) throws -> PushConnections {
         let (connections, evicted) = try origins.withLock { state throws -> (PushConnections, PushConnections?) in
             state.clock += 1
             if let open = state.connections[origin] {
@@ -146,6 +145,7 @@ public final class WebPushClient: PushTransport {
                 evicted = state.connections.removeValue(forKey: oldest)
                 state.lastUsed[oldest] = nil
             }
+            guard let url = URL(string: origin) else { throw Unsendable(reason: "\(origin) is not a URL") }
             let opened = try PushConnections(endpoint: url, options: options)
             state.connections[origin] = opened
             state.lastUsed[origin] = state.clock

@@ -32,9 +32,11 @@ extension Registration {
         reader.requireHub(hub, issues: &issues)
         let platform = reader.platform("platform", issues: &issues)
         // A browser's subscription may come as the browser gives it instead of as a handle.
-        let subscribed = reader.member("subscription") == nil ? nil : reader.webPushHandle("subscription", issues: &issues)
-        let handle = reader.member("subscription") == nil ? reader.string("handle", required: true, issues: &issues) : subscribed
-        if reader.member("subscription") != nil {
+        let hasSubscription = reader.member("subscription") != nil
+        let handle =
+            hasSubscription
+            ? reader.webPushHandle("subscription", issues: &issues) : reader.string("handle", required: true, issues: &issues)
+        if hasSubscription {
             if reader.member("handle") != nil {
                 issues.append(
                     ValidationIssue(
@@ -73,7 +75,7 @@ extension Registration {
         // (a handle cannot be judged without knowing its platform).
         var unjudged: Set<String> = []
         if registrationId ?? bodyId == nil { unjudged.insert("registrationId") }
-        if platform == nil || handle == nil || (reader.member("subscription") != nil && platform != .webpush) {
+        if platform == nil || handle == nil || (hasSubscription && platform != .webpush) {
             unjudged.insert("handle")
         }
         let registration = Registration(
