@@ -32,6 +32,11 @@ struct BenchCommand: AsyncParsableCommand {
     @Option(help: "Worker processes to spawn.") var workers: Int = 1
     @Option(help: "Partitions of the task topic; the deliveries topic gets 2 more (the express ones).") var partitions: Int = 8
     @Option(help: "Populations whose worker peak RSS is measured, comma separated.") var memorySizes: String = "100000,1000000"
+    @Option(
+        help:
+            "Template variants of the template-diversity populations, comma separated: each population carries about six times as many distinct templates and is broadcast to twice; the rows compare each with the first (empty: none)."
+    ) var templateVariants: String = "1,1000"
+    @Option(help: "Registrations of each template-diversity population.") var templatePopulation: Int = 100_000
     @Option(help: "Records written by the broker-ceiling phase.") var ceilingRecords: Int = 400_000
     @Option(
         help:
@@ -106,6 +111,10 @@ struct BenchCommand: AsyncParsableCommand {
             throw ValidationError("--round-expressions and --round-expressions-only need --rounds of 1 or more")
         }
         guard latencyRate >= 1, latencySeconds >= 1 else { throw ValidationError("--latency-rate and --latency-seconds must be positive") }
+        guard parsedTemplateVariants != nil, templatePopulation >= 1_000 else {
+            throw ValidationError(
+                "--template-variants must be comma-separated counts of 1 or more, and --template-population at least 1000")
+        }
         guard parsedMemorySizes != nil else { throw ValidationError("--memory-sizes must be comma-separated counts of at least 1000") }
         guard (0...200).contains(burst) else { throw ValidationError("--burst must be 0 to 200") }
         guard senderDeliveries >= 0, webPushDeliveries >= 0 else {
@@ -129,12 +138,20 @@ struct BenchCommand: AsyncParsableCommand {
         return sizes.compactMap { $0 }
     }
 
+    private var parsedTemplateVariants: [Int]? {
+        let variants = templateVariants.split(separator: ",").map { Int($0.trimmingCharacters(in: .whitespaces)) }
+        guard variants.allSatisfy({ ($0 ?? 0) >= 1 }) else { return nil }
+        return variants.compactMap { $0 }
+    }
+
     func run() async throws {
         var options = BenchmarkOptions()
         options.registrations = registrations
         options.workers = workers
         options.partitions = partitions
         options.memorySizes = parsedMemorySizes ?? []
+        options.templateVariants = microOnly ? [] : parsedTemplateVariants ?? []
+        options.templatePopulation = templatePopulation
         options.ceilingRecords = ceilingRecords
         options.rounds = rounds
         options.sizedCeilingRuns = sizedCeilings

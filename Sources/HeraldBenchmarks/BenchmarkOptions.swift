@@ -5,6 +5,11 @@ public struct BenchmarkOptions: Sendable {
     /// Populations whose worker peak RSS is measured during a broadcast. The main population
     /// is reused when its size is listed; other sizes get their own short phase.
     public var memorySizes: [Int] = [100_000, 1_000_000]
+    /// Template variants of the template-diversity populations (`SeedPopulation.templateVariants`):
+    /// each is broadcast to and compared with the first. Empty: none.
+    public var templateVariants: [Int] = [1, 1_000]
+    /// The size of each template-diversity population.
+    public var templatePopulation: Int = 100_000
     /// Worker processes spawned for the pipeline phases.
     public var workers: Int = 1
     /// Partitions of the task and delivery topics (and of the ceiling topic).

@@ -61,7 +61,7 @@ public struct BenchmarkRunner: Sendable {
             for result in report.micro { Console.say("  \(result.name): \(Console.fixed(result.nanosecondsPerOperation)) ns/op") }
         }
 
-        if options.runBroadcast || options.runMemory || options.runLatency || options.runCeiling {
+        if options.runBroadcast || options.runMemory || options.runLatency || options.runCeiling || !options.templateVariants.isEmpty {
             probe.start()
             defer { probe.stop() }
             try await populationPhases(base: base, redisPID: redisInfo.pid, report: &report)
@@ -143,6 +143,20 @@ public struct BenchmarkRunner: Sendable {
                 let names = names("r\(size)")
                 let phase = PopulationPhase(
                     population: SeedPopulation(count: size, seed: options.populationSeed), kind: .memory, names: names,
+                    configuration: try environment.configuration(names), options: options, environment: environment,
+                    redisPIDs: redisPIDs, brokerPID: brokerPID, probe: probe
+                )
+                try await phase.run(into: &report)
+            }
+        }
+        if !options.templateVariants.isEmpty {
+            Console.say("== template diversity")
+            for variants in options.templateVariants {
+                let population = SeedPopulation(
+                    count: options.templatePopulation, seed: options.populationSeed, templateVariants: variants)
+                let names = names("t\(variants)")
+                let phase = PopulationPhase(
+                    population: population, kind: .templates(distinct: population.distinctTemplates()), names: names,
                     configuration: try environment.configuration(names), options: options, environment: environment,
                     redisPIDs: redisPIDs, brokerPID: brokerPID, probe: probe
                 )

@@ -48,8 +48,38 @@ struct RateLimitTests {
             #expect(refusal { () throws(APIError) in try limiter.admit(caller: user, hub: sports, now: start) } == nil)
         }
         let refused = try #require(refusal { () throws(APIError) in try limiter.admit(caller: send, hub: sports, now: start) })
-        #expect(refused.message.contains("hub \"sports\"'s 5 requests a second"), "\(refused.message)")
+        #expect(refused.message.contains("hub \"sports\"'s 5 registration requests a second"), "\(refused.message)")
         #expect(refusal { () throws(APIError) in try limiter.admit(caller: send, hub: .default, now: start) } == nil)
+    }
+
+    @Test("a flood of registrations leaves the hub's sends their own bucket")
+    func sendsHaveTheirOwnBucket() throws {
+        let limiter = RequestRateLimiter(limits: RateLimits(perCaller: 1_000_000, perHub: 5, burstSeconds: 1))
+        let sports = HubName("sports")!
+        for index in 0..<5 {
+            #expect(
+                refusal { () throws(APIError) in try limiter.admit(caller: .user(id: "u\(index)"), hub: sports, lane: .registry, now: start)
+                } == nil)
+        }
+        #expect(refusal { () throws(APIError) in try limiter.admit(caller: listen, hub: sports, lane: .registry, now: start) } != nil)
+        for _ in 0..<5 {
+            #expect(refusal { () throws(APIError) in try limiter.admit(caller: send, hub: sports, lane: .sends, now: start) } == nil)
+        }
+        let refused = try #require(
+            refusal { () throws(APIError) in try limiter.admit(caller: send, hub: sports, lane: .sends, now: start) })
+        #expect(refused.message.contains("hub \"sports\"'s 5 send requests a second"), "\(refused.message)")
+    }
+
+    @Test(
+        "requests take the lane of the route's first segment after the hub",
+        arguments: [
+            ("/v1/notifications", RequestLane.sends), ("/v1/notifications/ev-1", .sends), ("/v1/hubs/sports/notifications", .sends),
+            ("/sports/messages/", .sends), ("/sports/schedulednotifications/", .sends), ("/sports/notifications/ev-1", .sends),
+            ("/v1/registrations/r-1", .registry), ("/v1/hubs/notifications/registrations", .registry),
+            ("/messages/registrations/", .registry), ("/v1/installations/i", .registry), ("/sports/installations/i", .registry),
+        ])
+    func lanes(path: String, lane: RequestLane) {
+        #expect(RequestLane.of(path: path) == lane, "\(path)")
     }
 
     @Test("idle buckets are forgotten once there are too many")

@@ -60,4 +60,34 @@ struct RegistrationQuotaTests {
         }
         #expect(hub.registrationCounts.reads >= 2)
     }
+
+    @Test("a template past the hub's maxTemplates gets 403 quota_exceeded; its known templates and native registrations pass")
+    func templates() async throws {
+        let hub = TestHub()
+        try await hub.run { client async throws in
+            let limits = #"{"limits":{"maxTemplates":3}}"#
+            #expect(try await client.call(.put, "/v1/hubs/sports", TestHub.manage, body: limits).status == .ok)
+            func put(_ body: String) async throws -> TestResponse {
+                let created = try await client.call(.post, "/v1/hubs/sports/registrationIDs", TestHub.listen)
+                let id = try #require(try created.json()["registrationId"]?.stringValue)
+                return try await client.call(.put, "/v1/hubs/sports/registrations/\(id)", TestHub.listen, body: body)
+            }
+            // An installation brings two templates, a registration a third; the same again passes.
+            #expect(
+                try await client.call(.put, "/v1/hubs/sports/installations/inst-1", TestHub.listen, body: Fixture.installation()).status
+                    == .ok)
+            #expect(try await put(Fixture.registration(template: Fixture.newsTemplate("French"))).status == .ok)
+            #expect(try await put(Fixture.registration(template: Fixture.newsTemplate("French"))).status == .ok)
+            let fourth = try await put(Fixture.registration(template: Fixture.newsTemplate("Mandarin")))
+            #expect(fourth.status == .forbidden)
+            #expect(fourth.errorCode == "quota_exceeded")
+            #expect(fourth.text.contains("has had 3 distinct templates; its maxTemplates is 3"), "\(fourth.text)")
+            #expect(try await put(Fixture.registration()).status == .ok)
+            // The default hub has no limit.
+            let plain = try await client.call(.post, "/v1/registrationIDs", TestHub.listen)
+            let plainId = try #require(try plain.json()["registrationId"]?.stringValue)
+            let body = Fixture.registration(template: Fixture.newsTemplate("Mandarin"))
+            #expect(try await client.call(.put, "/v1/registrations/\(plainId)", TestHub.listen, body: body).status == .ok)
+        }
+    }
 }

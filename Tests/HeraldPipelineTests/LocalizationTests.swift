@@ -105,4 +105,38 @@ struct LocalizationTests {
             #expect(filteredStatus.skipped == 6)
         }
     }
+
+    @Test("an audience spread over many templates: each device gets its own, task after task and event after event")
+    func manyTemplates() async throws {
+        // More templates than a task compares one by one (8), on few slots so that tasks share
+        // them, and two events in a row so the second meets the lane's renditions of the first.
+        try await withPipelineHarness(slots: 4) { harness in
+            let editions = 30
+            let registrations = (0..<(editions * 3)).map { index in
+                Registration(
+                    registrationId: "m\(index)", platform: index % 2 == 0 ? .apns : .fcm,
+                    handle: String(format: "%064x", index), tags: ["World"],
+                    template: RegistrationTemplate(
+                        name: "edition", body: #"{"aps":{"alert":"$(headline)"},"edition":"\#(index % editions)"}"#), version: 1)
+            }
+            try await harness.seed(registrations)
+            harness.startRoles()
+            for (id, headline) in [("many-1", "First"), ("many-2", "Second")] {
+                let event = NotificationEvent(
+                    id: id, audience: .expression(.tag("World"), source: "World"), properties: ["headline": headline], native: [:])
+                _ = try await harness.publish(event)
+                let status = try await harness.finalStatus(id)
+                #expect(status.targets.total == registrations.count)
+                let records = try await harness.deliveries(eventId: id)
+                #expect(records.count == registrations.count)
+                for record in records {
+                    let index = Int(record.registrationId.dropFirst())!
+                    #expect(
+                        record.payload == #"{"aps":{"alert":"\#(headline)"},"edition":"\#(index % editions)"}"#, "\(record.registrationId)")
+                    #expect(record.platform == (index % 2 == 0 ? .apns : .fcm))
+                }
+            }
+            try await harness.stopRoles()
+        }
+    }
 }

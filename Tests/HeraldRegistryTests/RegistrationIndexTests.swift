@@ -67,6 +67,19 @@ struct RegistrationIndexTests {
         #expect(try await index.hub(HubName("sports")!).liveCount() == 0)
     }
 
+    @Test("a hub's templates are admitted up to its limit, in one script; known ones always pass")
+    func templateLedger() async throws {
+        let redis = try TestRedis()
+        let sports = RegistryFixtures.index(redis).hub(HubName("sports")!)
+        #expect(try await sports.admitTemplates(keys: ["a", "b", "a"], limit: 3) == (true, 0))
+        #expect(try await sports.admitTemplates(keys: ["c", "d"], limit: 3) == (false, 2))
+        #expect(try await sports.admitTemplates(keys: ["b", "c"], limit: 3) == (true, 2))
+        #expect(try await sports.admitTemplates(keys: ["a", "b", "c"], limit: 3) == (true, 3))
+        #expect(try await sports.admitTemplates(keys: ["d"], limit: 3) == (false, 3))
+        // Another hub has a ledger of its own.
+        #expect(try await RegistryFixtures.index(redis).admitTemplates(keys: ["d"], limit: 1) == (true, 0))
+    }
+
     @Test("a replayed or older change is ignored and changes nothing")
     func olderChangeIgnored() async throws {
         let redis = try TestRedis()

@@ -121,7 +121,8 @@ struct AuthenticationMiddleware: RouterMiddleware {
         if let named, !named.isDefault, hub == nil {
             throw APIError.notFound("hub \"\(named)\" (create it with PUT /v1/hubs/\(named))")
         }
-        try authenticator.limiter?.admit(caller: caller, hub: named ?? .default, now: authenticator.now())
+        try authenticator.limiter?.admit(
+            caller: caller, hub: named ?? .default, lane: RequestLane.of(path: path), now: authenticator.now())
         return try await next(request, context)
     }
 

@@ -3,8 +3,9 @@ import HeraldDomain
 import Synchronization
 
 /// A hub's registration limits (`HubLimits`), checked before a write that may add
-/// registrations: tags per registration (400), registrations of the hub and of one handle
-/// (403 `quota_exceeded`, Azure's answer for a quota). The default hub has none.
+/// registrations: tags per registration (400), registrations of the hub and of one handle,
+/// distinct templates (403 `quota_exceeded`, Azure's answer for a quota). The default hub has
+/// none.
 ///
 /// The hub's count is read at most every `freshness` and raised by what this process admits
 /// meanwhile, so a flood is held near the limit without counting on every write; writes through
@@ -45,9 +46,9 @@ final class RegistrationQuotas: Sendable {
                         message: "\(crowded.tags.count) tags; hub \"\(hub)\" allows \(maxTags) (its maxTagsPerRegistration)")
                 ]))
         }
-        guard limits.countsRegistrations else { return }
+        guard limits.countsRegistrations || limits.maxTemplates != nil else { return }
         guard let counts else { throw APIError.unavailable("the registrations of hub \"\(hub)\" cannot be counted; retry later") }
-        let replaced = try await replaced()
+        let replaced = limits.countsRegistrations ? try await replaced() : []
         do {
             if let maxPerHandle = limits.maxRegistrationsPerHandle {
                 let added = Dictionary(written.map { ($0.handle, 1) }, uniquingKeysWith: +)
@@ -68,6 +69,15 @@ final class RegistrationQuotas: Sendable {
                 }
                 cached.withLock { $0[hub]?.count += more }
             }
+            // Last, so a write refused for another reason records no template.
+            if let maxTemplates = limits.maxTemplates, written.contains(where: { $0.template != nil }) {
+                let (admitted, held) = try await counts.admitTemplates(of: written, hub: hub, limit: maxTemplates)
+                guard admitted else {
+                    throw Self.exceeded(
+                        "hub \"\(hub)\" has had \(held) distinct templates; its maxTemplates is \(maxTemplates)",
+                        remedy: "use one of its templates or raise the limit")
+                }
+            }
         } catch let error as APIError {
             throw error
         } catch {
@@ -83,7 +93,7 @@ final class RegistrationQuotas: Sendable {
         return read
     }
 
-    static func exceeded(_ message: String) -> APIError {
-        APIError.forbidden("quota_exceeded", message + "; delete registrations or raise the hub's limit")
+    static func exceeded(_ message: String, remedy: String = "delete registrations or raise the hub's limit") -> APIError {
+        APIError.forbidden("quota_exceeded", message + "; " + remedy)
     }
 }

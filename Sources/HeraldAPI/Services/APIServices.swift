@@ -123,4 +123,8 @@ public protocol RegistrationCounting: Sendable {
     func registrations(hub: HubName) async throws -> Int
     /// The live registrations of `hub` with push handle `handle`.
     func registrations(hub: HubName, handle: String) async throws -> Int
+    /// Adds the templates of `written` to those `hub` has had, unless that would make them more
+    /// than `limit`: then nothing is added. Answers whether they were admitted and how many
+    /// distinct templates the hub has had before this write.
+    func admitTemplates(of written: [Registration], hub: HubName, limit: Int) async throws -> (admitted: Bool, held: Int)
 }

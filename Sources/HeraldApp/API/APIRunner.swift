@@ -55,8 +55,16 @@ public struct APIRunner: Sendable {
         let registryConfiguration = try settings.registryConfiguration()
         let admin = try KafkaAdmin(configuration: settings.adminConfiguration())
         try await RegistrationLog.createTopic(admin: admin, configuration: registryConfiguration)
-        let producer = try KafkaProducer(
-            configuration: settings.reliableProducerConfiguration(clientId: "herald-api"), logger: logger
+        var registryProducer = try settings.reliableProducerConfiguration(clientId: "herald-api")
+        // Concurrent registration writes share produce requests: a few milliseconds more per
+        // write, many fewer requests for the broker in a rush of them.
+        registryProducer.lingerMs = 5
+        let producer = try KafkaProducer(configuration: registryProducer, logger: logger)
+        // Notifications go out through a producer of their own: behind a flood of registration
+        // writes, a breaking alert's record would otherwise queue in the same librdkafka queue
+        // and wait its turn among them on the same connection to the broker.
+        let sends = try KafkaProducer(
+            configuration: settings.reliableProducerConfiguration(clientId: "herald-api-sends"), logger: logger
         )
         let index = RegistrationIndex(pool: pool, layout: try settings.layout())
         try await index.checkMeta()
@@ -66,7 +74,7 @@ public struct APIRunner: Sendable {
             index: index, admin: admin, logger: logger
         )
         let topics = try settings.topics
-        let publisher = EventPublisher(producer: producer, topics: topics)
+        let publisher = EventPublisher(producer: sends, topics: topics)
         let layout = try settings.layout()
         let kafkaProperties = try settings.kafkaProperties()
         let provisioner = TopicProvisioner(topics: topics, bootstrapServers: settings[.kafkaBrokers], extra: kafkaProperties)
@@ -78,7 +86,7 @@ public struct APIRunner: Sendable {
             publisher: KafkaNotificationPublisher(publisher: publisher, pool: pool, layout: layout),
             statusReader: StatusReader(pool: pool, layout: layout),
             scheduler: KafkaNotificationScheduler(
-                producer: producer, topics: topics,
+                producer: sends, topics: topics,
                 reader: ScheduleReader(pool: pool, layout: layout, partitions: topics.scheduledPartitions)),
             readinessChecks: [service, HubDirectoryReadiness(directory: hubs)],
             hubs: hubs, sendQuota: RedisSendQuota(pool: pool, layout: layout),
@@ -208,6 +216,11 @@ struct IndexRegistrationCounts: RegistrationCounting {
     func registrations(hub: HubName) async throws -> Int { try await index.hub(hub).liveCount() }
 
     func registrations(hub: HubName, handle: String) async throws -> Int { try await index.hub(hub).count(handle: handle) }
+
+    func admitTemplates(of written: [Registration], hub: HubName, limit: Int) async throws -> (admitted: Bool, held: Int) {
+        let keys = written.filter { $0.template != nil }.map { IndexedRegistration($0).view.templateKey }
+        return try await index.hub(hub).admitTemplates(keys: keys, limit: limit)
+    }
 }
 
 /// `DELETE /v1/notifications/{id}` puts a cancel request on `herald.scheduled`, in the

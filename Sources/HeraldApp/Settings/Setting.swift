@@ -229,7 +229,7 @@ public struct Setting: Sendable, Hashable {
             case .hubRequestsPerSecond:
                 (
                     "5000",
-                    "API requests per second to one hub, all its callers together, in each API process (bursts of twice as many); past it, 429 rate_limited with Retry-After. 0: no limit."
+                    "API requests per second to one hub, all its callers together, in each API process (bursts of twice as many), counted apart for its sends (notifications) and for the rest (registrations, installations), so a flood of registrations never holds back an alert; past it, 429 rate_limited with Retry-After. 0: no limit."
                 )
             case .idSecret:
                 ("", "Secret that signs issued registration ids (required in production).")

@@ -29,11 +29,16 @@ public struct SeedPopulation: Sendable {
     public let count: Int
     public let seed: UInt64
     public let latencyUsers: Int
+    /// Nil: the seed's six templates (a language on a platform). Otherwise each template
+    /// carries an `edition` of `index % templateVariants`, so the population holds about six
+    /// times as many distinct templates (`distinctTemplates`), each on a share of the devices.
+    public let templateVariants: Int?
 
-    public init(count: Int, seed: UInt64, latencyUsers: Int = 200) {
+    public init(count: Int, seed: UInt64, latencyUsers: Int = 200, templateVariants: Int? = nil) {
         self.count = count
         self.seed = seed
         self.latencyUsers = min(latencyUsers, count)
+        self.templateVariants = templateVariants.map { max(1, $0) }
     }
 
     /// The compact facts about one registration that decide who receives what.
@@ -108,28 +113,43 @@ public struct SeedPopulation: Sendable {
         default:
             handle = Self.fcmToken(&random)
         }
-        let template = profile.language.map { Self.template(platform: profile.platform, language: Self.languages[$0]) }
+        let edition = templateVariants.map { index % $0 }
+        let template = profile.language.map { Self.template(platform: profile.platform, language: Self.languages[$0], edition: edition) }
         return Registration(
             registrationId: registrationId(at: index), platform: profile.platform, handle: handle,
             tags: profile.tags, template: template, expiresAt: nil, version: 1
         )
     }
 
-    /// The seed tutorial's template for `language` on `platform`.
-    public static func template(platform: Platform, language: String) -> RegistrationTemplate {
+    /// The seed tutorial's template for `language` on `platform`; with an `edition`, one more
+    /// constant member that makes it a distinct template.
+    public static func template(platform: Platform, language: String, edition: Int? = nil) -> RegistrationTemplate {
         let property = "$(News_\(language))"
+        let extra = edition.map { #","edition":"\#($0)""# } ?? ""
         switch platform {
         case .apns:
             return RegistrationTemplate(
-                name: templateName, body: #"{"aps":{"alert":"\#(property)"},"inAppMessage":"\#(property)"}"#,
+                name: templateName, body: #"{"aps":{"alert":"\#(property)"},"inAppMessage":"\#(property)"\#(extra)}"#,
                 headers: ["apns-push-type": "alert"]
             )
         default:
             return RegistrationTemplate(
                 name: templateName,
-                body: #"{"message":{"notification":{"body":"\#(property)"},"data":{"inAppMessage":"\#(property)"}}}"#
+                body: #"{"message":{"notification":{"body":"\#(property)"},"data":{"inAppMessage":"\#(property)"\#(extra)}}}"#
             )
         }
+    }
+
+    /// The distinct templates the population's registrations carry (one pass over it).
+    public func distinctTemplates() -> Int {
+        var seen: Set<Int> = []
+        for index in 0..<count {
+            let profile = profile(at: index)
+            guard let language = profile.language else { continue }
+            let edition = templateVariants.map { index % $0 } ?? 0
+            seen.insert((edition * Self.languages.count + language) * 2 + (profile.platform == .apns ? 0 : 1))
+        }
+        return seen.count
     }
 
     // MARK: Expected audiences (brute force)

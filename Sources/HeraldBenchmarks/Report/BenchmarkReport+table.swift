@@ -21,6 +21,9 @@ extension BenchmarkReport {
         public static let idleHeraldPercentOfCore = 1.0
         /// Herald's Web Push encryption against pywebpush's, per message on one core.
         public static let webPushEncryptionSpeedup = 5.0
+        /// A broadcast over thousands of distinct templates against the same broadcast over the
+        /// seed's few (`--template-variants`), in time.
+        public static let templateDiversityCost = 1.5
     }
 
     /// Rows of one ceiling measurement, each rate against the reference of every ratio.
@@ -48,6 +51,16 @@ extension BenchmarkReport {
             rows.append(("\(title), idempotent, no transactions", "\(Console.count(Int(idempotent))) rec/s", relative(idempotent)))
         }
         return rows
+    }
+
+    /// The first template-diversity broadcast of the same kind (first or again) when `fanout` is
+    /// a later one: what its time is judged against.
+    private func templateBaseline(of fanout: Fanout) -> Fanout? {
+        let prefix = "broadcast over "
+        guard fanout.label.hasPrefix(prefix) else { return nil }
+        let again = fanout.label.hasSuffix(", again")
+        let first = fanouts.first { $0.label.hasPrefix(prefix) && $0.label.hasSuffix(", again") == again }
+        return first?.eventId == fanout.eventId ? nil : first
     }
 
     /// The single-node broadcast of `fanout`'s population: what a broadcast on a cluster and an
@@ -339,6 +352,12 @@ extension BenchmarkReport {
             }
             if fanout.audience != "broadcast", let broadcast = broadcast(ofPopulationOf: fanout) {
                 judged.append(contentsOf: costAgainstBroadcast(fanout, broadcast: broadcast))
+            }
+            if let few = templateBaseline(of: fanout), few.seconds > 0 {
+                let cost = fanout.seconds / few.seconds
+                judged.append(
+                    "\(Console.fixed(cost, 2)) x the time over \(few.label.dropFirst("broadcast over ".count)) (<= \(Target.templateDiversityCost): \(verdict(cost <= Target.templateDiversityCost)))"
+                )
             }
             if fanout.label.hasPrefix("broadcast on a Redis Cluster"), let single = broadcast(ofPopulationOf: fanout) {
                 judged.append("\(Console.fixed(fanout.deliveriesPerSecond / single.deliveriesPerSecond, 2)) x one node's deliveries/s")

@@ -87,7 +87,8 @@ extension TaskExecutor {
             run.skip("registration_expired")
             return false
         }
-        let slot = try run.rendition(for: view, fields: fields, templates: templates, redis: redis, now: clock.now)
+        let slot = try run.rendition(
+            for: view, fields: fields, templates: templates, shared: &eventRenditions, redis: redis, now: clock.now)
         guard case .deliver(let rendition) = run.renditions[slot].outcome else {
             switch run.renditions[slot].outcome {
             case .skip(let reason): run.skip(reason)

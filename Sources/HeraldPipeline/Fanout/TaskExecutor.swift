@@ -60,6 +60,8 @@ final class TaskExecutor: @unchecked Sendable {
     var deliveriesTopic: KafkaProducerTopic?
     /// The keys of the hub of the task being run (`run` sets it).
     var layout: SlotLayout
+    /// The renditions of the event this lane ran last, for its next tasks.
+    var eventRenditions = EventRenditions()
 
     /// - Parameter gate: set for bulk lanes, which step aside for express work.
     init(

@@ -19,6 +19,8 @@ struct TaskRun {
         var templateKey: [UInt8]
         var outcome: Outcome
         var delivered = 0
+        /// The previous entry with the same `TaskRun.hash` (-1: none).
+        var sameHash = -1
 
         func matches(platform: UnsafeRawBufferPointer, templateKey: UnsafeRawBufferPointer) -> Bool {
             Self.equal(self.templateKey, templateKey) && Self.equal(self.platform, platform)
@@ -42,6 +44,13 @@ struct TaskRun {
     /// whenever consecutive devices share a template and platform (most of an audience when
     /// one language dominates it).
     private var lastMatch = 0
+    /// The entries by `Self.hash` of their (platform, template key), looked up past
+    /// `scanLimit` entries: a scan costs a comparison per entry per device, which an audience
+    /// spread over thousands of templates would pay thousands of times over.
+    private var byHash: [UInt64: Int] = [:]
+    /// `hub/eventId`: whose renditions `EventRenditions` holds.
+    private let eventKey: String
+    static let scanLimit = 8
     var skipped: [String: Int] = [:]
     var failed = 0
     var firstDeliveryAt: Date?
@@ -54,33 +63,68 @@ struct TaskRun {
         self.payloadLimits = configuration.payloadLimits
         self.plan = task.event.audience.expression?.setPlan()
         self.properties = TemplateProperties(task.event.properties)
+        self.eventKey = task.event.hub.recordKey(task.eventId)
     }
 
     mutating func skip(_ reason: String) {
         skipped[reason, default: 0] += 1
     }
 
-    /// The index in `renditions` for this view's (platform, template), rendering on first use.
-    /// Called once per device: byte comparisons only, the last match tried first.
+    /// The index in `renditions` for this view's (platform, template), taken from `shared` or
+    /// rendered on first use. Called once per device: byte comparisons only, the last match
+    /// tried first.
     mutating func rendition(
-        for view: UnsafeRawBufferPointer, fields: ViewFields, templates: TemplateCache, redis: RedisConnection, now: Date
+        for view: UnsafeRawBufferPointer, fields: ViewFields, templates: TemplateCache, shared: inout EventRenditions,
+        redis: RedisConnection, now: Date
     ) throws -> Int {
         let platformBytes = UnsafeRawBufferPointer(rebasing: view[fields.platform])
         let keyBytes = UnsafeRawBufferPointer(rebasing: view[fields.templateKey])
         if lastMatch < renditions.count, renditions[lastMatch].matches(platform: platformBytes, templateKey: keyBytes) {
             return lastMatch
         }
-        for index in renditions.indices where renditions[index].matches(platform: platformBytes, templateKey: keyBytes) {
-            lastMatch = index
-            return index
+        if renditions.count <= Self.scanLimit {
+            for index in renditions.indices where renditions[index].matches(platform: platformBytes, templateKey: keyBytes) {
+                lastMatch = index
+                return index
+            }
+        } else {
+            var index = byHash[Self.hash(platformBytes, keyBytes)] ?? -1
+            while index >= 0 {
+                if renditions[index].matches(platform: platformBytes, templateKey: keyBytes) {
+                    lastMatch = index
+                    return index
+                }
+                index = renditions[index].sameHash
+            }
         }
-        let outcome = try makeRendition(
-            platform: String(decoding: platformBytes, as: UTF8.self), templateKey: String(decoding: keyBytes, as: UTF8.self),
-            templates: templates, redis: redis, now: now
-        )
-        renditions.append(Entry(platform: Array(platformBytes), templateKey: Array(keyBytes), outcome: outcome))
-        lastMatch = renditions.count - 1
+        let hash = Self.hash(platformBytes, keyBytes)
+        var entry: Entry
+        if let known = shared.find(event: eventKey, hash: hash, platform: platformBytes, templateKey: keyBytes, now: now) {
+            // The arrays are shared with the lane's entry, not copied.
+            entry = known
+        } else {
+            let outcome = try makeRendition(
+                platform: String(decoding: platformBytes, as: UTF8.self), templateKey: String(decoding: keyBytes, as: UTF8.self),
+                templates: templates, redis: redis, now: now
+            )
+            entry = Entry(platform: Array(platformBytes), templateKey: Array(keyBytes), outcome: outcome)
+            shared.store(entry, event: eventKey, hash: hash, now: now)
+        }
+        entry.delivered = 0
+        entry.sameHash = byHash[hash] ?? -1
+        lastMatch = renditions.count
+        renditions.append(entry)
+        byHash[hash] = lastMatch
         return lastMatch
+    }
+
+    /// FNV-1a over the platform, a separator and the template key.
+    static func hash(_ platform: UnsafeRawBufferPointer, _ key: UnsafeRawBufferPointer) -> UInt64 {
+        var hash: UInt64 = 0xCBF2_9CE4_8422_2325
+        for byte in platform { hash = (hash ^ UInt64(byte)) &* 0x0000_0100_0000_01B3 }
+        hash = (hash ^ 0x7C) &* 0x0000_0100_0000_01B3
+        for byte in key { hash = (hash ^ UInt64(byte)) &* 0x0000_0100_0000_01B3 }
+        return hash
     }
 
     private func makeRendition(platform name: String, templateKey: String, templates: TemplateCache, redis: RedisConnection, now: Date)
@@ -148,4 +192,43 @@ struct TaskRun {
     static let headerTooLarge = "header_too_large"
     /// A rendered header value's bound (the size a registration's header template may have).
     static let maxHeaderValueBytes = RegistrationLimits.default.maxHeaderValueBytes
+}
+
+/// The renditions of the event a lane ran last, for the lane's next tasks of it: without them,
+/// an audience spread over thousands of templates has each one rendered again by every task.
+/// Kept for `lifetime` after the first was made (a rendition's TTL headers count from when it
+/// was made) and up to `capacity` of them; a task of another event starts afresh.
+struct EventRenditions {
+    static let lifetime: TimeInterval = 1
+    static let capacity = 20_000
+    private var event = ""
+    private var madeAt = Date.distantPast
+    private var entries: [TaskRun.Entry] = []
+    /// The last entry of each `TaskRun.hash`, chained through `sameHash`.
+    private var byHash: [UInt64: Int] = [:]
+
+    func find(
+        event: String, hash: UInt64, platform: UnsafeRawBufferPointer, templateKey: UnsafeRawBufferPointer, now: Date
+    ) -> TaskRun.Entry? {
+        guard event == self.event, now.timeIntervalSince(madeAt) < Self.lifetime else { return nil }
+        var index = byHash[hash] ?? -1
+        while index >= 0 {
+            if entries[index].matches(platform: platform, templateKey: templateKey) { return entries[index] }
+            index = entries[index].sameHash
+        }
+        return nil
+    }
+
+    mutating func store(_ entry: TaskRun.Entry, event: String, hash: UInt64, now: Date) {
+        if event != self.event || now.timeIntervalSince(madeAt) >= Self.lifetime || entries.count >= Self.capacity {
+            self.event = event
+            madeAt = now
+            entries.removeAll(keepingCapacity: true)
+            byHash.removeAll(keepingCapacity: true)
+        }
+        var entry = entry
+        entry.sameHash = byHash[hash] ?? -1
+        byHash[hash] = entries.count
+        entries.append(entry)
+    }
 }

@@ -51,6 +51,10 @@ public final class RegistrationIndexer: Service, Sendable {
         consumer.enableAutoCommit = false
         consumer.autoOffsetReset = .earliest
         consumer.maxPollRecords = max(consumer.maxPollRecords, configuration.indexerBatchSize)
+        // The API writes its changes through to Redis itself, so the indexer may gather a
+        // stream of writes into fewer, fuller fetches instead of one per write.
+        consumer.fetchMinBytes = max(consumer.fetchMinBytes, 64 * 1024)
+        consumer.fetchWaitMaxMs = max(consumer.fetchWaitMaxMs, 100)
         self.consumerConfiguration = consumer
         self.index = index
         self.logger = logger

@@ -123,6 +123,8 @@ public struct SlotLayout: Sendable, Hashable {
     public var hubsKey: String { "\(prefix):hubs" }
     public func eventClaimKey(eventId: String) -> String { "\(hubPrefix):event:" + eventId }
     public func statusKey(eventId: String) -> String { "\(hubPrefix):status:" + eventId }
+    /// The set of content keys of the templates the hub has had since its `maxTemplates` was set.
+    public var templatesKey: String { "\(hubPrefix):templates" }
     /// The hub's count of sends accepted in `minute` (minutes since 1970), for its `sendsPerMinute`.
     public func sendCountKey(minute: Int) -> String { "\(hubPrefix):sends:\(minute)" }
     public func progressKey(eventId: String) -> String {

@@ -97,15 +97,22 @@ public struct HubLimits: Sendable, Hashable {
     /// Tags of one registration or installation, below the deployment's own limit (Azure's is
     /// 60): past it, 400 `too_many_tags`.
     public var maxTagsPerRegistration: Int?
+    /// Distinct templates the hub's registrations may bring (every worker compiles and keeps
+    /// each one): a write with a template the hub has not had, once it has had this many, is
+    /// refused with 403 `quota_exceeded`. Counted from when the limit is set, and never
+    /// forgotten: deleting the registrations does not give a template's place back. Azure has
+    /// no such limit.
+    public var maxTemplates: Int?
 
     public init(
         sendsPerMinute: Int? = nil, maxRegistrations: Int? = nil, maxRegistrationsPerHandle: Int? = nil,
-        maxTagsPerRegistration: Int? = nil
+        maxTagsPerRegistration: Int? = nil, maxTemplates: Int? = nil
     ) {
         self.sendsPerMinute = sendsPerMinute
         self.maxRegistrations = maxRegistrations
         self.maxRegistrationsPerHandle = maxRegistrationsPerHandle
         self.maxTagsPerRegistration = maxTagsPerRegistration
+        self.maxTemplates = maxTemplates
     }
 
     /// `name=value` for each limit that is set, in the order of the hub document.
@@ -123,6 +130,7 @@ public struct HubLimits: Sendable, Hashable {
             ("maxRegistrations", 1...10_000_000_000, \.maxRegistrations),
             ("maxRegistrationsPerHandle", 1...100_000, \.maxRegistrationsPerHandle),
             ("maxTagsPerRegistration", 1...1_000_000, \.maxTagsPerRegistration),
+            ("maxTemplates", 1...1_000_000, \.maxTemplates),
         ]
     }
 }
