@@ -94,4 +94,32 @@ struct NotificationRouteTests {
             #expect(try await client.call(.get, "/v1/notifications/bn-1", TestHub.listen).status == .forbidden)
         }
     }
+
+    @Test("DELETE stops an event being fanned out: 200 with its cancelled status; a completed one is a 409")
+    func stopInFlight() async throws {
+        var hub = TestHub()
+        let fanout = StoppingFanout()
+        hub.fanout = fanout
+        var processing = StatusRecord.accepted(
+            eventId: "bn-9", taskCount: 8, publishedAt: nil, acceptedAt: Date(timeIntervalSince1970: 1_800_000_000))
+        processing.state = .processing
+        processing.tasks.completed = 3
+        fanout.set(processing)
+        var done = processing
+        done.eventId = "bn-10"
+        done.state = .completed
+        fanout.set(done)
+        try await hub.run { client async throws in
+            #expect(try await client.call(.delete, "/v1/notifications/bn-9", TestHub.listen).status == .forbidden)
+            let stopped = try await client.call(.delete, "/v1/notifications/bn-9", TestHub.send)
+            #expect(stopped.status == .ok, "\(stopped.text)")
+            #expect(try stopped.json()["state"]?.stringValue == "cancelled")
+            #expect(try stopped.json()["reason"]?.stringValue?.hasPrefix("stopped in flight: 5 of 8 tasks") == true, "\(stopped.text)")
+            let late = try await client.call(.delete, "/v1/notifications/bn-10", TestHub.send)
+            #expect(late.status == .conflict)
+            #expect(late.errorCode == "not_cancellable")
+            #expect(late.text.contains("is completed: there is nothing left to cancel"), "\(late.text)")
+        }
+        #expect(fanout.stops == ["bn-9"])
+    }
 }

@@ -61,6 +61,32 @@ struct RegistrationQuotaTests {
         #expect(hub.registrationCounts.reads >= 2)
     }
 
+    @Test("a hub that sets no maxRegistrations has the deployment's; the default hub has none")
+    func deploymentDefault() async throws {
+        var hub = TestHub()
+        hub.defaultMaxRegistrations = 2
+        hub.registrationCounts.set(hub: HubName("sports")!, 2)
+        hub.registrationCounts.set(hub: .default, 5)
+        try await hub.run { client async throws in
+            let created = try await client.call(.post, "/v1/hubs/sports/registrationIDs", TestHub.listen)
+            let id = try #require(try created.json()["registrationId"]?.stringValue)
+            let full = try await client.call(.put, "/v1/hubs/sports/registrations/\(id)", TestHub.listen, body: Fixture.registration())
+            #expect(full.status == .forbidden)
+            #expect(full.errorCode == "quota_exceeded")
+            #expect(full.text.contains("HERALD_HUB_MAX_REGISTRATIONS) is 2"), "\(full.text)")
+            // A hub's own limit wins over the deployment's.
+            let own = #"{"limits":{"maxRegistrations":3}}"#
+            #expect(try await client.call(.put, "/v1/hubs/sports", TestHub.manage, body: own).status == .ok)
+            #expect(
+                try await client.call(.put, "/v1/hubs/sports/registrations/\(id)", TestHub.listen, body: Fixture.registration()).status
+                    == .ok)
+            let plain = try await client.call(.post, "/v1/registrationIDs", TestHub.listen)
+            let plainId = try #require(try plain.json()["registrationId"]?.stringValue)
+            #expect(
+                try await client.call(.put, "/v1/registrations/\(plainId)", TestHub.listen, body: Fixture.registration()).status == .ok)
+        }
+    }
+
     @Test("a template past the hub's maxTemplates gets 403 quota_exceeded; its known templates and native registrations pass")
     func templates() async throws {
         let hub = TestHub()

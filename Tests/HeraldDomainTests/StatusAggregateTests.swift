@@ -113,4 +113,22 @@ struct StatusAggregateTests {
         #expect(rejected.state == .rejected)
         #expect(!StatusRecord.State.processing.isTerminal)
     }
+
+    @Test("an event stopped in flight ends cancelled once every task reported, with what was delivered before the stop")
+    func stopped() {
+        var aggregate = StatusAggregate(eventId: "e1", taskCount: 3, publishedAt: Self.published, acceptedAt: Self.accepted)
+        #expect(aggregate.apply(Self.progress(0, apns: 3, fcm: 1, finishedAtMs: 400)) == .counted)
+        var cut = Self.progress(1, apns: 1, fcm: 0, finishedAtMs: 500)
+        cut.stopped = true
+        #expect(aggregate.apply(cut) == .counted)
+        #expect(aggregate.record.state == .processing)
+        var skipped = Self.progress(2, apns: 0, fcm: 0, finishedAtMs: 520)
+        skipped.stopped = true
+        #expect(aggregate.apply(skipped) == .counted)
+        #expect(aggregate.isComplete)
+        #expect(aggregate.record.state == .cancelled)
+        #expect(aggregate.record.targets.total == 5)
+        #expect(aggregate.record.reason?.hasPrefix("stopped in flight: 2 of 3 tasks") == true)
+        #expect(aggregate.apply(Self.progress(1, apns: 9, fcm: 9, finishedAtMs: 600)) == .duplicate)
+    }
 }

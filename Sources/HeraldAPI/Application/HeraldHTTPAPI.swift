@@ -47,7 +47,8 @@ public func buildRouter(
     // The default hub's routes at /v1/…, and every hub's at /v1/hubs/{hub}/…: the same
     // handlers, which read the hub from the path (`RequestReading.hub(of:)`).
     // Azure Notification Hubs' REST protocol at /{hub}/…, on the same cores.
-    let quotas = RegistrationQuotas(hubs: services.hubs, counts: services.registrationCounts)
+    let quotas = RegistrationQuotas(
+        hubs: services.hubs, counts: services.registrationCounts, defaultMaxRegistrations: configuration.defaultMaxRegistrations)
     AzureRoutes(
         installations: InstallationRoutes(registry: services.registry, limits: configuration.limits, quotas: quotas),
         notifications: NotificationRoutes(

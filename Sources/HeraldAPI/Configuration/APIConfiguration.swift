@@ -26,6 +26,9 @@ public struct APIConfiguration: Sendable {
     /// Requests per second per caller and per hub in this process (nil: unlimited); past them,
     /// 429 `rate_limited` with `Retry-After`.
     public var rateLimits: RateLimits?
+    /// The `maxRegistrations` of a hub other than the default whose limits set none (nil: no
+    /// limit).
+    public var defaultMaxRegistrations: Int?
     public var limits: APILimits
     /// When set, a user token's `aud` must contain it.
     public var userTokenAudience: String?
@@ -46,9 +49,11 @@ public struct APIConfiguration: Sendable {
         userTokenIssuer: String? = nil,
         scheduleRules: ScheduleRules = .default,
         maxTokenLifetime: Int = 2_678_400,
-        rateLimits: RateLimits? = nil
+        rateLimits: RateLimits? = nil,
+        defaultMaxRegistrations: Int? = nil
     ) {
         self.rateLimits = rateLimits
+        self.defaultMaxRegistrations = defaultMaxRegistrations
         self.maxTokenLifetime = maxTokenLifetime
         self.scheduleRules = scheduleRules
         self.userTokenAudience = userTokenAudience

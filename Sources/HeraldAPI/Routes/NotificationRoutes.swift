@@ -80,16 +80,18 @@ struct NotificationRoutes: Sendable {
     }
 
     /// `DELETE /v1/notifications/{id}`: cancels a scheduled event, or the parts of a
-    /// local-time one not released yet. 200 with the `cancelled` status; 202 when the
-    /// scheduler has not acted within `cancelWait`; 409 when there is nothing left to cancel.
+    /// local-time one not released yet, or stops one being fanned out. 200 with the `cancelled`
+    /// status; 202 when the scheduler or the fan-out has not finished acting on it within
+    /// `cancelWait`; 409 when there is nothing left to cancel.
     @Sendable func cancel(_ request: Request, context: APIRequestContext) async throws -> Response {
         try context.requireCaller().authorize(.publish)
         let (record, status) = try await cancel(eventId: eventId(context), hub: RequestReading.hub(of: context))
         return try Self.statusResponse(record, status: status)
     }
 
-    /// Cancels what is left of a scheduled event: its `cancelled` status (200), or the latest
-    /// one when the scheduler has not acted within `cancelWait` (202); 404, 409 otherwise.
+    /// Cancels what is left of a scheduled event, or stops one being fanned out (`accepted` or
+    /// `processing`): its `cancelled` status (200), or the latest one when that has not come
+    /// within `cancelWait` (202); 404, 409 otherwise.
     func cancel(eventId id: String, hub: HubName) async throws -> (StatusRecord, HTTPResponse.Status) {
         let scheduler = try requireScheduler()
         guard let current = try await storedStatus(id, hub: hub) else {
@@ -99,11 +101,12 @@ struct NotificationRoutes: Sendable {
         case .cancelled:
             return (current, .ok)
         case .scheduled:
-            break
+            try await scheduler.requestCancel(eventId: id, hub: hub)
+        case .accepted, .processing:
+            try await scheduler.requestStop(eventId: id, hub: hub)
         default:
             throw Self.tooLate(current)
         }
-        try await scheduler.requestCancel(eventId: id, hub: hub)
         let deadline = ContinuousClock.now + cancelWait
         var latest = current
         while ContinuousClock.now < deadline {
@@ -112,7 +115,7 @@ struct NotificationRoutes: Sendable {
             latest = record
             switch record.state {
             case .cancelled: return (record, .ok)
-            case .scheduled: continue
+            case .scheduled, .accepted, .processing: continue
             default: throw Self.tooLate(record)
             }
         }
@@ -202,8 +205,10 @@ struct NotificationRoutes: Sendable {
 
     /// 409 for an event with nothing left to cancel, saying what became of it.
     static func tooLate(_ record: StatusRecord) -> APIError {
-        let what = "is \(record.state.rawValue): it was released, or sent at once"
-        return APIError.conflict("not_cancellable", "event \"\(record.eventId)\" \(what); only a scheduled event can be cancelled")
+        APIError.conflict(
+            "not_cancellable",
+            "event \"\(record.eventId)\" is \(record.state.rawValue): there is nothing left to cancel; a scheduled event or one still being fanned out can be cancelled"
+        )
     }
 
     static func statusResponse(_ record: StatusRecord, status: HTTPResponse.Status) throws -> Response {

@@ -15,12 +15,18 @@ import Synchronization
 final class RegistrationQuotas: Sendable {
     let hubs: any HubStore
     let counts: (any RegistrationCounting)?
+    /// The `maxRegistrations` of a hub whose limits set none.
+    let defaultMaxRegistrations: Int?
     let freshness: Duration
     private let cached = Mutex<[HubName: (count: Int, readAt: ContinuousClock.Instant)]>([:])
 
-    init(hubs: any HubStore, counts: (any RegistrationCounting)?, freshness: Duration = .seconds(10)) {
+    init(
+        hubs: any HubStore, counts: (any RegistrationCounting)?, defaultMaxRegistrations: Int? = nil,
+        freshness: Duration = .seconds(10)
+    ) {
         self.hubs = hubs
         self.counts = counts
+        self.defaultMaxRegistrations = defaultMaxRegistrations
         self.freshness = freshness
     }
 
@@ -31,10 +37,15 @@ final class RegistrationQuotas: Sendable {
         hub: HubName, writing written: [Registration], replacing replaced: () async throws -> [Registration]
     ) async throws {
         guard !hub.isDefault else { return }
-        let limits: HubLimits
+        var limits: HubLimits
+        var limitSource = "its maxRegistrations"
         do {
             guard let definition = try await hubs.hub(hub) else { return }
             limits = definition.limits
+            if limits.maxRegistrations == nil, let defaultMaxRegistrations {
+                limits.maxRegistrations = defaultMaxRegistrations
+                limitSource = "the deployment's limit for hubs that set none (HERALD_HUB_MAX_REGISTRATIONS)"
+            }
         } catch {
             throw APIError.unavailable("the hubs cannot be read; retry later")
         }
@@ -65,7 +76,7 @@ final class RegistrationQuotas: Sendable {
             if let maxRegistrations = limits.maxRegistrations, more > 0 {
                 let held = try await count(hub)
                 guard held + more <= maxRegistrations else {
-                    throw Self.exceeded("hub \"\(hub)\" holds \(held) registrations; its maxRegistrations is \(maxRegistrations)")
+                    throw Self.exceeded("hub \"\(hub)\" holds \(held) registrations; \(limitSource) is \(maxRegistrations)")
                 }
                 cached.withLock { $0[hub]?.count += more }
             }

@@ -87,6 +87,9 @@ public protocol NotificationStatusReading: Sendable {
 public protocol NotificationScheduling: Sendable {
     /// Puts a cancel request for `eventId` of `hub` on `herald.scheduled`; the scheduler role acts on it.
     func requestCancel(eventId: String, hub: HubName) async throws
+    /// Marks `eventId` of `hub`, being fanned out, as stopped: its tasks write no more
+    /// deliveries, and its status becomes `cancelled` once they have all reported.
+    func requestStop(eventId: String, hub: HubName) async throws
     /// The schedules with releases still pending, next release first.
     func pendingSchedules() async throws -> [ScheduledEvent]
 }

@@ -36,7 +36,10 @@ public struct APIRunner: Sendable {
             scheduleRules: try settings.scheduleRules(),
             maxTokenLifetime: try settings.int(
                 .maxTokenLifetimeSeconds, in: 60...31_622_400, expected: "seconds from 60 to 31622400 (a year)"),
-            rateLimits: try rateLimits()
+            rateLimits: try rateLimits(),
+            defaultMaxRegistrations: try settings.int(
+                .hubMaxRegistrations, in: 0...10_000_000_000, expected: "registrations from 0 (no limit) to 10000000000"
+            ).nonZero
         )
     }
 
@@ -86,7 +89,7 @@ public struct APIRunner: Sendable {
             publisher: KafkaNotificationPublisher(publisher: publisher, pool: pool, layout: layout),
             statusReader: StatusReader(pool: pool, layout: layout),
             scheduler: KafkaNotificationScheduler(
-                producer: sends, topics: topics,
+                producer: sends, topics: topics, pool: pool, layout: layout, stopTTLSeconds: 604_800,
                 reader: ScheduleReader(pool: pool, layout: layout, partitions: topics.scheduledPartitions)),
             readinessChecks: [service, HubDirectoryReadiness(directory: hubs)],
             hubs: hubs, sendQuota: RedisSendQuota(pool: pool, layout: layout),
@@ -228,7 +231,19 @@ struct IndexRegistrationCounts: RegistrationCounting {
 struct KafkaNotificationScheduler: NotificationScheduling {
     let producer: KafkaProducer
     let topics: HeraldTopics
+    let pool: RedisConnectionPool
+    let layout: SlotLayout
+    /// As long as an event's status is kept (a week, `PipelineConfiguration.statusTTLSeconds`).
+    let stopTTLSeconds: Int
     let reader: ScheduleReader
+
+    func requestStop(eventId: String, hub: HubName) async throws {
+        let key = layout.hub(hub).stopKey(eventId: eventId)
+        let now = String(Int64(Date().timeIntervalSince1970 * 1_000))
+        _ = try await pool.withConnection {
+            try await $0.send(RedisCommand("SET", key, now, "EX", String(stopTTLSeconds)))
+        }
+    }
 
     func requestCancel(eventId: String, hub: HubName) async throws {
         // Keyed as the schedule is (`ScheduledEvent.scheduleKey`), so it lands beside it.
@@ -264,4 +279,9 @@ extension SharedAccessPolicy {
         }
         return policies
     }
+}
+
+extension Int {
+    /// Nil for 0, a setting's "no limit".
+    fileprivate var nonZero: Int? { self == 0 ? nil : self }
 }

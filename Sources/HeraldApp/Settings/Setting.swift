@@ -57,6 +57,7 @@ public struct Setting: Sendable, Hashable {
         case maxTokenLifetimeSeconds = "max-token-lifetime-seconds"
         case callerRequestsPerSecond = "caller-requests-per-second"
         case hubRequestsPerSecond = "hub-requests-per-second"
+        case hubMaxRegistrations = "hub-max-registrations"
         case idSecret = "id-secret"
         case logLevel = "log-level"
         case payloadLimits = "payload-limits"
@@ -230,6 +231,11 @@ public struct Setting: Sendable, Hashable {
                 (
                     "5000",
                     "API requests per second to one hub, all its callers together, in each API process (bursts of twice as many), counted apart for its sends (notifications) and for the rest (registrations, installations), so a flood of registrations never holds back an alert; past it, 429 rate_limited with Retry-After. 0: no limit."
+                )
+            case .hubMaxRegistrations:
+                (
+                    "10000000",
+                    "Live registrations of a hub other than the default one whose limits set no maxRegistrations (Azure Notification Hubs' Standard tier holds 10 million devices); past it, 403 quota_exceeded. 0: no limit."
                 )
             case .idSecret:
                 ("", "Secret that signs issued registration ids (required in production).")

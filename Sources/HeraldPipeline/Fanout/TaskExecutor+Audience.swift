@@ -79,6 +79,8 @@ extension TaskExecutor {
                 end += 1
             }
             gate?.yieldIfBusy()
+            try checkStop(&run, now: ContinuousClock.now)
+            if run.stopped { return }
             let read = hmget(packsKey, packs: packs, filter: nil)
             try redis.withPipelineRepliesBlocking([read.command]) { replies in
                 let reply = replies[0]

@@ -31,10 +31,13 @@ extension TaskExecutor {
         packs reply: RedisReplyReference, first: Int, step: Int, key: String, filter: PackFilter? = nil, run: inout TaskRun,
         producer: KafkaProducer
     ) throws {
+        try checkStop(&run, now: ContinuousClock.now)
+        if run.stopped { return }
         let clock = PageClock()
         var delivered = 0
         var index = first
         let count = reply.count
+        if run.prefetchesTemplates { try prefetchTemplates(packs: reply, first: first, step: step, run: &run) }
         // Unpacked once per reply, not per registration.
         let matcher: TagMatcher?
         let words: [UInt64]?
@@ -63,6 +66,29 @@ extension TaskExecutor {
             index += step
         }
         finishPage(delivered: delivered, clock: clock, run: &run)
+    }
+
+    /// Fetches the templates of the page's registrations that neither this task nor this
+    /// process has, in one pipeline (`TemplateCache.prefetch`); the next pages are looked at
+    /// only while a page brings new ones.
+    func prefetchTemplates(packs reply: RedisReplyReference, first: Int, step: Int, run: inout TaskRun) throws {
+        var keys: Set<String> = []
+        var index = first
+        while index < reply.count {
+            if let pack = reply[index].bytes {
+                _ = try ViewPack.forEachEntry(in: pack) { _, _, view in
+                    // Live Activity tokens name `$liveActivity` or `$pushToStart` in the key's place.
+                    guard let fields = ViewFields(view), !fields.templateKey.isEmpty,
+                        view[fields.templateKey.lowerBound] != UInt8(ascii: "$")
+                    else { return }
+                    let platform = UnsafeRawBufferPointer(rebasing: view[fields.platform])
+                    let key = UnsafeRawBufferPointer(rebasing: view[fields.templateKey])
+                    if run.existing(platform: platform, templateKey: key) == nil { keys.insert(String(decoding: key, as: UTF8.self)) }
+                }
+            }
+            index += step
+        }
+        run.prefetchesTemplates = try templates.prefetch(Array(keys), connection: redis) > 0
     }
 
     /// One registration: passes over it when `filter` does not select it, skips it with a

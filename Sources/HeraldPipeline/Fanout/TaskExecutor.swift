@@ -93,7 +93,10 @@ final class TaskExecutor: @unchecked Sendable {
         // the transaction is aborted and the task redone once the index is rebuilt.
         layout = configuration.layout.hub(task.event.hub)
         let epoch = try IndexEpoch.require(redis.sendBlocking(IndexEpoch.read(layout)), layout: layout)
-        if Self.selectsEverything(run.plan) {
+        try checkStop(&run, now: ContinuousClock.now, force: true)
+        if run.stopped {
+            // Stopped before this task began: it delivers nothing.
+        } else if Self.selectsEverything(run.plan) {
             let slots = Array(zip(task.slots, try slotSizes(task.slots)))
             try deliverEverything(slots: slots, filter: nil, run: &run, producer: producer)
             run.plans[FanoutPlanKind.broadcast.rawValue] = slots.count { $0.1 > 0 }
@@ -122,8 +125,22 @@ final class TaskExecutor: @unchecked Sendable {
         )
         progress.skippedReasons = run.skipped
         progress.plans = run.plans
+        progress.stopped = run.stopped
         return progress
     }
+
+    /// Asks Redis whether the task's event was stopped (`SlotLayout.stopKey`): when the task
+    /// starts (`force`), then before a page at most every `stopCheckInterval`. A stopped task
+    /// writes no more records; those already written commit with its progress, so the status
+    /// counts exactly what was delivered before the stop.
+    func checkStop(_ run: inout TaskRun, now: ContinuousClock.Instant, force: Bool = false) throws {
+        guard !run.stopped, force || now >= run.nextStopCheck else { return }
+        run.nextStopCheck = now + Self.stopCheckInterval
+        let reply = try redis.sendBlocking(RedisCommand("EXISTS", layout.stopKey(eventId: run.task.eventId), isReadOnly: true))
+        if reply.int == 1 { run.stopped = true }
+    }
+
+    static let stopCheckInterval = Duration.milliseconds(100)
 
     /// Picks the partition every delivery of the next transaction goes to; call once per
     /// transaction, before its first delivery.

@@ -55,6 +55,14 @@ struct TaskRun {
     var failed = 0
     var firstDeliveryAt: Date?
 
+    /// The event was stopped (`TaskExecutor.checkStop`): the task writes no more deliveries.
+    var stopped = false
+    /// When `TaskExecutor.checkStop` next asks Redis.
+    var nextStopCheck = ContinuousClock.now
+    /// Whether the next page's templates are fetched ahead, in one pipeline
+    /// (`TaskExecutor.prefetchTemplates`): on the first page, and while pages bring new ones.
+    var prefetchesTemplates = true
+
     /// The rendered body's bound per platform; a rendition past it is skipped, not emitted.
     let payloadLimits: PayloadLimits
 
@@ -79,23 +87,9 @@ struct TaskRun {
     ) throws -> Int {
         let platformBytes = UnsafeRawBufferPointer(rebasing: view[fields.platform])
         let keyBytes = UnsafeRawBufferPointer(rebasing: view[fields.templateKey])
-        if lastMatch < renditions.count, renditions[lastMatch].matches(platform: platformBytes, templateKey: keyBytes) {
-            return lastMatch
-        }
-        if renditions.count <= Self.scanLimit {
-            for index in renditions.indices where renditions[index].matches(platform: platformBytes, templateKey: keyBytes) {
-                lastMatch = index
-                return index
-            }
-        } else {
-            var index = byHash[Self.hash(platformBytes, keyBytes)] ?? -1
-            while index >= 0 {
-                if renditions[index].matches(platform: platformBytes, templateKey: keyBytes) {
-                    lastMatch = index
-                    return index
-                }
-                index = renditions[index].sameHash
-            }
+        if let index = existing(platform: platformBytes, templateKey: keyBytes) {
+            lastMatch = index
+            return index
         }
         let hash = Self.hash(platformBytes, keyBytes)
         var entry: Entry
@@ -116,6 +110,22 @@ struct TaskRun {
         renditions.append(entry)
         byHash[hash] = lastMatch
         return lastMatch
+    }
+
+    /// The entry of (platform, template key) when this task has one.
+    func existing(platform: UnsafeRawBufferPointer, templateKey: UnsafeRawBufferPointer) -> Int? {
+        if lastMatch < renditions.count, renditions[lastMatch].matches(platform: platform, templateKey: templateKey) {
+            return lastMatch
+        }
+        if renditions.count <= Self.scanLimit {
+            return renditions.indices.first { renditions[$0].matches(platform: platform, templateKey: templateKey) }
+        }
+        var index = byHash[Self.hash(platform, templateKey)] ?? -1
+        while index >= 0 {
+            if renditions[index].matches(platform: platform, templateKey: templateKey) { return index }
+            index = renditions[index].sameHash
+        }
+        return nil
     }
 
     /// FNV-1a over the platform, a separator and the template key.

@@ -60,6 +60,22 @@ final class TemplateCache: Sendable {
         return entry
     }
 
+    /// Fetches and compiles, in one pipeline, those of `keys` that are not cached: a page of
+    /// devices spread over many templates this process has not met costs one round trip
+    /// instead of one per template. Returns how many were fetched.
+    @discardableResult
+    func prefetch(_ keys: [String], connection: RedisConnection) throws -> Int {
+        let missing = lock.withLock { keys.filter { entries[$0] == nil } }
+        guard !missing.isEmpty else { return 0 }
+        let replies = try connection.pipelineBlocking(missing.map { .get(layout.templateKey($0)) })
+        for (key, reply) in zip(missing, replies) {
+            // A missing or failed one is left to `template(key:connection:)`, which says why.
+            guard case .success(let value) = reply, let bytes = value.bytes else { continue }
+            store(Self.compile(bytes, key: key), key: key)
+        }
+        return missing.count
+    }
+
     /// Keeps `entry`, first dropping the least recently used half when the cache is full.
     func store(_ entry: Entry, key: String) {
         lock.withLock {

@@ -14,6 +14,8 @@ struct ProgressSnapshot: Sendable, Hashable {
     var finishedAt: Date?
     /// Slots by fan-out plan (`s:<plan>` fields).
     var plans: [String: Int] = [:]
+    /// Tasks the event's stop cut short or skipped.
+    var stopped = 0
 
     init() {}
 
@@ -29,6 +31,7 @@ struct ProgressSnapshot: Sendable, Hashable {
             case "n:total": targets.total = number
             case "n:skipped": skipped = number
             case "n:failed": failed = number
+            case "n:stopped": stopped = number
             case "firstDeliveryAt": firstDeliveryAt = ISO8601Timestamp.date(milliseconds: Int64(number))
             case "finishedAt": finishedAt = ISO8601Timestamp.date(milliseconds: Int64(number))
             default:
@@ -52,6 +55,7 @@ struct ProgressSnapshot: Sendable, Hashable {
             "n:total", String(progress.delivered.total),
             "n:skipped", String(progress.skipped),
             "n:failed", String(progress.failed),
+            "n:stopped", progress.stopped ? "1" : "0",
         ]
         for (platform, count) in progress.delivered.byPlatform.sorted(by: { $0.key < $1.key }) {
             arguments.append("p:" + platform)
@@ -79,6 +83,10 @@ struct ProgressSnapshot: Sendable, Hashable {
             hub: hub
         )
         if !plans.isEmpty { record.plans = plans }
+        if complete, stopped > 0 {
+            record.state = .cancelled
+            record.reason = StatusRecord.stoppedReason(tasks: stopped, of: taskCount)
+        }
         if complete, let finishedAt {
             record.timings.completedAt = finishedAt
             let start = publishedAt ?? acceptedAt

@@ -613,7 +613,7 @@ private struct UncheckedCommands: @unchecked Sendable {
 /// Hands replies from the masters' reading threads to the caller's thread, one at a time: a
 /// reading thread waits until the caller has handled its reply (the reply is freed when the
 /// reading thread goes on), while the other masters keep preparing theirs.
-private final class ReplyExchange: @unchecked Sendable {
+final class ReplyExchange: @unchecked Sendable {
     private let condition = NSCondition()
     private var waiting: [(index: Int, reply: RedisReplyReference)] = []
     private var inHand = false
@@ -625,7 +625,10 @@ private final class ReplyExchange: @unchecked Sendable {
 
     init(streams: Int) { running = streams }
 
-    /// Reading thread: offers a reply and waits until the caller has handled it.
+    /// Reading thread: offers a reply and waits until the caller has handled it. When the
+    /// exchange is cancelled (the caller's body failed, or another master's stream did), a
+    /// reply the caller has not taken is withdrawn, and one it has taken is waited for: the
+    /// reading thread frees its replies when it returns, and the caller may be reading this one.
     func hand(_ index: Int, _ reply: RedisReplyReference) throws {
         condition.lock()
         defer { condition.unlock() }
@@ -633,8 +636,13 @@ private final class ReplyExchange: @unchecked Sendable {
         waiting.append((index, reply))
         let ticket = handledCount + waiting.count + (inHand ? 1 : 0)
         condition.broadcast()
-        while handledCount < ticket, !cancelled { condition.wait() }
-        if handledCount < ticket { throw CancellationError() }
+        while handledCount < ticket {
+            if cancelled, handledCount + (inHand ? 1 : 0) < ticket {
+                waiting.removeAll { $0.index == index }
+                throw CancellationError()
+            }
+            condition.wait()
+        }
     }
 
     func redirected(_ index: Int) {

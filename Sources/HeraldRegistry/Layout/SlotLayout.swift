@@ -123,6 +123,9 @@ public struct SlotLayout: Sendable, Hashable {
     public var hubsKey: String { "\(prefix):hubs" }
     public func eventClaimKey(eventId: String) -> String { "\(hubPrefix):event:" + eventId }
     public func statusKey(eventId: String) -> String { "\(hubPrefix):status:" + eventId }
+    /// Set when an event is stopped in flight (`DELETE /v1/notifications/{id}`): its tasks
+    /// write no more deliveries.
+    public func stopKey(eventId: String) -> String { "\(hubPrefix):stop:" + eventId }
     /// The set of content keys of the templates the hub has had since its `maxTemplates` was set.
     public var templatesKey: String { "\(hubPrefix):templates" }
     /// The hub's count of sends accepted in `minute` (minutes since 1970), for its `sendsPerMinute`.

@@ -26,23 +26,29 @@ struct TestHub {
     let sendQuota = CountingSendQuota()
     let registrationCounts = FixedRegistrationCounts()
     var statusReader = FixedStatusReader()
+    /// When set, the statuses and the scheduler (`DELETE /v1/notifications/{id}`).
+    var fanout: StoppingFanout?
     let prometheus = PrometheusCollectorRegistry()
     var limits = APILimits.default
     var userTokenAudience: String?
     var userTokenIssuer: String?
     var rateLimits: RateLimits?
+    var defaultMaxRegistrations: Int?
 
     var configuration: APIConfiguration {
         APIConfiguration(
             hubResource: Self.hubResource, policies: Self.policies, userTokenKey: Self.userTokenKey, limits: limits,
-            userTokenAudience: userTokenAudience, userTokenIssuer: userTokenIssuer, rateLimits: rateLimits
+            userTokenAudience: userTokenAudience, userTokenIssuer: userTokenIssuer, rateLimits: rateLimits,
+            defaultMaxRegistrations: defaultMaxRegistrations
         )
     }
 
     func router() async throws -> Router<APIRequestContext> {
         try await buildRouter(
             services: APIServices(
-                registry: registry, publisher: publisher, statusReader: statusReader, hubs: hubs, sendQuota: sendQuota,
+                registry: registry, publisher: publisher, statusReader: fanout.map { $0 as any NotificationStatusReading } ?? statusReader,
+                scheduler: fanout, hubs: hubs,
+                sendQuota: sendQuota,
                 registrationCounts: registrationCounts),
             configuration: configuration,
             prometheus: prometheus,

@@ -13,6 +13,8 @@ public struct StatusAggregate: Sendable, Hashable, Codable {
 
     /// The latest `finishedAt` among counted tasks; becomes `completedAt` when the last one reports.
     private var latestFinish: Date?
+    /// Counted tasks that the event's stop cut short (nil: none).
+    private var stoppedTasks: Int?
 
     /// Starts from the planner's `accepted` record. An event planned with no tasks (an
     /// audience that is empty in every slot) is complete at once.
@@ -28,9 +30,9 @@ public struct StatusAggregate: Sendable, Hashable, Codable {
         self.init(accepted: .accepted(eventId: eventId, taskCount: taskCount, publishedAt: publishedAt, acceptedAt: acceptedAt))
     }
 
-    /// Whether every planned task has reported.
+    /// Whether every planned task has reported (the event completed, or was stopped in flight).
     public var isComplete: Bool {
-        record.state == .completed
+        record.state == .completed || (record.state == .cancelled && finishedTasks.count == record.tasks.planned)
     }
 
     /// Outcome of ``apply(_:)``.
@@ -55,6 +57,7 @@ public struct StatusAggregate: Sendable, Hashable, Codable {
         guard !record.state.isTerminal else { return .ignored }
 
         finishedTasks.insert(progress.taskIndex)
+        if progress.stopped { stoppedTasks = (stoppedTasks ?? 0) + 1 }
         record.tasks.completed = finishedTasks.count
         record.targets.merge(progress.delivered)
         record.skipped += progress.skipped
@@ -75,6 +78,10 @@ public struct StatusAggregate: Sendable, Hashable, Codable {
 
     private mutating func complete(at completedAt: Date) {
         record.state = .completed
+        if let stoppedTasks {
+            record.state = .cancelled
+            record.reason = StatusRecord.stoppedReason(tasks: stoppedTasks, of: record.tasks.planned)
+        }
         record.timings.completedAt = completedAt
         let start = record.timings.publishedAt ?? record.timings.acceptedAt
         record.timings.durationMs = ISO8601Timestamp.milliseconds(completedAt) - ISO8601Timestamp.milliseconds(start)

@@ -244,3 +244,11 @@ extension StatusRecord {
         return next
     }
 }
+
+extension StatusRecord {
+    /// The `reason` of an event stopped while it was fanned out: its counts are what was
+    /// delivered before the stop.
+    public static func stoppedReason(tasks: Int, of planned: Int) -> String {
+        "stopped in flight: \(tasks) of \(planned) tasks were cut short or skipped; the counts are what was delivered before the stop"
+    }
+}

@@ -17,6 +17,9 @@ public struct TaskProgress: Sendable, Hashable {
     public var skippedReasons: [String: Int] = [:]
     /// Slots by the fan-out plan that resolved them (`FanoutPlanKind`: `broadcast`, `bits`, `scan`, `sets`).
     public var plans: [String: Int] = [:]
+    /// The event was stopped while this task ran (`DELETE /v1/notifications/{id}`): it wrote
+    /// what `delivered` counts and no more.
+    public var stopped = false
 
     public init(
         eventId: String, taskIndex: Int, taskCount: Int, delivered: DeliveryCounts = DeliveryCounts(),
@@ -37,6 +40,7 @@ public struct TaskProgress: Sendable, Hashable {
 extension TaskProgress: Codable {
     enum CodingKeys: String, CodingKey {
         case eventId, taskIndex, taskCount, delivered, skipped, failed, startedAt, finishedAt, firstDeliveryAt, skippedReasons, plans
+        case stopped
     }
 
     public init(from decoder: any Decoder) throws {
@@ -52,6 +56,7 @@ extension TaskProgress: Codable {
         firstDeliveryAt = try container.decodeTimestampIfPresent(forKey: .firstDeliveryAt)
         skippedReasons = try container.decodeIfPresent([String: Int].self, forKey: .skippedReasons) ?? [:]
         plans = try container.decodeIfPresent([String: Int].self, forKey: .plans) ?? [:]
+        stopped = try container.decodeIfPresent(Bool.self, forKey: .stopped) ?? false
     }
 
     public func encode(to encoder: any Encoder) throws {
@@ -67,5 +72,6 @@ extension TaskProgress: Codable {
         try container.encodeTimestamp(firstDeliveryAt, forKey: .firstDeliveryAt)
         if !skippedReasons.isEmpty { try container.encode(skippedReasons, forKey: .skippedReasons) }
         if !plans.isEmpty { try container.encode(plans, forKey: .plans) }
+        if stopped { try container.encode(true, forKey: .stopped) }
     }
 }
