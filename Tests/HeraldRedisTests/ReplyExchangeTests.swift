@@ -24,32 +24,45 @@ struct ReplyExchangeTests {
         let reply: RedisReplyReference
     }
 
+    /// A reading thread handing `reply`: `started` is signalled just before it hands, `returned`
+    /// once `hand` has returned ("returned") or thrown ("threw"), as `outcome` then says.
+    final class ReadingThread: Sendable {
+        let started = DispatchSemaphore(value: 0)
+        let returned = DispatchSemaphore(value: 0)
+        let outcome = Mutex<String?>(nil)
+
+        init(handing reply: Reply, to exchange: ReplyExchange) {
+            let handed = reply.reference
+            DispatchQueue.global().async { [self] in
+                started.signal()
+                do {
+                    try exchange.hand(0, handed.reply)
+                    outcome.withLock { $0 = "returned" }
+                } catch {
+                    outcome.withLock { $0 = "threw" }
+                }
+                returned.signal()
+            }
+        }
+
+        var result: String? { outcome.withLock { $0 } }
+    }
+
     @Test("another stream failing while the caller reads a reply: that reply's thread waits until it is handled")
     func failureElsewhereWaitsForTheReplyInHand() throws {
         let exchange = ReplyExchange(streams: 2)
         let reply = Reply()
-        let returned = DispatchSemaphore(value: 0)
-        let outcome = Mutex<String?>(nil)
-        let reference = reply.reference
-        DispatchQueue.global().async {
-            do {
-                try exchange.hand(0, reference.reply)
-                outcome.withLock { $0 = "returned" }
-            } catch {
-                outcome.withLock { $0 = "threw" }
-            }
-            returned.signal()
-        }
+        let thread = ReadingThread(handing: reply, to: exchange)
         let taken = try #require(exchange.next())
         #expect(taken.0 == 0)
         exchange.finished(RedisError(code: .connection, message: "the other master went away"))
         // With the reply in the caller's hands, its thread must still be waiting.
-        let early = returned.wait(timeout: .now() + .milliseconds(200)) == .success
+        let early = thread.returned.wait(timeout: .now() + .milliseconds(200)) == .success
         #expect(!early, "the reading thread went on (and would free the reply) while the caller held it")
-        #expect(outcome.withLock { $0 } == nil)
+        #expect(thread.result == nil)
         exchange.handled()
-        if !early { returned.wait() }
-        #expect(outcome.withLock { $0 } == "returned")
+        if !early { thread.returned.wait() }
+        #expect(thread.result == "returned")
         #expect(exchange.next().map { _ in true } == nil)
         #expect(exchange.failure != nil)
     }
@@ -58,25 +71,12 @@ struct ReplyExchangeTests {
     func untakenReplyIsWithdrawn() throws {
         let exchange = ReplyExchange(streams: 2)
         let reply = Reply()
-        let returned = DispatchSemaphore(value: 0)
-        let outcome = Mutex<String?>(nil)
-        let reference = reply.reference
-        let offered = DispatchSemaphore(value: 0)
-        DispatchQueue.global().async {
-            do {
-                offered.signal()
-                try exchange.hand(0, reference.reply)
-                outcome.withLock { $0 = "returned" }
-            } catch {
-                outcome.withLock { $0 = "threw" }
-            }
-            returned.signal()
-        }
-        offered.wait()
+        let thread = ReadingThread(handing: reply, to: exchange)
+        thread.started.wait()
         exchange.finished(RedisError(code: .connection, message: "the other master went away"))
-        returned.wait()
+        thread.returned.wait()
         // Either it was offered before the failure and withdrawn, or refused: never handed.
-        #expect(outcome.withLock { $0 } == "threw")
+        #expect(thread.result == "threw")
         #expect(exchange.next().map { _ in true } == nil)
     }
 }
