@@ -87,7 +87,8 @@ public struct PipelineConfiguration: Sendable {
     /// Planner de-duplication claim lifetime (`herald:event:<id>`), 7 days.
     public var eventClaimTTLSeconds: Int = 604_800
     /// Status (`herald:status:<id>`) and progress lifetime in Redis, 7 days.
-    public var statusTTLSeconds: Int = 604_800
+    public var statusTTLSeconds: Int = PipelineConfiguration.defaultStatusTTLSeconds
+    public static let defaultStatusTTLSeconds = 604_800
 
     /// Fan-out: bulk lanes per worker process (each a consumer of `topics.tasks` with its own
     /// Redis connection and transactional producer).

@@ -89,7 +89,7 @@ public struct APIRunner: Sendable {
             publisher: KafkaNotificationPublisher(publisher: publisher, pool: pool, layout: layout),
             statusReader: StatusReader(pool: pool, layout: layout),
             scheduler: KafkaNotificationScheduler(
-                producer: sends, topics: topics, pool: pool, layout: layout, stopTTLSeconds: 604_800,
+                producer: sends, topics: topics, pool: pool, layout: layout, stopTTLSeconds: PipelineConfiguration.defaultStatusTTLSeconds,
                 reader: ScheduleReader(pool: pool, layout: layout, partitions: topics.scheduledPartitions)),
             readinessChecks: [service, HubDirectoryReadiness(directory: hubs)],
             hubs: hubs, sendQuota: RedisSendQuota(pool: pool, layout: layout),
@@ -233,7 +233,7 @@ struct KafkaNotificationScheduler: NotificationScheduling {
     let topics: HeraldTopics
     let pool: RedisConnectionPool
     let layout: SlotLayout
-    /// As long as an event's status is kept (a week, `PipelineConfiguration.statusTTLSeconds`).
+    /// As long as an event's status is kept.
     let stopTTLSeconds: Int
     let reader: ScheduleReader
 

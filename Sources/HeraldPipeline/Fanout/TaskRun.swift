@@ -22,6 +22,18 @@ struct TaskRun {
         /// The previous entry with the same `TaskRun.hash` (-1: none).
         var sameHash = -1
 
+        /// The entry of (platform, template key) in the chain of one hash starting at `head`.
+        static func chain(
+            in entries: [Entry], from head: Int?, platform: UnsafeRawBufferPointer, templateKey: UnsafeRawBufferPointer
+        ) -> Int? {
+            var index = head ?? -1
+            while index >= 0 {
+                if entries[index].matches(platform: platform, templateKey: templateKey) { return index }
+                index = entries[index].sameHash
+            }
+            return nil
+        }
+
         func matches(platform: UnsafeRawBufferPointer, templateKey: UnsafeRawBufferPointer) -> Bool {
             Self.equal(self.templateKey, templateKey) && Self.equal(self.platform, platform)
         }
@@ -120,12 +132,7 @@ struct TaskRun {
         if renditions.count <= Self.scanLimit {
             return renditions.indices.first { renditions[$0].matches(platform: platform, templateKey: templateKey) }
         }
-        var index = byHash[Self.hash(platform, templateKey)] ?? -1
-        while index >= 0 {
-            if renditions[index].matches(platform: platform, templateKey: templateKey) { return index }
-            index = renditions[index].sameHash
-        }
-        return nil
+        return Entry.chain(in: renditions, from: byHash[Self.hash(platform, templateKey)], platform: platform, templateKey: templateKey)
     }
 
     /// FNV-1a over the platform, a separator and the template key.
@@ -221,12 +228,7 @@ struct EventRenditions {
         event: String, hash: UInt64, platform: UnsafeRawBufferPointer, templateKey: UnsafeRawBufferPointer, now: Date
     ) -> TaskRun.Entry? {
         guard event == self.event, now.timeIntervalSince(madeAt) < Self.lifetime else { return nil }
-        var index = byHash[hash] ?? -1
-        while index >= 0 {
-            if entries[index].matches(platform: platform, templateKey: templateKey) { return entries[index] }
-            index = entries[index].sameHash
-        }
-        return nil
+        return TaskRun.Entry.chain(in: entries, from: byHash[hash], platform: platform, templateKey: templateKey).map { entries[$0] }
     }
 
     mutating func store(_ entry: TaskRun.Entry, event: String, hash: UInt64, now: Date) {
