@@ -11,7 +11,7 @@ public struct HeavyTestTrait: TestTrait, SuiteTrait, TestScoping {
     public func provideScope(
         for test: Test, testCase: Test.Case?, performing function: @Sendable () async throws -> Void
     ) async throws {
-        try await HeavyTestSlots.shared.withSlot(function)
+        try await HeavyTestSlots.shared.withSlot(named: "\(test.id)", function)
     }
 }
 
@@ -30,15 +30,31 @@ public actor HeavyTestSlots {
 
     public init(limit: Int) { self.limit = max(1, limit) }
 
-    public func withSlot(_ body: @Sendable () async throws -> Void) async throws {
+    /// Runs `body` in a slot. With `HERALD_TEST_HEAVY_TIMES` set to a file, each slot's time
+    /// (seconds, then the test's name) is appended to it: `sort -rn` shows what the pass waits on.
+    public func withSlot(named name: String = "", _ body: @Sendable () async throws -> Void) async throws {
         await acquire()
-        do {
-            try await body()
-        } catch {
+        let start = ContinuousClock.now
+        defer {
             release()
-            throw error
+            record(name, start.duration(to: .now))
         }
-        release()
+        try await body()
+    }
+
+    private func record(_ name: String, _ held: Duration) {
+        guard let path = ProcessInfo.processInfo.environment["HERALD_TEST_HEAVY_TIMES"], !path.isEmpty,
+            let file = FileHandle(forWritingAtPath: path) ?? Self.create(path)
+        else { return }
+        defer { try? file.close() }
+        let seconds = Double(held.components.seconds) + Double(held.components.attoseconds) / 1e18
+        _ = try? file.seekToEnd()
+        try? file.write(contentsOf: Data((String(format: "%.1f", seconds) + "\t\(name)\n").utf8))
+    }
+
+    private static func create(_ path: String) -> FileHandle? {
+        FileManager.default.createFile(atPath: path, contents: nil)
+        return FileHandle(forWritingAtPath: path)
     }
 
     private func acquire() async {
