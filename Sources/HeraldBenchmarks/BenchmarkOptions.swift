@@ -60,6 +60,8 @@ public struct BenchmarkOptions: Sendable {
     public var runBroadcast: Bool = true
     public var runLatency: Bool = true
     public var runMemory: Bool = true
+    /// Stop a broadcast of the main population in flight, and time it.
+    public var runStop: Bool = true
     /// Produce the population to a registrations topic and time `herald reindex` of it.
     public var runReindex: Bool = false
 

@@ -13,6 +13,7 @@ struct Herald: AsyncParsableCommand {
             WorkerCommand.self,
             APICommand.self,
             PublishCommand.self,
+            CancelCommand.self,
             TailCommand.self,
             StatsCommand.self,
             ReindexCommand.self,

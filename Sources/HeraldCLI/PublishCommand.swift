@@ -17,6 +17,10 @@ struct PublishCommand: AsyncParsableCommand {
             or give a whole event: herald publish --file event.json (JSON as in docs/topics.md).
             Schedule it with --at 2026-11-25T07:30:00Z (one instant) or --at-local 2026-11-25T07:30:00
             (that hour in each device's own time zone).
+            Test it first on your own devices: --test-recipient <registration or installation id> or
+            --test-recipient '$UserId:<id>' (repeatable, at most 100) sends the event, rendered as the
+            real send would be, to those devices only, under a test id of its own (printed); the event's
+            id stays free for the real send.
             """
     )
 
@@ -34,12 +38,17 @@ struct PublishCommand: AsyncParsableCommand {
     @Option(help: "Send at this instant (RFC 3339, e.g. 2026-11-25T07:30:00Z): sendAt.") var at: String?
     @Option(help: "Send at this wall-clock time in each device's time zone (e.g. 2026-11-25T07:30:00): sendAtLocal.")
     var atLocal: String?
+    @Option(
+        name: .customLong("test-recipient"),
+        help: "Send a test to this registration id, installation id or $UserId:<id> only; repeatable.")
+    var testRecipients: [String] = []
     @Flag(help: "Wait until the event's status is final and print it.") var wait = false
 
     func validate() throws {
         if file != nil,
             tags != nil || !properties.isEmpty || !natives.isEmpty || !templates.isEmpty
                 || expiresAt != nil || priority != nil || collapseId != nil || id != nil || at != nil || atLocal != nil
+                || !testRecipients.isEmpty
         {
             throw ValidationError("--file gives the whole event; do not combine it with other event flags")
         }
@@ -72,7 +81,12 @@ struct PublishCommand: AsyncParsableCommand {
         )
         let receipt = try await publisher.publish(event)
         print("published \(receipt.eventId) to \(try settings.topics.events)[\(receipt.partition)] at offset \(receipt.offset)")
-        if wait { try await waitForStatus(eventId: receipt.eventId, settings: settings, localTime: atLocal != nil) }
+        var statusId = receipt.eventId
+        if event.testRecipients != nil {
+            statusId = TestSend.eventId(of: receipt.eventId, partition: receipt.partition, offset: receipt.offset)
+            print("test send \(statusId): \(receipt.eventId) stays free for the real send")
+        }
+        if wait { try await waitForStatus(eventId: statusId, settings: settings, localTime: atLocal != nil) }
     }
 
     private func eventBody() throws -> Data {
@@ -102,6 +116,7 @@ struct PublishCommand: AsyncParsableCommand {
         if let collapseId { object["collapseId"] = collapseId }
         if let at { object["sendAt"] = at }
         if let atLocal { object["sendAtLocal"] = atLocal }
+        if !testRecipients.isEmpty { object["testRecipients"] = testRecipients }
         return try JSONSerialization.data(withJSONObject: object, options: [.sortedKeys])
     }
 

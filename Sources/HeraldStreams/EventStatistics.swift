@@ -25,7 +25,7 @@ public struct EventStatistics: Sendable {
         /// Publish-to-render latency of those records, in milliseconds.
         public var latencyMs: Percentiles?
         /// Final push receipts read back from the receipts topic, by platform and outcome
-        /// (`sent`, `rejected`, `unregistered`, `expired`, `failed`); empty when not read.
+        /// (`sent`, `rejected`, `unregistered`, `expired`, `failed`, `cancelled`); empty when not read.
         public var pushed: [String: [String: Int]]
         /// Publish-to-pushed latency of the `sent` receipts (from the event's publish to the
         /// sender's decision), in milliseconds.

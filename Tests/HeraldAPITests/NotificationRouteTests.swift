@@ -54,6 +54,33 @@ struct NotificationRouteTests {
         #expect(hub.publisher.last?.event.native[.apns]?.contains("INVITE_CATEGORY") == true)
     }
 
+    @Test("a test send answers with its own id, marked test, never conflicts with the event's id, and its status is readable")
+    func testSend() async throws {
+        var hub = TestHub()
+        let fanout = StoppingFanout()
+        hub.fanout = fanout
+        hub.publisher.conflicting.withLock { _ = $0.insert("bn-5") }
+        try await hub.run { client async throws in
+            let response = try await client.call(
+                .post, "/v1/notifications", TestHub.send,
+                body: #"{"id":"bn-5","properties":{"News_English":"x"},"testRecipients":["reg-1","$UserId:alice"]}"#)
+            #expect(response.status == .accepted, "\(response.text)")
+            let id = try #require(try response.json()["id"]?.stringValue)
+            #expect(id == "bn-5~test-0-0")
+            #expect(try response.json()["test"]?.boolValue == true)
+            #expect(try response.json()["eventId"]?.stringValue == "bn-5")
+            #expect(response.headers[.location] == "/v1/notifications/bn-5~test-0-0")
+            fanout.set(StatusRecord.accepted(eventId: id, taskCount: 1, publishedAt: nil, acceptedAt: Date()))
+            let status = try await client.call(.get, "/v1/notifications/\(id)", TestHub.send)
+            #expect(status.status == .ok, "\(status.text)")
+            #expect(try status.json()["test"]?.boolValue == true)
+            let bad = try await client.call(
+                .post, "/v1/notifications", TestHub.send, body: #"{"properties":{"a":"b"},"testRecipients":["has space"]}"#)
+            #expect(bad.status == .badRequest && bad.errorField == "testRecipients[0]", "\(bad.text)")
+        }
+        #expect(hub.publisher.last?.event.testRecipients == [.device("reg-1"), .user("alice")])
+    }
+
     @Test("a reused id with other content is a 409 that points at the existing event")
     func reusedIdConflicts() async throws {
         let hub = TestHub()
@@ -95,7 +122,9 @@ struct NotificationRouteTests {
         }
     }
 
-    @Test("DELETE stops an event being fanned out: 200 with its cancelled status; a completed one is a 409")
+    @Test(
+        "DELETE stops an event being fanned out: 200 with its cancelled status; a completed one with unsent deliveries is stopped (202), one fully sent is a 409"
+    )
     func stopInFlight() async throws {
         var hub = TestHub()
         let fanout = StoppingFanout()
@@ -108,7 +137,13 @@ struct NotificationRouteTests {
         var done = processing
         done.eventId = "bn-10"
         done.state = .completed
+        done.targets = DeliveryCounts(total: 5, byPlatform: ["apns": 5], byTemplate: ["news": 5])
+        done.push = ["apns": ["sent": 4, "unregistered": 1]]
         fanout.set(done)
+        var sending = done
+        sending.eventId = "bn-11"
+        sending.push = ["apns": ["sent": 2]]
+        fanout.set(sending)
         try await hub.run { client async throws in
             #expect(try await client.call(.delete, "/v1/notifications/bn-9", TestHub.listen).status == .forbidden)
             let stopped = try await client.call(.delete, "/v1/notifications/bn-9", TestHub.send)
@@ -119,7 +154,10 @@ struct NotificationRouteTests {
             #expect(late.status == .conflict)
             #expect(late.errorCode == "not_cancellable")
             #expect(late.text.contains("is completed: there is nothing left to cancel"), "\(late.text)")
+            let unsent = try await client.call(.delete, "/v1/notifications/bn-11", TestHub.send)
+            #expect(unsent.status == .accepted, "\(unsent.text)")
+            #expect(try unsent.json()["state"]?.stringValue == "completed")
         }
-        #expect(fanout.stops == ["bn-9"])
+        #expect(fanout.stops == ["bn-9", "bn-11"])
     }
 }

@@ -80,8 +80,9 @@ struct DemoStoryTests {
         let totals = try #require(pushed.last { $0.contains(" receipts for ") }, "\(pushed.joined(separator: "\n"))")
         let numbers = totals.split(separator: " ").compactMap { Int($0) }
         #expect(numbers.count == 2 && numbers[0] == numbers[1] && numbers[0] == receiptLines.count, "\(totals)")
-        // Every event completed: the ten published at once, the scheduled one and the sports hub's.
-        #expect(text.components(separatedBy: " completed: ").count - 1 == 12)
+        // Every event completed: the ten published at once, the scheduled one, the sports hub's
+        // and the one sent after its test.
+        #expect(text.components(separatedBy: " completed: ").count - 1 == 13)
         // The scheduled story: accepted as scheduled, then released at its time and delivered
         // to the World devices.
         #expect(text.contains("-> 202 scheduled"), "\(text.suffix(600))")
@@ -95,5 +96,11 @@ struct DemoStoryTests {
         for name in ["Sam's iPhone", "Sue's iPhone"] {
             #expect(sports.contains(#"\#(name) (hub sports): {"aps":{"alert":"Goal! 1-0 in the 89th minute"}}"#), "\(sports)")
         }
+        // The test send: the newsroom's test iPhone and Alice's device only, under a test id; the
+        // real send then takes the event's id.
+        let tested = text.split(separator: "\n").drop(while: { !$0.hasPrefix("8. ") }).joined(separator: "\n")
+        #expect(tested.contains("~test-") && tested.contains("completed, test: 2 deliveries"), "\(tested)")
+        #expect(tested.contains("to Alice's iPhone (registered by the app backend) and Newsroom test iPhone (native payload)"), "\(tested)")
+        #expect(tested.contains("deliveries: the test did not take the id"), "\(tested)")
     }
 }

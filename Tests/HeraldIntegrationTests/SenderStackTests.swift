@@ -279,6 +279,49 @@ final class SenderStackTests {
         #expect(push.apns.requestCount == 0)
     }
 
+    /// The status JSON of `eventId` once `done` holds; fails only when it stops changing for 120 s.
+    func status(of eventId: String, until done: @escaping @Sendable (String) -> Bool) async throws -> String {
+        try await waitWhileProgressing("status of \(eventId)", stallLimit: .seconds(120), interval: .milliseconds(100)) {
+            () async throws -> ProgressCheck<String, String> in
+            let text = try await api.send("GET", "/v1/notifications/\(eventId)").text
+            return done(text) ? .done(text) : .waiting(text)
+        }
+    }
+
+    @Test(
+        "deliveries of an event stopped after its fan-out (DELETE, herald cancel) are never sent: their receipts say cancelled; another event's are sent"
+    )
+    func stoppedBeforeSending() async throws {
+        try await startStack(roles: "planner,fanout,indexer")
+        for n in 0..<3 { _ = try await registerAPNs(20 + n) }
+        for id in ["push-stop", "push-cli", "push-go"] { try await publish(#"{"id":"\#(id)","properties":{"News_English":"\#(id)"}}"#) }
+        for id in ["push-stop", "push-cli", "push-go"] { _ = try await status(of: id) { $0.contains(#""state":"completed""#) } }
+        let stop = try await api.send("DELETE", "/v1/notifications/push-stop")
+        #expect(stop.status == 202, "\(stop.text)")
+        let cli = try HeraldBinary.run(["cancel", "push-cli"], environment: environment(roles: "planner", instance: prefix + "-cli"))
+        #expect(cli.status == 0, "\(cli.stdout)\n\(cli.stderr)")
+        #expect(cli.stdout.contains(#""state":"completed""#) && cli.stderr.contains("get the receipt cancelled"), "\(cli.stderr)")
+        let unknown = try HeraldBinary.run(["cancel", "push-none"], environment: environment(roles: "planner", instance: prefix + "-cli"))
+        #expect(unknown.status != 0 && unknown.stderr.contains("does not exist"), "\(unknown.stderr)")
+
+        let sender = try startSender()
+        defer { sender.signal(SIGTERM) }
+        for id in ["push-stop", "push-cli"] {
+            let stopped = try await receipts(of: id, count: 3) { sender.stderr() }
+            #expect(stopped.count == 3)
+            for receipt in stopped.values.flatMap({ $0 }) {
+                #expect(receipt.outcome == .cancelled && receipt.attempts == 0 && receipt.reason?.hasPrefix("cancelled") == true)
+            }
+        }
+        let sent = try await receipts(of: "push-go", count: 3) { sender.stderr() }
+        #expect(sent.values.flatMap { $0 }.allSatisfy { $0.outcome == .sent })
+        #expect(push.apns.requestCount == 3)
+        let counted = try await status(of: "push-stop") { $0.contains(#""cancelled":3"#) }
+        #expect(counted.contains(#""state":"completed""#), "\(counted)")
+        let again = try await api.send("DELETE", "/v1/notifications/push-stop")
+        #expect(again.status == 409, "every delivery has its receipt: \(again.text)")
+    }
+
     @Test("a sender SIGKILLed mid-run and restarted sends nothing twice that it had recorded; every delivery ends with one receipt")
     func killedMidRun() async throws {
         let count = 2_000

@@ -179,8 +179,12 @@ final class PipelineHarness: @unchecked Sendable {
     // MARK: Events
 
     func publish(_ event: NotificationEvent) async throws -> String {
-        let publisher = EventPublisher(producer: try producer(), topics: configuration.topics)
-        return try await publisher.publish(event).eventId
+        try await publishReceipt(event).eventId
+    }
+
+    /// Publishes `event`; where its record went.
+    func publishReceipt(_ event: NotificationEvent) async throws -> EventPublisher.Receipt {
+        try await EventPublisher(producer: try producer(), topics: configuration.topics).publish(event)
     }
 
     /// Produces raw bytes to the events topic (or `topic`), as a newsroom system might.

@@ -90,7 +90,7 @@ enum AzureXML {
         case .sent: "Success"
         case .unregistered: "ExpiredChannel"
         case .rejected: "InvalidNotificationFormat"
-        case .expired: "Dropped"
+        case .expired, .cancelled: "Dropped"
         case .failed: "PnsInterfaceError"
         case nil: "Unknown"
         }

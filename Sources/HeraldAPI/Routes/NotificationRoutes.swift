@@ -38,6 +38,11 @@ struct NotificationRoutes: Sendable {
         let (id, decision) = try await accept(&event, hub: hub)
         let location = try RequestReading.hubPath(of: context) + "/notifications/\(id)"
         var members = [JSONMember(key: "id", value: .string(id)), JSONMember(key: "location", value: .string(location))]
+        if let tested = TestSend.testedEventId(of: id) {
+            // A test send: its own id; the event's id stays free for the real send.
+            members.append(JSONMember(key: "test", value: .bool(true)))
+            members.append(JSONMember(key: "eventId", value: .string(tested)))
+        }
         if case .schedule(let releases) = decision {
             members.append(JSONMember(key: "state", value: .string(StatusRecord.State.scheduled.rawValue)))
             members.append(JSONMember(key: "releases", value: .number(String(releases.count))))
@@ -89,37 +94,12 @@ struct NotificationRoutes: Sendable {
         return try Self.statusResponse(record, status: status)
     }
 
-    /// Cancels what is left of a scheduled event, or stops one being fanned out (`accepted` or
-    /// `processing`): its `cancelled` status (200), or the latest one when that has not come
-    /// within `cancelWait` (202); 404, 409 otherwise.
+    /// Cancels or stops the event (`EventCancellation`): 200 with its `cancelled` status, 202
+    /// with its latest one while the scheduler, the fan-out or the sender is still acting on it.
     func cancel(eventId id: String, hub: HubName) async throws -> (StatusRecord, HTTPResponse.Status) {
-        let scheduler = try requireScheduler()
-        guard let current = try await storedStatus(id, hub: hub) else {
-            throw APIError.notFound("a status for event \"\(id)\" (it may not have been planned yet)")
-        }
-        switch current.state {
-        case .cancelled:
-            return (current, .ok)
-        case .scheduled:
-            try await scheduler.requestCancel(eventId: id, hub: hub)
-        case .accepted, .processing:
-            try await scheduler.requestStop(eventId: id, hub: hub)
-        default:
-            throw Self.tooLate(current)
-        }
-        let deadline = ContinuousClock.now + cancelWait
-        var latest = current
-        while ContinuousClock.now < deadline {
-            try await Task.sleep(for: .milliseconds(50))
-            guard let record = try await storedStatus(id, hub: hub) else { continue }
-            latest = record
-            switch record.state {
-            case .cancelled: return (record, .ok)
-            case .scheduled, .accepted, .processing: continue
-            default: throw Self.tooLate(record)
-            }
-        }
-        return (latest, .accepted)
+        let cancellation = EventCancellation(statusReader: statusReader, scheduler: try requireScheduler(), wait: cancelWait)
+        let (record, outcome) = try await cancellation.cancel(eventId: id, hub: hub)
+        return (record, outcome == .cancelled ? .ok : .accepted)
     }
 
     /// `GET /v1/notifications?state=scheduled` (Manage): the schedules with releases pending.
@@ -159,7 +139,10 @@ struct NotificationRoutes: Sendable {
 
     private func eventId(_ context: APIRequestContext) throws -> String {
         let id = try RequestReading.parameter("id", of: context)
-        if let problem = IdentifierRules.eventIdProblem(id) { throw APIError.invalidParameter("id", problem) }
+        // A test send's status is read under its own id (`<id>~test-<partition>-<offset>`).
+        if let problem = IdentifierRules.eventIdProblem(id), TestSend.testedEventId(of: id) == nil {
+            throw APIError.invalidParameter("id", problem)
+        }
         return id
     }
 
@@ -192,23 +175,7 @@ struct NotificationRoutes: Sendable {
     }
 
     func storedStatus(_ id: String, hub: HubName = .default) async throws -> StatusRecord? {
-        do {
-            return try await statusReader.status(eventId: id, hub: hub)
-        } catch {
-            // The status store (Redis) is down or unreadable: a 503 the client may retry.
-            throw APIError(
-                status: .serviceUnavailable, code: "unavailable",
-                message: "the status store does not answer; retry later", headers: [.retryAfter: "1"]
-            )
-        }
-    }
-
-    /// 409 for an event with nothing left to cancel, saying what became of it.
-    static func tooLate(_ record: StatusRecord) -> APIError {
-        APIError.conflict(
-            "not_cancellable",
-            "event \"\(record.eventId)\" is \(record.state.rawValue): there is nothing left to cancel; a scheduled event or one still being fanned out can be cancelled"
-        )
+        try await statusReader.storedStatus(id, hub: hub)
     }
 
     static func statusResponse(_ record: StatusRecord, status: HTTPResponse.Status) throws -> Response {

@@ -62,8 +62,9 @@ public protocol RegistrationStore: ReadinessChecking {
 /// Puts a validated event on `herald.events`.
 public protocol NotificationPublishing: Sendable {
     /// Publishes `event`, whose JSON encoding is `body`, and returns the event id once the
-    /// log has it. Throws ``EventIdConflict`` when the id was already used by an event with
-    /// other content (an identical retry is accepted again).
+    /// log has it: for a test send (`testRecipients`), the test send's own id (``TestSend``).
+    /// Throws ``EventIdConflict`` when the id was already used by an event with other content
+    /// (an identical retry is accepted again); a test send never conflicts.
     func publish(_ event: NotificationEvent, body: [UInt8]) async throws -> String
 }
 

@@ -185,7 +185,7 @@ struct KafkaNotificationPublisher: NotificationPublishing {
     var deadline: Duration = .seconds(5)
 
     func publish(_ event: NotificationEvent, body: [UInt8]) async throws -> String {
-        if let id = event.id {
+        if let id = event.id, event.testRecipients == nil {
             let key = layout.hub(event.hub).eventClaimKey(eventId: id)
             let stored = try await pool.withConnection { try await $0.send(.get(key)) }.string
             if let claim = stored.flatMap(EventClaim.init) {
@@ -197,7 +197,9 @@ struct KafkaNotificationPublisher: NotificationPublishing {
         let publisher = publisher
         let outcome = await answer(within: deadline) { () -> Result<String, any Error>? in
             do {
-                return .success(try await publisher.publish(event).eventId)
+                let receipt = try await publisher.publish(event)
+                guard event.testRecipients != nil else { return .success(receipt.eventId) }
+                return .success(TestSend.eventId(of: receipt.eventId, partition: receipt.partition, offset: receipt.offset))
             } catch {
                 return .failure(error)
             }
@@ -284,4 +286,49 @@ extension SharedAccessPolicy {
 extension Int {
     /// Nil for 0, a setting's "no limit".
     fileprivate var nonZero: Int? { self == 0 ? nil : self }
+}
+
+/// `herald cancel`: cancels or stops an event as `DELETE /v1/notifications/{id}` does
+/// (`EventCancellation`), with a producer and a Redis connection of its own.
+public struct EventCanceller: Sendable {
+    let pool: RedisConnectionPool
+    let producer: KafkaProducer
+    let cancellation: EventCancellation
+
+    public init(settings: HeraldSettings, wait: Duration) throws {
+        let pool = RedisConnectionPool(configuration: try settings.redisConfiguration(), size: 1)
+        let producer = try KafkaProducer(
+            configuration: settings.reliableProducerConfiguration(clientId: "herald-cancel"), logger: Logger(label: "herald.cancel"))
+        let topics = try settings.topics
+        let layout = try settings.layout()
+        let scheduler = KafkaNotificationScheduler(
+            producer: producer, topics: topics, pool: pool, layout: layout, stopTTLSeconds: PipelineConfiguration.defaultStatusTTLSeconds,
+            reader: ScheduleReader(pool: pool, layout: layout, partitions: topics.scheduledPartitions))
+        self.pool = pool
+        self.producer = producer
+        cancellation = EventCancellation(statusReader: StatusReader(pool: pool, layout: layout), scheduler: scheduler, wait: wait)
+    }
+
+    /// The status and what became of the request; a refusal throws its words.
+    public func cancel(eventId: String, hub: HubName) async throws -> (StatusRecord, EventCancellation.Outcome) {
+        do {
+            return try await cancellation.cancel(eventId: eventId, hub: hub)
+        } catch let error as APIError {
+            throw EventCancellationRefused(message: error.message)
+        }
+    }
+
+    public func shutdown() async {
+        await producer.shutdown()
+        pool.shutdown()
+    }
+}
+
+/// What became of a cancel request (`EventCancellation.Outcome`).
+public typealias CancellationOutcome = EventCancellation.Outcome
+
+/// Why `herald cancel` could not cancel: the words of the API's 404, 409 or 503.
+public struct EventCancellationRefused: Error, CustomStringConvertible {
+    public var message: String
+    public var description: String { message }
 }

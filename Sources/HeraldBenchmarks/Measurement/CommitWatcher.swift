@@ -26,6 +26,8 @@ final class CommitWatcher: Sendable {
         var tasks: Set<Int> = []
         /// Deliveries the distinct tasks report, summed.
         var delivered = 0
+        /// Tasks that report their event stopped.
+        var stopped = 0
         /// When the first and the last distinct task's progress record were seen.
         var firstCommitted: Date?
         var lastCommitted: Date?
@@ -42,6 +44,7 @@ final class CommitWatcher: Sendable {
             guard tasks.insert(progress.taskIndex).inserted else { return }
             taskCount = progress.taskCount
             delivered += progress.delivered.total
+            if progress.stopped { stopped += 1 }
             if firstCommitted == nil { firstCommitted = now }
             firstStarted = min(firstStarted ?? progress.startedAt, progress.startedAt)
             lastCommitted = now

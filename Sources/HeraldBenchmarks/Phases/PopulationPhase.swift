@@ -209,6 +209,10 @@ struct PopulationPhase {
                 run.redisNodes = try await usage.finish(before)
                 report.fanouts.append(run)
             }
+            if options.runStop {
+                report.stop = try await context.stopInFlight(
+                    BenchmarkEvents.broadcast(id: "\(prefix)-stopped"), expected: expected[0])
+            }
             if !burst.isEmpty {
                 let before = try await usage.start()
                 var run = try await context.fanout(
@@ -646,6 +650,35 @@ struct PopulationPhase {
                     throw BenchmarkError("worker \(dead.spec.instanceId) exited while \(eventId) was in flight", code: "worker_exited")
                 }
             }
+        }
+
+        /// Publishes `event` (a broadcast), and once its first task has reported sets its stop key
+        /// as `DELETE /v1/notifications/{id}` does: how long until every task reported, and what
+        /// got through.
+        func stopInFlight(_ event: NotificationEvent, expected: Int) async throws -> BenchmarkReport.Stop {
+            let eventId = event.id ?? ""
+            _ = try await publisher.publish(event)
+            let deadline = ContinuousClock.now + .seconds(options.eventTimeoutSeconds)
+            while commits.commits(eventId).tasks.isEmpty {
+                guard ContinuousClock.now < deadline else {
+                    throw BenchmarkError("no task of \(eventId) reported within \(options.eventTimeoutSeconds) s", code: "fanout_timeout")
+                }
+                try await Task.sleep(for: .milliseconds(2))
+            }
+            let pool = RedisConnectionPool(configuration: phase.configuration.redis, size: 1)
+            defer { pool.shutdown() }
+            let key = phase.configuration.layout.stopKey(eventId: eventId)
+            let before = commits.commits(eventId)
+            let stoppedAt = Date()
+            _ = try await pool.withConnection { try await $0.send(RedisCommand("SET", key, "1", "EX", "600")) }
+            let after = try await awaitCommits(eventId: eventId, timeout: .seconds(options.eventTimeoutSeconds))
+            Console.say(
+                "  stopped \(eventId) after \(before.tasks.count) of \(after.taskCount ?? 0) tasks: \(Console.count(after.delivered)) of \(Console.count(expected)) delivered"
+            )
+            return BenchmarkReport.Stop(
+                audience: expected, tasks: after.taskCount ?? 0, tasksBeforeStop: before.tasks.count, deliveredBeforeStop: before.delivered,
+                secondsToLastReport: max(0, (after.lastCommitted ?? stoppedAt).timeIntervalSince(stoppedAt)), delivered: after.delivered,
+                stoppedTasks: after.stopped)
         }
 
         /// Publish to the planner's `acceptedAt` of each event, nil where its status is missing.

@@ -24,6 +24,8 @@ extension BenchmarkReport {
         /// A broadcast over thousands of distinct templates against the same broadcast over the
         /// seed's few (`--template-variants`), in time.
         public static let templateDiversityCost = 1.5
+        /// From stopping a broadcast in flight until its last task reported, in seconds.
+        public static let stopSeconds = 1.0
     }
 
     /// Rows of one ceiling measurement, each rate against the reference of every ratio.
@@ -483,6 +485,20 @@ extension BenchmarkReport {
                     "  scheduler peak RSS, CPU for the release",
                     "\(Console.fixed(Double(schedules.schedulerPeakRSSBytes) / 1_048_576, 0)) MB (before: \(Console.fixed(Double(schedules.schedulerBaselineRSSBytes) / 1_048_576, 0)) MB), \(Console.fixed(schedules.schedulerCPUSeconds, 2)) s",
                     "indexed \(Console.fixed(schedules.indexedSeconds, 1)) s after the first publish; \(schedules.duplicates) seen twice"
+                ))
+        }
+        if let stop {
+            rows.append(
+                (
+                    "broadcast to \(Console.count(stop.audience)) stopped in flight (\(stop.tasksBeforeStop) of \(stop.tasks) tasks had reported)",
+                    "last task reported \(Console.fixed(stop.secondsToLastReport * 1_000, 0)) ms after the stop",
+                    "<= \(Console.fixed(Target.stopSeconds * 1_000, 0)) ms: \(Self.verdict(stop.secondsToLastReport <= Target.stopSeconds))"
+                ))
+            rows.append(
+                (
+                    "  deliveries committed: at the stop / in the end",
+                    "\(Console.count(stop.deliveredBeforeStop)) / \(Console.count(stop.delivered)) of \(Console.count(stop.audience))",
+                    "\(stop.stoppedTasks) tasks cut short or skipped"
                 ))
         }
         for sender in [sender, webPushSender].compactMap({ $0 }) { rows.append(contentsOf: senderRows(sender)) }

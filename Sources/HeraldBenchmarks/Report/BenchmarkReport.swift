@@ -21,6 +21,8 @@ public struct BenchmarkReport: Sendable, Codable {
     public var latency: [Latency] = []
     public var memory: [Memory] = []
     public var reindex: Reindex?
+    /// A broadcast stopped in flight.
+    public var stop: Stop?
     /// Schedules due in the same second, released by one scheduler (`SchedulePhase`).
     public var schedules: Schedules?
     /// Deliveries pushed by one sender worker to the local APNs server, beside that server's
@@ -289,6 +291,23 @@ public struct BenchmarkReport: Sendable, Codable {
         /// Per worker: RSS before the broadcast and `VmHWM` (peak RSS since start) after it.
         public var baselineRSSBytes: [Int]
         public var peakRSSBytes: [Int]
+    }
+
+    /// A broadcast stopped as `DELETE /v1/notifications/{id}` stops it (its stop key), once its
+    /// first task had reported.
+    public struct Stop: Sendable, Codable, Hashable {
+        /// The broadcast's audience and tasks.
+        public var audience: Int
+        public var tasks: Int
+        /// Tasks that had reported, and the deliveries they had committed, when the key was set.
+        public var tasksBeforeStop: Int
+        public var deliveredBeforeStop: Int
+        /// From the stop until the last task reported: no task of the event runs after it.
+        public var secondsToLastReport: Double
+        /// Deliveries every task reported in the end (what got through).
+        public var delivered: Int
+        /// Tasks that reported `stopped`.
+        public var stoppedTasks: Int
     }
 
     public struct Reindex: Sendable, Codable, Hashable {

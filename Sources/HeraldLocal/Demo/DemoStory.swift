@@ -124,6 +124,50 @@ struct DemoStory: Service {
         try await receiptsStory(runEvents: runEvents, expected: total, devicesById: devicesById, runId: runId)
         try await scheduledStory(runId: runId)
         try await secondHubStory(runId: runId)
+        try await testSendStory(runId: runId, devicesById: devicesById)
+    }
+
+    /// A test send: the next alert goes to the newsroom's test iPhone and to Alice's devices
+    /// first, rendered as the real send will be, under a test id of its own; the real send then
+    /// takes the event's id.
+    private func testSendStory(runId: String, devicesById: [String: DemoDevice]) async throws {
+        say("\n8. Test first: the next alert on the newsroom's own devices, then the real send under the same id")
+        guard let testPhone = devicesById.first(where: { $0.value.name.hasPrefix("Newsroom test iPhone") })?.key else { return }
+        let id = "bn-\(runId)-tested"
+        var body = DemoEvents.event(
+            id: id, tags: "World || Technology", english: "Breaking: the summit reaches a deal",
+            french: "Dernière minute : accord au sommet", mandarin: "突发：峰会达成协议")
+        body["testRecipients"] = [testPhone, "$UserId:alice"]
+        let api = client.authorized(sas(send))
+        let reply = try await api.send("POST", "/v1/notifications", body: client.json(body))
+        guard reply.status == 202, let answer = try JSONSerialization.jsonObject(with: reply.body) as? [String: Any],
+            let testId = answer["id"] as? String
+        else { throw HTTPClientError(message: "test send: \(reply.status) \(reply.text)") }
+        say("   test send to the newsroom test iPhone (\(testPhone)) and $UserId:alice -> 202, id \(testId)")
+        let tested = try await waitForStatus(testId)
+        let names = try await deliveries(of: testId).map { devicesById[$0.registrationId]?.name ?? $0.registrationId }
+        say(
+            "   \(testId)  \(tested.state.rawValue), test: \(tested.targets.total) deliveries, to \(names.sorted().joined(separator: " and "))"
+        )
+        body["testRecipients"] = nil
+        let real = try await api.send("POST", "/v1/notifications", body: client.json(body))
+        guard real.status == 202 else { throw HTTPClientError(message: "real send: \(real.status) \(real.text)") }
+        let status = try await waitForStatus(id)
+        say("   \(id)  \(status.state.rawValue): \(status.targets.total) deliveries: the test did not take the id")
+    }
+
+    /// The committed delivery records of `eventId`.
+    private func deliveries(of eventId: String) async throws -> [DeliveryRecord] {
+        var tail = RecordTail(topic: topics.deliveries, bootstrapServers: bootstrapServers)
+        tail.extra = kafkaProperties
+        tail.eventId = eventId
+        var records: [DeliveryRecord] = []
+        for try await message in tail.records(logger: logger) {
+            if let value = message.value, let record = try? DeliveryRecord.decode(value), record.eventId == eventId {
+                records.append(record)
+            }
+        }
+        return records
     }
 
     /// A second app in the same deployment: the operator creates the sports app's hub, its

@@ -107,6 +107,50 @@ extension TaskExecutor {
         }
     }
 
+    /// A test send's audience (`testRecipients`), slot by slot, whatever the event's `tags`:
+    /// the registrations named by id that live in the slot, those of the installations named
+    /// (their `$InstallationId:{…}` set, in the installation's slot) and those of the users
+    /// named (their `$UserId:{…}` set, in every slot), each once.
+    func deliver(testRecipients recipients: [TestRecipient], slots: Range<Int>, run: inout TaskRun, producer: KafkaProducer) throws {
+        var read = 0
+        for slot in slots {
+            var commands: [RedisCommand] = []
+            // The ids asked about with SISMEMBER, by command index.
+            var named: [Int: [UInt8]] = [:]
+            for recipient in recipients {
+                if case .device(let id) = recipient {
+                    guard layout.slot(of: id) == slot else { continue }
+                    named[commands.count] = Array(id.utf8)
+                    commands.append(.sismember(layout.allKey(slot: slot), id))
+                }
+                commands.append(.smembers(layout.tagKey(slot: slot, tag: recipient.tag)))
+            }
+            guard !commands.isEmpty else { continue }
+            members.removeAll(keepingCapacity: true)
+            var seen: Set<[UInt8]> = []
+            try redis.withPipelineRepliesBlocking(commands) { replies in
+                for (index, command) in commands.enumerated() {
+                    let reply = replies[index]
+                    if let error = redis.error(in: reply, of: command) { throw error }
+                    if reply.isArray {
+                        for element in 0..<reply.count {
+                            if let id = reply[element].bytes, seen.insert(Array(id)).inserted { members.append(id) }
+                        }
+                    } else if reply.integer == 1, let id = named[index], seen.insert(id).inserted {
+                        // SISMEMBER all <id>: the id is a live registration of the slot.
+                        id.withUnsafeBytes { members.append($0) }
+                    }
+                }
+            }
+            guard !members.isEmpty else { continue }
+            read += 1
+            try checkStop(&run, now: ContinuousClock.now)
+            if run.stopped { return }
+            try deliverMembers(slot: slot, run: &run, producer: producer)
+        }
+        run.plans[FanoutPlanKind.test.rawValue] = read
+    }
+
     /// True when the audience is every registration: no expression, or one that plans to the
     /// slot's `all` set without any set operation.
     static func selectsEverything(_ plan: TagSetPlan?) -> Bool {

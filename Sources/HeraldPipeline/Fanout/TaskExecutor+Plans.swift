@@ -17,6 +17,9 @@ public enum FanoutPlanKind: String, Sendable, Hashable, CaseIterable {
     /// The expression evaluated on the slot's tag bitmaps, 64 positions at a time
     /// (`TagMatcher.matchingWords`), and only the packs holding a match read.
     case bits
+    /// A test send: the registrations it names, their installations' and users' sets, read
+    /// slot by slot and their views fetched pack by pack.
+    case test
 }
 
 /// `HERALD_FANOUT_PLAN`: choose per slot, or force one plan.

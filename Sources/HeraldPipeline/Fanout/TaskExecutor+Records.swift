@@ -156,13 +156,13 @@ final class DeliveryRendition: Sendable {
 
     init(
         hub: HubName = .default, eventId: String, platform: Platform, templateName: String, payload: [UInt8],
-        headers: DeliveryHeaders, expiresAt: Date?, publishedAt: Date?
+        headers: DeliveryHeaders, expiresAt: Date?, publishedAt: Date?, test: Bool = false
     ) {
         self.platform = platform
         self.templateName = templateName
         frame = DeliveryRecord.Frame(
             hub: hub, eventId: eventId, platform: platform, templateName: templateName, payload: payload, headers: headers,
-            expiresAt: expiresAt, publishedAt: publishedAt)
+            expiresAt: expiresAt, publishedAt: publishedAt, test: test)
     }
 
     /// Appends one record. `renderedAt` is the already formatted timestamp (the caller formats

@@ -96,6 +96,8 @@ final class TaskExecutor: @unchecked Sendable {
         try checkStop(&run, now: ContinuousClock.now, force: true)
         if run.stopped {
             // Stopped before this task began: it delivers nothing.
+        } else if let recipients = task.event.testRecipients {
+            try deliver(testRecipients: recipients, slots: task.slots, run: &run, producer: producer)
         } else if Self.selectsEverything(run.plan) {
             let slots = Array(zip(task.slots, try slotSizes(task.slots)))
             try deliverEverything(slots: slots, filter: nil, run: &run, producer: producer)

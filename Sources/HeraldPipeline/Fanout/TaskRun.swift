@@ -161,7 +161,8 @@ struct TaskRun {
             return .deliver(
                 DeliveryRendition(
                     hub: event.hub, eventId: task.eventId, platform: .apns, templateName: kind.deliveryTemplateName ?? templateKey,
-                    payload: payload, headers: headers, expiresAt: event.expiresAt, publishedAt: event.publishedAt))
+                    payload: payload, headers: headers, expiresAt: event.expiresAt, publishedAt: event.publishedAt,
+                    test: event.testRecipients != nil))
         }
         if event.liveActivity != nil { return .skip("not_a_live_activity") }
         if templateKey.isEmpty {
@@ -172,7 +173,8 @@ struct TaskRun {
             return .deliver(
                 DeliveryRendition(
                     hub: event.hub, eventId: task.eventId, platform: platform, templateName: DeliveryRecord.nativeTemplateName,
-                    payload: Array(native.utf8), headers: headers, expiresAt: event.expiresAt, publishedAt: event.publishedAt
+                    payload: Array(native.utf8), headers: headers, expiresAt: event.expiresAt, publishedAt: event.publishedAt,
+                    test: event.testRecipients != nil
                 ))
         }
         switch try templates.template(key: templateKey, connection: redis) {
@@ -199,7 +201,8 @@ struct TaskRun {
             return .deliver(
                 DeliveryRendition(
                     hub: event.hub, eventId: task.eventId, platform: platform, templateName: template.name,
-                    payload: payload, headers: headers, expiresAt: event.expiresAt, publishedAt: event.publishedAt
+                    payload: payload, headers: headers, expiresAt: event.expiresAt, publishedAt: event.publishedAt,
+                    test: event.testRecipients != nil
                 ))
         }
     }

@@ -148,6 +148,9 @@ public final class EventPlanner: Sendable {
         if event.publishedAt == nil { event.publishedAt = message.timestamp ?? now }
         var log = logger
         log[metadataKey: "eventId"] = "\(eventId)"
+        if event.testRecipients != nil {
+            return try await planTestSend(event, eventId: eventId, message: message, producer: producer, planned: &planned, now: now)
+        }
 
         // 2. De-duplicate: the first record with this id wins, and a retry of that same record
         //    (after a crash before the commit) finds its own claim. A later record with the
@@ -243,41 +246,80 @@ public final class EventPlanner: Sendable {
             log.info("event expired before fan-out")
             return .expired
         case .tasks(let tasks, let lane):
-            let inline = lane == .express && configuration.plannerDeliversNarrowEvents
-            if inline {
-                planned.narrow.append(contentsOf: tasks)
-            } else {
-                let topic = lane == .express ? topics.expressTasks : topics.tasks
-                let partitions = lane == .express ? expressPartitions : taskPartitions
-                let start = Int32(truncatingIfNeeded: SlotLayout(slotCount: 1 << 14).slot(of: eventId)) % partitions
-                let encoder = JSONEncoder()
-                for task in tasks {
-                    let partition = FanoutPlanner.partition(
-                        ofTask: task.taskIndex, taskCount: tasks.count, start: start, partitions: partitions)
-                    try producer.enqueue(
-                        KafkaOutgoingMessage(
-                            topic: topic, partition: partition, key: Array(eventId.utf8), value: Array(try encoder.encode(task))
-                        ))
-                    if lane == .bulk { planned.taskPartitions.insert(KafkaTopicPartition(topic: topic, partition: partition)) }
-                }
-            }
-            var record = StatusRecord.accepted(
-                eventId: eventId, taskCount: tasks.count, publishedAt: event.publishedAt, acceptedAt: now, hub: event.hub)
-            if tasks.isEmpty {
-                // No slot holds the audience's tags: complete now, with nothing delivered.
-                record = StatusAggregate(accepted: record).record
-            }
-            try enqueueStatus(record, producer: producer, claim: claim)
-            planned.statuses.append(record)
-            metrics.tasks.increment(by: tasks.count)
-            log.info(
-                "event planned",
-                metadata: [
-                    "tasks": "\(tasks.count)", "lane": "\(lane.rawValue)", "deliveredBy": "\(inline ? "planner" : "fanout")",
-                    "audienceEstimate": "\(estimate.map(String.init) ?? "-")",
-                ])
-            return tasks.isEmpty ? .empty : .planned
+            return try enqueue(
+                tasks, lane: lane, event: event, eventId: eventId, claim: claim, producer: producer, planned: &planned, now: now,
+                estimate: estimate, log: log)
         }
+    }
+
+    /// A test send (`testRecipients`): no claim on the event's id, which stays free for the
+    /// real send; one express task over every slot under the test send's own id (`TestSend`),
+    /// which its deliveries and status carry.
+    func planTestSend(
+        _ event: NotificationEvent, eventId: String, message: KafkaMessage, producer: KafkaProducer, planned: inout PlannedBatch,
+        now: Date
+    ) async throws -> Outcome {
+        let testId = TestSend.eventId(of: eventId, partition: message.partition, offset: message.offset)
+        var event = event
+        event.id = testId
+        var log = logger
+        log[metadataKey: "eventId"] = "\(testId)"
+        let layout = configuration.layout.hub(event.hub)
+        _ = try IndexEpoch.require(await redis.send(IndexEpoch.read(layout)), layout: layout)
+        if let expiresAt = event.expiresAt, expiresAt <= now {
+            let record = StatusRecord.expired(
+                eventId: testId, expiresAt: expiresAt, publishedAt: event.publishedAt, at: now, hub: event.hub)
+            try enqueueStatus(record, producer: producer)
+            planned.statuses.append(record)
+            return .expired
+        }
+        let task = FanoutTask(eventId: testId, taskIndex: 0, taskCount: 1, slots: 0..<layout.slotCount, event: event, plannedAt: now)
+        return try enqueue(
+            [task], lane: .express, event: event, eventId: testId, claim: nil, producer: producer, planned: &planned, now: now,
+            estimate: nil, log: log)
+    }
+
+    /// Puts the event's tasks on their lane's topic (or with the planner's own deliveries, for
+    /// a narrow event when `plannerDeliversNarrowEvents`), with its `accepted` status.
+    private func enqueue(
+        _ tasks: [FanoutTask], lane: TaskLane, event: NotificationEvent, eventId: String, claim: EventClaim?,
+        producer: KafkaProducer, planned: inout PlannedBatch, now: Date, estimate: Int?, log: Logger
+    ) throws -> Outcome {
+        let topics = configuration.topics
+        let inline = lane == .express && configuration.plannerDeliversNarrowEvents
+        if inline {
+            planned.narrow.append(contentsOf: tasks)
+        } else {
+            let topic = lane == .express ? topics.expressTasks : topics.tasks
+            let partitions = lane == .express ? expressPartitions : taskPartitions
+            let start = Int32(truncatingIfNeeded: SlotLayout(slotCount: 1 << 14).slot(of: eventId)) % partitions
+            let encoder = JSONEncoder()
+            for task in tasks {
+                let partition = FanoutPlanner.partition(
+                    ofTask: task.taskIndex, taskCount: tasks.count, start: start, partitions: partitions)
+                try producer.enqueue(
+                    KafkaOutgoingMessage(
+                        topic: topic, partition: partition, key: Array(eventId.utf8), value: Array(try encoder.encode(task))
+                    ))
+                if lane == .bulk { planned.taskPartitions.insert(KafkaTopicPartition(topic: topic, partition: partition)) }
+            }
+        }
+        var record = StatusRecord.accepted(
+            eventId: eventId, taskCount: tasks.count, publishedAt: event.publishedAt, acceptedAt: now, hub: event.hub)
+        if tasks.isEmpty {
+            // No slot holds the audience's tags: complete now, with nothing delivered.
+            record = StatusAggregate(accepted: record).record
+        }
+        try enqueueStatus(record, producer: producer, claim: claim)
+        planned.statuses.append(record)
+        metrics.tasks.increment(by: tasks.count)
+        log.info(
+            "event planned",
+            metadata: [
+                "tasks": "\(tasks.count)", "lane": "\(lane.rawValue)", "deliveredBy": "\(inline ? "planner" : "fanout")",
+                "audienceEstimate": "\(estimate.map(String.init) ?? "-")",
+            ])
+        return tasks.isEmpty ? .empty : .planned
     }
 
     /// The id of an event published without one: where its record is.

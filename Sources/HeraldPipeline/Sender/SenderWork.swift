@@ -13,7 +13,7 @@ import Synchronization
 ///
 /// 1. read the deliveries (an unreadable record is dead-lettered);
 /// 2. read their sent-markers: a delivery a dead sender already pushed gets the receipt it
-///    recorded, and is not sent again;
+///    recorded, and is not sent again; a delivery of a stopped event is `cancelled`;
 /// 3. push the others, all at once (the connections bound what is in flight), each retried
 ///    by `SenderConfiguration.retry` until it has its outcome; every outcome of a request is
 ///    written as a sent-marker as soon as it is known (in small pipelines);
@@ -50,6 +50,8 @@ final class SenderWork: Sendable {
     let metrics: PipelineMetrics
     /// `herald_push_requests_total` by platform, looked up once.
     private let requestCounters: [Platform: Counter]
+    /// Which events were stopped, remembered across batches.
+    let stops = StopChecks()
 
     init(
         configuration: PipelineConfiguration, gateway: PushGateway, registry: RegistrationService?, redis: RedisConnection, logger: Logger,
@@ -82,9 +84,15 @@ final class SenderWork: Sendable {
         let markers = MarkerWriter { pending in await self.writeMarkers(pending, items) }
         let outcomes = Outcomes(count: items.count)
         let now = Date()
+        let unsent = Set(items.indices.filter { receipts[$0] == nil }.map { EventRef(items[$0].delivery) })
+        let stopped = try await stops.stopped(unsent, keyOf: { self.layout.hub($0.hub).stopKey(eventId: $0.id) }, redis: redis)
         var byTransport: [ObjectIdentifier: (transport: any PushTransport, indices: [Int])] = [:]
         for (index, item) in items.enumerated() where receipts[index] == nil {
             let delivery = item.delivery
+            if !stopped.isEmpty, stopped.contains(EventRef(delivery)) {
+                receipts[index] = .cancelled(delivery, at: now)
+                continue
+            }
             guard let transport = gateway.transport(for: delivery) else {
                 receipts[index] = Self.noSender(delivery, gateway: gateway, at: now)
                 continue
@@ -521,6 +529,51 @@ final class Outcomes: Sendable {
     func retry(_ index: Int, _ retry: SenderWork.Retry) { state.withLock { $0.retries.append((index, retry)) } }
     func retries() -> [(Int, SenderWork.Retry)] { state.withLock { $0.retries } }
     func decided() -> [(Int, PushReceipt, [UInt8])] { state.withLock { $0.decided } }
+}
+
+/// Which events were stopped (`SlotLayout.stopKey`, set by `DELETE /v1/notifications/{id}`),
+/// asked of Redis at most every `interval` per event, all of a batch's events in one pipeline;
+/// a stopped event stays stopped. Events not asked about for a minute are forgotten.
+final class StopChecks: Sendable {
+    private struct Entry {
+        var stopped: Bool
+        var checkedAt: ContinuousClock.Instant
+    }
+
+    private let entries = Mutex<[EventRef: Entry]>([:])
+    let interval: Duration
+
+    init(interval: Duration = .milliseconds(100)) { self.interval = interval }
+
+    /// The stopped ones among `events`. A Redis failure throws (the batch is done again).
+    func stopped(
+        _ events: Set<EventRef>, keyOf: (EventRef) -> String, redis: RedisConnection, now: ContinuousClock.Instant = .now
+    ) async throws -> Set<EventRef> {
+        var stopped: Set<EventRef> = []
+        var ask: [EventRef] = []
+        entries.withLock { entries in
+            if entries.count > 1_000 { entries = entries.filter { $0.value.checkedAt + .seconds(60) > now } }
+            for event in events {
+                if let entry = entries[event], entry.stopped || entry.checkedAt + interval > now {
+                    if entry.stopped { stopped.insert(event) }
+                } else {
+                    ask.append(event)
+                }
+            }
+        }
+        guard !ask.isEmpty else { return stopped }
+        let replies = try await redis.pipeline(ask.map { RedisCommand("EXISTS", keyOf($0), isReadOnly: true) })
+        var answers: [(EventRef, Bool)] = []
+        for (event, reply) in zip(ask, replies) {
+            let isStopped = try reply.get().int == 1
+            answers.append((event, isStopped))
+            if isStopped { stopped.insert(event) }
+        }
+        entries.withLock { entries in
+            for (event, isStopped) in answers { entries[event] = Entry(stopped: isStopped, checkedAt: now) }
+        }
+        return stopped
+    }
 }
 
 /// An event as the sender groups its deliveries: ids are unique within a hub.

@@ -14,9 +14,14 @@ final class RecordingPublisher: NotificationPublishing, Sendable {
     let conflicting = Mutex<Set<String>>([])
 
     func publish(_ event: NotificationEvent, body: [UInt8]) async throws -> String {
-        if let id = event.id, conflicting.withLock({ $0.contains(id) }) { throw EventIdConflict(eventId: id) }
-        published.withLock { $0.append((event, body)) }
-        return event.id!
+        if let id = event.id, event.testRecipients == nil, conflicting.withLock({ $0.contains(id) }) {
+            throw EventIdConflict(eventId: id)
+        }
+        let offset = published.withLock {
+            $0.append((event, body))
+            return Int64($0.count - 1)
+        }
+        return event.testRecipients == nil ? event.id! : TestSend.eventId(of: event.id!, partition: 0, offset: offset)
     }
 }
 

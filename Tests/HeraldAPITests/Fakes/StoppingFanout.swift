@@ -3,7 +3,8 @@ import HeraldDomain
 import Synchronization
 
 /// Statuses and a fan-out that stops an event when asked: `requestStop` turns the event's
-/// status `cancelled`, as the workers do once its tasks have reported.
+/// status `cancelled`, as the workers do once its tasks have reported (a completed one stays
+/// completed: the sender cancels its unsent deliveries).
 final class StoppingFanout: NotificationStatusReading, NotificationScheduling, Sendable {
     private let state = Mutex<(records: [String: StatusRecord], stops: [String])>(([:], []))
 
@@ -18,7 +19,7 @@ final class StoppingFanout: NotificationStatusReading, NotificationScheduling, S
         state.withLock {
             let key = hub.recordKey(eventId)
             $0.stops.append(key)
-            guard var record = $0.records[key] else { return }
+            guard var record = $0.records[key], record.state == .accepted || record.state == .processing else { return }
             record.state = .cancelled
             record.reason = StatusRecord.stoppedReason(tasks: record.tasks.planned - record.tasks.completed, of: record.tasks.planned)
             $0.records[key] = record

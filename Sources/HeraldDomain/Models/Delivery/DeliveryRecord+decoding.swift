@@ -4,7 +4,8 @@ import Foundation
 /// the other fields, so it is checked against them rather than stored.
 extension DeliveryRecord: Codable {
     enum CodingKeys: String, CodingKey {
-        case hub, deliveryId, eventId, registrationId, platform, handle, template, payload, headers, expiresAt, publishedAt, renderedAt
+        case hub, deliveryId, eventId, registrationId, platform, handle, template, payload, headers, expiresAt, publishedAt, renderedAt,
+            test
     }
 
     public init(from decoder: any Decoder) throws {
@@ -25,6 +26,7 @@ extension DeliveryRecord: Codable {
         expiresAt = try container.decodeTimestampIfPresent(forKey: .expiresAt)
         publishedAt = try container.decodeTimestampIfPresent(forKey: .publishedAt)
         renderedAt = try container.decodeTimestamp(forKey: .renderedAt)
+        test = try container.decodeIfPresent(Bool.self, forKey: .test) ?? false
         if let stated = try container.decodeIfPresent(String.self, forKey: .deliveryId), stated != deliveryId {
             throw DecodingError.dataCorruptedError(
                 forKey: .deliveryId, in: container,
@@ -52,6 +54,7 @@ extension DeliveryRecord: Codable {
         try container.encodeTimestamp(expiresAt, forKey: .expiresAt, precision: .secondsWhenExact)
         try container.encodeTimestamp(publishedAt, forKey: .publishedAt)
         try container.encodeTimestamp(renderedAt, forKey: .renderedAt)
+        if test { try container.encode(true, forKey: .test) }
     }
 
     /// Decodes a record keeping the header order as written (`Codable` cannot).
@@ -87,13 +90,21 @@ extension DeliveryRecord: Codable {
         if reader.member("renderedAt") == nil {
             issues.append(JSONFieldReader.missing("renderedAt", expected: "a timestamp"))
         }
+        var test = false
+        if let member = reader.member("test") {
+            if case .bool(let flag) = member {
+                test = flag
+            } else {
+                issues.append(JSONFieldReader.wrongType("test", expected: "a boolean", found: member))
+            }
+        }
         guard issues.isEmpty, let eventId, let registrationId, let platform, let handle, let template, let payload, let renderedAt else {
             throw ValidationFailure(issues: issues)
         }
         let record = DeliveryRecord(
             eventId: eventId, registrationId: registrationId, platform: platform, handle: handle, template: template,
             payload: payload, headers: headers, expiresAt: expiresAt, publishedAt: publishedAt, renderedAt: renderedAt,
-            hub: hub
+            hub: hub, test: test
         )
         if let stated, stated != record.deliveryId {
             throw ValidationFailure(issues: [

@@ -12,7 +12,7 @@ extension DeliveryRecord {
         ISO8601Timestamp.append(renderedAt, precision: .milliseconds, to: &renderedAtBytes)
         Frame(
             hub: hub, eventId: eventId, platform: platform, templateName: template, payload: Array(payload.utf8), headers: headers,
-            expiresAt: expiresAt, publishedAt: publishedAt
+            expiresAt: expiresAt, publishedAt: publishedAt, test: test
         ).write(registrationId: registrationId.utf8, handle: handle.utf8, renderedAt: renderedAtBytes, into: &bytes)
     }
 
@@ -36,16 +36,18 @@ extension DeliveryRecord {
         /// `/<template>","eventId":"<event>","registrationId":"` (after the id in the delivery
         /// id), `","platform":"<platform>","handle":"` (after the registration id), and
         /// `","template":"<t>","payload":"<escaped>","headers":{..},"expiresAt":..,"publishedAt":..,"renderedAt":"`
-        /// (after the handle).
+        /// (after the handle). A test send's records end in `,"test":true`.
         private let parts: [UInt8]
+        private let closing: [UInt8]
         private let openingEnd: Int
         private let afterRegistrationInIdEnd: Int
         private let afterRegistrationIdEnd: Int
 
         public init(
             hub: HubName = .default, eventId: String, platform: Platform, templateName: String, payload: [UInt8], headers: DeliveryHeaders,
-            expiresAt: Date?, publishedAt: Date?
+            expiresAt: Date?, publishedAt: Date?, test: Bool = false
         ) {
+            closing = Array((test ? #"","test":true}"# : #""}"#).utf8)
             var opening: [UInt8] = [UInt8(ascii: "{")]
             if !hub.isDefault {
                 JSONOutput.appendRaw(#""hub":""#, to: &opening)
@@ -108,8 +110,7 @@ extension DeliveryRecord {
                 bytes.append(contentsOf: UnsafeBufferPointer(rebasing: parts[afterRegistrationIdEnd...]))
             }
             bytes.append(contentsOf: renderedAt)
-            bytes.append(UInt8(ascii: "\""))
-            bytes.append(UInt8(ascii: "}"))
+            bytes.append(contentsOf: closing)
         }
 
         @inline(__always)

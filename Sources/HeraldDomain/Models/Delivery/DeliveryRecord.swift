@@ -21,13 +21,16 @@ public struct DeliveryRecord: Sendable, Hashable {
     public var expiresAt: Date?
     public var publishedAt: Date?
     public var renderedAt: Date
+    /// A delivery of a test send (`testRecipients`): `"test": true` in JSON, absent otherwise.
+    public var test: Bool
 
     public init(
         eventId: String, registrationId: String, platform: Platform, handle: String, template: String,
         payload: String, headers: DeliveryHeaders, expiresAt: Date?, publishedAt: Date?, renderedAt: Date,
-        hub: HubName = .default
+        hub: HubName = .default, test: Bool = false
     ) {
         self.hub = hub
+        self.test = test
         self.eventId = eventId
         self.registrationId = registrationId
         self.platform = platform

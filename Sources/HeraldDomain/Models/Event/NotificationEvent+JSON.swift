@@ -84,19 +84,58 @@ extension NotificationEvent {
 
         let schedule = readSchedule(reader, issues: &issues)
         let liveActivity = LiveActivityUpdate.read(reader, issues: &issues)
+        let testRecipients = readTestRecipients(reader, issues: &issues)
+        if testRecipients != nil, schedule != nil {
+            issues.append(
+                ValidationIssue(
+                    field: "testRecipients", code: ValidationIssue.Code.invalidValue,
+                    message: "a test send goes now: remove sendAt or sendAtLocal, or send the test first and schedule the real event"))
+        }
 
         guard issues.isEmpty, let audience else { throw ValidationFailure(issues: issues) }
         return NotificationEvent(
             id: id, audience: audience, properties: properties, native: native, templates: templates,
             expiresAt: expiresAt, priority: priority, collapseId: collapseId, publishedAt: publishedAt, schedule: schedule,
-            hub: hub, liveActivity: liveActivity
+            hub: hub, liveActivity: liveActivity, testRecipients: testRecipients
         )
+    }
+
+    /// Reads `testRecipients`: 1 to ``TestRecipient/maxCount`` registration ids, installation
+    /// ids or `$UserId:<id>` values; a repeated one counts once.
+    static func readTestRecipients(_ reader: JSONFieldReader, issues: inout [ValidationIssue]) -> [TestRecipient]? {
+        guard let entries = reader.stringArray("testRecipients", required: false, issues: &issues) else { return nil }
+        if entries.isEmpty {
+            issues.append(
+                ValidationIssue(
+                    field: "testRecipients", code: ValidationIssue.Code.invalidValue,
+                    message: "an empty list tests on no device; omit the field for the real send"))
+            return nil
+        }
+        if entries.count > TestRecipient.maxCount {
+            issues.append(
+                ValidationIssue(
+                    field: "testRecipients", code: ValidationIssue.Code.tooLarge,
+                    message: "\(entries.count) test recipients; the limit is \(TestRecipient.maxCount)"))
+            return nil
+        }
+        var recipients: [TestRecipient] = []
+        for (position, entry) in entries.enumerated() {
+            switch TestRecipient.parse(entry) {
+            case .success(let recipient):
+                if !recipients.contains(recipient) { recipients.append(recipient) }
+            case .failure(let problem):
+                issues.append(
+                    ValidationIssue(
+                        field: "testRecipients[\(position)]", code: ValidationIssue.Code.invalidIdentifier, message: problem.message))
+            }
+        }
+        return recipients
     }
 
     /// The members an event may have.
     static let members: Set<String> = [
         "hub", "id", "tags", "properties", "native", "templates", "expiresAt", "publishedAt", "priority", "collapseId", "sendAt",
-        "sendAtLocal", "liveActivity",
+        "sendAtLocal", "liveActivity", "testRecipients",
     ]
 
     /// Reads `sendAt` (an instant with its offset) or `sendAtLocal` (a wall-clock time
@@ -374,6 +413,9 @@ extension NotificationEvent: Codable {
         case nil: break
         }
         if let liveActivity { members.append(JSONMember(key: "liveActivity", value: liveActivity.jsonValue)) }
+        if let testRecipients {
+            members.append(JSONMember(key: "testRecipients", value: .array(testRecipients.map { .string($0.text) })))
+        }
         return .object(members)
     }
 }

@@ -41,14 +41,20 @@ public struct NotificationEvent: Sendable, Hashable {
     /// tokens (`update`, `end`) or push-to-start tokens (`start`) only, as APNs `liveactivity`
     /// pushes built from it; without it, those tokens receive nothing.
     public var liveActivity: LiveActivityUpdate?
+    /// When set, a test send: the event goes to these devices only (whatever its `tags`),
+    /// fully rendered, marked `test` in its delivery records and status, under an id of its
+    /// own (``TestSend``), so the event's id stays free for the real send.
+    public var testRecipients: [TestRecipient]?
 
     public init(
         id: String? = nil, audience: Audience = .broadcast, properties: [String: String] = [:],
         native: [Platform: String] = [:], templates: [String]? = nil, expiresAt: Date? = nil,
         priority: NotificationPriority? = nil, collapseId: String? = nil, publishedAt: Date? = nil,
-        schedule: EventSchedule? = nil, hub: HubName = .default, liveActivity: LiveActivityUpdate? = nil
+        schedule: EventSchedule? = nil, hub: HubName = .default, liveActivity: LiveActivityUpdate? = nil,
+        testRecipients: [TestRecipient]? = nil
     ) {
         self.hub = hub
+        self.testRecipients = testRecipients
         self.liveActivity = liveActivity
         self.schedule = schedule
         self.id = id

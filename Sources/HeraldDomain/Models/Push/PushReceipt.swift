@@ -15,6 +15,8 @@ public enum PushOutcome: String, Sendable, Hashable, Codable, CaseIterable {
     /// No attempt succeeded (throttling, service errors, lost connections, refused
     /// credentials), or no sender exists for its platform; `reason` says which.
     case failed
+    /// Its event was stopped (`DELETE /v1/notifications/{id}`) before it was sent: never sent.
+    case cancelled
 }
 
 /// The one final receipt of a delivery (`herald.receipts`, key: the delivery id).
@@ -69,6 +71,14 @@ public struct PushReceipt: Sendable, Hashable {
             platform: delivery.platform, outcome: .failed,
             reason: "no_sender: Herald has no \(delivery.platform) sender; consume herald.deliveries to push it", attempts: 0,
             decidedAt: now, hub: delivery.hub)
+    }
+
+    /// The receipt of a delivery whose event was stopped before a request was sent.
+    public static func cancelled(_ delivery: DeliveryRecord, at now: Date) -> PushReceipt {
+        PushReceipt(
+            deliveryId: delivery.deliveryId, eventId: delivery.eventId, registrationId: delivery.registrationId,
+            platform: delivery.platform, outcome: .cancelled, reason: "cancelled: the event was stopped before this delivery was sent",
+            attempts: 0, decidedAt: now, hub: delivery.hub)
     }
 
     /// The receipt of a delivery whose `expiresAt` passed before a request was sent.

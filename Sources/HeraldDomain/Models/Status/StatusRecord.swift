@@ -113,6 +113,13 @@ public struct StatusRecord: Sendable, Hashable {
         self.timings = timings
     }
 
+    /// A test send's status (`testRecipients`; its id is a ``TestSend`` id): `"test": true` in JSON.
+    public var isTest: Bool { TestSend.testedEventId(of: eventId) != nil }
+
+    /// The receipts in `push`, whatever their outcome: below `targets.total` while the sender
+    /// has deliveries of the event left (or runs nowhere).
+    public var pushReceiptCount: Int { push?.values.reduce(0) { $0 + $1.values.reduce(0, +) } ?? 0 }
+
     /// The sender's counts hash (`<platform>:<outcome>` fields) as `push`; other fields
     /// (the offsets it counted) are left out.
     public static func pushCounts(fields: [String: Int]) -> [String: [String: Int]]? {
@@ -169,7 +176,7 @@ public struct StatusRecord: Sendable, Hashable {
 
 extension StatusRecord: Codable {
     enum CodingKeys: String, CodingKey {
-        case hub, eventId, state, reason, tasks, targets, skipped, failed, timings, schedule, push, plans
+        case hub, eventId, state, reason, tasks, targets, skipped, failed, timings, schedule, push, plans, test
     }
 
     public init(from decoder: any Decoder) throws {
@@ -202,6 +209,7 @@ extension StatusRecord: Codable {
         try container.encodeIfPresent(schedule, forKey: .schedule)
         try container.encodeIfPresent(push, forKey: .push)
         try container.encodeIfPresent(plans, forKey: .plans)
+        if isTest { try container.encode(true, forKey: .test) }
     }
 }
 

@@ -1,0 +1,78 @@
+import Foundation
+
+/// One recipient of a test send (`testRecipients`): the real event, rendered as it would be,
+/// goes to these devices only, so an editor sees it on their own phone before the real send.
+public enum TestRecipient: Sendable, Hashable {
+    /// A registration id, or an installation id (every registration of the installation):
+    /// both are looked up.
+    case device(String)
+    /// `$UserId:<id>`: every registration filed under the tag `$UserId:{<id>}`.
+    case user(String)
+
+    /// At most this many recipients per test send.
+    public static let maxCount = 100
+    static let userPrefix = "$UserId:"
+
+    /// The recipient as written in `testRecipients`.
+    public var text: String {
+        switch self {
+        case .device(let id): id
+        case .user(let id): Self.userPrefix + id
+        }
+    }
+
+    /// The tag that files the recipient's registrations: `$InstallationId:{<id>}` for a
+    /// device id (empty when it is not an installation), `$UserId:{<id>}` for a user.
+    public var tag: String {
+        switch self {
+        case .device(let id): "$InstallationId:{\(id)}"
+        case .user(let id): "$UserId:{\(id)}"
+        }
+    }
+
+    /// Reads one entry of `testRecipients`; the problem in words when it is none.
+    public static func parse(_ text: String) -> Result<TestRecipient, TestRecipientProblem> {
+        if text.hasPrefix(userPrefix) {
+            let id = String(text.dropFirst(userPrefix.count))
+            guard !id.isEmpty else { return .failure(TestRecipientProblem("a user id cannot be empty (\(userPrefix)<id>)")) }
+            let recipient = TestRecipient.user(id)
+            if let problem = TagRules.problem(with: recipient.tag) {
+                return .failure(TestRecipientProblem("user id cannot form the tag \(recipient.tag): \(problem)"))
+            }
+            return .success(recipient)
+        }
+        if let problem = IdentifierRules.registrationIdProblem(text) {
+            return .failure(
+                TestRecipientProblem("expected a registration id, an installation id or \(userPrefix)<user id>: \(problem)"))
+        }
+        return .success(.device(text))
+    }
+}
+
+/// Why an entry of `testRecipients` is not a recipient.
+public struct TestRecipientProblem: Error, Sendable {
+    public var message: String
+    init(_ message: String) { self.message = message }
+}
+
+/// The id a test send's tasks, delivery records and status go under:
+/// `<event id>~test-<partition>-<offset>`, from its record's place on `herald.events`. `~` is
+/// in no event id, so a test send never takes the event's own id (nor another test's), and
+/// sending the same test again gets a new id.
+public enum TestSend {
+    static let marker = "~test-"
+
+    public static func eventId(of id: String, partition: Int32, offset: Int64) -> String {
+        "\(id)\(marker)\(partition)-\(offset)"
+    }
+
+    /// The event id a test send's id was made from; nil when `id` is not a test send's id.
+    public static func testedEventId(of id: String) -> String? {
+        guard let range = id.range(of: marker, options: .backwards) else { return nil }
+        let eventId = String(id[..<range.lowerBound])
+        let place = id[range.upperBound...].split(separator: "-", omittingEmptySubsequences: false)
+        guard IdentifierRules.eventIdProblem(eventId) == nil, place.count == 2, Int32(place[0]) != nil, Int64(place[1]) != nil
+        else { return nil }
+        return eventId
+    }
+}
