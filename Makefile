@@ -1,9 +1,7 @@
 # Herald — the two commands a newcomer needs are `make run` and `make test`.
 SHELL := /bin/bash
 SWIFT ?= swift
-# Without the compiler's index store (an editor's, not a build's): a fresh debug build of the
-# package and its tests took 354 s instead of 454 s on two cores. docs/testing.md says more.
-SWIFT_BUILD_FLAGS ?= --disable-index-store
+SWIFT_BUILD_FLAGS ?=
 HERALD := .build/debug/herald
 HERALD_LOCAL := .build/debug/herald-local
 # REDIS_CLUSTER=3 runs make run / make bench on a Redis Cluster of 3 masters + 3 replicas.
