@@ -86,6 +86,8 @@ struct BenchCommand: AsyncParsableCommand {
     @Flag(help: "Skip the pipeline phases (broadcast, latency, memory).") var skipBroadcast = false
     @Flag(help: "Skip the latency runs.") var skipLatency = false
     @Flag(help: "Skip stopping a broadcast in flight.") var skipStop = false
+    @Option(help: "The breaking event's audience during a bulk broadcast (empty: skip that row).")
+    var preemptionExpression = "World && Politics"
     @Flag(help: "Skip the memory populations other than the main one.") var skipMemory = false
     @Flag(help: "Skip the broker ceiling.") var skipCeiling = false
     @Flag(help: "Skip the micro-benchmarks.") var skipMicro = false
@@ -177,6 +179,7 @@ struct BenchCommand: AsyncParsableCommand {
         options.clock = clock
         options.runReindex = reindex
         options.runStop = !skipStop
+        options.preemptionExpression = preemptionExpression
         options.runMicro = !skipMicro
         options.runCeiling = !skipCeiling && !microOnly
         options.runBroadcast = !skipBroadcast && !microOnly

@@ -57,6 +57,38 @@ struct KafkaRoundTripTests {
         #expect(received[0].header("trace") == bytes("abc"))
     }
 
+    @Test("a paused partition brings nothing however much it holds; resumed, it brings all of it from where it stood")
+    func pauseAndResume() async throws {
+        let topic = TestBroker.uniqueName("paused")
+        try await broker.createTopic(topic, partitions: 2)
+        let producer = try KafkaProducer(configuration: broker.producerConfiguration(), logger: testLogger)
+        for index in 0..<400 {
+            try producer.enqueue(KafkaOutgoingMessage(topic: topic, partition: 1, key: nil, value: bytes("backlog-\(index)")))
+        }
+        try await producer.flush()
+        let consumer = try KafkaConsumer(configuration: broker.consumerConfiguration(group: nil), logger: testLogger)
+        try consumer.assign(
+            (0..<2).map { KafkaTopicPartitionOffset(topic: topic, partition: $0, offset: KafkaTopicPartitionOffset.beginning) })
+        let first = try await consumer.collect(10)
+        #expect(first.map(\.partition) == Array(repeating: 1, count: 10))
+        let backlog = KafkaTopicPartition(topic: topic, partition: 1)
+        try consumer.pause([backlog])
+        for index in 0..<50 {
+            try producer.enqueue(KafkaOutgoingMessage(topic: topic, partition: 0, key: nil, value: bytes("first-\(index)")))
+        }
+        try await producer.flush()
+        await producer.shutdown()
+        // Whatever the consumer had fetched of the paused partition before the pause is not
+        // handed out: only the other partition's records come.
+        let urgent = try await consumer.collect(50)
+        #expect(urgent.count == 50 && urgent.allSatisfy { $0.partition == 0 }, "\(urgent.map(\.partition))")
+        #expect(try await consumer.pollBatch(maxMessages: 10, timeout: .milliseconds(500)).isEmpty)
+        try consumer.resume([backlog])
+        let rest = try await consumer.collect(390)
+        #expect(rest.map(\.offset) == Array(10..<400), "resumed from offset 10")
+        try await consumer.close()
+    }
+
     @Test("pollBorrowing hands over the same keys, values and offsets as pollBatch, without copies, and only without a group")
     func borrowingPoll() async throws {
         let topic = TestBroker.uniqueName("borrowing")

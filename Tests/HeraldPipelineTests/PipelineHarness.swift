@@ -24,6 +24,8 @@ final class PipelineHarness: @unchecked Sendable {
     /// Roles whose `run` returned or threw.
     private let rolesEnded = Atomic<Int>(0)
     private var publisher: KafkaProducer?
+    /// The roles' gate, as a worker has one: bulk lanes step aside for express work.
+    let gate = ExpressGate()
     private var isShutDown = false
 
     init(slots: Int = 16, configure: (inout PipelineConfiguration) -> Void = { _ in }) async throws {
@@ -96,12 +98,12 @@ final class PipelineHarness: @unchecked Sendable {
             running.append(role { try await service.run() })
         }
         if runPlanner {
-            let service = PlannerService(configuration: configuration, logger: Self.logger)
+            let service = PlannerService(configuration: configuration, gate: gate, logger: Self.logger)
             planner = service
             running.append(role { try await service.run() })
         }
         if runFanout {
-            let service = FanoutService(configuration: configuration, logger: Self.logger)
+            let service = FanoutService(configuration: configuration, gate: gate, logger: Self.logger)
             fanout = service
             running.append(role { try await service.run() })
         }

@@ -213,6 +213,17 @@ struct PopulationPhase {
                 report.stop = try await context.stopInFlight(
                     BenchmarkEvents.broadcast(id: "\(prefix)-stopped"), expected: expected[0])
             }
+            if !options.preemptionExpression.isEmpty {
+                var bulk = BenchmarkEvents.broadcast(id: "\(prefix)-bulk")
+                bulk.urgency = .bulk
+                var alone = try BenchmarkEvents.expression(id: "\(prefix)-breaking-alone", source: options.preemptionExpression)
+                alone.urgency = .breaking
+                var during = alone
+                during.id = "\(prefix)-breaking"
+                report.preemption = try await context.preemption(
+                    bulk: bulk, bulkExpected: expected[0], breaking: (alone, during),
+                    breakingExpected: population.expectedDeliveries(for: [alone])[0])
+            }
             if !burst.isEmpty {
                 let before = try await usage.start()
                 var run = try await context.fanout(
@@ -679,6 +690,53 @@ struct PopulationPhase {
                 audience: expected, tasks: after.taskCount ?? 0, tasksBeforeStop: before.tasks.count, deliveredBeforeStop: before.delivered,
                 secondsToLastReport: max(0, (after.lastCommitted ?? stoppedAt).timeIntervalSince(stoppedAt)), delivered: after.delivered,
                 stoppedTasks: after.stopped)
+        }
+
+        /// `breaking.alone` with nothing else running, then the `bulk` broadcast, and once its
+        /// first task has reported `breaking.during` (the same event under another id): each
+        /// timed from its publish to its last task's commit, and every delivery counted.
+        func preemption(
+            bulk: NotificationEvent, bulkExpected: Int, breaking: (alone: NotificationEvent, during: NotificationEvent),
+            breakingExpected: Int
+        ) async throws -> BenchmarkReport.Preemption {
+            // The breaking deliveries go to the express lanes' partitions.
+            try watcher.readPriorityPartitions(true)
+            let alone = try await fanout(label: "breaking alone", event: breaking.alone, expected: breakingExpected)
+            let timeout = Duration.seconds(options.eventTimeoutSeconds)
+            let bulkId = bulk.id ?? ""
+            let breakingId = breaking.during.id ?? ""
+            Console.say(
+                "  preemption: \(bulkId) to \(Console.count(bulkExpected)), then \(breakingId) to \(Console.count(breakingExpected))")
+            if options.clock == .committed { try watcher.readBulkPartitions(false) }
+            _ = await phase.meter.waitForQuiet(workers: workers)
+            let bulkPublished = Date()
+            _ = try await publisher.publish(bulk, now: bulkPublished)
+            let deadline = ContinuousClock.now + timeout
+            while commits.commits(bulkId).tasks.isEmpty {
+                guard ContinuousClock.now < deadline else {
+                    throw BenchmarkError("no task of \(bulkId) reported within \(options.eventTimeoutSeconds) s", code: "fanout_timeout")
+                }
+                try await Task.sleep(for: .milliseconds(2))
+            }
+            let published = Date()
+            _ = try await publisher.publish(breaking.during, now: published)
+            let during = try await awaitCommits(eventId: breakingId, timeout: timeout)
+            let bulkCommits = try await awaitCommits(eventId: bulkId, timeout: timeout)
+            try watcher.readBulkPartitions(true)
+            let breakingSeen = try await awaitDeliveries(eventId: breakingId, expected: breakingExpected, timeout: timeout)
+            let bulkSeen = try await awaitDeliveries(eventId: bulkId, expected: bulkExpected, timeout: timeout)
+            // Anything beyond the expected counts (a duplicate) arrives right behind the rest.
+            try await Task.sleep(for: .milliseconds(500))
+            let result = BenchmarkReport.Preemption(
+                breakingAudience: breakingExpected, bulkAudience: bulkExpected, aloneSeconds: alone.seconds,
+                duringSeconds: max(0, (during.lastCommitted ?? published).timeIntervalSince(published)),
+                bulkSeconds: max(0, (bulkCommits.lastCommitted ?? bulkPublished).timeIntervalSince(bulkPublished)),
+                breakingDelivered: max(breakingSeen.count, watcher.stats(breakingId).count),
+                bulkDelivered: max(bulkSeen.count, watcher.stats(bulkId).count))
+            Console.say(
+                "  preemption: breaking \(Console.fixed(result.duringSeconds, 2)) s during the bulk broadcast, \(Console.fixed(result.aloneSeconds, 2)) s alone"
+            )
+            return result
         }
 
         /// Publish to the planner's `acceptedAt` of each event, nil where its status is missing.

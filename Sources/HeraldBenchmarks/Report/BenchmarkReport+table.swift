@@ -26,6 +26,8 @@ extension BenchmarkReport {
         public static let templateDiversityCost = 1.5
         /// From stopping a broadcast in flight until its last task reported, in seconds.
         public static let stopSeconds = 1.0
+        /// A breaking event during a bulk broadcast against the same event alone, in time.
+        public static let preemptionCost = 1.5
     }
 
     /// Rows of one ceiling measurement, each rate against the reference of every ratio.
@@ -499,6 +501,22 @@ extension BenchmarkReport {
                     "  deliveries committed: at the stop / in the end",
                     "\(Console.count(stop.deliveredBeforeStop)) / \(Console.count(stop.delivered)) of \(Console.count(stop.audience))",
                     "\(stop.stoppedTasks) tasks cut short or skipped"
+                ))
+        }
+        if let preemption {
+            let ratio = preemption.duringSeconds / max(preemption.aloneSeconds, 1e-9)
+            let exact = preemption.bulkDelivered == preemption.bulkAudience && preemption.breakingDelivered == preemption.breakingAudience
+            rows.append(
+                (
+                    "breaking event to \(Console.count(preemption.breakingAudience)) during a bulk broadcast to \(Console.count(preemption.bulkAudience))",
+                    "\(Console.fixed(preemption.duringSeconds, 2)) s, alone \(Console.fixed(preemption.aloneSeconds, 2)) s: \(Console.fixed(ratio, 2)) x",
+                    "<= \(Console.fixed(Target.preemptionCost, 1)) x alone: \(Self.verdict(ratio <= Target.preemptionCost))"
+                ))
+            rows.append(
+                (
+                    "  bulk broadcast: committed in / deliveries counted",
+                    "\(Console.fixed(preemption.bulkSeconds, 2)) s; \(Console.count(preemption.bulkDelivered)) of \(Console.count(preemption.bulkAudience)), breaking \(Console.count(preemption.breakingDelivered)) of \(Console.count(preemption.breakingAudience))",
+                    "exact: \(Self.verdict(exact))"
                 ))
         }
         for sender in [sender, webPushSender].compactMap({ $0 }) { rows.append(contentsOf: senderRows(sender)) }

@@ -23,6 +23,8 @@ public struct BenchmarkReport: Sendable, Codable {
     public var reindex: Reindex?
     /// A broadcast stopped in flight.
     public var stop: Stop?
+    /// A breaking event published while a bulk broadcast is in flight.
+    public var preemption: Preemption?
     /// Schedules due in the same second, released by one scheduler (`SchedulePhase`).
     public var schedules: Schedules?
     /// Deliveries pushed by one sender worker to the local APNs server, beside that server's
@@ -308,6 +310,21 @@ public struct BenchmarkReport: Sendable, Codable {
         public var delivered: Int
         /// Tasks that reported `stopped`.
         public var stoppedTasks: Int
+    }
+
+    /// A `breaking` event alone, then the same again while a `bulk` broadcast of the main
+    /// population is being fanned out (published once the broadcast's first task reported).
+    public struct Preemption: Sendable, Codable, Hashable {
+        public var breakingAudience: Int
+        public var bulkAudience: Int
+        /// Publish to the last task's commit of the breaking event: alone, and during the bulk one.
+        public var aloneSeconds: Double
+        public var duringSeconds: Double
+        /// Publish to the last commit of the bulk broadcast.
+        public var bulkSeconds: Double
+        /// Deliveries counted on the topic: each must equal its audience.
+        public var breakingDelivered: Int
+        public var bulkDelivered: Int
     }
 
     public struct Reindex: Sendable, Codable, Hashable {

@@ -19,7 +19,7 @@ final class FanoutLane: Sendable {
     private let logger: Logger
 
     init(
-        kind: TaskLane, index: Int, configuration: PipelineConfiguration, templates: TemplateCache, logger: Logger,
+        kind: TaskLane, index: Int, configuration: PipelineConfiguration, templates: TemplateCache, gate: ExpressGate, logger: Logger,
         metrics: PipelineMetrics = .shared
     ) {
         self.lane = kind
@@ -28,7 +28,7 @@ final class FanoutLane: Sendable {
         self.configuration = configuration
         let name = "fanout-\(kind.rawValue)-\(index)"
         delivery = TaskDelivery(
-            lane: kind, name: name, configuration: configuration, templates: templates, logger: logger, metrics: metrics)
+            lane: kind, name: name, configuration: configuration, templates: templates, gate: gate, logger: logger, metrics: metrics)
         var producer = configuration.transactionalProducerConfiguration(
             role: "fanout-\(kind.rawValue)", lane: index, forDeliveries: kind == .bulk)
         if kind == .express { producer.lingerMs = 0 }
@@ -90,22 +90,48 @@ final class FanoutLane: Sendable {
 }
 
 /// Lets bulk lanes step aside while an express lane works, so on a small machine a one-user
-/// event does not share the CPU with a broadcast. A bulk lane checks between pages of
-/// recipients and waits (bounded) while express work is in flight in this process.
-final class ExpressGate: Sendable {
-    static let shared = ExpressGate()
-
+/// event does not share the CPU with a broadcast, and a breaking event's tasks run before the
+/// bulk work already in progress. A bulk lane checks between pages of recipients and waits
+/// while express work is in flight in this process: at most `narrowLimit` per page for narrow
+/// work (milliseconds of it), and for breaking work until it is done, out of a budget per task
+/// (`breakingBudget`) that keeps the paused task's transaction far from its timeout.
+public final class ExpressGate: Sendable {
     private let inFlight = Atomic<Int>(0)
+    private let breaking = Atomic<Int>(0)
+    /// Pages that waited for breaking work (tests and the bench read it).
+    private let pausedPages = Atomic<Int>(0)
 
-    func enter() { inFlight.add(1, ordering: .relaxed) }
-    func leave() { inFlight.subtract(1, ordering: .relaxed) }
+    static let narrowLimit = Duration.milliseconds(50)
+    /// How long one bulk task may stand aside for breaking work in all (its transaction stays
+    /// open meanwhile; `PipelineConfiguration.transactionTimeoutMs` is 30 s).
+    static let breakingBudget = Duration.seconds(10)
+
+    func enter(breaking isBreaking: Bool = false) {
+        inFlight.add(1, ordering: .relaxed)
+        if isBreaking { breaking.add(1, ordering: .relaxed) }
+    }
+
+    func leave(breaking isBreaking: Bool = false) {
+        if isBreaking { breaking.subtract(1, ordering: .relaxed) }
+        inFlight.subtract(1, ordering: .relaxed)
+    }
+
+    public init() {}
 
     var isBusy: Bool { inFlight.load(ordering: .relaxed) > 0 }
+    var isBreaking: Bool { breaking.load(ordering: .relaxed) > 0 }
+    var pagesPausedForBreaking: Int { pausedPages.load(ordering: .relaxed) }
 
-    /// Waits while express work is in flight, at most `limit`.
-    func yieldIfBusy(limit: Duration = .milliseconds(50)) {
+    /// Waits while express work is in flight: narrow work at most `narrowLimit`, breaking work
+    /// until it is done or `budget` (what the task has left of `breakingBudget`) is spent.
+    func yieldIfBusy(budget: inout Duration) {
         guard isBusy else { return }
-        let deadline = ContinuousClock.now + limit
-        while isBusy && ContinuousClock.now < deadline { usleep(200) }
+        let start = ContinuousClock.now
+        while isBusy && !isBreaking && start.duration(to: .now) < Self.narrowLimit { usleep(200) }
+        guard isBreaking, budget > .zero else { return }
+        pausedPages.add(1, ordering: .relaxed)
+        let paused = ContinuousClock.now
+        while isBreaking && paused.duration(to: .now) < budget { usleep(1_000) }
+        budget = max(.zero, budget - paused.duration(to: .now))
     }
 }

@@ -23,12 +23,15 @@ final class TaskDelivery: Sendable {
     private let queue: DispatchQueue
     private let logger: Logger
     private let metrics: PipelineMetrics
+    /// The worker's: express work enters it, bulk lanes step aside in it.
+    private let gate: ExpressGate
 
     init(
-        lane: TaskLane, name: String, configuration: PipelineConfiguration, templates: TemplateCache, logger: Logger,
+        lane: TaskLane, name: String, configuration: PipelineConfiguration, templates: TemplateCache, gate: ExpressGate, logger: Logger,
         metrics: PipelineMetrics = .shared
     ) {
         self.lane = lane
+        self.gate = gate
         self.configuration = configuration
         self.logger = logger
         self.metrics = metrics
@@ -37,7 +40,7 @@ final class TaskDelivery: Sendable {
         queue = DispatchQueue(label: "herald.\(name)")
         executor = TaskExecutor(
             configuration: configuration, redis: redis, packReader: packReader, templates: templates,
-            gate: lane == .bulk ? ExpressGate.shared : nil, logger: logger, metrics: metrics
+            gate: lane == .bulk ? gate : nil, logger: logger, metrics: metrics
         )
     }
 
@@ -70,8 +73,10 @@ final class TaskDelivery: Sendable {
     ///   decides the deliveries partition (`TaskExecutor.choosePartition`).
     func deliver(_ tasks: [FanoutTask], source: Int32? = nil, producer: KafkaProducer) async throws -> TransactionalLoop.BatchWork {
         guard !tasks.isEmpty else { return TransactionalLoop.BatchWork() }
-        if lane == .express { ExpressGate.shared.enter() }
-        defer { if lane == .express { ExpressGate.shared.leave() } }
+        // A breaking event's tasks make the bulk lanes wait until they are done, not only a moment.
+        let breaking = lane == .express && tasks.contains { $0.event.urgency == .breaking }
+        if lane == .express { gate.enter(breaking: breaking) }
+        defer { if lane == .express { gate.leave(breaking: breaking) } }
         let outcome = try await onLaneThread { try self.process(tasks, source: source, producer: producer) }
         var work = TransactionalLoop.BatchWork()
         let messages = outcome.messages

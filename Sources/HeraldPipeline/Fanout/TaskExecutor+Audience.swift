@@ -26,7 +26,7 @@ extension TaskExecutor {
             // holding them, each pack once.
             members.removeAll(keepingCapacity: true)
             repeat {
-                gate?.yieldIfBusy()
+                stepAside()
                 let continuing = cursor != 0
                 cursor = try scan(source, cursor: cursor, count: configuration.scanCount, into: &members)
                 let now = redis.statistics.redirections
@@ -78,7 +78,7 @@ extension TaskExecutor {
                 }
                 end += 1
             }
-            gate?.yieldIfBusy()
+            stepAside()
             try checkStop(&run, now: ContinuousClock.now)
             if run.stopped { return }
             let read = hmget(packsKey, packs: packs, filter: nil)

@@ -90,7 +90,7 @@ extension TaskExecutor {
 
     /// Writes the records of one pack read's reply (after stepping aside for express work).
     func write(_ read: PackRead, reply: RedisReplyReference, run: inout TaskRun, producer: KafkaProducer) throws {
-        gate?.yieldIfBusy()
+        stepAside()
         if let error = packReader.error(in: reply, of: read.command) { throw error }
         if read.isWholeSlot {
             guard reply.isArray, reply.count % 2 == 0 else {

@@ -62,6 +62,8 @@ final class TaskExecutor: @unchecked Sendable {
     var layout: SlotLayout
     /// The renditions of the event this lane ran last, for its next tasks.
     var eventRenditions = EventRenditions()
+    /// What the task being run may still wait for breaking work (`ExpressGate.breakingBudget`).
+    var breakingPauseLeft = ExpressGate.breakingBudget
 
     /// - Parameter gate: set for bulk lanes, which step aside for express work.
     init(
@@ -85,6 +87,7 @@ final class TaskExecutor: @unchecked Sendable {
         deliveriesTopic = try producer.topic(configuration.topics.deliveries)
         defer { deliveriesTopic = nil }
         var run = TaskRun(task: task, configuration: configuration)
+        breakingPauseLeft = ExpressGate.breakingBudget
         let nonce = UInt32.random(in: 0...UInt32.max)
         // A unique scratch name per attempt: a zombie attempt of the same task (a member that
         // lost its partitions) must never delete sets this attempt is still scanning.
@@ -143,6 +146,9 @@ final class TaskExecutor: @unchecked Sendable {
     }
 
     static let stopCheckInterval = Duration.milliseconds(100)
+
+    /// Between pages: a bulk lane waits while this process's express lanes work (`ExpressGate`).
+    func stepAside() { gate?.yieldIfBusy(budget: &breakingPauseLeft) }
 
     /// Picks the partition every delivery of the next transaction goes to; call once per
     /// transaction, before its first delivery.

@@ -246,9 +246,10 @@ public final class EventPlanner: Sendable {
             log.info("event expired before fan-out")
             return .expired
         case .tasks(let tasks, let lane):
+            let narrow = candidates.map { $0.count <= planner.configuration.narrowSlotLimit } ?? false
             return try enqueue(
-                tasks, lane: lane, event: event, eventId: eventId, claim: claim, producer: producer, planned: &planned, now: now,
-                estimate: estimate, log: log)
+                tasks, lane: lane, narrow: narrow, event: event, eventId: eventId, claim: claim, producer: producer, planned: &planned,
+                now: now, estimate: estimate, log: log)
         }
     }
 
@@ -275,18 +276,19 @@ public final class EventPlanner: Sendable {
         }
         let task = FanoutTask(eventId: testId, taskIndex: 0, taskCount: 1, slots: 0..<layout.slotCount, event: event, plannedAt: now)
         return try enqueue(
-            [task], lane: .express, event: event, eventId: testId, claim: nil, producer: producer, planned: &planned, now: now,
-            estimate: nil, log: log)
+            [task], lane: .express, narrow: true, event: event, eventId: testId, claim: nil, producer: producer, planned: &planned,
+            now: now, estimate: nil, log: log)
     }
 
     /// Puts the event's tasks on their lane's topic (or with the planner's own deliveries, for
-    /// a narrow event when `plannerDeliversNarrowEvents`), with its `accepted` status.
+    /// a `narrow` event when `plannerDeliversNarrowEvents`; a wide breaking one takes the
+    /// express lanes), with its `accepted` status.
     private func enqueue(
-        _ tasks: [FanoutTask], lane: TaskLane, event: NotificationEvent, eventId: String, claim: EventClaim?,
+        _ tasks: [FanoutTask], lane: TaskLane, narrow: Bool, event: NotificationEvent, eventId: String, claim: EventClaim?,
         producer: KafkaProducer, planned: inout PlannedBatch, now: Date, estimate: Int?, log: Logger
     ) throws -> Outcome {
         let topics = configuration.topics
-        let inline = lane == .express && configuration.plannerDeliversNarrowEvents
+        let inline = lane == .express && narrow && configuration.plannerDeliversNarrowEvents
         if inline {
             planned.narrow.append(contentsOf: tasks)
         } else {

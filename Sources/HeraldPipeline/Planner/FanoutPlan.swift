@@ -105,7 +105,9 @@ public struct FanoutPlanner: Sendable {
         let tasks = ranges.enumerated().map { index, slots in
             FanoutTask(eventId: eventId, taskIndex: index, taskCount: ranges.count, slots: slots, event: event, plannedAt: now)
         }
-        return .tasks(tasks, lane: .bulk)
+        // A breaking event's tasks take the express lanes, which every worker's bulk lanes
+        // step aside for (`ExpressGate`).
+        return .tasks(tasks, lane: event.urgency == .breaking ? .express : .bulk)
     }
 
     /// The task topic partition of task `index` of `taskCount`, from the event's own `start`:
@@ -170,7 +172,7 @@ public enum SlotRange {
 public enum TaskLane: String, Sendable, Hashable, CaseIterable {
     /// `herald.tasks`: chunks of broadcasts and wide expressions.
     case bulk
-    /// `herald.tasks.express`: small tasks of narrow events, served by their own consumer so
-    /// they never queue behind a broadcast.
+    /// `herald.tasks.express`: small tasks of narrow events, and the tasks of `breaking`
+    /// events, served by their own consumer so they never queue behind a broadcast.
     case express
 }

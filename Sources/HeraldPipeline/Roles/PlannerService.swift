@@ -15,7 +15,12 @@ public final class PlannerService: Service, Sendable {
     private let logger: Logger
     private let loop: TransactionalLoop
 
-    public init(configuration: PipelineConfiguration, logger: Logger = Logger(label: "herald.planner")) {
+    /// The worker's gate: the narrow events this planner delivers make its fan-out's bulk lanes
+    /// step aside.
+    private let gate: ExpressGate
+
+    public init(configuration: PipelineConfiguration, gate: ExpressGate = ExpressGate(), logger: Logger = Logger(label: "herald.planner")) {
+        self.gate = gate
         self.configuration = configuration
         self.logger = logger
         loop = TransactionalLoop(
@@ -51,7 +56,7 @@ public final class PlannerService: Service, Sendable {
             configuration.plannerDeliversNarrowEvents
             ? TaskDelivery(
                 lane: .express, name: "planner-express", configuration: configuration,
-                templates: TemplateCache(layout: configuration.layout), logger: logger
+                templates: TemplateCache(layout: configuration.layout), gate: gate, logger: logger
             )
             : nil
         defer { delivery?.close() }

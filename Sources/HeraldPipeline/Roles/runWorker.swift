@@ -26,8 +26,11 @@ public func runWorker(
         ).provision()
     }
     var services: [any Service] = extraServices
-    if roles.contains(.planner) { services.append(PlannerService(configuration: configuration, logger: logger)) }
-    if roles.contains(.fanout) { services.append(FanoutService(configuration: configuration, logger: logger)) }
+    // One gate per worker: its bulk lanes step aside for its express lanes and for the narrow
+    // events its planner delivers.
+    let gate = ExpressGate()
+    if roles.contains(.planner) { services.append(PlannerService(configuration: configuration, gate: gate, logger: logger)) }
+    if roles.contains(.fanout) { services.append(FanoutService(configuration: configuration, gate: gate, logger: logger)) }
     if roles.contains(.scheduler) { services.append(SchedulerService(configuration: configuration, logger: logger)) }
     var groupConfiguration = ServiceGroupConfiguration(
         services: services.map { ServiceGroupConfiguration.ServiceConfiguration(service: $0) }

@@ -57,7 +57,12 @@ public final class SenderService: Service, Sendable {
                     batchSize: configuration.sender.batchSize,
                     lagSampleInterval: configuration.lagSampleInterval,
                     gated: .finishAndCommit,
-                    deadLetterTopic: configuration.topics.eventsDeadLetters
+                    deadLetterTopic: configuration.topics.eventsDeadLetters,
+                    // Breaking and one-user events' deliveries (the express lanes' partitions) first.
+                    firstPartitions: configuration.expressDeliveryPartitions > 0
+                        ? TransactionalLoop.FirstPartitions(
+                            topic: configuration.topics.deliveries, partitions: 0..<Int32(configuration.expressDeliveryPartitions))
+                        : nil
                 ),
                 logger: logger
             )

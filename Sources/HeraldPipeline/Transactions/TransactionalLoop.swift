@@ -48,6 +48,17 @@ final class TransactionalLoop: Sendable {
         /// Reads of partitions a planner of this process has just written to, when the group
         /// consumer has nothing (bulk lanes); a notice wakes the loop's waiting poll.
         var directReads: DirectReads.Settings? = nil
+        /// Partitions whose records go first (the sender: the express lanes' deliveries, which
+        /// breaking and one-user events write): while polls bring records of them, the loop's
+        /// other partitions of that topic are paused, and resumed once a poll brings none.
+        var firstPartitions: FirstPartitions? = nil
+    }
+
+    struct FirstPartitions: Sendable {
+        var topic: String
+        var partitions: Range<Int32>
+
+        func contains(_ message: KafkaMessage) -> Bool { message.topic == topic && partitions.contains(message.partition) }
     }
 
     enum GatedPart: Sendable { case wholeTransaction, finishAndCommit }
@@ -115,6 +126,8 @@ final class TransactionalLoop: Sendable {
         var consumer: KafkaConsumer?
         var machine = TransactionalLoopStateMachine()
         var lastLagSample = ContinuousClock.now
+        /// The partitions paused for `firstPartitions`.
+        var paused: [KafkaTopicPartition] = []
         let progress = settings.progress.register(settings.name)
         defer { settings.progress.unregister(progress) }
         let direct = settings.directReads.map { DirectReads(settings: $0, logger: logger) }
@@ -138,6 +151,7 @@ final class TransactionalLoop: Sendable {
                     let fresh = try KafkaConsumer(configuration: settings.consumer, logger: logger)
                     try fresh.subscribe(topics: settings.topics)
                     consumer = fresh
+                    paused = []
                     polling.withLock { $0 = fresh }
                 }
             } catch {
@@ -173,6 +187,7 @@ final class TransactionalLoop: Sendable {
                 lastLagSample = .now
                 sampleLag(activeConsumer, idle: batch.isEmpty && machine.isBatchDone)
             }
+            if let first = settings.firstPartitions { paused = putFirst(first, batch: batch, paused: paused, activeConsumer) }
             if let direct {
                 batch = direct.unhandled(batch)
                 if batch.isEmpty { batch = await readDirectly(direct, activeConsumer).map { [$0] } ?? [] }
@@ -345,6 +360,34 @@ final class TransactionalLoop: Sendable {
             gateWait: finishing - offsetsSent
         )
         return (timings, work.afterCommit)
+    }
+
+    /// Pauses the other partitions of `first.topic` when `batch` holds a record of `first`, and
+    /// resumes them (those still assigned) once a batch holds none; returns what is paused. A
+    /// failure is logged and leaves every partition fetching: the order is a preference, the
+    /// records are read either way.
+    private func putFirst(
+        _ first: FirstPartitions, batch: [KafkaMessage], paused: [KafkaTopicPartition], _ consumer: KafkaConsumer
+    ) -> [KafkaTopicPartition] {
+        let urgent = batch.contains(where: first.contains)
+        do {
+            if urgent, paused.isEmpty {
+                let others = try consumer.assignment().filter { $0.topic == first.topic && !first.partitions.contains($0.partition) }
+                try consumer.pause(others)
+                return others
+            }
+            if !urgent, !paused.isEmpty {
+                let assigned = Set(try consumer.assignment())
+                try consumer.resume(paused.filter(assigned.contains))
+                return []
+            }
+        } catch {
+            metrics.countError(error)
+            logger.warning("cannot pause or resume partitions to read the first ones first", metadata: ["error": "\(error)"])
+            if !paused.isEmpty { try? consumer.resume(paused) }
+            return []
+        }
+        return paused
     }
 
     /// A noticed partition's next record read beside the group consumer (nil: none, or the

@@ -64,6 +64,17 @@ extension NotificationEvent {
                     ))
             }
         }
+        var urgency: Urgency?
+        if let text = reader.string("urgency", required: false, issues: &issues) {
+            if let parsed = Urgency(rawValue: text) {
+                urgency = parsed
+            } else {
+                issues.append(
+                    ValidationIssue(
+                        field: "urgency", code: ValidationIssue.Code.invalidValue,
+                        message: "unknown urgency \"\(text)\"; expected \"breaking\", \"normal\" or \"bulk\""))
+            }
+        }
         let collapseId = reader.string("collapseId", required: false, issues: &issues)
         if let collapseId {
             if collapseId.isEmpty {
@@ -96,7 +107,7 @@ extension NotificationEvent {
         return NotificationEvent(
             id: id, audience: audience, properties: properties, native: native, templates: templates,
             expiresAt: expiresAt, priority: priority, collapseId: collapseId, publishedAt: publishedAt, schedule: schedule,
-            hub: hub, liveActivity: liveActivity, testRecipients: testRecipients
+            hub: hub, liveActivity: liveActivity, testRecipients: testRecipients, urgency: urgency
         )
     }
 
@@ -135,7 +146,7 @@ extension NotificationEvent {
     /// The members an event may have.
     static let members: Set<String> = [
         "hub", "id", "tags", "properties", "native", "templates", "expiresAt", "publishedAt", "priority", "collapseId", "sendAt",
-        "sendAtLocal", "liveActivity", "testRecipients",
+        "sendAtLocal", "liveActivity", "testRecipients", "urgency",
     ]
 
     /// Reads `sendAt` (an instant with its offset) or `sendAtLocal` (a wall-clock time
@@ -403,6 +414,7 @@ extension NotificationEvent: Codable {
             members.append(JSONMember(key: "expiresAt", value: .string(ISO8601Timestamp.format(expiresAt, precision: .secondsWhenExact))))
         }
         if let priority { members.append(JSONMember(key: "priority", value: .string(priority.rawValue))) }
+        if let urgency { members.append(JSONMember(key: "urgency", value: .string(urgency.rawValue))) }
         if let collapseId { members.append(JSONMember(key: "collapseId", value: .string(collapseId))) }
         if let publishedAt { members.append(JSONMember(key: "publishedAt", value: .string(ISO8601Timestamp.format(publishedAt)))) }
         switch schedule {

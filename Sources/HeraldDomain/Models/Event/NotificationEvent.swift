@@ -45,15 +45,19 @@ public struct NotificationEvent: Sendable, Hashable {
     /// fully rendered, marked `test` in its delivery records and status, under an id of its
     /// own (``TestSend``), so the event's id stays free for the real send.
     public var testRecipients: [TestRecipient]?
+    /// How the event ranks against the others being fanned out (nil: `normal`): a `breaking`
+    /// one's tasks go first on every worker, lower-urgency work stepping aside between pages.
+    public var urgency: Urgency?
 
     public init(
         id: String? = nil, audience: Audience = .broadcast, properties: [String: String] = [:],
         native: [Platform: String] = [:], templates: [String]? = nil, expiresAt: Date? = nil,
         priority: NotificationPriority? = nil, collapseId: String? = nil, publishedAt: Date? = nil,
         schedule: EventSchedule? = nil, hub: HubName = .default, liveActivity: LiveActivityUpdate? = nil,
-        testRecipients: [TestRecipient]? = nil
+        testRecipients: [TestRecipient]? = nil, urgency: Urgency? = nil
     ) {
         self.hub = hub
+        self.urgency = urgency
         self.testRecipients = testRecipients
         self.liveActivity = liveActivity
         self.schedule = schedule
@@ -99,6 +103,18 @@ public enum Audience: Sendable, Hashable {
 public enum NotificationPriority: String, Sendable, Hashable, Codable, CaseIterable {
     case high
     case normal
+}
+
+/// An event's rank against the others being fanned out (`urgency`).
+public enum Urgency: String, Sendable, Hashable, Codable, CaseIterable {
+    /// Goes first: its tasks run on the express lanes, and every worker's bulk lanes pause
+    /// between pages while they run; the sender sends its deliveries first.
+    case breaking
+    /// The default: the bulk lanes, in the order of arrival.
+    case normal
+    /// Digests and other sends that may wait: the bulk lanes, like `normal`, and paused for
+    /// `breaking` work the same way.
+    case bulk
 }
 
 /// Limits applied when an event is decoded.
