@@ -86,6 +86,7 @@ struct BenchCommand: AsyncParsableCommand {
     @Flag(help: "Skip the pipeline phases (broadcast, latency, memory).") var skipBroadcast = false
     @Flag(help: "Skip the latency runs.") var skipLatency = false
     @Flag(help: "Skip stopping a broadcast in flight.") var skipStop = false
+    @Flag(help: "Skip rehearsing a broadcast (dryRun).") var skipRehearsal = false
     @Option(help: "The breaking event's audience during a bulk broadcast (empty: skip that row).")
     var preemptionExpression = "World && Politics"
     @Flag(help: "Skip the memory populations other than the main one.") var skipMemory = false
@@ -179,6 +180,7 @@ struct BenchCommand: AsyncParsableCommand {
         options.clock = clock
         options.runReindex = reindex
         options.runStop = !skipStop
+        options.runRehearsal = !skipRehearsal
         options.preemptionExpression = preemptionExpression
         options.runMicro = !skipMicro
         options.runCeiling = !skipCeiling && !microOnly

@@ -62,6 +62,8 @@ public struct BenchmarkOptions: Sendable {
     public var runMemory: Bool = true
     /// Stop a broadcast of the main population in flight, and time it.
     public var runStop: Bool = true
+    /// Rehearse (`dryRun`) a broadcast of the main population, and time it.
+    public var runRehearsal: Bool = true
     /// The audience of the breaking event published during a bulk broadcast (empty: no such row).
     public var preemptionExpression: String = "World && Politics"
     /// Produce the population to a registrations topic and time `herald reindex` of it.

@@ -21,6 +21,9 @@ struct PublishCommand: AsyncParsableCommand {
             --test-recipient '$UserId:<id>' (repeatable, at most 100) sends the event, rendered as the
             real send would be, to those devices only, under a test id of its own (printed); the event's
             id stays free for the real send.
+            Rehearse it at full scale with --dry-run: planned and resolved against every registration,
+            counted per platform and template and rendered once per template, delivered to none; the
+            rehearsal's status and one preview per template are printed.
             """
     )
 
@@ -43,6 +46,8 @@ struct PublishCommand: AsyncParsableCommand {
         help: "Send a test to this registration id, installation id or $UserId:<id> only; repeatable.")
     var testRecipients: [String] = []
     @Flag(help: "Wait until the event's status is final and print it.") var wait = false
+    @Flag(help: "Rehearse: resolve and render the event without delivering it; prints its counts and previews.")
+    var dryRun = false
 
     func validate() throws {
         if file != nil,
@@ -79,11 +84,26 @@ struct PublishCommand: AsyncParsableCommand {
         let publisher = try EventPublisher(
             bootstrapServers: settings[.kafkaBrokers], topics: try settings.topics, extra: settings.kafkaProperties()
         )
+        if dryRun {
+            if event.testRecipients != nil { throw CommandFailure("--dry-run rehearses the whole audience; leave out --test-recipient") }
+            let receipt = try await publisher.publish(event, rehearsal: true)
+            let id = DerivedSend.rehearsal.eventId(of: receipt.eventId, partition: receipt.partition, offset: receipt.offset)
+            print("rehearsal \(id) of \(receipt.eventId): nothing is delivered")
+            try await waitForStatus(eventId: id, settings: settings, localTime: false)
+            let pool = RedisConnectionPool(configuration: try settings.redisConfiguration(), size: 1)
+            defer { pool.shutdown() }
+            for preview in try await StatusReader(pool: pool, layout: try settings.layout()).previews(eventId: id, hub: event.hub) {
+                print(
+                    "preview \(preview.platform.rawValue) \(preview.template): \(preview.bytes) of \(preview.limit) bytes: \(preview.payload)"
+                )
+            }
+            return
+        }
         let receipt = try await publisher.publish(event)
         print("published \(receipt.eventId) to \(try settings.topics.events)[\(receipt.partition)] at offset \(receipt.offset)")
         var statusId = receipt.eventId
         if event.testRecipients != nil {
-            statusId = TestSend.eventId(of: receipt.eventId, partition: receipt.partition, offset: receipt.offset)
+            statusId = DerivedSend.test.eventId(of: receipt.eventId, partition: receipt.partition, offset: receipt.offset)
             print("test send \(statusId): \(receipt.eventId) stays free for the real send")
         }
         if wait { try await waitForStatus(eventId: statusId, settings: settings, localTime: atLocal != nil) }

@@ -61,6 +61,9 @@ struct PushSandboxCommand: AsyncParsableCommand {
     @Option(help: "The FCM project id of the local service account.") var projectId = "herald-sandbox"
 
     func run() async throws {
+        // Trapped before anything is printed: whoever stops the sandbox as soon as it has read the
+        // settings (a script, a test) must find SIGTERM handled, not the default action.
+        let signals = await UnixSignalsSequence(trapping: .sigint, .sigterm)
         let push = try await LocalPushServices.start(topic: topic, projectId: projectId)
         var lines = [
             "local APNs at \(push.apns.baseURL), local FCM at \(push.fcm.baseURL), local Web Push at \(push.webPush.origin), local WNS at \(push.wns.baseURL); send with:"
@@ -72,7 +75,7 @@ struct PushSandboxCommand: AsyncParsableCommand {
         lines.append("(Ctrl-C stops the servers)")
         // Unbuffered, so whoever reads a pipe sees the settings while the servers run.
         FileHandle.standardOutput.write(Data((lines.joined(separator: "\n") + "\n").utf8))
-        for await _ in await UnixSignalsSequence(trapping: .sigint, .sigterm) { break }
+        for await _ in signals { break }
         await push.shutdown()
     }
 }

@@ -43,9 +43,14 @@ public final class EventPublisher: Sendable {
         public var offset: Int64
     }
 
-    /// Publishes `event`; returns its (possibly assigned) id and where Kafka stored it.
+    /// The record header that makes an event a rehearsal (`dryRun`): the planner plans and
+    /// resolves it under `DerivedSend.rehearsal`'s id, and its tasks write no delivery.
+    public static let rehearsalHeader = "herald-rehearsal"
+
+    /// Publishes `event` (as a rehearsal with `rehearsal`); returns its (possibly assigned) id
+    /// and where Kafka stored it.
     @discardableResult
-    public func publish(_ event: NotificationEvent, now: Date = Date()) async throws -> Receipt {
+    public func publish(_ event: NotificationEvent, now: Date = Date(), rehearsal: Bool = false) async throws -> Receipt {
         var event = event
         let id = event.id ?? Self.newEventId()
         event.id = id
@@ -55,6 +60,7 @@ public final class EventPublisher: Sendable {
             KafkaOutgoingMessage(
                 topic: topic, key: Array(event.hub.recordKey(id).utf8), value: event.canonicalJSON(),
                 headers: [KafkaHeader(key: "content-type", value: "application/json")]
+                    + (rehearsal ? [KafkaHeader(key: Self.rehearsalHeader, value: "1")] : [])
             ))
         return Receipt(eventId: id, publishedAt: publishedAt, partition: report.partition, offset: report.offset)
     }

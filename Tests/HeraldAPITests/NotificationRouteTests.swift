@@ -81,6 +81,37 @@ struct NotificationRouteTests {
         #expect(hub.publisher.last?.event.testRecipients == [.device("reg-1"), .user("alice")])
     }
 
+    @Test(
+        "dryRun=true rehearses: 200 with the rehearsal's status and its own id, nothing published; a bad dryRun or one with testRecipients is a 400"
+    )
+    func rehearsal() async throws {
+        var hub = TestHub()
+        let fanout = StoppingFanout()
+        hub.fanout = fanout
+        var done = StatusRecord.accepted(eventId: "bn-8~rehearsal-0-0", taskCount: 2, publishedAt: nil, acceptedAt: Date())
+        done.state = .completed
+        done.tasks.completed = 2
+        done.targets = DeliveryCounts(total: 12, byPlatform: ["apns": 12], byTemplate: ["newsEnglish": 12])
+        fanout.set(done)
+        try await hub.run { client async throws in
+            let body = #"{"id":"bn-8","tags":"World","properties":{"News_English":"x"}}"#
+            let reply = try await client.call(.post, "/v1/notifications?dryRun=true", TestHub.send, body: body)
+            #expect(reply.status == .ok, "\(reply.text)")
+            #expect(try reply.json()["id"]?.stringValue == "bn-8~rehearsal-0-0")
+            #expect(try reply.json()["rehearsal"]?.boolValue == true)
+            #expect(try reply.json()["status"]?["rehearsal"]?.boolValue == true)
+            #expect(try reply.json()["status"]?["targets"]?["total"]?.intValue == 12, "\(reply.text)")
+            let bad = try await client.call(.post, "/v1/notifications?dryRun=yes", TestHub.send, body: body)
+            #expect(bad.status == .badRequest && bad.errorField == "dryRun", "\(bad.text)")
+            let withTests = try await client.call(
+                .post, "/v1/notifications?dryRun=true", TestHub.send,
+                body: #"{"properties":{"a":"b"},"testRecipients":["reg-1"]}"#)
+            #expect(withTests.status == .badRequest && withTests.errorField == "testRecipients", "\(withTests.text)")
+        }
+        #expect(hub.publisher.last == nil, "a rehearsal publishes no send")
+        #expect(hub.publisher.rehearsed.withLock { $0.map(\.id) } == ["bn-8"])
+    }
+
     @Test("a reused id with other content is a 409 that points at the existing event")
     func reusedIdConflicts() async throws {
         let hub = TestHub()

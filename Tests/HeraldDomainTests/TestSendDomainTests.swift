@@ -31,14 +31,15 @@ struct TestSendDomainTests {
         #expect(issues.contains { $0.field == field && $0.message.contains(words) }, "\(issues)")
     }
 
-    @Test("a test send's id names its record and cannot be an event's own id")
+    @Test("a test send's or rehearsal's id names its record and its kind, and cannot be an event's own id")
     func ids() {
-        let id = TestSend.eventId(of: "bn-1", partition: 2, offset: 41)
+        let id = DerivedSend.test.eventId(of: "bn-1", partition: 2, offset: 41)
         #expect(id == "bn-1~test-2-41")
-        #expect(TestSend.testedEventId(of: id) == "bn-1")
+        #expect(DerivedSend.parse(id)?.eventId == "bn-1" && DerivedSend.parse(id)?.kind == .test)
+        #expect(DerivedSend.parse(DerivedSend.rehearsal.eventId(of: "bn-1", partition: 0, offset: 7))?.kind == .rehearsal)
         #expect(IdentifierRules.eventIdProblem(id) != nil)
-        for other in ["bn-1", "bn-1~test-2", "bn-1~test-x-1", "a b~test-1-2", "~test-1-2"] {
-            #expect(TestSend.testedEventId(of: other) == nil, "\(other)")
+        for other in ["bn-1", "bn-1~test-2", "bn-1~test-x-1", "a b~test-1-2", "~test-1-2", "bn-1~retest-1-2"] {
+            #expect(DerivedSend.parse(other) == nil, "\(other)")
         }
     }
 

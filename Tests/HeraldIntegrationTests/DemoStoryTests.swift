@@ -99,6 +99,7 @@ struct DemoStoryTests {
         // The test send: the newsroom's test iPhone and Alice's device only, under a test id; the
         // real send then takes the event's id.
         let tested = text.split(separator: "\n").drop(while: { !$0.hasPrefix("8. ") }).joined(separator: "\n")
+        #expect(tested.contains("rehearsal (dryRun): ") && tested.contains("renditions previewed, nothing delivered"), "\(tested)")
         #expect(tested.contains("~test-") && tested.contains("completed, test: 2 deliveries"), "\(tested)")
         #expect(tested.contains("to Alice's iPhone (registered by the app backend) and Newsroom test iPhone (native payload)"), "\(tested)")
         #expect(tested.contains("deliveries: the test did not take the id"), "\(tested)")

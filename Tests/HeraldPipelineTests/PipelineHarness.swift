@@ -184,9 +184,9 @@ final class PipelineHarness: @unchecked Sendable {
         try await publishReceipt(event).eventId
     }
 
-    /// Publishes `event`; where its record went.
-    func publishReceipt(_ event: NotificationEvent) async throws -> EventPublisher.Receipt {
-        try await EventPublisher(producer: try producer(), topics: configuration.topics).publish(event)
+    /// Publishes `event` (a rehearsal with `rehearsal`); where its record went.
+    func publishReceipt(_ event: NotificationEvent, rehearsal: Bool = false) async throws -> EventPublisher.Receipt {
+        try await EventPublisher(producer: try producer(), topics: configuration.topics).publish(event, rehearsal: rehearsal)
     }
 
     /// Produces raw bytes to the events topic (or `topic`), as a newsroom system might.

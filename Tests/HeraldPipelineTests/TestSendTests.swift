@@ -11,10 +11,12 @@ struct TestSendTests {
     /// A test send to a registration id, an installation id, a user and an id that is nothing
     /// reaches exactly the registrations they name, whatever the event's tags, with records
     /// and a status marked test under the test send's own id; the real send under the same id
-    /// then goes to its whole audience, as if the test had never been.
-    @Test func aTestSendReachesItsRecipientsOnlyAndLeavesTheIdFree() async throws {
+    /// then goes to its whole audience, as if the test had never been. Delivered by the planner
+    /// itself, and through the express lanes' topic (whose task record carries the event).
+    @Test(arguments: [true, false])
+    func aTestSendReachesItsRecipientsOnlyAndLeavesTheIdFree(plannerDeliversNarrowEvents: Bool) async throws {
         try await withPipelineHarness(
-            slots: 16,
+            slots: 16, configure: { $0.plannerDeliversNarrowEvents = plannerDeliversNarrowEvents },
             body: { harness in
                 var registrations = (0..<12).map { testRegistration("r\($0)", tags: ["World"]) }
                 registrations.append(testRegistration("inst-7:news", tags: ["World", "$InstallationId:{inst-7}"]))
@@ -29,7 +31,7 @@ struct TestSendTests {
                     id: "bn-77", audience: .expression(try TagExpression.parse("World"), source: "World"),
                     properties: ["News_English": "Summit ends"], testRecipients: recipients)
                 let receipt = try await harness.publishReceipt(test)
-                let testId = TestSend.eventId(of: "bn-77", partition: receipt.partition, offset: receipt.offset)
+                let testId = DerivedSend.test.eventId(of: "bn-77", partition: receipt.partition, offset: receipt.offset)
                 let tested = try await harness.finalStatus(testId)
                 #expect(tested.state == .completed)
                 #expect(tested.isTest)

@@ -20,6 +20,8 @@ struct NotificationRoutes: Sendable {
     let now: @Sendable () -> Date
     /// How long `DELETE` waits for the scheduler to act before answering 202.
     var cancelWait: Duration = .seconds(5)
+    /// How long a rehearsal (`?dryRun=true`) is waited for before answering 202.
+    var rehearsalWait: Duration = .seconds(5)
 
     func add(to group: RouterGroup<APIRequestContext>) {
         group.post("notifications", use: publish)
@@ -35,10 +37,11 @@ struct NotificationRoutes: Sendable {
         let hub = try RequestReading.hub(of: context)
         let bytes = try await RequestReading.body(of: request, limit: limits.maxRequestBytes)
         var event = try NotificationEvent.decode(bytes, limits: EventLimits(payloadLimits: limits.registration.payloadLimits))
+        if try Self.dryRun(request) { return try await rehearse(&event, hub: hub, context: context) }
         let (id, decision) = try await accept(&event, hub: hub)
         let location = try RequestReading.hubPath(of: context) + "/notifications/\(id)"
         var members = [JSONMember(key: "id", value: .string(id)), JSONMember(key: "location", value: .string(location))]
-        if let tested = TestSend.testedEventId(of: id) {
+        if let tested = DerivedSend.parse(id)?.eventId {
             // A test send: its own id; the event's id stays free for the real send.
             members.append(JSONMember(key: "test", value: .bool(true)))
             members.append(JSONMember(key: "eventId", value: .string(tested)))
@@ -54,6 +57,61 @@ struct NotificationRoutes: Sendable {
                     JSONMember(key: "lastReleaseAt", value: .string(ISO8601Timestamp.format(last.releaseAt, precision: .secondsWhenExact))))
             }
         }
+        return .json(.object(members), status: .accepted, headers: [.location: location])
+    }
+
+    /// `?dryRun=true`: a rehearsal. `dryRun=false` or no parameter: a send.
+    static func dryRun(_ request: Request) throws -> Bool {
+        guard let text = request.uri.queryParameters.get("dryRun") else { return false }
+        switch text {
+        case "true": return true
+        case "false": return false
+        default: throw APIError.invalidParameter("dryRun", "expected true or false, got \"\(text)\"")
+        }
+    }
+
+    /// `POST /v1/notifications?dryRun=true`: the event validated exactly as a send, then planned
+    /// and resolved against every registration under an id of its own, counted and rendered
+    /// once per template, delivered to none. 200 with the rehearsal's status, its previews and
+    /// the expected times once it completed within `rehearsalWait`, else 202 with its location.
+    func rehearse(_ event: inout NotificationEvent, hub: HubName, context: APIRequestContext) async throws -> Response {
+        if event.hub != hub {
+            guard event.hub.isDefault else {
+                throw APIError.invalidBody(field: "hub", "the body names hub \"\(event.hub)\" but the request is for hub \"\(hub)\"")
+            }
+            event.hub = hub
+        }
+        if event.testRecipients != nil {
+            throw APIError.invalidBody(
+                field: "testRecipients", "a rehearsal resolves the event's whole audience; leave out testRecipients or dryRun")
+        }
+        if event.id == nil { event.id = Self.newEventId() }
+        if event.publishedAt == nil { event.publishedAt = now() }
+        // The same rules as a send; a scheduled event is rehearsed as if it went now.
+        _ = try scheduleRules.decide(event, eventId: event.id!, now: now())
+        let id = try await publisher.rehearse(event)
+        let location = try RequestReading.hubPath(of: context) + "/notifications/\(id)"
+        let deadline = ContinuousClock.now + rehearsalWait
+        while ContinuousClock.now < deadline {
+            if let status = try await storedStatus(id, hub: hub), status.state.isTerminal {
+                let answer = RehearsalAnswer(
+                    id: id, eventId: event.id!, status: status, previews: try await statusReader.previews(eventId: id, hub: hub),
+                    expected: RehearsalAnswer.Expected(
+                        audience: status.targets.total, throughput: try? await statusReader.measuredThroughput()))
+                let encoder = JSONEncoder()
+                encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+                var data = try encoder.encode(answer)
+                data.append(UInt8(ascii: "\n"))
+                return Response(
+                    status: .ok, headers: [.contentType: "application/json; charset=utf-8", .location: location],
+                    body: ResponseBody(byteBuffer: ByteBuffer(bytes: data)))
+            }
+            try await Task.sleep(for: .milliseconds(20))
+        }
+        let members = [
+            JSONMember(key: "id", value: .string(id)), JSONMember(key: "location", value: .string(location)),
+            JSONMember(key: "rehearsal", value: .bool(true)), JSONMember(key: "eventId", value: .string(event.id!)),
+        ]
         return .json(.object(members), status: .accepted, headers: [.location: location])
     }
 
@@ -140,7 +198,7 @@ struct NotificationRoutes: Sendable {
     private func eventId(_ context: APIRequestContext) throws -> String {
         let id = try RequestReading.parameter("id", of: context)
         // A test send's status is read under its own id (`<id>~test-<partition>-<offset>`).
-        if let problem = IdentifierRules.eventIdProblem(id), TestSend.testedEventId(of: id) == nil {
+        if let problem = IdentifierRules.eventIdProblem(id), DerivedSend.parse(id) == nil {
             throw APIError.invalidParameter("id", problem)
         }
         return id
@@ -193,4 +251,30 @@ struct NotificationRoutes: Sendable {
     static func newEventId() -> String {
         "ev-" + UUID().uuidString.lowercased()
     }
+}
+
+/// The answer to `POST /v1/notifications?dryRun=true`.
+struct RehearsalAnswer: Encodable {
+    /// What the deployment's measured speed makes of the audience: when half of it and nine
+    /// tenths of it would have their deliveries, in seconds after the publish.
+    struct Expected: Encodable {
+        var throughputPerSecond: Int
+        var halfSeconds: Double
+        var ninetyPercentSeconds: Double
+
+        /// Nil before the deployment has measured a fan-out (`StatusReader.throughputMinimum`).
+        init?(audience: Int, throughput: Int??) {
+            guard let measured = throughput ?? nil, measured > 0 else { return nil }
+            throughputPerSecond = measured
+            halfSeconds = (Double(audience) * 0.5 / Double(measured) * 1_000).rounded() / 1_000
+            ninetyPercentSeconds = (Double(audience) * 0.9 / Double(measured) * 1_000).rounded() / 1_000
+        }
+    }
+
+    var id: String
+    var eventId: String
+    var rehearsal = true
+    var status: StatusRecord
+    var previews: [RehearsalPreview]
+    var expected: Expected?
 }

@@ -62,10 +62,14 @@ public protocol RegistrationStore: ReadinessChecking {
 /// Puts a validated event on `herald.events`.
 public protocol NotificationPublishing: Sendable {
     /// Publishes `event`, whose JSON encoding is `body`, and returns the event id once the
-    /// log has it: for a test send (`testRecipients`), the test send's own id (``TestSend``).
+    /// log has it: for a test send (`testRecipients`), the test send's own id (``DerivedSend``).
     /// Throws ``EventIdConflict`` when the id was already used by an event with other content
     /// (an identical retry is accepted again); a test send never conflicts.
     func publish(_ event: NotificationEvent, body: [UInt8]) async throws -> String
+
+    /// Publishes `event` as a rehearsal (`dryRun`) and returns the rehearsal's own id
+    /// (``DerivedSend/rehearsal``); the event's id is not taken.
+    func rehearse(_ event: NotificationEvent) async throws -> String
 }
 
 /// An event id already taken by an event with other content: 409, with its location.
@@ -81,6 +85,15 @@ public struct EventIdConflict: Error, Sendable {
 public protocol NotificationStatusReading: Sendable {
     /// `nil` when no status is known for `eventId` in `hub`.
     func status(eventId: String, hub: HubName) async throws -> StatusRecord?
+    /// A rehearsal's previews, one per (platform, template).
+    func previews(eventId: String, hub: HubName) async throws -> [RehearsalPreview]
+    /// The deployment's measured fan-out speed, deliveries per second; nil before it has one.
+    func measuredThroughput() async throws -> Int?
+}
+
+extension NotificationStatusReading {
+    public func previews(eventId: String, hub: HubName) async throws -> [RehearsalPreview] { [] }
+    public func measuredThroughput() async throws -> Int? { nil }
 }
 
 /// The scheduler's side of the API: what `DELETE /v1/notifications/{id}` and

@@ -199,7 +199,7 @@ struct KafkaNotificationPublisher: NotificationPublishing {
             do {
                 let receipt = try await publisher.publish(event)
                 guard event.testRecipients != nil else { return .success(receipt.eventId) }
-                return .success(TestSend.eventId(of: receipt.eventId, partition: receipt.partition, offset: receipt.offset))
+                return .success(DerivedSend.test.eventId(of: receipt.eventId, partition: receipt.partition, offset: receipt.offset))
             } catch {
                 return .failure(error)
             }
@@ -209,6 +209,22 @@ struct KafkaNotificationPublisher: NotificationPublishing {
             throw APIError.unavailable(
                 "the event log did not confirm event \"\(id)\" within \(deadline); it may still be published: retry with the same id, which is never sent twice",
                 retryAfter: 5)
+        }
+        return try outcome.get()
+    }
+
+    func rehearse(_ event: NotificationEvent) async throws -> String {
+        let publisher = publisher
+        let outcome = await answer(within: deadline) { () -> Result<String, any Error>? in
+            do {
+                let receipt = try await publisher.publish(event, rehearsal: true)
+                return .success(DerivedSend.rehearsal.eventId(of: receipt.eventId, partition: receipt.partition, offset: receipt.offset))
+            } catch {
+                return .failure(error)
+            }
+        }
+        guard let outcome else {
+            throw APIError.unavailable("the event log did not confirm the rehearsal within \(deadline); retry", retryAfter: 5)
         }
         return try outcome.get()
     }

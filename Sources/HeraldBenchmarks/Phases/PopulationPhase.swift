@@ -213,6 +213,9 @@ struct PopulationPhase {
                 report.stop = try await context.stopInFlight(
                     BenchmarkEvents.broadcast(id: "\(prefix)-stopped"), expected: expected[0])
             }
+            if options.runRehearsal {
+                report.rehearsal = try await context.rehearsal(BenchmarkEvents.broadcast(id: "\(prefix)-rehearsed"), expected: expected[0])
+            }
             if !options.preemptionExpression.isEmpty {
                 var bulk = BenchmarkEvents.broadcast(id: "\(prefix)-bulk")
                 bulk.urgency = .bulk
@@ -690,6 +693,25 @@ struct PopulationPhase {
                 audience: expected, tasks: after.taskCount ?? 0, tasksBeforeStop: before.tasks.count, deliveredBeforeStop: before.delivered,
                 secondsToLastReport: max(0, (after.lastCommitted ?? stoppedAt).timeIntervalSince(stoppedAt)), delivered: after.delivered,
                 stoppedTasks: after.stopped)
+        }
+
+        /// Publishes `event` as a rehearsal (`dryRun`): from the publish to its last task's report,
+        /// and what its status counted.
+        func rehearsal(_ event: NotificationEvent, expected: Int) async throws -> BenchmarkReport.Rehearsal {
+            _ = await phase.meter.waitForQuiet(workers: workers)
+            let published = Date()
+            let receipt = try await publisher.publish(event, now: published, rehearsal: true)
+            let id = DerivedSend.rehearsal.eventId(of: receipt.eventId, partition: receipt.partition, offset: receipt.offset)
+            let commits = try await awaitCommits(eventId: id, timeout: .seconds(options.eventTimeoutSeconds))
+            let status = await finalStatuses([id]).first
+            let pool = RedisConnectionPool(configuration: phase.configuration.redis, size: 1)
+            defer { pool.shutdown() }
+            let previews = try await StatusReader(pool: pool, layout: phase.configuration.layout).previews(eventId: id)
+            let result = BenchmarkReport.Rehearsal(
+                audience: expected, counted: status?.targets.total ?? commits.delivered, tasks: commits.taskCount ?? 0,
+                seconds: max(0, (commits.lastCommitted ?? published).timeIntervalSince(published)), previews: previews.count)
+            Console.say("  rehearsal \(id): \(Console.count(result.counted)) counted in \(Console.fixed(result.seconds, 2)) s")
+            return result
         }
 
         /// `breaking.alone` with nothing else running, then the `bulk` broadcast, and once its

@@ -28,6 +28,8 @@ extension BenchmarkReport {
         public static let stopSeconds = 1.0
         /// A breaking event during a bulk broadcast against the same event alone, in time.
         public static let preemptionCost = 1.5
+        /// A rehearsal of a million-device broadcast, from the publish to its last task's report.
+        public static let rehearsalSeconds = 1.0
     }
 
     /// Rows of one ceiling measurement, each rate against the reference of every ratio.
@@ -501,6 +503,14 @@ extension BenchmarkReport {
                     "  deliveries committed: at the stop / in the end",
                     "\(Console.count(stop.deliveredBeforeStop)) / \(Console.count(stop.delivered)) of \(Console.count(stop.audience))",
                     "\(stop.stoppedTasks) tasks cut short or skipped"
+                ))
+        }
+        if let rehearsal {
+            rows.append(
+                (
+                    "rehearsal (dryRun) of a broadcast to \(Console.count(rehearsal.audience)), \(rehearsal.tasks) tasks",
+                    "\(Console.fixed(rehearsal.seconds, 2)) s; counted \(Console.count(rehearsal.counted)), \(rehearsal.previews) previews",
+                    "< \(Console.fixed(Target.rehearsalSeconds, 0)) s: \(Self.verdict(rehearsal.seconds < Target.rehearsalSeconds)); count exact: \(Self.verdict(rehearsal.counted == rehearsal.audience))"
                 ))
         }
         if let preemption {

@@ -23,6 +23,8 @@ public struct BenchmarkReport: Sendable, Codable {
     public var reindex: Reindex?
     /// A broadcast stopped in flight.
     public var stop: Stop?
+    /// A broadcast of the main population rehearsed (`dryRun`).
+    public var rehearsal: Rehearsal?
     /// A breaking event published while a bulk broadcast is in flight.
     public var preemption: Preemption?
     /// Schedules due in the same second, released by one scheduler (`SchedulePhase`).
@@ -310,6 +312,16 @@ public struct BenchmarkReport: Sendable, Codable {
         public var delivered: Int
         /// Tasks that reported `stopped`.
         public var stoppedTasks: Int
+    }
+
+    /// A rehearsal of a broadcast: from the publish to the last task's report, and the audience
+    /// its status counted (which must equal the broadcast's).
+    public struct Rehearsal: Sendable, Codable, Hashable {
+        public var audience: Int
+        public var counted: Int
+        public var tasks: Int
+        public var seconds: Double
+        public var previews: Int
     }
 
     /// A `breaking` event alone, then the same again while a `bulk` broadcast of the main

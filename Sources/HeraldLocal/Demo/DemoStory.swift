@@ -131,14 +131,28 @@ struct DemoStory: Service {
     /// first, rendered as the real send will be, under a test id of its own; the real send then
     /// takes the event's id.
     private func testSendStory(runId: String, devicesById: [String: DemoDevice]) async throws {
-        say("\n8. Test first: the next alert on the newsroom's own devices, then the real send under the same id")
+        say("\n8. Rehearse, then test on the newsroom's own devices, then send for real under the same id")
         guard let testPhone = devicesById.first(where: { $0.value.name.hasPrefix("Newsroom test iPhone") })?.key else { return }
         let id = "bn-\(runId)-tested"
         var body = DemoEvents.event(
             id: id, tags: "World || Technology", english: "Breaking: the summit reaches a deal",
             french: "Dernière minute : accord au sommet", mandarin: "突发：峰会达成协议")
-        body["testRecipients"] = [testPhone, "$UserId:alice"]
         let api = client.authorized(sas(send))
+        let rehearsal = try await api.send("POST", "/v1/notifications?dryRun=true", body: client.json(body))
+        guard rehearsal.status == 200, let rehearsed = try JSONSerialization.jsonObject(with: rehearsal.body) as? [String: Any],
+            let counts = rehearsed["status"] as? [String: Any], let targets = counts["targets"] as? [String: Any],
+            let previews = rehearsed["previews"] as? [[String: Any]]
+        else { throw HTTPClientError(message: "rehearsal: \(rehearsal.status) \(rehearsal.text)") }
+        let byPlatform = (targets["byPlatform"] as? [String: Int] ?? [:]).sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }
+        say(
+            "   rehearsal (dryRun): \(targets["total"] as? Int ?? 0) devices would get it (\(byPlatform.joined(separator: ", "))), \(counts["skipped"] as? Int ?? 0) skipped, \(previews.count) renditions previewed, nothing delivered"
+        )
+        for preview in previews.prefix(3) {
+            say(
+                "      \(preview["platform"] ?? "?") \(preview["template"] ?? "?"): \(preview["bytes"] ?? 0) of \(preview["limit"] ?? 0) bytes"
+            )
+        }
+        body["testRecipients"] = [testPhone, "$UserId:alice"]
         let reply = try await api.send("POST", "/v1/notifications", body: client.json(body))
         guard reply.status == 202, let answer = try JSONSerialization.jsonObject(with: reply.body) as? [String: Any],
             let testId = answer["id"] as? String

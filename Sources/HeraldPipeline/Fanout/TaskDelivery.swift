@@ -182,8 +182,17 @@ final class TaskDelivery: Sendable {
 
     /// Stores statuses at `herald:status:<id>` (never moving one backwards, see `StatusScripts`).
     private func writeStatuses(_ statuses: [StatusRecord]) throws {
-        let commands = statuses.map {
+        var commands = statuses.map {
             StatusScripts.write($0, layout: configuration.layout, ttlSeconds: configuration.statusTTLSeconds)
+        }
+        // The deployment's measured speed, which a rehearsal's expected times are drawn from.
+        for status in statuses
+        where status.state == .completed && !status.isRehearsal && !status.isTest
+            && status.targets.total >= StatusReader.throughputMinimum
+        {
+            guard let milliseconds = status.timings.durationMs, milliseconds > 0 else { continue }
+            commands.append(
+                .hset(configuration.layout.metaKey, [("throughput", String(Int64(status.targets.total) * 1_000 / milliseconds))]))
         }
         for reply in try redis.pipelineBlocking(commands) { _ = try reply.get() }
     }

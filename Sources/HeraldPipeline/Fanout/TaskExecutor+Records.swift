@@ -123,6 +123,9 @@ extension TaskExecutor {
             }
             return false
         }
+        run.renditions[slot].delivered += 1
+        // A rehearsal counts what it would deliver and writes nothing.
+        if run.task.rehearsal { return true }
         buffer.removeAll(keepingCapacity: true)
         let idBytes = id.assumingMemoryBound(to: UInt8.self)
         let handle = UnsafeRawBufferPointer(rebasing: view[fields.handle]).assumingMemoryBound(to: UInt8.self)
@@ -133,14 +136,13 @@ extension TaskExecutor {
                 to: topic, partition: transactionPartition, key: id, value: value, timestampMs: clock.nowMilliseconds
             )
         }
-        run.renditions[slot].delivered += 1
         return true
     }
 
     func finishPage(delivered: Int, clock: PageClock, run: inout TaskRun) {
         guard delivered > 0 else { return }
         if run.firstDeliveryAt == nil { run.firstDeliveryAt = clock.now }
-        if let publishedAt = run.task.event.publishedAt {
+        if !run.task.rehearsal, let publishedAt = run.task.event.publishedAt {
             metrics.publishToDelivery.recordNanoseconds(Int64(clock.now.timeIntervalSince(publishedAt) * 1e9))
         }
     }
@@ -152,6 +154,8 @@ extension TaskExecutor {
 final class DeliveryRendition: Sendable {
     let platform: Platform
     let templateName: String
+    /// The rendered body (a rehearsal's preview).
+    let payload: [UInt8]
     private let frame: DeliveryRecord.Frame
 
     init(
@@ -160,6 +164,7 @@ final class DeliveryRendition: Sendable {
     ) {
         self.platform = platform
         self.templateName = templateName
+        self.payload = payload
         frame = DeliveryRecord.Frame(
             hub: hub, eventId: eventId, platform: platform, templateName: templateName, payload: payload, headers: headers,
             expiresAt: expiresAt, publishedAt: publishedAt, test: test)

@@ -116,12 +116,13 @@ final class TaskExecutor: @unchecked Sendable {
             delivered.total += entry.delivered
             delivered.byPlatform[rendition.platform.rawValue, default: 0] += entry.delivered
             delivered.byTemplate[rendition.templateName, default: 0] += entry.delivered
-            metrics.deliveries(rendition.platform.rawValue).increment(by: entry.delivered)
+            if !task.rehearsal { metrics.deliveries(rendition.platform.rawValue).increment(by: entry.delivered) }
         }
+        if task.rehearsal { try writePreviews(run) }
         var skipped = 0
         for (reason, count) in run.skipped {
             skipped += count
-            metrics.skipped(reason).increment(by: count)
+            if !task.rehearsal { metrics.skipped(reason).increment(by: count) }
         }
         var progress = TaskProgress(
             eventId: task.eventId, taskIndex: task.taskIndex, taskCount: task.taskCount, delivered: delivered,
@@ -146,6 +147,28 @@ final class TaskExecutor: @unchecked Sendable {
     }
 
     static let stopCheckInterval = Duration.milliseconds(100)
+
+    /// A rehearsal's renditions, one preview per (platform, template) for the whole event
+    /// (`SlotLayout.previewsKey`, the first task to render one writes it): the body, its size
+    /// and its platform's limit. Kept as long as the status.
+    func writePreviews(_ run: TaskRun) throws {
+        var commands: [RedisCommand] = []
+        let key = layout.previewsKey(eventId: run.task.eventId)
+        for entry in run.renditions {
+            guard case .deliver(let rendition) = entry.outcome else { continue }
+            let preview = RehearsalPreview(
+                platform: rendition.platform, template: rendition.templateName, bytes: rendition.payload.count,
+                limit: run.payloadLimits[rendition.platform], payload: String(decoding: rendition.payload, as: UTF8.self))
+            commands.append(RedisCommand("HSETNX", key, preview.field, Array(try JSONEncoder().encode(preview))))
+        }
+        guard !commands.isEmpty else { return }
+        commands.append(.expire(key, seconds: configuration.statusTTLSeconds))
+        try redis.withPipelineRepliesBlocking(commands) { replies in
+            for (index, command) in commands.enumerated() {
+                if let error = redis.error(in: replies[index], of: command) { throw error }
+            }
+        }
+    }
 
     /// Between pages: a bulk lane waits while this process's express lanes work (`ExpressGate`).
     func stepAside() { gate?.yieldIfBusy(budget: &breakingPauseLeft) }

@@ -132,7 +132,7 @@ public final class EventPlanner: Sendable {
             }
             return .deadLetter
         }
-        let eventId = event.id ?? Self.derivedId(message)
+        var eventId = event.id ?? Self.derivedId(message)
         event.id = eventId
         // An event of a hub that does not exist (never created, or deleted) is a dead letter;
         // the hubs are read again before that is decided, so a hub created a moment ago counts.
@@ -146,9 +146,18 @@ public final class EventPlanner: Sendable {
             return .deadLetter
         }
         if event.publishedAt == nil { event.publishedAt = message.timestamp ?? now }
+        // A rehearsal (`dryRun`) is planned and resolved as the event would be, now, under an id
+        // of its own and without a claim on the event's, and its tasks write no delivery.
+        let rehearsal = message.header(EventPublisher.rehearsalHeader) != nil
+        // The event inside the tasks keeps its own id (an event id has no `~`); the tasks, their
+        // records and the status carry the rehearsal's.
+        if rehearsal {
+            eventId = DerivedSend.rehearsal.eventId(of: eventId, partition: message.partition, offset: message.offset)
+            decision = .sendNow
+        }
         var log = logger
         log[metadataKey: "eventId"] = "\(eventId)"
-        if event.testRecipients != nil {
+        if event.testRecipients != nil, !rehearsal {
             return try await planTestSend(event, eventId: eventId, message: message, producer: producer, planned: &planned, now: now)
         }
 
@@ -172,16 +181,23 @@ public final class EventPlanner: Sendable {
         let known = event.hub.isDefault ? probeTags?.filter { commonTags.contains($0) } ?? [] : []
         let probed = probeTags?.filter { !known.contains($0) } ?? []
         let ttl = configuration.eventClaimTTLSeconds
-        var commands: [RedisCommand] = [
-            releaseOf.map { scheduling in
-                // A release takes the claim over from the record that scheduled the event.
-                .evalScript(Self.takeOverClaim, keys: [claimKey], arguments: [scheduling, claim.description, String(ttl)])
-            } ?? .set(claimKey, claim.description, expireSeconds: ttl, onlyIfAbsent: true),
-            .get(claimKey),
-        ]
+        var commands: [RedisCommand] =
+            rehearsal
+            ? []
+            : [
+                releaseOf.map { scheduling in
+                    // A release takes the claim over from the record that scheduled the event.
+                    .evalScript(Self.takeOverClaim, keys: [claimKey], arguments: [scheduling, claim.description, String(ttl)])
+                } ?? .set(claimKey, claim.description, expireSeconds: ttl, onlyIfAbsent: true),
+                .get(claimKey),
+            ]
+        let probeStart = commands.count
         commands += probeCommands(tags: probed, layout: layout)
-        let replies = try await redis.pipeline(commands)
-        let holderText = try replies[1].get().string
+        var replies: [Result<RedisValue, RedisError>] = []
+        if !commands.isEmpty { replies = try await redis.pipeline(commands) }
+        // A rehearsal holds no claim: it goes on as the claim's holder would.
+        let holderText: String?
+        if rehearsal { holderText = claim.description } else { holderText = try replies[1].get().string }
         let holder = holderText.flatMap(EventClaim.init)
         guard let holder, holder.isSameRecord(as: claim) else {
             if let holder, holder.conflicts(with: claim.fingerprint) {
@@ -225,7 +241,7 @@ public final class EventPlanner: Sendable {
         var candidates: [Int]?
         var counts: SlotTagCounts?
         if probeTags != nil {
-            let probe = try SlotTagCounts(tags: probed, replies: replies[2...])
+            let probe = try SlotTagCounts(tags: probed, replies: replies[probeStart...])
             if event.hub.isDefault { commonTags.learn(probe, slotCount: layout.slotCount) }
             candidates = candidateSlots(probe, known: known, event: event)
             counts = probe
@@ -241,28 +257,31 @@ public final class EventPlanner: Sendable {
         case .expired:
             let record = StatusRecord.expired(
                 eventId: eventId, expiresAt: event.expiresAt ?? now, publishedAt: event.publishedAt, at: now, hub: event.hub)
-            try enqueueStatus(record, producer: producer, claim: claim)
+            try enqueueStatus(record, producer: producer, claim: rehearsal ? nil : claim)
             planned.statuses.append(record)
             log.info("event expired before fan-out")
             return .expired
-        case .tasks(let tasks, let lane):
+        case .tasks(var tasks, let lane):
             let narrow = candidates.map { $0.count <= planner.configuration.narrowSlotLimit } ?? false
+            if rehearsal {
+                for index in tasks.indices { tasks[index].rehearsal = true }
+            }
             return try enqueue(
-                tasks, lane: lane, narrow: narrow, event: event, eventId: eventId, claim: claim, producer: producer, planned: &planned,
-                now: now, estimate: estimate, log: log)
+                tasks, lane: lane, narrow: narrow, event: event, eventId: eventId, claim: rehearsal ? nil : claim, producer: producer,
+                planned: &planned, now: now, estimate: estimate, log: log)
         }
     }
 
     /// A test send (`testRecipients`): no claim on the event's id, which stays free for the
-    /// real send; one express task over every slot under the test send's own id (`TestSend`),
+    /// real send; one express task over every slot under the test send's own id (`DerivedSend`),
     /// which its deliveries and status carry.
     func planTestSend(
         _ event: NotificationEvent, eventId: String, message: KafkaMessage, producer: KafkaProducer, planned: inout PlannedBatch,
         now: Date
     ) async throws -> Outcome {
-        let testId = TestSend.eventId(of: eventId, partition: message.partition, offset: message.offset)
-        var event = event
-        event.id = testId
+        // The event inside the task keeps its own id (an event id has no `~`); the task, its
+        // records and the status carry the test send's.
+        let testId = DerivedSend.test.eventId(of: eventId, partition: message.partition, offset: message.offset)
         var log = logger
         log[metadataKey: "eventId"] = "\(testId)"
         let layout = configuration.layout.hub(event.hub)

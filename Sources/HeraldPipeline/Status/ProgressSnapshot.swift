@@ -16,6 +16,8 @@ struct ProgressSnapshot: Sendable, Hashable {
     var plans: [String: Int] = [:]
     /// Tasks the event's stop cut short or skipped.
     var stopped = 0
+    /// Skipped registrations by reason (`r:<reason>` fields).
+    var skippedReasons: [String: Int] = [:]
 
     init() {}
 
@@ -41,6 +43,8 @@ struct ProgressSnapshot: Sendable, Hashable {
                     targets.byTemplate[String(field.dropFirst(2))] = number
                 } else if field.hasPrefix("s:") {
                     plans[String(field.dropFirst(2))] = number
+                } else if field.hasPrefix("r:") {
+                    skippedReasons[String(field.dropFirst(2))] = number
                 }
             }
         }
@@ -69,6 +73,10 @@ struct ProgressSnapshot: Sendable, Hashable {
             arguments.append("s:" + plan)
             arguments.append(String(count))
         }
+        for (reason, count) in progress.skippedReasons.sorted(by: { $0.key < $1.key }) {
+            arguments.append("r:" + reason)
+            arguments.append(String(count))
+        }
         return arguments
     }
 
@@ -83,6 +91,7 @@ struct ProgressSnapshot: Sendable, Hashable {
             hub: hub
         )
         if !plans.isEmpty { record.plans = plans }
+        if !skippedReasons.isEmpty { record.skippedReasons = skippedReasons }
         if complete, stopped > 0 {
             record.state = .cancelled
             record.reason = StatusRecord.stoppedReason(tasks: stopped, of: taskCount)

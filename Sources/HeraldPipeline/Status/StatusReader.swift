@@ -41,6 +41,28 @@ public struct StatusReader: Sendable {
         return record
     }
 
+    /// A rehearsal's previews, one per (platform, template), in that order.
+    public func previews(eventId: String, hub: HubName = .default) async throws -> [RehearsalPreview] {
+        let key = layout.hub(hub).previewsKey(eventId: eventId)
+        let reply = try await pool.withConnection { try await $0.send(.hgetall(key)) }
+        let decoder = JSONDecoder()
+        return (reply.fieldValuePairs ?? [:]).sorted { $0.key < $1.key }.compactMap { _, value in
+            value.bytes.flatMap { try? decoder.decode(RehearsalPreview.self, from: Data($0)) }
+        }
+    }
+
+    /// Deliveries per second of the deployment's last fan-out of at least
+    /// `StatusReader.throughputMinimum` deliveries (`herald:meta` `throughput`), nil before one.
+    public func measuredThroughput() async throws -> Int? {
+        let key = layout.metaKey
+        return try await pool.withConnection { try await $0.send(RedisCommand("HGET", key, "throughput", isReadOnly: true)) }.string
+            .flatMap { Int($0) }
+    }
+
+    /// The smallest fan-out whose speed is recorded as the deployment's throughput: smaller
+    /// ones are mostly fixed costs (planning, one transaction).
+    public static let throughputMinimum = 10_000
+
     /// The stored JSON as is, for callers that pass it through without re-encoding.
     public func statusJSON(eventId: String, hub: HubName = .default) async throws -> [UInt8]? {
         let layout = layout.hub(hub)

@@ -126,6 +126,8 @@ public struct SlotLayout: Sendable, Hashable {
     /// Set when an event is stopped in flight (`DELETE /v1/notifications/{id}`): its tasks
     /// write no more deliveries.
     public func stopKey(eventId: String) -> String { "\(hubPrefix):stop:" + eventId }
+    /// A rehearsal's previews (`RehearsalPreview`), one field per (platform, template).
+    public func previewsKey(eventId: String) -> String { "\(hubPrefix):previews:" + eventId }
     /// The set of content keys of the templates the hub has had since its `maxTemplates` was set.
     public var templatesKey: String { "\(hubPrefix):templates" }
     /// The hub's count of sends accepted in `minute` (minutes since 1970), for its `sendsPerMinute`.

@@ -21,7 +21,18 @@ final class RecordingPublisher: NotificationPublishing, Sendable {
             $0.append((event, body))
             return Int64($0.count - 1)
         }
-        return event.testRecipients == nil ? event.id! : TestSend.eventId(of: event.id!, partition: 0, offset: offset)
+        return event.testRecipients == nil ? event.id! : DerivedSend.test.eventId(of: event.id!, partition: 0, offset: offset)
+    }
+
+    /// Rehearsals are kept apart from what was published.
+    let rehearsed = Mutex<[NotificationEvent]>([])
+
+    func rehearse(_ event: NotificationEvent) async throws -> String {
+        let offset = rehearsed.withLock {
+            $0.append(event)
+            return Int64($0.count - 1)
+        }
+        return DerivedSend.rehearsal.eventId(of: event.id!, partition: 0, offset: offset)
     }
 }
 

@@ -43,7 +43,7 @@ public struct NotificationEvent: Sendable, Hashable {
     public var liveActivity: LiveActivityUpdate?
     /// When set, a test send: the event goes to these devices only (whatever its `tags`),
     /// fully rendered, marked `test` in its delivery records and status, under an id of its
-    /// own (``TestSend``), so the event's id stays free for the real send.
+    /// own (``DerivedSend``), so the event's id stays free for the real send.
     public var testRecipients: [TestRecipient]?
     /// How the event ranks against the others being fanned out (nil: `normal`): a `breaking`
     /// one's tasks go first on every worker, lower-urgency work stepping aside between pages.

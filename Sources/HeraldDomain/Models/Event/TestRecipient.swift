@@ -55,24 +55,29 @@ public struct TestRecipientProblem: Error, Sendable {
     init(_ message: String) { self.message = message }
 }
 
-/// The id a test send's tasks, delivery records and status go under:
-/// `<event id>~test-<partition>-<offset>`, from its record's place on `herald.events`. `~` is
-/// in no event id, so a test send never takes the event's own id (nor another test's), and
-/// sending the same test again gets a new id.
-public enum TestSend {
-    static let marker = "~test-"
+/// The sends made from an event without taking its id, each under an id of its own:
+/// `<event id>~<kind>-<partition>-<offset>`, from its record's place on `herald.events`. `~` is
+/// in no event id, so neither takes the event's own id (nor another's), and each new one gets a
+/// new id.
+public enum DerivedSend: String, Sendable, Hashable, CaseIterable {
+    /// `testRecipients`: the event to a few named devices.
+    case test
+    /// `dryRun`: the event planned and resolved against every registration, counted and
+    /// rendered once per template, delivered to none.
+    case rehearsal
 
-    public static func eventId(of id: String, partition: Int32, offset: Int64) -> String {
-        "\(id)\(marker)\(partition)-\(offset)"
+    public func eventId(of id: String, partition: Int32, offset: Int64) -> String {
+        "\(id)~\(rawValue)-\(partition)-\(offset)"
     }
 
-    /// The event id a test send's id was made from; nil when `id` is not a test send's id.
-    public static func testedEventId(of id: String) -> String? {
-        guard let range = id.range(of: marker, options: .backwards) else { return nil }
-        let eventId = String(id[..<range.lowerBound])
-        let place = id[range.upperBound...].split(separator: "-", omittingEmptySubsequences: false)
-        guard IdentifierRules.eventIdProblem(eventId) == nil, place.count == 2, Int32(place[0]) != nil, Int64(place[1]) != nil
+    /// The event id and kind a derived send's id was made from; nil for any other id.
+    public static func parse(_ id: String) -> (eventId: String, kind: DerivedSend)? {
+        guard let marker = id.range(of: "~", options: .backwards) else { return nil }
+        let eventId = String(id[..<marker.lowerBound])
+        let parts = id[marker.upperBound...].split(separator: "-", omittingEmptySubsequences: false)
+        guard IdentifierRules.eventIdProblem(eventId) == nil, parts.count == 3, let kind = DerivedSend(rawValue: String(parts[0])),
+            Int32(parts[1]) != nil, Int64(parts[2]) != nil
         else { return nil }
-        return eventId
+        return (eventId, kind)
     }
 }

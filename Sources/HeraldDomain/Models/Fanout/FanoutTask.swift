@@ -13,6 +13,9 @@ public struct FanoutTask: Sendable, Hashable, Codable {
     public var slotUpper: Int
     public var event: NotificationEvent
     public var plannedAt: Date
+    /// A rehearsal's task (`DerivedSend.rehearsal`): resolved, counted and rendered once per
+    /// template like any task, but it writes no delivery.
+    public var rehearsal = false
 
     public init(eventId: String, taskIndex: Int, taskCount: Int, slots: Range<Int>, event: NotificationEvent, plannedAt: Date) {
         self.eventId = eventId
@@ -34,7 +37,7 @@ public struct FanoutTask: Sendable, Hashable, Codable {
     }
 
     enum CodingKeys: String, CodingKey {
-        case eventId, taskIndex, taskCount, slotLower, slotUpper, event, plannedAt
+        case eventId, taskIndex, taskCount, slotLower, slotUpper, event, plannedAt, rehearsal
     }
 
     public init(from decoder: any Decoder) throws {
@@ -46,6 +49,7 @@ public struct FanoutTask: Sendable, Hashable, Codable {
         slotUpper = try container.decode(Int.self, forKey: .slotUpper)
         event = try container.decode(NotificationEvent.self, forKey: .event)
         plannedAt = try container.decodeTimestamp(forKey: .plannedAt)
+        rehearsal = try container.decodeIfPresent(Bool.self, forKey: .rehearsal) ?? false
     }
 
     public func encode(to encoder: any Encoder) throws {
@@ -57,5 +61,6 @@ public struct FanoutTask: Sendable, Hashable, Codable {
         try container.encode(slotUpper, forKey: .slotUpper)
         try container.encode(event, forKey: .event)
         try container.encodeTimestamp(plannedAt, forKey: .plannedAt)
+        if rehearsal { try container.encode(true, forKey: .rehearsal) }
     }
 }

@@ -96,6 +96,9 @@ public struct StatusRecord: Sendable, Hashable {
     /// How the fan-out found the audience: slots by plan (`{"scan": 30, "sets": 2}`,
     /// `FanoutPlanKind`), summed over the finished tasks; nil before any task reported one.
     public var plans: [String: Int]?
+    /// `skipped` by reason (`payload_too_large`, `registration_expired`, ...), summed over the
+    /// finished tasks; nil while none skipped any.
+    public var skippedReasons: [String: Int]?
 
     public init(
         eventId: String, state: State, reason: String? = nil, tasks: Tasks, targets: DeliveryCounts = DeliveryCounts(),
@@ -113,8 +116,11 @@ public struct StatusRecord: Sendable, Hashable {
         self.timings = timings
     }
 
-    /// A test send's status (`testRecipients`; its id is a ``TestSend`` id): `"test": true` in JSON.
-    public var isTest: Bool { TestSend.testedEventId(of: eventId) != nil }
+    /// A test send's status (`testRecipients`; its id is a ``DerivedSend`` id): `"test": true` in JSON.
+    public var isTest: Bool { DerivedSend.parse(eventId)?.kind == .test }
+    /// A rehearsal's status (`dryRun`): `"rehearsal": true` in JSON; its counts are what the
+    /// event would deliver, and nothing was delivered.
+    public var isRehearsal: Bool { DerivedSend.parse(eventId)?.kind == .rehearsal }
 
     /// The receipts in `push`, whatever their outcome: below `targets.total` while the sender
     /// has deliveries of the event left (or runs nowhere).
@@ -176,7 +182,8 @@ public struct StatusRecord: Sendable, Hashable {
 
 extension StatusRecord: Codable {
     enum CodingKeys: String, CodingKey {
-        case hub, eventId, state, reason, tasks, targets, skipped, failed, timings, schedule, push, plans, test
+        case hub, eventId, state, reason, tasks, targets, skipped, failed, timings, schedule, push, plans, test, rehearsal,
+            skippedReasons
     }
 
     public init(from decoder: any Decoder) throws {
@@ -193,6 +200,7 @@ extension StatusRecord: Codable {
         schedule = try container.decodeIfPresent(Schedule.self, forKey: .schedule)
         push = try container.decodeIfPresent([String: [String: Int]].self, forKey: .push)
         plans = try container.decodeIfPresent([String: Int].self, forKey: .plans)
+        skippedReasons = try container.decodeIfPresent([String: Int].self, forKey: .skippedReasons)
     }
 
     public func encode(to encoder: any Encoder) throws {
@@ -209,7 +217,9 @@ extension StatusRecord: Codable {
         try container.encodeIfPresent(schedule, forKey: .schedule)
         try container.encodeIfPresent(push, forKey: .push)
         try container.encodeIfPresent(plans, forKey: .plans)
+        try container.encodeIfPresent(skippedReasons, forKey: .skippedReasons)
         if isTest { try container.encode(true, forKey: .test) }
+        if isRehearsal { try container.encode(true, forKey: .rehearsal) }
     }
 }
 

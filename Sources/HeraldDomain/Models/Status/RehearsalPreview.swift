@@ -1,0 +1,21 @@
+/// One rendition of a rehearsed event (`dryRun`): what the registrations with this template
+/// on this platform would receive, with its size against the platform's payload limit.
+public struct RehearsalPreview: Sendable, Hashable, Codable {
+    public var platform: Platform
+    /// The template name, or `$native` for registrations without a template.
+    public var template: String
+    public var bytes: Int
+    public var limit: Int
+    public var payload: String
+
+    public init(platform: Platform, template: String, bytes: Int, limit: Int, payload: String) {
+        self.platform = platform
+        self.template = template
+        self.bytes = bytes
+        self.limit = limit
+        self.payload = payload
+    }
+
+    /// Its field in the rehearsal's previews hash: one per (platform, template).
+    public var field: String { "\(platform.rawValue)|\(template)" }
+}
