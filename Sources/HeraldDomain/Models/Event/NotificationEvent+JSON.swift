@@ -52,29 +52,8 @@ extension NotificationEvent {
         }
         let expiresAt = reader.timestamp("expiresAt", issues: &issues)
         let publishedAt = reader.timestamp("publishedAt", issues: &issues)
-        var priority: NotificationPriority?
-        if let text = reader.string("priority", required: false, issues: &issues) {
-            if let parsed = NotificationPriority(rawValue: text) {
-                priority = parsed
-            } else {
-                issues.append(
-                    ValidationIssue(
-                        field: "priority", code: ValidationIssue.Code.invalidValue,
-                        message: "unknown priority \"\(text)\"; expected \"high\" or \"normal\""
-                    ))
-            }
-        }
-        var urgency: Urgency?
-        if let text = reader.string("urgency", required: false, issues: &issues) {
-            if let parsed = Urgency(rawValue: text) {
-                urgency = parsed
-            } else {
-                issues.append(
-                    ValidationIssue(
-                        field: "urgency", code: ValidationIssue.Code.invalidValue,
-                        message: "unknown urgency \"\(text)\"; expected \"breaking\", \"normal\" or \"bulk\""))
-            }
-        }
+        let priority: NotificationPriority? = reader.choice("priority", issues: &issues)
+        let urgency: Urgency? = reader.choice("urgency", issues: &issues)
         let collapseId = reader.string("collapseId", required: false, issues: &issues)
         if let collapseId {
             if collapseId.isEmpty {

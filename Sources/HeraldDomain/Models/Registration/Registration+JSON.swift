@@ -58,17 +58,7 @@ extension Registration {
         let expiresAt = reader.timestamp("expiresAt", issues: &issues)
         let version = reader.integer("version", required: false, issues: &issues)
         let timeZone = reader.string("timeZone", required: false, issues: &issues)
-        var tokenKind = APNsTokenKind.device
-        if let text = reader.string("tokenKind", required: false, issues: &issues) {
-            if let kind = APNsTokenKind(rawValue: text) {
-                tokenKind = kind
-            } else {
-                issues.append(
-                    ValidationIssue(
-                        field: "tokenKind", code: ValidationIssue.Code.invalidValue,
-                        message: "\"\(text)\" is not device, liveActivity or pushToStart"))
-            }
-        }
+        let tokenKind: APNsTokenKind = reader.choice("tokenKind", issues: &issues) ?? .device
 
         // Fields that were missing or unreadable get placeholders so the rest of the
         // document is still checked; issues about the placeholders themselves are dropped

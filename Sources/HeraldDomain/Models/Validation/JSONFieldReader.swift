@@ -48,6 +48,21 @@ struct JSONFieldReader {
         return text
     }
 
+    /// An optional member naming one of `Value`'s cases; an unknown name is an issue that lists
+    /// them all (`unknown urgency "urgent"; expected "breaking", "normal" or "bulk"`).
+    func choice<Value: RawRepresentable & CaseIterable>(_ name: String, issues: inout [ValidationIssue]) -> Value?
+    where Value.RawValue == String {
+        guard let text = string(name, required: false, issues: &issues) else { return nil }
+        if let value = Value(rawValue: text) { return value }
+        let names = Value.allCases.map { "\"\($0.rawValue)\"" }
+        let listed = names.count > 1 ? names.dropLast().joined(separator: ", ") + " or " + names.last! : names.joined()
+        issues.append(
+            ValidationIssue(
+                field: fieldPath(name), code: ValidationIssue.Code.invalidValue, message: "unknown \(name) \"\(text)\"; expected \(listed)")
+        )
+        return nil
+    }
+
     func integer(_ name: String, required: Bool, issues: inout [ValidationIssue]) -> Int64? {
         guard let member = member(name) else {
             if required { issues.append(Self.missing(fieldPath(name), expected: "an integer")) }
