@@ -41,7 +41,8 @@ public struct EventCancellation: Sendable {
         case .accepted, .processing:
             try await scheduler.requestStop(eventId: id, hub: hub)
         case .completed:
-            guard current.pushReceiptCount < current.targets.total else { throw Self.tooLate(current) }
+            // Only while a sender is at it: with no receipt counted yet, no sender may run at all.
+            guard current.push != nil, current.pushReceiptCount < current.targets.total else { throw Self.tooLate(current) }
             try await scheduler.requestStop(eventId: id, hub: hub)
             return (current, .stoppingSends)
         case .released, .expired, .rejected:
