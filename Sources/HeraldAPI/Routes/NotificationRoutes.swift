@@ -97,7 +97,7 @@ struct NotificationRoutes: Sendable {
                 let answer = RehearsalAnswer(
                     id: id, eventId: event.id!, status: status, previews: try await statusReader.previews(eventId: id, hub: hub),
                     expected: RehearsalAnswer.Expected(
-                        audience: status.targets.total, throughput: try? await statusReader.measuredThroughput()))
+                        audience: status.targets.total, throughput: (try? await statusReader.measuredThroughput()) ?? nil))
                 let encoder = JSONEncoder()
                 encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
                 var data = try encoder.encode(answer)
@@ -263,8 +263,8 @@ struct RehearsalAnswer: Encodable {
         var ninetyPercentSeconds: Double
 
         /// Nil before the deployment has measured a fan-out (`StatusReader.throughputMinimum`).
-        init?(audience: Int, throughput: Int??) {
-            guard let measured = throughput ?? nil, measured > 0 else { return nil }
+        init?(audience: Int, throughput: Int?) {
+            guard let measured = throughput, measured > 0 else { return nil }
             throughputPerSecond = measured
             halfSeconds = (Double(audience) * 0.5 / Double(measured) * 1_000).rounded() / 1_000
             ninetyPercentSeconds = (Double(audience) * 0.9 / Double(measured) * 1_000).rounded() / 1_000
