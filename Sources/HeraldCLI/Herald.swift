@@ -14,6 +14,7 @@ struct Herald: AsyncParsableCommand {
             APICommand.self,
             PublishCommand.self,
             CancelCommand.self,
+            CorrectCommand.self,
             TailCommand.self,
             StatsCommand.self,
             ReindexCommand.self,

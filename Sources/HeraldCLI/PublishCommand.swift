@@ -114,22 +114,7 @@ struct PublishCommand: AsyncParsableCommand {
         var object: [String: Any] = [:]
         if let id { object["id"] = id }
         if let tags { object["tags"] = tags }
-        var values: [String: String] = [:]
-        for property in properties {
-            let parts = property.split(separator: "=", maxSplits: 1)
-            values[String(parts[0])] = parts.count > 1 ? String(parts[1]) : ""
-        }
-        if !values.isEmpty { object["properties"] = values }
-        var native: [String: Any] = [:]
-        for entry in natives {
-            let parts = entry.split(separator: "=", maxSplits: 1)
-            let text = try InputArgument.resolve(parts.count > 1 ? String(parts[1]) : "")
-            guard let payload = try? JSONSerialization.jsonObject(with: Data(text.utf8), options: [.fragmentsAllowed]) else {
-                throw CommandFailure("--native \(parts[0]): not valid JSON")
-            }
-            native[String(parts[0])] = payload
-        }
-        if !native.isEmpty { object["native"] = native }
+        try TextArguments.add(properties: properties, natives: natives, to: &object)
         if !templates.isEmpty { object["templates"] = templates }
         if let expiresAt { object["expiresAt"] = expiresAt }
         if let priority { object["priority"] = priority }

@@ -74,8 +74,8 @@ public final class FCMClient: PushTransport {
 
     /// The `messages:send` body: the delivery's payload as the HTTP v1 message (its `message`
     /// member, or the whole object when it has none), addressed to the device token, with the
-    /// delivery's `fcm-*` headers as the Android priority, ttl and collapse key unless the
-    /// message sets them itself.
+    /// delivery's `fcm-*` headers as the Android priority, ttl, collapse key and notification
+    /// tag unless the message sets them itself.
     static func message(_ delivery: DeliveryRecord) -> Result<[UInt8], Unsendable> {
         guard let object = (try? JSONSerialization.jsonObject(with: Data(delivery.payload.utf8))) as? [String: Any] else {
             return .failure(Unsendable(reason: "the payload is not a JSON object (an FCM HTTP v1 message)"))
@@ -90,6 +90,15 @@ public final class FCMClient: PushTransport {
         }
         if android["ttl"] == nil, let ttl = delivery.headers["fcm-ttl"] { android["ttl"] = ttl }
         if android["collapse_key"] == nil, let key = delivery.headers["fcm-collapse-key"] { android["collapse_key"] = key }
+        // A shown notification's tag: the next one with the same tag (a correction) replaces it.
+        // Only for a notification message; a data message has nothing shown to tag.
+        if message["notification"] != nil || android["notification"] != nil, let tag = delivery.headers["fcm-tag"] {
+            var notification = (android["notification"] as? [String: Any]) ?? [:]
+            if notification["tag"] == nil {
+                notification["tag"] = tag
+                android["notification"] = notification
+            }
+        }
         if !android.isEmpty { message["android"] = android }
         guard let data = try? JSONSerialization.data(withJSONObject: ["message": message], options: [.sortedKeys]) else {
             return .failure(Unsendable(reason: "the message cannot be written as JSON"))

@@ -191,4 +191,44 @@ struct NotificationRouteTests {
         }
         #expect(fanout.stops == ["bn-9", "bn-11"])
     }
+
+    @Test(
+        "a correction of a completed event publishes the original with the new text over it, breaking, under its own id; unknown, unfinished and bad requests are refused"
+    )
+    func correction() async throws {
+        var hub = TestHub()
+        let acceptedAt = Date(timeIntervalSince1970: 1_800_000_000)
+        var done = StatusRecord.accepted(eventId: "bn-5", taskCount: 2, publishedAt: nil, acceptedAt: acceptedAt)
+        done.state = .completed
+        hub.statusReader.records["bn-5"] = done
+        hub.statusReader.records["bn-6"] = .accepted(eventId: "bn-6", taskCount: 2, publishedAt: nil, acceptedAt: acceptedAt)
+        hub.archive.events["bn-5"] = NotificationEvent(
+            id: "bn-5", audience: .expression(try TagExpression.parse("World"), source: "World"),
+            properties: ["News_English": "Summit ends", "News_French": "Fin du sommet"], collapseId: "summit")
+        try await hub.run { client async throws in
+            let body = #"{"properties":{"News_English":"Summit ends without agreement"},"reason":"wrong outcome"}"#
+            #expect(try await client.call(.post, "/v1/notifications/bn-5/corrections", TestHub.listen, body: body).status == .forbidden)
+            let response = try await client.call(.post, "/v1/notifications/bn-5/corrections", TestHub.send, body: body)
+            #expect(response.status == .accepted, "\(response.text)")
+            #expect(try response.json()["id"]?.stringValue == "bn-5~correction-0-0")
+            #expect(try response.json()["correctionOf"]?.stringValue == "bn-5")
+            #expect(response.headers[.location] == "/v1/notifications/bn-5~correction-0-0")
+
+            let unknown = try await client.call(.post, "/v1/notifications/bn-4/corrections", TestHub.send, body: body)
+            #expect(unknown.status == .notFound)
+            let unfinished = try await client.call(.post, "/v1/notifications/bn-6/corrections", TestHub.send, body: body)
+            #expect(unfinished.status == .conflict && unfinished.errorCode == "not_correctable", "\(unfinished.text)")
+            let both = try await client.call(
+                .post, "/v1/notifications/bn-5/corrections", TestHub.send, body: #"{"withdraw":true,"properties":{"a":"b"}}"#)
+            #expect(both.status == .badRequest && both.errorField == "withdraw", "\(both.text)")
+        }
+        #expect(hub.publisher.count == 1)
+        let published = try #require(hub.publisher.last)
+        #expect(published.event.correction == EventCorrection(withdraw: false, by: "send", reason: "wrong outcome"))
+        #expect(published.event.properties == ["News_English": "Summit ends without agreement", "News_French": "Fin du sommet"])
+        #expect(published.event.collapseId == "summit" && published.event.urgency == .breaking)
+        #expect(published.event.audience.expression != nil)
+        let decoded = try NotificationEvent.decode(published.body)
+        #expect(decoded.correction == published.event.correction && decoded.properties == published.event.properties)
+    }
 }

@@ -13,6 +13,7 @@ struct DeliveryHeadersTests {
         var priority: NotificationPriority?
         var expiresAt: Date? = nil
         var collapseId: String? = nil
+        var replaceKey: String? = nil
         var templateHeaders: [String: String] = [:]
         var bodyFormat: TemplateFormat = .json
         var expected: [(String, String)]
@@ -51,7 +52,7 @@ struct DeliveryHeadersTests {
             expected: [("apns-push-type", "alert"), ("apns-priority", "10"), ("apns-expiration", "0"), ("apns-collapse-id", "e")]),
         Case(
             name: "FCM", platform: .fcm, priority: .high, expiresAt: inOneHour, collapseId: "summit",
-            expected: [("fcm-priority", "high"), ("fcm-ttl", "3600s"), ("fcm-collapse-key", "summit")]),
+            expected: [("fcm-priority", "high"), ("fcm-ttl", "3600s"), ("fcm-collapse-key", "summit"), ("fcm-tag", "summit")]),
         Case(
             name: "FCM past expiry clamps to zero", platform: .fcm, expiresAt: ModelFixtures.date("2026-11-21T17:00:00Z"),
             expected: [("fcm-priority", "normal"), ("fcm-ttl", "0s")]),
@@ -66,21 +67,40 @@ struct DeliveryHeadersTests {
             name: "WNS tag from the collapse id", platform: .wns, collapseId: "summit-2026", bodyFormat: .xml,
             expected: [("X-WNS-Type", "wns/toast"), ("X-WNS-Tag", "summit-2026")]),
         Case(
-            name: "WNS collapse id over 16 characters is left out", platform: .wns, collapseId: String(repeating: "t", count: 17),
-            bodyFormat: .xml, expected: [("X-WNS-Type", "wns/toast")]),
+            name: "WNS collapse id over 16 characters becomes its hash", platform: .wns, collapseId: String(repeating: "t", count: 17),
+            bodyFormat: .xml, expected: [("X-WNS-Type", "wns/toast"), ("X-WNS-Tag", "ec1048f6afc06723")]),
         Case(
             name: "web push", platform: .webpush, priority: .high, expiresAt: inOneHour, collapseId: "summit",
             expected: [("Urgency", "high"), ("TTL", "3600"), ("Topic", "summit")]),
         Case(
-            name: "web push default TTL; topic too long is left out", platform: .webpush, collapseId: String(repeating: "t", count: 33),
-            expected: [("Urgency", "normal"), ("TTL", "2419200")]),
+            name: "web push default TTL; a topic too long becomes its hash", platform: .webpush,
+            collapseId: String(repeating: "t", count: 33),
+            expected: [("Urgency", "normal"), ("TTL", "2419200"), ("Topic", "e8d81928e103eba3")]),
+        // Without a collapse id, the replace key (the event id) goes in every replace header, so
+        // a correction can replace the alert; FCM's collapse key stays the publisher's alone.
+        Case(
+            name: "APNs replace key", platform: .apns, replaceKey: "bn-2026-11-21-0001",
+            expected: [("apns-push-type", "alert"), ("apns-priority", "10"), ("apns-collapse-id", "bn-2026-11-21-0001")]),
+        Case(
+            name: "FCM replace key is the notification tag, not a collapse key", platform: .fcm, replaceKey: "bn-2026-11-21-0001",
+            expected: [("fcm-priority", "normal"), ("fcm-tag", "bn-2026-11-21-0001")]),
+        Case(
+            name: "WNS replace key hashed to fit 16 characters", platform: .wns, replaceKey: "bn-2026-11-21-0001", bodyFormat: .xml,
+            expected: [("X-WNS-Type", "wns/toast"), ("X-WNS-Tag", "af6cb55422b25bed")]),
+        Case(
+            name: "web push replace key", platform: .webpush, replaceKey: "bn-2026-11-21-0001",
+            expected: [("Urgency", "normal"), ("TTL", "2419200"), ("Topic", "bn-2026-11-21-0001")]),
+        Case(
+            name: "a template's replace header beats the replace key", platform: .apns, replaceKey: "bn-1",
+            templateHeaders: ["apns-collapse-id": "t"],
+            expected: [("apns-push-type", "alert"), ("apns-priority", "10"), ("apns-collapse-id", "t")]),
     ]
 
     @Test("headers per platform", arguments: cases)
     func headers(_ testCase: Case) {
         let headers = DeliveryHeaders.forDelivery(
             platform: testCase.platform, priority: testCase.priority, expiresAt: testCase.expiresAt,
-            collapseId: testCase.collapseId, templateHeaders: testCase.templateHeaders,
+            collapseId: testCase.collapseId, replaceKey: testCase.replaceKey, templateHeaders: testCase.templateHeaders,
             bodyFormat: testCase.bodyFormat, now: Self.now
         )
         #expect(headers.fields.map { "\($0.name): \($0.value)" } == testCase.expected.map { "\($0.0): \($0.1)" })

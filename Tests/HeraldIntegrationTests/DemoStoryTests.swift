@@ -81,7 +81,7 @@ struct DemoStoryTests {
         let numbers = totals.split(separator: " ").compactMap { Int($0) }
         #expect(numbers.count == 2 && numbers[0] == numbers[1] && numbers[0] == receiptLines.count, "\(totals)")
         // Every event completed: the ten published at once, the scheduled one, the sports hub's
-        // and the one sent after its test.
+        // and the one sent after its test (the correction's line says "completed, correcting").
         #expect(text.components(separatedBy: " completed: ").count - 1 == 13)
         // The scheduled story: accepted as scheduled, then released at its time and delivered
         // to the World devices.
@@ -103,5 +103,17 @@ struct DemoStoryTests {
         #expect(tested.contains("~test-") && tested.contains("completed, test: 2 deliveries"), "\(tested)")
         #expect(tested.contains("to Alice's iPhone (registered by the app backend) and Newsroom test iPhone (native payload)"), "\(tested)")
         #expect(tested.contains("deliveries: the test did not take the id"), "\(tested)")
+        // The correction: the devices the alert reached, the wrong text replaced on their lock screens.
+        let corrected = text.split(separator: "\n").drop(while: { !$0.hasPrefix("9. ") }).joined(separator: "\n")
+        #expect(corrected.contains("before: Kenji's iPhone (English) shows Breaking: the summit reaches a deal"), "\(corrected)")
+        #expect(corrected.contains("~correction-") && corrected.contains("completed, correcting bn-"), "\(corrected)")
+        let reached = corrected.split(separator: "\n").first { $0.contains("completed, correcting") }.map(String.init) ?? ""
+        let counts = reached.split(separator: " ").compactMap { Int($0) }
+        #expect(counts.count == 2 && counts[0] == counts[1] && counts[0] > 0, "\(reached)")
+        #expect(
+            corrected.contains("after:  Kenji's iPhone (English) shows Correction: the summit ends without a deal  (replaced, not added)"),
+            "\(corrected)")
+        #expect(corrected.contains("after:  Léa's Android (French) shows") && corrected.contains("sans accord"), "\(corrected)")
+        #expect(!corrected.contains("alerts)"), "\(corrected)")
     }
 }

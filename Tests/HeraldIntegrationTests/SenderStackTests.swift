@@ -193,6 +193,13 @@ final class SenderStackTests {
         #expect(counts["apns"] == ["sent": 3, "unregistered": 2, "rejected": 1], "\(counts)")
         #expect(counts["fcm"] == ["sent": 2, "unregistered": 1, "rejected": 1], "\(counts)")
         #expect(counts["wns"] == ["sent": 1, "unregistered": 1], "\(counts)")
+        // The deliveries not sent are kept for a correction of the event to leave out: 6 of 12.
+        let pool = RedisConnectionPool(configuration: try RedisConfiguration(url: redis.url), size: 1)
+        let unsent = try await pool.withConnection { try await $0.send(.smembers(layout.unsentKey(eventId: "push-all"))) }
+        pool.shutdown()
+        let unsentIds: [RedisValue]
+        if case .array(let values) = unsent { unsentIds = values } else { unsentIds = [] }
+        #expect(unsentIds.count == 6, "\(unsent)")
 
         // One provider token for every APNs request, one access token for every FCM request;
         // every APNs request carried the topic and an apns-id derived from its delivery id.

@@ -76,6 +76,19 @@ struct PushRequestTests {
         #expect(android["priority"] as? String == "HIGH")
         #expect(android["ttl"] as? String == "5s")  // the message's own setting wins
         #expect(android["collapse_key"] as? String == "summit")
+        #expect(android["notification"] == nil)  // no fcm-tag: no tag
+        // A shown notification gets the replace key as its tag (a correction replaces it); a data
+        // message has nothing shown, so nothing to tag; the message's own tag wins.
+        func androidOf(_ payload: String) throws -> [String: Any]? {
+            let bytes = try FCMClient.message(Self.delivery(platform: .fcm, payload: payload, headers: ["fcm-tag": "bn-1"])).get()
+            let object = try JSONSerialization.jsonObject(with: Data(bytes)) as? [String: Any]
+            return (object?["message"] as? [String: Any])?["android"] as? [String: Any]
+        }
+        #expect(
+            (try androidOf(#"{"message":{"notification":{"body":"B"}}}"#)?["notification"] as? [String: Any])?["tag"] as? String == "bn-1")
+        #expect(try androidOf(#"{"message":{"data":{"k":"v"}}}"#)?["notification"] == nil)
+        let own = try androidOf(#"{"message":{"notification":{"body":"B"},"android":{"notification":{"tag":"mine"}}}}"#)
+        #expect((own?["notification"] as? [String: Any])?["tag"] as? String == "mine")
         // A legacy payload without "message" is the message itself.
         let legacy = try FCMClient.message(Self.delivery(platform: .fcm, payload: #"{"data":{"k":"v"}}"#)).get()
         #expect(String(decoding: legacy, as: UTF8.self).contains(#""data":{"k":"v"}"#))

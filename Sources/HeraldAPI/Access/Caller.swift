@@ -30,6 +30,16 @@ public enum Caller: Sendable, Hashable {
     }
 
     var isManager: Bool { has(.manage) }
+
+    /// Who the caller is in an audit record: the policy's name (`<hub>/<name>` for a hub's
+    /// policy), or `user:<id>`.
+    var auditName: String {
+        switch self {
+        case .policy(let name, _): name
+        case .hubPolicy(let hub, let name, _): "\(hub)/\(name)"
+        case .user(let id): "user:\(id)"
+        }
+    }
 }
 
 /// The access rules, in one place:

@@ -22,12 +22,37 @@ struct NotificationRoutes: Sendable {
     var cancelWait: Duration = .seconds(5)
     /// How long a rehearsal (`?dryRun=true`) is waited for before answering 202.
     var rehearsalWait: Duration = .seconds(5)
+    /// Gives the original back for a correction; nil: corrections answer 503.
+    var archive: (any EventArchive)? = nil
 
     func add(to group: RouterGroup<APIRequestContext>) {
         group.post("notifications", use: publish)
         group.get("notifications", use: list)
         group.get("notifications/{id}", use: status)
         group.delete("notifications/{id}", use: cancel)
+        group.post("notifications/{id}/corrections", use: correct)
+    }
+
+    /// `POST /v1/notifications/{id}/corrections` (Send): 202 `{"id": <the correction's id>,
+    /// "correctionOf": <id>, "location": ...}`. The new text (or a withdrawal) goes to the devices
+    /// the event reached and replaces its alert on them (`AlertCorrection`).
+    @Sendable func correct(_ request: Request, context: APIRequestContext) async throws -> Response {
+        let caller = try context.requireCaller()
+        try caller.authorize(.publish)
+        let hub = try RequestReading.hub(of: context)
+        let id = try eventId(context)
+        let bytes = try await RequestReading.body(of: request, limit: limits.maxRequestBytes)
+        let body = try CorrectionRequest.decode(bytes, limits: EventLimits(payloadLimits: limits.registration.payloadLimits))
+        guard let archive else { throw APIError.unavailable("corrections are not configured on this API (no event log reader)") }
+        try await admit(hub)
+        let correction = AlertCorrection(statusReader: statusReader, archive: archive, publisher: publisher)
+        let correctionId = try await correction.correct(eventId: id, hub: hub, request: body, caller: caller.auditName, now: now())
+        let location = try RequestReading.hubPath(of: context) + "/notifications/\(correctionId)"
+        return .json(
+            .object([
+                JSONMember(key: "id", value: .string(correctionId)), JSONMember(key: "correctionOf", value: .string(id)),
+                JSONMember(key: "location", value: .string(location)),
+            ]), status: .accepted, headers: [.location: location])
     }
 
     /// `POST /v1/notifications`: 202 `{"id": ...}` with `Location: /v1/notifications/{id}`;

@@ -16,6 +16,8 @@ public struct APIServices: Sendable {
     /// Counts a hub's registrations for its `maxRegistrations` and `maxRegistrationsPerHandle`;
     /// nil: those limits cannot be checked, and writes that would need them answer 503.
     public var registrationCounts: (any RegistrationCounting)?
+    /// Gives published events back for corrections; nil: corrections answer 503.
+    public var archive: (any EventArchive)?
 
     public init(
         registry: any RegistrationStore,
@@ -25,8 +27,10 @@ public struct APIServices: Sendable {
         readinessChecks: [any ReadinessChecking]? = nil,
         hubs: any HubStore,
         sendQuota: (any SendQuota)? = nil,
-        registrationCounts: (any RegistrationCounting)? = nil
+        registrationCounts: (any RegistrationCounting)? = nil,
+        archive: (any EventArchive)? = nil
     ) {
+        self.archive = archive
         self.registrationCounts = registrationCounts
         self.hubs = hubs
         self.sendQuota = sendQuota
@@ -62,7 +66,8 @@ public protocol RegistrationStore: ReadinessChecking {
 /// Puts a validated event on `herald.events`.
 public protocol NotificationPublishing: Sendable {
     /// Publishes `event`, whose JSON encoding is `body`, and returns the event id once the
-    /// log has it: for a test send (`testRecipients`), the test send's own id (``DerivedSend``).
+    /// log has it: for a test send (`testRecipients`) or a correction (`correction`), its own id
+    /// (``DerivedSend``).
     /// Throws ``EventIdConflict`` when the id was already used by an event with other content
     /// (an identical retry is accepted again); a test send never conflicts.
     func publish(_ event: NotificationEvent, body: [UInt8]) async throws -> String
@@ -70,6 +75,13 @@ public protocol NotificationPublishing: Sendable {
     /// Publishes `event` as a rehearsal (`dryRun`) and returns the rehearsal's own id
     /// (``DerivedSend/rehearsal``); the event's id is not taken.
     func rehearse(_ event: NotificationEvent) async throws -> String
+}
+
+/// Published events as the event log holds them, for corrections.
+public protocol EventArchive: Sendable {
+    /// The event published under `eventId` in `hub` (the record its claim points at); nil when
+    /// no claim is known or the log no longer holds the record.
+    func event(eventId: String, hub: HubName) async throws -> NotificationEvent?
 }
 
 /// An event id already taken by an event with other content: 409, with its location.

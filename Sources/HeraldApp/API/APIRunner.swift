@@ -93,7 +93,10 @@ public struct APIRunner: Sendable {
                 reader: ScheduleReader(pool: pool, layout: layout, partitions: topics.scheduledPartitions)),
             readinessChecks: [service, HubDirectoryReadiness(directory: hubs)],
             hubs: hubs, sendQuota: RedisSendQuota(pool: pool, layout: layout),
-            registrationCounts: IndexRegistrationCounts(index: index)
+            registrationCounts: IndexRegistrationCounts(index: index),
+            archive: KafkaEventArchive(
+                pool: pool, layout: layout, topic: topics.events, bootstrapServers: settings[.kafkaBrokers], extra: kafkaProperties,
+                logger: logger)
         )
         let configuration = try apiConfiguration()
         if configuration.policies.isEmpty {
@@ -185,7 +188,8 @@ struct KafkaNotificationPublisher: NotificationPublishing {
     var deadline: Duration = .seconds(5)
 
     func publish(_ event: NotificationEvent, body: [UInt8]) async throws -> String {
-        if let id = event.id, event.testRecipients == nil {
+        // A test send and a correction take no claim on the event's id (they have ids of their own).
+        if let id = event.id, event.testRecipients == nil, event.correction == nil {
             let key = layout.hub(event.hub).eventClaimKey(eventId: id)
             let stored = try await pool.withConnection { try await $0.send(.get(key)) }.string
             if let claim = stored.flatMap(EventClaim.init) {
@@ -198,8 +202,9 @@ struct KafkaNotificationPublisher: NotificationPublishing {
         let outcome = await answer(within: deadline) { () -> Result<String, any Error>? in
             do {
                 let receipt = try await publisher.publish(event)
-                guard event.testRecipients != nil else { return .success(receipt.eventId) }
-                return .success(DerivedSend.test.eventId(of: receipt.eventId, partition: receipt.partition, offset: receipt.offset))
+                let derived: DerivedSend? = event.correction != nil ? .correction : event.testRecipients != nil ? .test : nil
+                guard let derived else { return .success(receipt.eventId) }
+                return .success(derived.eventId(of: receipt.eventId, partition: receipt.partition, offset: receipt.offset))
             } catch {
                 return .failure(error)
             }

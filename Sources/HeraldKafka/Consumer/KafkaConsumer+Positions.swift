@@ -1,3 +1,4 @@
+import Foundation
 // Offsets are always "the next record to read": store or commit `message.nextOffset`, not
 // `message.offset`, or the last record is read again after a restart.
 extension KafkaConsumer {
@@ -128,6 +129,22 @@ extension KafkaConsumer {
         let client = client
         return try await runBlocking(on: blockingQueue) {
             try client.queryWatermarks(topic: topic, partition: partition, timeoutMs: timeout.rdKafkaMilliseconds)
+        }
+    }
+
+    /// For each partition of `topic`, the first offset of a record timestamped at or after
+    /// `time` (ListOffsets by timestamp); `KafkaTopicPartitionOffset.end` where there is none.
+    /// Brokers that cannot look up by time may answer an earlier offset (Tansu answers the
+    /// start of the log for a time past its end), so a reader must still check what it reads.
+    public func offsets(
+        topic: String, partitions: [Int32], at time: Date, timeout: Duration = .seconds(10)
+    ) async throws -> [KafkaTopicPartitionOffset] {
+        try checkOpen("look up offsets for times")
+        let client = client
+        let milliseconds = Int64((time.timeIntervalSince1970 * 1_000).rounded(.down))
+        let query = partitions.map { KafkaTopicPartitionOffset(topic: topic, partition: $0, offset: milliseconds) }
+        return try await runBlocking(on: blockingQueue) {
+            try client.offsetsForTimes(query, timeoutMs: timeout.rdKafkaMilliseconds)
         }
     }
 

@@ -164,6 +164,15 @@ extension RDKafkaClient {
         try KafkaError.check(rd_kafka_consumer_close(handle), operation: "close consumer")
     }
 
+    /// For each partition, the first offset whose record timestamp is at or after the given
+    /// one (milliseconds since 1970), or the end (`KafkaTopicPartitionOffset.end`) when none is.
+    func offsetsForTimes(_ times: [KafkaTopicPartitionOffset], timeoutMs: Int32) throws -> [KafkaTopicPartitionOffset] {
+        let list = RDKafkaTopicPartitionList(times)
+        try KafkaError.check(rd_kafka_offsets_for_times(handle, list.pointer, timeoutMs), operation: "look up offsets for times")
+        if let error = list.firstError(operation: "look up offsets for times") { throw error }
+        return list.offsets
+    }
+
     func queryWatermarks(topic: String, partition: Int32, timeoutMs: Int32) throws -> KafkaWatermarks {
         var low: Int64 = 0
         var high: Int64 = 0

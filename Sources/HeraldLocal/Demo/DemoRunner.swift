@@ -33,6 +33,9 @@ public struct DemoRunner: Sendable {
         let port = try settings.int(.apiPort)
         let hubURI = "http://127.0.0.1:\(port)/"
         let push = try await LocalPushServices.start(topic: "com.example.herald.news", projectId: "herald-demo")
+        // The lock screens of chapter 9 are read from what the servers accepted.
+        push.apns.recordRequests = true
+        push.fcm.recordRequests = true
         var roles = settings.list(.roles)
         if !roles.contains("sender") { roles.append("sender") }
         var pushSettings: [Setting.Key: String] = [.roles: roles.joined(separator: ",")]
@@ -60,6 +63,9 @@ public struct DemoRunner: Sendable {
             browserSubscription: push.webPush.subscribe().json, windowsChannel: push.wns.openChannel(),
             browserInbox: { [webPush = push.webPush] in
                 webPush.requests().compactMap { $0.plaintext.map { String(decoding: $0, as: UTF8.self) } }
+            },
+            lockScreen: { [apns = push.apns, fcm = push.fcm] platform, handle in
+                platform == "fcm" ? LockScreen.fcm(fcm.requests(), token: handle) : LockScreen.apns(apns.requests(), token: handle)
             }
         )
         do {

@@ -36,6 +36,9 @@ struct DemoStory: Service {
     let windowsChannel: String
     /// What that browser decrypted so far, oldest first.
     let browserInbox: @Sendable () -> [String]
+    /// What a device (platform, handle) shows on its lock screen, from what the local APNs and
+    /// FCM servers accepted for it (`LockScreen`).
+    let lockScreen: @Sendable (_ platform: String, _ handle: String) -> [String]
 
     func run() async throws {
         do {
@@ -125,6 +128,51 @@ struct DemoStory: Service {
         try await scheduledStory(runId: runId)
         try await secondHubStory(runId: runId)
         try await testSendStory(runId: runId, devicesById: devicesById)
+        try await correctionStory(runId: runId, devicesById: devicesById)
+    }
+
+    /// A correction: the alert sent at the end of chapter 8 was wrong. The newsroom corrects it;
+    /// the new text goes to exactly the devices the alert reached and replaces it on their lock
+    /// screens (the local APNs and FCM servers' requests, read as a device shows them).
+    private func correctionStory(runId: String, devicesById: [String: DemoDevice]) async throws {
+        say("\n9. The alert was wrong: correct it on the lock screens it reached (POST /v1/notifications/{id}/corrections)")
+        let id = "bn-\(runId)-tested"
+        let names = ["Kenji's iPhone", "Léa's Android"]
+        let watched = devicesById.values.filter { device in names.contains { device.name.hasPrefix($0) } }.sorted { $0.name < $1.name }
+        func shown(_ device: DemoDevice) -> [String] {
+            lockScreen(device.platform, device.handle).filter { text in
+                ["reaches a deal", "accord au sommet", "without a deal", "sans accord"].contains { text.contains($0) }
+            }
+        }
+        // The original reaches the phones first (the sender pushes it after the fan-out).
+        for _ in 0..<300 where !watched.allSatisfy({ !shown($0).isEmpty }) { try await Task.sleep(for: .milliseconds(100)) }
+        for device in watched { say("   before: \(device.name) shows \(shown(device).joined(separator: " | "))") }
+        let english = "Correction: the summit ends without a deal"
+        let body: [String: Any] = [
+            "properties": [
+                "News_English": english, "News_French": "Rectificatif : le sommet s'achève sans accord", "News_Mandarin": "更正：峰会未达成协议",
+            ],
+            "native": ["apns": ["aps": ["alert": english, "category": "NEWS_CATEGORY"]]],
+            "reason": "the summit ended without a deal",
+        ]
+        let reply = try await client.authorized(sas(send)).send("POST", "/v1/notifications/\(id)/corrections", body: client.json(body))
+        guard reply.status == 202, let answer = try JSONSerialization.jsonObject(with: reply.body) as? [String: Any],
+            let correctionId = answer["id"] as? String
+        else { throw HTTPClientError(message: "correction: \(reply.status) \(reply.text)") }
+        say("   correction -> 202, id \(correctionId)")
+        let original = try await waitForStatus(id)
+        let status = try await waitForStatus(correctionId)
+        say(
+            "   \(correctionId)  \(status.state.rawValue), correcting \(status.correctionOf ?? "?"): \(status.targets.total) deliveries to the \(original.targets.total) devices the alert reached, read from its delivery records"
+        )
+        for _ in 0..<300 where !watched.allSatisfy({ shown($0).contains { $0.contains("sans accord") || $0.contains(english) } }) {
+            try await Task.sleep(for: .milliseconds(100))
+        }
+        for device in watched {
+            let alerts = shown(device)
+            let outcome = alerts.count == 1 ? "replaced, not added" : "\(alerts.count) alerts"
+            say("   after:  \(device.name) shows \(alerts.joined(separator: " | "))  (\(outcome))")
+        }
     }
 
     /// A test send: the next alert goes to the newsroom's test iPhone and to Alice's devices
@@ -135,7 +183,7 @@ struct DemoStory: Service {
         guard let testPhone = devicesById.first(where: { $0.value.name.hasPrefix("Newsroom test iPhone") })?.key else { return }
         let id = "bn-\(runId)-tested"
         var body = DemoEvents.event(
-            id: id, tags: "World || Technology", english: "Breaking: the summit reaches a deal",
+            id: id, tags: "World || Technology || Politics", english: "Breaking: the summit reaches a deal",
             french: "Dernière minute : accord au sommet", mandarin: "突发：峰会达成协议")
         let api = client.authorized(sas(send))
         let rehearsal = try await api.send("POST", "/v1/notifications?dryRun=true", body: client.json(body))

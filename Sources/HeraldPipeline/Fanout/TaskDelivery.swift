@@ -77,7 +77,17 @@ final class TaskDelivery: Sendable {
         let breaking = lane == .express && tasks.contains { $0.event.urgency == .breaking }
         if lane == .express { gate.enter(breaking: breaking) }
         defer { if lane == .express { gate.leave(breaking: breaking) } }
-        let outcome = try await onLaneThread { try self.process(tasks, source: source, producer: producer) }
+        // A correction's audience is read from `herald.deliveries` first, off the lane's thread.
+        var audiences: [Int: CorrectionAudience] = [:]
+        for (index, task) in tasks.enumerated() {
+            guard let correction = task.correction, let original = task.event.id else { continue }
+            audiences[index] = try await CorrectionAudience.read(
+                original: original, hub: task.event.hub, partition: correction.partition, since: correction.since, until: task.plannedAt,
+                configuration: configuration, logger: logger)
+        }
+        let outcome = try await onLaneThread { [audiences] in
+            try self.process(tasks, source: source, audiences: audiences, producer: producer)
+        }
         var work = TransactionalLoop.BatchWork()
         let messages = outcome.messages
         if lane == .bulk {
@@ -129,15 +139,17 @@ final class TaskDelivery: Sendable {
     }
 
     /// Runs on the lane's thread: blocking Redis calls and producer enqueues, no awaits.
-    private func process(_ tasks: [FanoutTask], source: Int32?, producer: KafkaProducer) throws -> Outcome {
+    private func process(_ tasks: [FanoutTask], source: Int32?, audiences: [Int: CorrectionAudience], producer: KafkaProducer) throws
+        -> Outcome
+    {
         executor.choosePartition(source: source)
         var outcome = Outcome()
-        for task in tasks {
+        for (index, task) in tasks.enumerated() {
             var log = logger
             log[metadataKey: "eventId"] = "\(task.eventId)"
             let progress: TaskProgress
             do {
-                progress = try executor.run(task, producer: producer)
+                progress = try executor.run(task, producer: producer, audience: audiences[index])
             } catch {
                 metrics.countError(error)
                 throw error

@@ -151,6 +151,30 @@ extension TaskExecutor {
         run.plans[FanoutPlanKind.test.rawValue] = read
     }
 
+    /// A correction's audience: the registrations the corrected event reached on one deliveries
+    /// partition (`CorrectionAudience`), less those its sender never sent to (the `unsent` set
+    /// of the original, `SlotLayout.unsentKey`), slot by slot, each rendered with its current
+    /// view (a token that changed since gets the correction on its new token; a registration
+    /// removed since is `registration_gone`).
+    func deliver(correction audience: inout CorrectionAudience, run: inout TaskRun, producer: KafkaProducer) throws {
+        guard let original = run.task.event.id else { return }
+        if case .array(let unsent) = try redis.sendBlocking(.smembers(layout.unsentKey(eventId: original))) {
+            audience.removeUnsent(unsent.compactMap(\.string), original: original)
+        }
+        if audience.unsent > 0 { run.skipped["not_sent", default: 0] += audience.unsent }
+        let bySlot = Dictionary(grouping: audience.registrations, by: { layout.slot(of: $0) })
+        for slot in bySlot.keys.sorted() {
+            members.removeAll(keepingCapacity: true)
+            for id in bySlot[slot]! {
+                Array(id.utf8).withUnsafeBytes { members.append($0) }
+            }
+            try checkStop(&run, now: ContinuousClock.now)
+            if run.stopped { return }
+            try deliverMembers(slot: slot, run: &run, producer: producer)
+        }
+        run.plans[FanoutPlanKind.correction.rawValue] = bySlot.count
+    }
+
     /// True when the audience is every registration: no expression, or one that plans to the
     /// slot's `all` set without any set operation.
     static func selectsEverything(_ plan: TagSetPlan?) -> Bool {

@@ -20,6 +20,9 @@ public enum FanoutPlanKind: String, Sendable, Hashable, CaseIterable {
     /// A test send: the registrations it names, their installations' and users' sets, read
     /// slot by slot and their views fetched pack by pack.
     case test
+    /// A correction: the registrations the corrected event reached, read from its records on
+    /// `herald.deliveries` (`CorrectionAudience`), their views fetched pack by pack.
+    case correction
 }
 
 /// `HERALD_FANOUT_PLAN`: choose per slot, or force one plan.

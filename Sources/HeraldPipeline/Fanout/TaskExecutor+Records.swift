@@ -160,14 +160,14 @@ final class DeliveryRendition: Sendable {
 
     init(
         hub: HubName = .default, eventId: String, platform: Platform, templateName: String, payload: [UInt8],
-        headers: DeliveryHeaders, expiresAt: Date?, publishedAt: Date?, test: Bool = false
+        headers: DeliveryHeaders, expiresAt: Date?, publishedAt: Date?, test: Bool = false, correctionOf: String? = nil
     ) {
         self.platform = platform
         self.templateName = templateName
         self.payload = payload
         frame = DeliveryRecord.Frame(
             hub: hub, eventId: eventId, platform: platform, templateName: templateName, payload: payload, headers: headers,
-            expiresAt: expiresAt, publishedAt: publishedAt, test: test)
+            expiresAt: expiresAt, publishedAt: publishedAt, test: test, correctionOf: correctionOf)
     }
 
     /// Appends one record. `renderedAt` is the already formatted timestamp (the caller formats

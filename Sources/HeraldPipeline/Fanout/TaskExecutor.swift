@@ -82,7 +82,10 @@ final class TaskExecutor: @unchecked Sendable {
     }
 
     /// Delivers `task`, queueing records on `producer` (inside the caller's transaction).
-    func run(_ task: FanoutTask, producer: KafkaProducer) throws -> TaskProgress {
+    ///
+    /// - Parameter audience: a correction's task's audience (`CorrectionAudience`), read
+    ///   before the task runs; required for a task with `correction`.
+    func run(_ task: FanoutTask, producer: KafkaProducer, audience: CorrectionAudience? = nil) throws -> TaskProgress {
         let startedAt = Date()
         deliveriesTopic = try producer.topic(configuration.topics.deliveries)
         defer { deliveriesTopic = nil }
@@ -99,6 +102,11 @@ final class TaskExecutor: @unchecked Sendable {
         try checkStop(&run, now: ContinuousClock.now, force: true)
         if run.stopped {
             // Stopped before this task began: it delivers nothing.
+        } else if task.correction != nil {
+            guard var audience else {
+                throw RedisError(code: .unexpectedReply, message: "a correction's task ran without its audience")
+            }
+            try deliver(correction: &audience, run: &run, producer: producer)
         } else if let recipients = task.event.testRecipients {
             try deliver(testRecipients: recipients, slots: task.slots, run: &run, producer: producer)
         } else if Self.selectsEverything(run.plan) {

@@ -165,6 +165,9 @@ struct TaskRun {
                     test: event.testRecipients != nil))
         }
         if event.liveActivity != nil { return .skip("not_a_live_activity") }
+        if event.correction?.withdraw == true {
+            return try withdrawal(platform: platform, templateKey: templateKey, templates: templates, redis: redis, now: now)
+        }
         if templateKey.isEmpty {
             guard let native = event.native[platform] else { return .skip("no_native_payload") }
             guard native.utf8.count <= payloadLimits[platform] else { return .skip(Self.payloadTooLarge) }
@@ -174,7 +177,7 @@ struct TaskRun {
                 DeliveryRendition(
                     hub: event.hub, eventId: task.eventId, platform: platform, templateName: DeliveryRecord.nativeTemplateName,
                     payload: Array(native.utf8), headers: headers, expiresAt: event.expiresAt, publishedAt: event.publishedAt,
-                    test: event.testRecipients != nil
+                    test: event.testRecipients != nil, correctionOf: correctionOf
                 ))
         }
         switch try templates.template(key: templateKey, connection: redis) {
@@ -202,9 +205,36 @@ struct TaskRun {
                 DeliveryRendition(
                     hub: event.hub, eventId: task.eventId, platform: platform, templateName: template.name,
                     payload: payload, headers: headers, expiresAt: event.expiresAt, publishedAt: event.publishedAt,
-                    test: event.testRecipients != nil
+                    test: event.testRecipients != nil, correctionOf: correctionOf
                 ))
         }
+    }
+
+    /// The id of the event a correction's deliveries correct (nil for any other task).
+    private var correctionOf: String? { task.event.correction != nil ? task.event.id : nil }
+
+    /// A withdrawal (`correction.withdraw`): the platform's silent push naming the replace key
+    /// the original carried, whatever the registration's template (whose name the record keeps).
+    private func withdrawal(platform: Platform, templateKey: String, templates: TemplateCache, redis: RedisConnection, now: Date)
+        throws -> Outcome
+    {
+        let event = task.event
+        var templateName = DeliveryRecord.nativeTemplateName
+        if !templateKey.isEmpty {
+            switch try templates.template(key: templateKey, connection: redis) {
+            case .unusable(let reason): return .fail(reason)
+            case .template(let template): templateName = template.name
+            }
+        }
+        let headers = DeliveryHeaders.forDelivery(
+            platform: platform, event: event, templateHeaders: EventCorrection.withdrawalHeaders(platform: platform), bodyFormat: .json,
+            now: now)
+        let key = headers[DeliveryHeaders.replaceHeaderName(platform)] ?? event.replaceKey ?? task.eventId
+        return .deliver(
+            DeliveryRendition(
+                hub: event.hub, eventId: task.eventId, platform: platform, templateName: templateName,
+                payload: EventCorrection.withdrawalPayload(platform: platform, replaceKey: key), headers: headers,
+                expiresAt: event.expiresAt, publishedAt: event.publishedAt, correctionOf: correctionOf))
     }
 
     /// Skip reasons of renditions refused for their size.

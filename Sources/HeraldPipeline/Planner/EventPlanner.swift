@@ -37,6 +37,8 @@ public final class EventPlanner: Sendable {
     /// Partition counts of the task topics as the cluster reports them.
     private let taskPartitions: Int32
     private let expressPartitions: Int32
+    /// Partitions of `herald.deliveries`: a correction has a task per partition.
+    private let deliveryPartitions: Int32
     /// Tags recently found in every slot, which the probe skips.
     let commonTags = CommonTags()
     /// The deployment's hubs, to refuse events of hubs that do not exist; nil accepts every hub.
@@ -44,9 +46,10 @@ public final class EventPlanner: Sendable {
 
     init(
         configuration: PipelineConfiguration, redis: RedisConnection, taskPartitions: Int32, expressPartitions: Int32,
-        logger: Logger, metrics: PipelineMetrics = .shared, hubs: HubDirectory? = nil
+        logger: Logger, metrics: PipelineMetrics = .shared, hubs: HubDirectory? = nil, deliveryPartitions: Int32? = nil
     ) {
         self.configuration = configuration
+        self.deliveryPartitions = max(1, deliveryPartitions ?? configuration.topics.deliveriesPartitions)
         self.hubs = hubs
         var plannerConfiguration = configuration.planner
         plannerConfiguration.slotCount = configuration.layout.slotCount
@@ -157,6 +160,15 @@ public final class EventPlanner: Sendable {
         }
         var log = logger
         log[metadataKey: "eventId"] = "\(eventId)"
+        if event.correction != nil {
+            guard !rehearsal else {
+                try await deadLetter(
+                    reason: "invalid_event", "a correction cannot be rehearsed; rehearse the corrected text as an event of its own",
+                    message: message, eventId: eventId, hub: event.hub, producer: producer, now: now)
+                return .deadLetter
+            }
+            return try await planCorrection(event, eventId: eventId, message: message, producer: producer, planned: &planned, now: now)
+        }
         if event.testRecipients != nil, !rehearsal {
             return try await planTestSend(event, eventId: eventId, message: message, producer: producer, planned: &planned, now: now)
         }
@@ -286,17 +298,85 @@ public final class EventPlanner: Sendable {
         log[metadataKey: "eventId"] = "\(testId)"
         let layout = configuration.layout.hub(event.hub)
         _ = try IndexEpoch.require(await redis.send(IndexEpoch.read(layout)), layout: layout)
-        if let expiresAt = event.expiresAt, expiresAt <= now {
-            let record = StatusRecord.expired(
-                eventId: testId, expiresAt: expiresAt, publishedAt: event.publishedAt, at: now, hub: event.hub)
-            try enqueueStatus(record, producer: producer)
-            planned.statuses.append(record)
-            return .expired
-        }
+        if try expired(event, id: testId, producer: producer, planned: &planned, now: now) { return .expired }
         let task = FanoutTask(eventId: testId, taskIndex: 0, taskCount: 1, slots: 0..<layout.slotCount, event: event, plannedAt: now)
         return try enqueue(
             [task], lane: .express, narrow: true, event: event, eventId: testId, claim: nil, producer: producer, planned: &planned,
             now: now, estimate: nil, log: log)
+    }
+
+    /// A correction (`correction`): no claim on the event's id; one express task per partition of
+    /// `herald.deliveries` under the correction's own id (`DerivedSend.correction`), each reading
+    /// the original's records on its partition (`CorrectionAudience`). The original must have
+    /// completed its fan-out, so all of its records are on the topic; the correction is listed
+    /// with it (`SlotLayout.correctionsKey`).
+    func planCorrection(
+        _ event: NotificationEvent, eventId: String, message: KafkaMessage, producer: KafkaProducer, planned: inout PlannedBatch,
+        now: Date
+    ) async throws -> Outcome {
+        let correctionId = DerivedSend.correction.eventId(of: eventId, partition: message.partition, offset: message.offset)
+        var log = logger
+        log[metadataKey: "eventId"] = "\(correctionId)"
+        let layout = configuration.layout.hub(event.hub)
+        _ = try IndexEpoch.require(await redis.send(IndexEpoch.read(layout)), layout: layout)
+        let stored = try await redis.send(.get(layout.statusKey(eventId: eventId))).bytes
+        let original = try stored.map { try StatusCoding.decodeStatus(Array($0)) }
+        guard let original, original.state == .completed else {
+            let reason = original.map { "event \(eventId) is \($0.state.rawValue); only an event whose fan-out completed can be corrected" }
+            try await deadLetter(
+                reason: original == nil ? "unknown_event" : "event_not_completed",
+                reason ?? "no event \(eventId) is known (its status expired or it was never sent)", message: message,
+                eventId: correctionId, hub: event.hub, producer: producer, now: now)
+            return .deadLetter
+        }
+        if try expired(event, id: correctionId, producer: producer, planned: &planned, now: now) { return .expired }
+        let tasks = (0..<deliveryPartitions).map { partition in
+            var task = FanoutTask(
+                eventId: correctionId, taskIndex: Int(partition), taskCount: Int(deliveryPartitions), slots: 0..<layout.slotCount,
+                event: event, plannedAt: now)
+            task.correction = FanoutTask.CorrectionSource(partition: partition, since: original.timings.acceptedAt)
+            return task
+        }
+        let listed = layout.correctionsKey(eventId: eventId)
+        for reply in try await redis.pipeline([
+            .sadd(listed, [correctionId]), .expire(listed, seconds: configuration.statusTTLSeconds),
+        ]) { _ = try reply.get() }
+        log.info(
+            "correction planned",
+            metadata: ["of": "\(eventId)", "withdraw": "\(event.correction?.withdraw ?? false)", "by": "\(event.correction?.by ?? "-")"])
+        return try enqueue(
+            tasks, lane: .express, narrow: false, event: event, eventId: correctionId, claim: nil, producer: producer, planned: &planned,
+            now: now, estimate: nil, log: log)
+    }
+
+    /// True, with an `expired` status under `id`, when `event` is already past its `expiresAt`.
+    private func expired(_ event: NotificationEvent, id: String, producer: KafkaProducer, planned: inout PlannedBatch, now: Date)
+        throws -> Bool
+    {
+        guard let expiresAt = event.expiresAt, expiresAt <= now else { return false }
+        let record = StatusRecord.expired(eventId: id, expiresAt: expiresAt, publishedAt: event.publishedAt, at: now, hub: event.hub)
+        try enqueueStatus(record, producer: producer)
+        planned.statuses.append(record)
+        return true
+    }
+
+    /// Dead-letters the event of `message` for a reason found while planning it, with a
+    /// `rejected` status under `eventId`.
+    private func deadLetter(
+        reason: String, _ text: String, message: KafkaMessage, eventId: String, hub: HubName, producer: KafkaProducer, now: Date
+    ) async throws {
+        let letter = DeadLetter(reason: reason, message: text, source: message, now: now)
+        try producer.enqueue(letter.outgoing(topic: configuration.topics.eventsDeadLetters))
+        metrics.deadLetters(letter.reason).increment()
+        logger.warning("event dead-lettered", metadata: ["reason": "\(reason)", "eventId": "\(eventId)", "message": "\(text)"])
+        var record = StatusRecord.rejected(eventId: eventId, reason: "\(reason): \(text)", publishedAt: nil, at: now)
+        record.hub = hub
+        try enqueueStatus(record, producer: producer)
+        _ = try await redis.send(
+            .set(
+                configuration.layout.hub(hub).statusKey(eventId: eventId), StatusCoding.encode(record),
+                expireSeconds: configuration.statusTTLSeconds,
+                onlyIfAbsent: true))
     }
 
     /// Puts the event's tasks on their lane's topic (or with the planner's own deliveries, for

@@ -39,7 +39,7 @@ public final class PlannerService: Service, Sendable {
     }
 
     public func run() async throws {
-        let (tasks, express) = await taskPartitionCounts()
+        let (tasks, express, deliveries) = await taskPartitionCounts()
         let redis = RedisConnection(configuration: configuration.redis, logger: logger)
         defer { redis.close() }
         let hubs = HubDirectory(
@@ -49,7 +49,7 @@ public final class PlannerService: Service, Sendable {
         defer { follower.cancel() }
         let planner = EventPlanner(
             configuration: configuration, redis: redis, taskPartitions: tasks, expressPartitions: express, logger: logger,
-            hubs: hubs
+            hubs: hubs, deliveryPartitions: deliveries
         )
         // Narrow events are delivered here, in the planner's transaction, when so configured.
         let delivery =
@@ -102,16 +102,18 @@ public final class PlannerService: Service, Sendable {
 
     /// Partition counts of the task topics as the cluster has them, so the planner never
     /// addresses a partition that does not exist; the configured counts when unknown.
-    private func taskPartitionCounts() async -> (Int32, Int32) {
+    /// Partition counts of `herald.tasks`, `herald.tasks.express` and `herald.deliveries`.
+    private func taskPartitionCounts() async -> (Int32, Int32, Int32) {
         let topics = configuration.topics
         var adminConfiguration = KafkaAdminConfiguration(bootstrapServers: configuration.bootstrapServers)
         adminConfiguration.extra = configuration.kafkaExtra
         guard let admin = try? KafkaAdmin(configuration: adminConfiguration, logger: logger),
             let existing = try? await admin.listTopics()
-        else { return (topics.tasksPartitions, topics.expressTasksPartitions) }
+        else { return (topics.tasksPartitions, topics.expressTasksPartitions, topics.deliveriesPartitions) }
         return (
             existing[topics.tasks].map { Int32($0) } ?? topics.tasksPartitions,
-            existing[topics.expressTasks].map { Int32($0) } ?? topics.expressTasksPartitions
+            existing[topics.expressTasks].map { Int32($0) } ?? topics.expressTasksPartitions,
+            existing[topics.deliveries].map { Int32($0) } ?? topics.deliveriesPartitions
         )
     }
 }

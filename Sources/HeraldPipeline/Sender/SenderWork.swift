@@ -412,7 +412,8 @@ final class SenderWork: Sendable {
         }
     }
 
-    /// Adds the outcomes to each event's counts (`herald:{s}:push:<eventId>`), exactly once.
+    /// Adds the outcomes to each event's counts (`herald:{s}:push:<eventId>`), exactly once, and
+    /// the deliveries not sent to its unsent set (`herald:{s}:unsent:<eventId>`).
     /// A failure is logged: the receipts are the record, the counts a view of them.
     func count(_ receipts: [PushReceipt], _ items: [Item]) async {
         struct Group: Hashable {
@@ -425,12 +426,21 @@ final class SenderWork: Sendable {
                 (item.message.offset, "\(receipt.platform.rawValue):\(receipt.outcome.rawValue)"))
         }
         let ttl = configuration.statusTTLSeconds
-        let commands = groups.map { group, entries in
+        // The deliveries that reached no device, which a correction of the event leaves out.
+        var unsent: [EventRef: [String]] = [:]
+        for (receipt, item) in zip(receipts, items) where receipt.outcome != .sent {
+            unsent[EventRef(item.delivery), default: []].append(item.deliveryId)
+        }
+        var commands = groups.map { group, entries in
             var arguments = [String(group.partition), String(ttl)]
             for (offset, field) in entries.sorted(by: { $0.0 < $1.0 }) { arguments += [String(offset), field] }
             return RedisCommand.evalScript(
                 SenderScripts.countReceipts, keys: [layout.hub(group.event.hub).pushCountsKey(eventId: group.event.id)],
                 arguments: arguments)
+        }
+        for (event, deliveryIds) in unsent {
+            let key = layout.hub(event.hub).unsentKey(eventId: event.id)
+            commands += [.sadd(key, deliveryIds), .expire(key, seconds: ttl)]
         }
         do {
             for result in try await redis.pipeline(commands) { _ = try result.get() }

@@ -19,12 +19,14 @@ public struct StatusReader: Sendable {
     /// The status, or nil when the event is unknown (never published, not planned yet, or
     /// older than seven days).
     ///
-    /// With the sender role's counts of receipts so far (`push`), when it has sent any.
+    /// With the sender role's counts of receipts so far (`push`), when it has sent any, and the
+    /// ids of its corrections (`corrections`), when it has any.
     public func status(eventId: String, hub: HubName = .default) async throws -> StatusRecord? {
         let layout = layout.hub(hub)
         let replies = try await pool.withConnection { connection in
             try await connection.pipeline([
                 .get(layout.statusKey(eventId: eventId)), .hgetall(layout.pushCountsKey(eventId: eventId)),
+                .smembers(layout.correctionsKey(eventId: eventId)),
             ])
         }
         guard let bytes = try replies[0].get().bytes else { return nil }
@@ -37,6 +39,9 @@ public struct StatusReader: Sendable {
                 index += 2
             }
             record.push = StatusRecord.pushCounts(fields: fields)
+        }
+        if case .array(let values) = try replies[2].get(), !values.isEmpty {
+            record.corrections = values.compactMap(\.string).sorted()
         }
         return record
     }

@@ -126,6 +126,8 @@ public struct SlotLayout: Sendable, Hashable {
     /// Set when an event is stopped in flight (`DELETE /v1/notifications/{id}`): its tasks
     /// write no more deliveries.
     public func stopKey(eventId: String) -> String { "\(hubPrefix):stop:" + eventId }
+    /// The ids of an event's corrections (`DerivedSend.correction`), which its status lists.
+    public func correctionsKey(eventId: String) -> String { "\(hubPrefix):corrections:" + eventId }
     /// A rehearsal's previews (`RehearsalPreview`), one field per (platform, template).
     public func previewsKey(eventId: String) -> String { "\(hubPrefix):previews:" + eventId }
     /// The set of content keys of the templates the hub has had since its `maxTemplates` was set.
@@ -139,6 +141,11 @@ public struct SlotLayout: Sendable, Hashable {
     /// offsets already counted per deliveries partition (`applied:<partition>`).
     public func pushCountsKey(eventId: String) -> String {
         slotPrefix(slot(of: eventId)) + "push:" + eventId
+    }
+    /// The delivery ids of an event whose receipt was not `sent` (the sender adds them), which a
+    /// correction leaves out: it goes to the devices the event reached.
+    public func unsentKey(eventId: String) -> String {
+        slotPrefix(slot(of: eventId)) + "unsent:" + eventId
     }
     /// The sender's sent-markers of an event's deliveries (field: delivery id, value: the
     /// receipt), kept from the service's answer to the commit of the receipt.

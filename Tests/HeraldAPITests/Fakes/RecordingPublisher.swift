@@ -14,13 +14,14 @@ final class RecordingPublisher: NotificationPublishing, Sendable {
     let conflicting = Mutex<Set<String>>([])
 
     func publish(_ event: NotificationEvent, body: [UInt8]) async throws -> String {
-        if let id = event.id, event.testRecipients == nil, conflicting.withLock({ $0.contains(id) }) {
+        if let id = event.id, event.testRecipients == nil, event.correction == nil, conflicting.withLock({ $0.contains(id) }) {
             throw EventIdConflict(eventId: id)
         }
         let offset = published.withLock {
             $0.append((event, body))
             return Int64($0.count - 1)
         }
+        if event.correction != nil { return DerivedSend.correction.eventId(of: event.id!, partition: 0, offset: offset) }
         return event.testRecipients == nil ? event.id! : DerivedSend.test.eventId(of: event.id!, partition: 0, offset: offset)
     }
 
@@ -47,4 +48,11 @@ struct FixedStatusReader: NotificationStatusReading {
         if let failure { throw failure }
         return records[hub.recordKey(eventId)]
     }
+}
+
+/// Gives published events back from a fixed table (by record key), as the event log would.
+struct FixedEventArchive: EventArchive {
+    var events: [String: NotificationEvent] = [:]
+
+    func event(eventId: String, hub: HubName) async throws -> NotificationEvent? { events[hub.recordKey(eventId)] }
 }

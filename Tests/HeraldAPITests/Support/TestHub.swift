@@ -34,6 +34,8 @@ struct TestHub {
     var userTokenIssuer: String?
     var rateLimits: RateLimits?
     var defaultMaxRegistrations: Int?
+    /// The published events a correction reads back.
+    var archive = FixedEventArchive()
 
     var configuration: APIConfiguration {
         APIConfiguration(
@@ -49,7 +51,7 @@ struct TestHub {
                 registry: registry, publisher: publisher, statusReader: fanout.map { $0 as any NotificationStatusReading } ?? statusReader,
                 scheduler: fanout, hubs: hubs,
                 sendQuota: sendQuota,
-                registrationCounts: registrationCounts),
+                registrationCounts: registrationCounts, archive: archive),
             configuration: configuration,
             prometheus: prometheus,
             metricsFactory: PrometheusMetricsFactory(registry: prometheus)

@@ -83,21 +83,29 @@ extension DeliveryHeaders {
     /// `X-WNS-Type`), where Herald only fills in a default. Every other header template is
     /// passed through after the derived ones, sorted by name.
     ///
+    /// The replace headers (`apns-collapse-id`, `fcm-tag`, `X-WNS-Tag`, `Topic`) carry the
+    /// collapse id, else the registration's header template, else `replaceKey` (the event's
+    /// ``NotificationEvent/replaceKey``, so a correction can replace any alert in place); a value
+    /// that does not fit the platform's rule is replaced by its 16-hex-digit hash
+    /// (``fittedReplaceKey(_:fits:)``), the same for the original and its correction.
+    ///
     /// - APNs: `apns-push-type` (default `alert`), `apns-priority` (`10` high, `5` normal;
     ///   without a priority `10` for alerts, Apple's default, so iOS does not hold breaking
     ///   news; always `5` for `background` pushes, which APNs requires), `apns-expiration`
-    ///   (epoch seconds of `expiresAt`), `apns-collapse-id`.
+    ///   (epoch seconds of `expiresAt`), `apns-collapse-id` (at most 64 bytes).
     /// - FCM: `fcm-priority` (`high`/`normal`, the HTTP v1 Android priority; default normal),
     ///   `fcm-ttl` (`"<seconds>s"`, the HTTP v1 duration format, at most 28 days),
-    ///   `fcm-collapse-key`.
+    ///   `fcm-collapse-key` (only the event's collapse id: FCM keeps at most four collapse keys
+    ///   per device), `fcm-tag` (the Android notification's `tag`: a notification with the same
+    ///   tag replaces the one shown).
     /// - WNS: `X-WNS-Type` (default `wns/toast` for XML bodies, `wns/raw` otherwise),
-    ///   `X-WNS-TTL` (seconds, at most 30 days), `X-WNS-Tag` (the collapse id, only when it fits
-    ///   WNS's 16 characters: a toast or tile with the same tag replaces the earlier one).
+    ///   `X-WNS-TTL` (seconds, at most 30 days), `X-WNS-Tag` (at most 16 characters: a toast or
+    ///   tile with the same tag replaces the earlier one).
     /// - Web push: `Urgency` (`high`/`normal`), `TTL` (seconds, default
-    ///   ``defaultWebPushTTLSeconds``, at most 28 days), `Topic` (the collapse id, only when it fits RFC
-    ///   8030's 32 URL-safe base64 characters; otherwise left out rather than refused).
+    ///   ``defaultWebPushTTLSeconds``, at most 28 days), `Topic` (RFC 8030's 32 URL-safe base64
+    ///   characters at most).
     public static func forDelivery(
-        platform: Platform, priority: NotificationPriority?, expiresAt: Date?, collapseId: String?,
+        platform: Platform, priority: NotificationPriority?, expiresAt: Date?, collapseId: String?, replaceKey: String? = nil,
         templateHeaders: [String: String], bodyFormat: TemplateFormat, now: Date
     ) -> DeliveryHeaders {
         var headers = DeliveryHeaders()
@@ -108,6 +116,9 @@ extension DeliveryHeaders {
         }
         func template(_ name: String) -> String? {
             templateHeaders.first { $0.key.caseInsensitiveEquals(name) }?.value
+        }
+        func replace(_ templated: String?, fits: (String) -> Bool) -> String? {
+            (collapseId ?? templated ?? replaceKey).map { fittedReplaceKey($0, fits: fits) }
         }
         func ttlSeconds(_ expiresAt: Date) -> Int64 {
             let seconds = Swift.max(0, Int64(Swift.min(expiresAt.timeIntervalSince(now), 1e15).rounded(.down)))
@@ -121,19 +132,20 @@ extension DeliveryHeaders {
             derive("apns-priority", pushType != "background" && (priority ?? .high) == .high ? "10" : "5")
             derive(
                 "apns-expiration", expiresAt.map { String(Int64($0.timeIntervalSince1970.rounded(.down))) } ?? template("apns-expiration"))
-            derive("apns-collapse-id", collapseId ?? template("apns-collapse-id"))
+            derive("apns-collapse-id", replace(template("apns-collapse-id"), fits: { $0.utf8.count <= 64 }))
         case .fcm:
             derive("fcm-priority", (priority ?? .normal).rawValue)
             derive("fcm-ttl", expiresAt.map { "\(ttlSeconds($0))s" } ?? template("fcm-ttl"))
             derive("fcm-collapse-key", collapseId ?? template("fcm-collapse-key"))
+            derive("fcm-tag", replace(template("fcm-tag"), fits: { $0.utf8.count <= 64 }))
         case .wns:
             derive("X-WNS-Type", template("X-WNS-Type") ?? (bodyFormat == .xml ? "wns/toast" : "wns/raw"))
             derive("X-WNS-TTL", expiresAt.map { String(ttlSeconds($0)) } ?? template("X-WNS-TTL"))
-            derive("X-WNS-Tag", (collapseId ?? template("X-WNS-Tag")).flatMap { isWNSTag($0) ? $0 : nil })
+            derive("X-WNS-Tag", replace(template("X-WNS-Tag"), fits: isWNSTag))
         case .webpush:
             derive("Urgency", (priority ?? .normal).rawValue)
             derive("TTL", expiresAt.map { String(ttlSeconds($0)) } ?? template("TTL") ?? String(defaultWebPushTTLSeconds))
-            derive("Topic", (collapseId ?? template("Topic")).flatMap { isWebPushTopic($0) ? $0 : nil })
+            derive("Topic", replace(template("Topic"), fits: isWebPushTopic))
         }
         for (name, value) in templateHeaders.sorted(by: { $0.key < $1.key })
         where !derivedNames.contains(where: { $0.caseInsensitiveEquals(name) }) {
@@ -142,16 +154,37 @@ extension DeliveryHeaders {
         return headers
     }
 
-    /// ``forDelivery(platform:priority:expiresAt:collapseId:templateHeaders:bodyFormat:now:)``
-    /// with the event's priority, expiry and collapse id.
+    /// ``forDelivery(platform:priority:expiresAt:collapseId:replaceKey:templateHeaders:bodyFormat:now:)``
+    /// with the event's priority, expiry, collapse id and replace key.
     public static func forDelivery(
         platform: Platform, event: NotificationEvent, templateHeaders: [String: String],
         bodyFormat: TemplateFormat, now: Date
     ) -> DeliveryHeaders {
         forDelivery(
             platform: platform, priority: event.priority, expiresAt: event.expiresAt, collapseId: event.collapseId,
-            templateHeaders: templateHeaders, bodyFormat: bodyFormat, now: now
+            replaceKey: event.replaceKey, templateHeaders: templateHeaders, bodyFormat: bodyFormat, now: now
         )
+    }
+
+    /// The header that carries the replace key on `platform` (the Android notification tag is
+    /// `fcm-tag` on the record).
+    public static func replaceHeaderName(_ platform: Platform) -> String {
+        switch platform {
+        case .apns: "apns-collapse-id"
+        case .fcm: "fcm-tag"
+        case .wns: "X-WNS-Tag"
+        case .webpush: "Topic"
+        }
+    }
+
+    /// `key` when `fits` accepts it, else 16 lowercase hex digits of its 64-bit FNV-1a hash,
+    /// which fit every platform's replace header: an original and its correction get the same.
+    public static func fittedReplaceKey(_ key: String, fits: (String) -> Bool) -> String {
+        if fits(key) { return key }
+        var hash: UInt64 = 0xCBF2_9CE4_8422_2325
+        for byte in key.utf8 { hash = (hash ^ UInt64(byte)) &* 0x0000_0100_0000_01B3 }
+        let digits = String(hash, radix: 16)
+        return String(repeating: "0", count: 16 - digits.count) + digits
     }
 
     /// WNS takes a tag of at most 16 characters; letters, digits, `-` and `_` keep it a plain header value.

@@ -5,7 +5,7 @@ import Foundation
 extension DeliveryRecord: Codable {
     enum CodingKeys: String, CodingKey {
         case hub, deliveryId, eventId, registrationId, platform, handle, template, payload, headers, expiresAt, publishedAt, renderedAt,
-            test
+            test, correctionOf
     }
 
     public init(from decoder: any Decoder) throws {
@@ -27,6 +27,7 @@ extension DeliveryRecord: Codable {
         publishedAt = try container.decodeTimestampIfPresent(forKey: .publishedAt)
         renderedAt = try container.decodeTimestamp(forKey: .renderedAt)
         test = try container.decodeIfPresent(Bool.self, forKey: .test) ?? false
+        correctionOf = try container.decodeIfPresent(String.self, forKey: .correctionOf)
         if let stated = try container.decodeIfPresent(String.self, forKey: .deliveryId), stated != deliveryId {
             throw DecodingError.dataCorruptedError(
                 forKey: .deliveryId, in: container,
@@ -55,6 +56,7 @@ extension DeliveryRecord: Codable {
         try container.encodeTimestamp(publishedAt, forKey: .publishedAt)
         try container.encodeTimestamp(renderedAt, forKey: .renderedAt)
         if test { try container.encode(true, forKey: .test) }
+        try container.encodeIfPresent(correctionOf, forKey: .correctionOf)
     }
 
     /// Decodes a record keeping the header order as written (`Codable` cannot).
@@ -98,13 +100,14 @@ extension DeliveryRecord: Codable {
                 issues.append(JSONFieldReader.wrongType("test", expected: "a boolean", found: member))
             }
         }
+        let correctionOf = reader.string("correctionOf", required: false, issues: &issues)
         guard issues.isEmpty, let eventId, let registrationId, let platform, let handle, let template, let payload, let renderedAt else {
             throw ValidationFailure(issues: issues)
         }
         let record = DeliveryRecord(
             eventId: eventId, registrationId: registrationId, platform: platform, handle: handle, template: template,
             payload: payload, headers: headers, expiresAt: expiresAt, publishedAt: publishedAt, renderedAt: renderedAt,
-            hub: hub, test: test
+            hub: hub, test: test, correctionOf: correctionOf
         )
         if let stated, stated != record.deliveryId {
             throw ValidationFailure(issues: [

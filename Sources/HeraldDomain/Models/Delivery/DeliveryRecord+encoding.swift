@@ -12,7 +12,7 @@ extension DeliveryRecord {
         ISO8601Timestamp.append(renderedAt, precision: .milliseconds, to: &renderedAtBytes)
         Frame(
             hub: hub, eventId: eventId, platform: platform, templateName: template, payload: Array(payload.utf8), headers: headers,
-            expiresAt: expiresAt, publishedAt: publishedAt, test: test
+            expiresAt: expiresAt, publishedAt: publishedAt, test: test, correctionOf: correctionOf
         ).write(registrationId: registrationId.utf8, handle: handle.utf8, renderedAt: renderedAtBytes, into: &bytes)
     }
 
@@ -36,7 +36,8 @@ extension DeliveryRecord {
         /// `/<template>","eventId":"<event>","registrationId":"` (after the id in the delivery
         /// id), `","platform":"<platform>","handle":"` (after the registration id), and
         /// `","template":"<t>","payload":"<escaped>","headers":{..},"expiresAt":..,"publishedAt":..,"renderedAt":"`
-        /// (after the handle). A test send's records end in `,"test":true`.
+        /// (after the handle). A test send's records end in `,"test":true`, a correction's in
+        /// `,"correctionOf":"<event>"`.
         private let parts: [UInt8]
         private let closing: [UInt8]
         private let openingEnd: Int
@@ -45,9 +46,17 @@ extension DeliveryRecord {
 
         public init(
             hub: HubName = .default, eventId: String, platform: Platform, templateName: String, payload: [UInt8], headers: DeliveryHeaders,
-            expiresAt: Date?, publishedAt: Date?, test: Bool = false
+            expiresAt: Date?, publishedAt: Date?, test: Bool = false, correctionOf: String? = nil
         ) {
-            closing = Array((test ? #"","test":true}"# : #""}"#).utf8)
+            var closing: [UInt8] = [UInt8(ascii: "\"")]
+            if test { JSONOutput.appendRaw(#","test":true"#, to: &closing) }
+            if let correctionOf {
+                JSONOutput.appendRaw(#","correctionOf":""#, to: &closing)
+                Self.escaped(correctionOf.utf8, &closing)
+                closing.append(UInt8(ascii: "\""))
+            }
+            closing.append(UInt8(ascii: "}"))
+            self.closing = closing
             var opening: [UInt8] = [UInt8(ascii: "{")]
             if !hub.isDefault {
                 JSONOutput.appendRaw(#""hub":""#, to: &opening)

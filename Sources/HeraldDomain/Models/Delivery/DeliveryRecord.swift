@@ -23,13 +23,17 @@ public struct DeliveryRecord: Sendable, Hashable {
     public var renderedAt: Date
     /// A delivery of a test send (`testRecipients`): `"test": true` in JSON, absent otherwise.
     public var test: Bool
+    /// A delivery of a correction (``EventCorrection``): the id of the event it corrects,
+    /// `"correctionOf"` in JSON, absent otherwise. ``eventId`` is the correction's own.
+    public var correctionOf: String?
 
     public init(
         eventId: String, registrationId: String, platform: Platform, handle: String, template: String,
         payload: String, headers: DeliveryHeaders, expiresAt: Date?, publishedAt: Date?, renderedAt: Date,
-        hub: HubName = .default, test: Bool = false
+        hub: HubName = .default, test: Bool = false, correctionOf: String? = nil
     ) {
         self.hub = hub
+        self.correctionOf = correctionOf
         self.test = test
         self.eventId = eventId
         self.registrationId = registrationId

@@ -81,12 +81,22 @@ extension NotificationEvent {
                     field: "testRecipients", code: ValidationIssue.Code.invalidValue,
                     message: "a test send goes now: remove sendAt or sendAtLocal, or send the test first and schedule the real event"))
         }
+        let correction = EventCorrection.read(reader, issues: &issues)
+        if correction != nil {
+            func refuse(_ field: String, _ message: String) {
+                issues.append(ValidationIssue(field: field, code: ValidationIssue.Code.invalidValue, message: message))
+            }
+            if id == nil { refuse("id", "a correction names the event it corrects by its id") }
+            if schedule != nil { refuse("correction", "a correction goes now: remove sendAt or sendAtLocal") }
+            if testRecipients != nil { refuse("correction", "a correction goes to the original's devices: remove testRecipients") }
+            if liveActivity != nil { refuse("correction", "a Live Activity is corrected by its next update, not by a correction") }
+        }
 
         guard issues.isEmpty, let audience else { throw ValidationFailure(issues: issues) }
         return NotificationEvent(
             id: id, audience: audience, properties: properties, native: native, templates: templates,
             expiresAt: expiresAt, priority: priority, collapseId: collapseId, publishedAt: publishedAt, schedule: schedule,
-            hub: hub, liveActivity: liveActivity, testRecipients: testRecipients, urgency: urgency
+            hub: hub, liveActivity: liveActivity, testRecipients: testRecipients, urgency: urgency, correction: correction
         )
     }
 
@@ -125,7 +135,7 @@ extension NotificationEvent {
     /// The members an event may have.
     static let members: Set<String> = [
         "hub", "id", "tags", "properties", "native", "templates", "expiresAt", "publishedAt", "priority", "collapseId", "sendAt",
-        "sendAtLocal", "liveActivity", "testRecipients", "urgency",
+        "sendAtLocal", "liveActivity", "testRecipients", "urgency", "correction",
     ]
 
     /// Reads `sendAt` (an instant with its offset) or `sendAtLocal` (a wall-clock time
@@ -407,6 +417,7 @@ extension NotificationEvent: Codable {
         if let testRecipients {
             members.append(JSONMember(key: "testRecipients", value: .array(testRecipients.map { .string($0.text) })))
         }
+        if let correction { members.append(JSONMember(key: "correction", value: correction.jsonValue)) }
         return .object(members)
     }
 }

@@ -48,15 +48,19 @@ public struct NotificationEvent: Sendable, Hashable {
     /// How the event ranks against the others being fanned out (nil: `normal`): a `breaking`
     /// one's tasks go first on every worker, lower-urgency work stepping aside between pages.
     public var urgency: Urgency?
+    /// When set, this event corrects the event with the same ``id`` already sent: it goes to
+    /// the devices that one reached, under an id of its own (``DerivedSend/correction``).
+    public var correction: EventCorrection?
 
     public init(
         id: String? = nil, audience: Audience = .broadcast, properties: [String: String] = [:],
         native: [Platform: String] = [:], templates: [String]? = nil, expiresAt: Date? = nil,
         priority: NotificationPriority? = nil, collapseId: String? = nil, publishedAt: Date? = nil,
         schedule: EventSchedule? = nil, hub: HubName = .default, liveActivity: LiveActivityUpdate? = nil,
-        testRecipients: [TestRecipient]? = nil, urgency: Urgency? = nil
+        testRecipients: [TestRecipient]? = nil, urgency: Urgency? = nil, correction: EventCorrection? = nil
     ) {
         self.hub = hub
+        self.correction = correction
         self.urgency = urgency
         self.testRecipients = testRecipients
         self.liveActivity = liveActivity
@@ -71,6 +75,13 @@ public struct NotificationEvent: Sendable, Hashable {
         self.collapseId = collapseId
         self.publishedAt = publishedAt
     }
+
+    /// What a later correction replaces this event's alert by, on the device: the collapse id
+    /// when the event has one, else its id. Every delivery carries it in its platform's replace
+    /// header (`apns-collapse-id`, the Android notification `tag`, Web Push `Topic`,
+    /// `X-WNS-Tag`; ``DeliveryHeaders``), so an alert sent without a collapse id can still be
+    /// corrected in place.
+    public var replaceKey: String? { collapseId ?? id }
 
     /// Whether a registration with template `name` receives this event under the
     /// ``templates`` filter.

@@ -65,6 +65,8 @@ public enum DerivedSend: String, Sendable, Hashable, CaseIterable {
     /// `dryRun`: the event planned and resolved against every registration, counted and
     /// rendered once per template, delivered to none.
     case rehearsal
+    /// `correction`: new text (or a withdrawal) to the devices the event reached.
+    case correction
 
     public func eventId(of id: String, partition: Int32, offset: Int64) -> String {
         "\(id)~\(rawValue)-\(partition)-\(offset)"

@@ -16,6 +16,36 @@ public struct FanoutTask: Sendable, Hashable, Codable {
     /// A rehearsal's task (`DerivedSend.rehearsal`): resolved, counted and rendered once per
     /// template like any task, but it writes no delivery.
     public var rehearsal = false
+    /// A correction's task (`DerivedSend.correction`): its audience is the registrations the
+    /// corrected event reached, read from its records on this partition of `herald.deliveries`.
+    public var correction: CorrectionSource?
+
+    /// Where a correction's task finds the corrected event's deliveries.
+    public struct CorrectionSource: Sendable, Hashable, Codable {
+        /// The partition of `herald.deliveries` this task reads.
+        public var partition: Int32
+        /// When the corrected event was accepted: none of its records is older.
+        public var since: Date
+
+        public init(partition: Int32, since: Date) {
+            self.partition = partition
+            self.since = since
+        }
+
+        enum CodingKeys: String, CodingKey { case partition, since }
+
+        public init(from decoder: any Decoder) throws {
+            let container = try decoder.container(keyedBy: CodingKeys.self)
+            partition = try container.decode(Int32.self, forKey: .partition)
+            since = try container.decodeTimestamp(forKey: .since)
+        }
+
+        public func encode(to encoder: any Encoder) throws {
+            var container = encoder.container(keyedBy: CodingKeys.self)
+            try container.encode(partition, forKey: .partition)
+            try container.encodeTimestamp(since, forKey: .since)
+        }
+    }
 
     public init(eventId: String, taskIndex: Int, taskCount: Int, slots: Range<Int>, event: NotificationEvent, plannedAt: Date) {
         self.eventId = eventId
@@ -37,7 +67,7 @@ public struct FanoutTask: Sendable, Hashable, Codable {
     }
 
     enum CodingKeys: String, CodingKey {
-        case eventId, taskIndex, taskCount, slotLower, slotUpper, event, plannedAt, rehearsal
+        case eventId, taskIndex, taskCount, slotLower, slotUpper, event, plannedAt, rehearsal, correction
     }
 
     public init(from decoder: any Decoder) throws {
@@ -50,6 +80,7 @@ public struct FanoutTask: Sendable, Hashable, Codable {
         event = try container.decode(NotificationEvent.self, forKey: .event)
         plannedAt = try container.decodeTimestamp(forKey: .plannedAt)
         rehearsal = try container.decodeIfPresent(Bool.self, forKey: .rehearsal) ?? false
+        correction = try container.decodeIfPresent(CorrectionSource.self, forKey: .correction)
     }
 
     public func encode(to encoder: any Encoder) throws {
@@ -62,5 +93,6 @@ public struct FanoutTask: Sendable, Hashable, Codable {
         try container.encode(event, forKey: .event)
         try container.encodeTimestamp(plannedAt, forKey: .plannedAt)
         if rehearsal { try container.encode(true, forKey: .rehearsal) }
+        try container.encodeIfPresent(correction, forKey: .correction)
     }
 }

@@ -99,6 +99,9 @@ public struct StatusRecord: Sendable, Hashable {
     /// `skipped` by reason (`payload_too_large`, `registration_expired`, ...), summed over the
     /// finished tasks; nil while none skipped any.
     public var skippedReasons: [String: Int]?
+    /// The ids of the event's corrections (``DerivedSend/correction``), each with a status of
+    /// its own; nil when it has none. Read from the store, not carried by `herald.status` records.
+    public var corrections: [String]?
 
     public init(
         eventId: String, state: State, reason: String? = nil, tasks: Tasks, targets: DeliveryCounts = DeliveryCounts(),
@@ -121,6 +124,10 @@ public struct StatusRecord: Sendable, Hashable {
     /// A rehearsal's status (`dryRun`): `"rehearsal": true` in JSON; its counts are what the
     /// event would deliver, and nothing was delivered.
     public var isRehearsal: Bool { DerivedSend.parse(eventId)?.kind == .rehearsal }
+    /// A correction's status: `"correctionOf": "<event id>"` in JSON.
+    public var correctionOf: String? {
+        DerivedSend.parse(eventId).flatMap { $0.kind == .correction ? $0.eventId : nil }
+    }
 
     /// The receipts in `push`, whatever their outcome: below `targets.total` while the sender
     /// has deliveries of the event left (or runs nowhere).
@@ -183,7 +190,7 @@ public struct StatusRecord: Sendable, Hashable {
 extension StatusRecord: Codable {
     enum CodingKeys: String, CodingKey {
         case hub, eventId, state, reason, tasks, targets, skipped, failed, timings, schedule, push, plans, test, rehearsal,
-            skippedReasons
+            skippedReasons, corrections, correctionOf
     }
 
     public init(from decoder: any Decoder) throws {
@@ -201,6 +208,7 @@ extension StatusRecord: Codable {
         push = try container.decodeIfPresent([String: [String: Int]].self, forKey: .push)
         plans = try container.decodeIfPresent([String: Int].self, forKey: .plans)
         skippedReasons = try container.decodeIfPresent([String: Int].self, forKey: .skippedReasons)
+        corrections = try container.decodeIfPresent([String].self, forKey: .corrections)
     }
 
     public func encode(to encoder: any Encoder) throws {
@@ -220,6 +228,8 @@ extension StatusRecord: Codable {
         try container.encodeIfPresent(skippedReasons, forKey: .skippedReasons)
         if isTest { try container.encode(true, forKey: .test) }
         if isRehearsal { try container.encode(true, forKey: .rehearsal) }
+        try container.encodeIfPresent(correctionOf, forKey: .correctionOf)
+        try container.encodeIfPresent(corrections, forKey: .corrections)
     }
 }
 

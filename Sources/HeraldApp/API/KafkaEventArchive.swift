@@ -1,0 +1,101 @@
+import Foundation
+import HeraldAPI
+import HeraldDomain
+import HeraldKafka
+import HeraldPipeline
+import HeraldRedis
+import HeraldRegistry
+import HeraldStreams
+import Logging
+
+/// Reads a published event back from `herald.events`, for a correction: the event's claim in
+/// Redis (`SlotLayout.eventClaimKey`, kept as long as its status) says at which partition and
+/// offset the planner took it; one read of that record gives the event as it was published.
+struct KafkaEventArchive: EventArchive {
+    let pool: RedisConnectionPool
+    let layout: SlotLayout
+    let topic: String
+    let bootstrapServers: String
+    let extra: [String: String]
+    let logger: Logger
+    /// How long the record is waited for before the read gives up.
+    var wait: Duration = .seconds(10)
+
+    func event(eventId: String, hub: HubName) async throws -> NotificationEvent? {
+        let key = layout.hub(hub).eventClaimKey(eventId: eventId)
+        guard let claim = try await pool.withConnection({ try await $0.send(.get(key)) }).string.flatMap(EventClaim.init) else {
+            return nil
+        }
+        guard let message = try await record(partition: claim.partition, offset: claim.offset), let value = message.value else {
+            return nil
+        }
+        var event = try NotificationEvent.decode(value, limits: .trusted)
+        event.id = event.id ?? eventId
+        return event
+    }
+
+    /// The record at `offset` of `partition`; nil when the log no longer holds it.
+    func record(partition: Int32, offset: Int64) async throws -> KafkaMessage? {
+        var configuration = KafkaConsumerConfiguration(bootstrapServers: bootstrapServers)
+        configuration.clientId = "herald-event-archive"
+        configuration.isolationLevel = .readCommitted
+        configuration.extra = extra
+        let consumer = try KafkaConsumer(configuration: configuration, logger: logger)
+        defer { Task { try? await consumer.close() } }
+        try consumer.assign([KafkaTopicPartitionOffset(topic: topic, partition: partition, offset: offset)])
+        let deadline = ContinuousClock.now + wait
+        while ContinuousClock.now < deadline {
+            for message in try await consumer.pollBatch(maxMessages: 10, timeout: .milliseconds(250)) where message.offset >= offset {
+                return message.offset == offset ? message : nil
+            }
+        }
+        throw ArchiveTimeout(topic: topic, partition: partition, offset: offset)
+    }
+
+    struct ArchiveTimeout: Error, CustomStringConvertible {
+        var topic: String
+        var partition: Int32
+        var offset: Int64
+        var description: String { "no record of \(topic) partition \(partition) at offset \(offset) was read in time" }
+    }
+}
+
+/// `herald correct`: corrects an event as `POST /v1/notifications/{id}/corrections` does
+/// (`AlertCorrection`), with a producer and a Redis connection of its own.
+public struct EventCorrector: Sendable {
+    let pool: RedisConnectionPool
+    let producer: KafkaProducer
+    let correction: AlertCorrection
+
+    public init(settings: HeraldSettings) throws {
+        let pool = RedisConnectionPool(configuration: try settings.redisConfiguration(), size: 1)
+        let logger = Logger(label: "herald.correct")
+        let producer = try KafkaProducer(configuration: settings.reliableProducerConfiguration(clientId: "herald-correct"), logger: logger)
+        let topics = try settings.topics
+        let layout = try settings.layout()
+        let archive = KafkaEventArchive(
+            pool: pool, layout: layout, topic: topics.events, bootstrapServers: settings[.kafkaBrokers],
+            extra: try settings.kafkaProperties(), logger: logger)
+        self.pool = pool
+        self.producer = producer
+        correction = AlertCorrection(
+            statusReader: StatusReader(pool: pool, layout: layout), archive: archive,
+            publisher: KafkaNotificationPublisher(publisher: EventPublisher(producer: producer, topics: topics), pool: pool, layout: layout)
+        )
+    }
+
+    /// Publishes the correction and returns its id; a refusal throws its words
+    /// (`EventCancellationRefused`, as for `herald cancel`).
+    public func correct(eventId: String, hub: HubName, request: CorrectionRequest, by caller: String?) async throws -> String {
+        do {
+            return try await correction.correct(eventId: eventId, hub: hub, request: request, caller: caller, now: Date())
+        } catch let error as APIError {
+            throw EventCancellationRefused(message: error.message)
+        }
+    }
+
+    public func shutdown() async {
+        await producer.shutdown()
+        pool.shutdown()
+    }
+}
