@@ -115,5 +115,11 @@ struct DemoStoryTests {
             "\(corrected)")
         #expect(corrected.contains("after:  Léa's Android (French) shows") && corrected.contains("sans accord"), "\(corrected)")
         #expect(!corrected.contains("alerts)"), "\(corrected)")
+        // Breaking news jumps the queue: published while the digest is being fanned out, done first.
+        let jumped = text.split(separator: "\n").drop(while: { !$0.hasPrefix("10. ") }).joined(separator: "\n")
+        #expect(jumped.contains("fans registered through the registrations log; a rehearsal counts 30000"), "\(jumped)")
+        #expect(jumped.contains("(urgency breaking) -> 202"), "\(jumped)")
+        #expect(jumped.contains("completed ") && jumped.contains(": 30000 deliveries, one per fan"), "\(jumped)")
+        #expect(jumped.contains("The breaking alert overtook the digest"), "\(jumped)")
     }
 }

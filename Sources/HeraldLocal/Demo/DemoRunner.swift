@@ -64,6 +64,11 @@ public struct DemoRunner: Sendable {
             browserInbox: { [webPush = push.webPush] in
                 webPush.requests().compactMap { $0.plaintext.map { String(decoding: $0, as: UTF8.self) } }
             },
+            recordPushes: { [apns = push.apns, fcm = push.fcm] on in
+                apns.recordRequests = on
+                fcm.recordRequests = on
+            },
+            registrationsTopic: try demoSettings.registryConfiguration().registrationsTopic,
             lockScreen: { [apns = push.apns, fcm = push.fcm] platform, handle in
                 platform == "fcm" ? LockScreen.fcm(fcm.requests(), token: handle) : LockScreen.apns(apns.requests(), token: handle)
             }

@@ -2,7 +2,9 @@ import HeraldApp
 import Foundation
 import HeraldAPI
 import HeraldDomain
+import HeraldKafka
 import HeraldPipeline
+import HeraldRegistry
 import Logging
 import ServiceLifecycle
 import HeraldStreams
@@ -36,6 +38,10 @@ struct DemoStory: Service {
     let windowsChannel: String
     /// What that browser decrypted so far, oldest first.
     let browserInbox: @Sendable () -> [String]
+    /// Turns the local APNs and FCM servers' request log on or off (the lock screens read it).
+    let recordPushes: @Sendable (Bool) -> Void
+    /// The registrations log (`herald.registrations`), where chapter 10 registers its audience.
+    let registrationsTopic: String
     /// What a device (platform, handle) shows on its lock screen, from what the local APNs and
     /// FCM servers accepted for it (`LockScreen`).
     let lockScreen: @Sendable (_ platform: String, _ handle: String) -> [String]
@@ -129,7 +135,82 @@ struct DemoStory: Service {
         try await secondHubStory(runId: runId)
         try await testSendStory(runId: runId, devicesById: devicesById)
         try await correctionStory(runId: runId, devicesById: devicesById)
+        try await breakingStory(runId: runId)
     }
+
+    /// Breaking news jumps the queue: the sports app's weekly digest (`bulk`) is being fanned out
+    /// to its fans when the news app's breaking alert comes in; the alert completes first, and the
+    /// digest goes on where it was.
+    private func breakingStory(runId: String) async throws {
+        say("\n10. Breaking news jumps the queue: a bulk digest to \(Self.digestAudience) sports fans, then a breaking alert")
+        // The fans register through the registrations log, as the API writes registrations.
+        recordPushes(false)
+        var producerConfiguration = RegistrationLog.producerConfiguration(bootstrapServers: bootstrapServers)
+        producerConfiguration.lingerMs = 20
+        producerConfiguration.extra = kafkaProperties
+        let producer = try KafkaProducer(configuration: producerConfiguration, logger: logger)
+        let hub = HubName("sports")!
+        for index in 0..<Self.digestAudience {
+            let registration = Registration(
+                registrationId: "fan-\(runId)-\(index)", platform: .apns, handle: String(format: "%064x", 0x5C00_0000 + index),
+                tags: ["Digest"], template: RegistrationTemplate(name: "digest", body: #"{"aps":{"alert":"$(digest)"}}"#), version: 1,
+                hub: hub)
+            try producer.enqueue(
+                RegistryChange.registration(IndexedRegistration(registration)).outgoingMessage(topic: registrationsTopic, hub: hub))
+        }
+        try await producer.flush()
+        await producer.shutdown()
+        let operatorAPI = client.authorized(sas(manage))
+        let newsroom = client.authorized(sas(try await hubKey("DefaultFullSharedAccessSignature", operatorAPI)))
+        let digest: [String: Any] = [
+            "id": "digest-\(runId)", "tags": "Digest", "urgency": "bulk", "properties": ["digest": "Your week in sport"],
+        ]
+        // Indexed once a rehearsal counts them all.
+        var indexed = 0
+        for _ in 0..<600 where indexed < Self.digestAudience {
+            let rehearsal = try await newsroom.send("POST", "/v1/hubs/sports/notifications?dryRun=true", body: client.json(digest))
+            if rehearsal.status == 200, let answer = try JSONSerialization.jsonObject(with: rehearsal.body) as? [String: Any],
+                let status = answer["status"] as? [String: Any], let targets = status["targets"] as? [String: Any]
+            {
+                indexed = targets["total"] as? Int ?? 0
+            }
+            if indexed < Self.digestAudience { try await Task.sleep(for: .milliseconds(200)) }
+        }
+        say("   \(Self.digestAudience) fans registered through the registrations log; a rehearsal counts \(indexed)")
+        let bulk = try await newsroom.send("POST", "/v1/hubs/sports/notifications", body: client.json(digest))
+        guard bulk.status == 202 else { throw HTTPClientError(message: "digest: \(bulk.status) \(bulk.text)") }
+        let bulkSent = Date()
+        // The breaking alert comes in right behind it, while the digest is being fanned out.
+        let breakingId = "bn-\(runId)-breaking"
+        let alert: [String: Any] = [
+            "id": breakingId, "tags": "World", "urgency": "breaking",
+            "properties": [
+                "News_English": "Breaking: earthquake off the coast", "News_French": "Urgent : séisme au large", "News_Mandarin": "突发：近海地震",
+            ],
+        ]
+        let sent = try await client.authorized(sas(send)).send("POST", "/v1/notifications", body: client.json(alert))
+        guard sent.status == 202 else { throw HTTPClientError(message: "breaking: \(sent.status) \(sent.text)") }
+        say(
+            "   digest-\(runId) (urgency bulk) -> 202; \(Int((Date().timeIntervalSince(bulkSent) * 1_000).rounded())) ms later \(breakingId) (urgency breaking) -> 202"
+        )
+        let breaking = try await waitForStatus(breakingId)
+        let bulkDone = try await waitForStatus("digest-\(runId)", path: "/v1/hubs/sports/notifications/", api: newsroom)
+        guard let breakingAt = breaking.timings.completedAt, let bulkAt = bulkDone.timings.completedAt else { return }
+        let milliseconds = { (date: Date, since: Date) in Int((date.timeIntervalSince(since) * 1_000).rounded()) }
+        say(
+            "   \(breakingId)  \(breaking.state.rawValue) \(breaking.timings.durationMs.map { "in \($0) ms" } ?? ""): \(breaking.targets.total) deliveries"
+        )
+        say(
+            "   digest-\(runId)  \(bulkDone.state.rawValue) \(milliseconds(bulkAt, breakingAt)) ms later: \(bulkDone.targets.total) deliveries, one per fan"
+        )
+        say(
+            bulkAt > breakingAt
+                ? "   The breaking alert overtook the digest: bulk lanes pause between pages while breaking work runs, then go on where they were."
+                : "   The digest finished before the breaking alert (this machine fanned it out faster than the alert arrived)."
+        )
+    }
+
+    static let digestAudience = 30_000
 
     /// A correction: the alert sent at the end of chapter 8 was wrong. The newsroom corrects it;
     /// the new text goes to exactly the devices the alert reached and replaces it on their lock
