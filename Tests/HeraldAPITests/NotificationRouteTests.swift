@@ -224,7 +224,9 @@ struct NotificationRouteTests {
         }
         #expect(hub.publisher.count == 1)
         let published = try #require(hub.publisher.last)
-        #expect(published.event.correction == EventCorrection(withdraw: false, by: "send", reason: "wrong outcome"))
+        #expect(
+            published.event.correction
+                == EventCorrection(withdraw: false, by: "send", reason: "wrong outcome", changed: ["properties.News_English"]))
         #expect(published.event.properties == ["News_English": "Summit ends without agreement", "News_French": "Fin du sommet"])
         #expect(published.event.collapseId == "summit" && published.event.urgency == .breaking)
         #expect(published.event.audience.expression != nil)

@@ -50,7 +50,8 @@ struct EventCorrectionTests {
         #expect(correction.properties.count == original.properties.count)
         #expect(correction.urgency == .breaking && correction.schedule == nil && correction.expiresAt == nil)
         #expect(correction.publishedAt == Self.now)
-        #expect(correction.correction == EventCorrection(withdraw: false, by: "newsdesk", reason: "typo"))
+        #expect(
+            correction.correction == EventCorrection(withdraw: false, by: "newsdesk", reason: "typo", changed: ["properties.News_English"]))
         #expect(correction.replaceKey == original.replaceKey)
         // It travels as an event: its JSON decodes back to it.
         #expect(try NotificationEvent.decode(correction.canonicalJSON()) == correction)

@@ -9,8 +9,9 @@ import Testing
 @Suite("Rehearsals (dryRun)", .heavy, .serialized)
 struct RehearsalTests {
     /// A rehearsal counts exactly what the real send then delivers, per platform, template and
-    /// skip reason, renders one preview per (platform, template), writes no delivery, and
-    /// leaves the event's id free for the real send.
+    /// skip reason, renders one preview per (platform, template) naming the properties its
+    /// template reads that the event lacks, writes no delivery, and leaves the event's id free
+    /// for the real send.
     @Test func aRehearsalCountsWhatTheSendDeliversAndDeliversNothing() async throws {
         try await withPipelineHarness(
             slots: 16,
@@ -19,6 +20,8 @@ struct RehearsalTests {
                 registrations += (0..<20).map { testRegistration("fr\($0)", platform: .fcm, tags: ["World"], language: "French") }
                 registrations += (0..<5).map { testRegistration("native\($0)", platform: .fcm, tags: ["World"], language: nil) }
                 registrations += (0..<10).map { testRegistration("sports\($0)", tags: ["Sports"]) }
+                // Mandarin readers, whose property the event forgot: their alert would be empty.
+                registrations += (0..<3).map { testRegistration("zh\($0)", tags: ["World"], language: "Mandarin") }
                 try await harness.seed(registrations)
                 harness.startRoles()
                 let event = NotificationEvent(
@@ -29,13 +32,14 @@ struct RehearsalTests {
                 let rehearsalId = DerivedSend.rehearsal.eventId(of: "bn-90", partition: receipt.partition, offset: receipt.offset)
                 let rehearsed = try await harness.finalStatus(rehearsalId)
                 #expect(rehearsed.isRehearsal && rehearsed.state == .completed)
-                #expect(rehearsed.targets.total == 50 && rehearsed.targets.byPlatform == ["apns": 30, "fcm": 20], "\(rehearsed)")
-                #expect(rehearsed.targets.byTemplate == ["newsEnglish": 30, "newsFrench": 20])
+                #expect(rehearsed.targets.total == 53 && rehearsed.targets.byPlatform == ["apns": 33, "fcm": 20], "\(rehearsed)")
+                #expect(rehearsed.targets.byTemplate == ["newsEnglish": 30, "newsFrench": 20, "newsMandarin": 3])
                 #expect(rehearsed.skipped == 5 && rehearsed.skippedReasons == ["no_native_payload": 5], "\(rehearsed)")
                 #expect(try await harness.deliveries(eventId: rehearsalId).isEmpty, "a rehearsal delivered")
                 let previews = try await StatusReader(pool: harness.pool, layout: harness.configuration.layout)
                     .previews(eventId: rehearsalId)
-                #expect(previews.map(\.field) == ["apns|newsEnglish", "fcm|newsFrench"])
+                #expect(previews.map(\.field) == ["apns|newsEnglish", "apns|newsMandarin", "fcm|newsFrench"])
+                #expect(previews.map(\.missingProperties) == [nil, ["news_mandarin"], nil])
                 #expect(previews.allSatisfy { $0.bytes == $0.payload.utf8.count && $0.bytes <= $0.limit })
                 #expect(previews.first?.payload.contains("Summit ends") == true && previews.last?.payload.contains("Fin du sommet") == true)
 
@@ -44,7 +48,7 @@ struct RehearsalTests {
                 #expect(!sent.isRehearsal && sent.state == .completed)
                 #expect(sent.targets == rehearsed.targets)
                 #expect(sent.skipped == rehearsed.skipped && sent.skippedReasons == rehearsed.skippedReasons)
-                #expect(try await harness.deliveries(eventId: "bn-90").count == 50)
+                #expect(try await harness.deliveries(eventId: "bn-90").count == 53)
             })
     }
 }

@@ -71,6 +71,12 @@ public struct CompiledTemplate: Sendable, Hashable {
     /// Lower-cased names of every property the template reads.
     public var referencedProperties: Set<String> { program.referencedProperties }
 
+    /// Lower-cased names of the properties the template reads that `properties` lacks and
+    /// that have no default: each renders as "" (a rehearsal shows them to the editor).
+    public func missingProperties(_ properties: TemplateProperties) -> Set<String> {
+        Set(program.substitutions.lazy.map(\.expression).filter { $0.value(in: properties) == nil }.map(\.property))
+    }
+
     /// Bytes the template renders whatever the properties: its literal text, already escaped.
     public var fixedBytes: Int { program.literals.count }
 

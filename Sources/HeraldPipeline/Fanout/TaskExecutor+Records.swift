@@ -156,12 +156,16 @@ final class DeliveryRendition: Sendable {
     let templateName: String
     /// The rendered body (a rehearsal's preview).
     let payload: [UInt8]
+    /// The properties its template reads that the event lacks (a rehearsal's preview says so).
+    let missingProperties: [String]
     private let frame: DeliveryRecord.Frame
 
     init(
         hub: HubName = .default, eventId: String, platform: Platform, templateName: String, payload: [UInt8],
-        headers: DeliveryHeaders, expiresAt: Date?, publishedAt: Date?, test: Bool = false, correctionOf: String? = nil
+        headers: DeliveryHeaders, expiresAt: Date?, publishedAt: Date?, test: Bool = false, correctionOf: String? = nil,
+        missingProperties: [String] = []
     ) {
+        self.missingProperties = missingProperties
         self.platform = platform
         self.templateName = templateName
         self.payload = payload

@@ -166,7 +166,8 @@ final class TaskExecutor: @unchecked Sendable {
             guard case .deliver(let rendition) = entry.outcome else { continue }
             let preview = RehearsalPreview(
                 platform: rendition.platform, template: rendition.templateName, bytes: rendition.payload.count,
-                limit: run.payloadLimits[rendition.platform], payload: String(decoding: rendition.payload, as: UTF8.self))
+                limit: run.payloadLimits[rendition.platform], payload: String(decoding: rendition.payload, as: UTF8.self),
+                missingProperties: rendition.missingProperties.isEmpty ? nil : rendition.missingProperties)
             commands.append(RedisCommand("HSETNX", key, preview.field, Array(try JSONEncoder().encode(preview))))
         }
         guard !commands.isEmpty else { return }

@@ -201,11 +201,17 @@ struct TaskRun {
             )
             // Values are escaped as they render; what is left to refuse is a block too large to send.
             guard HeaderFieldRules.problem(with: headers) == nil else { return .skip(Self.headerTooLarge) }
+            var missing: [String] = []
+            if task.rehearsal {
+                missing = template.headers.reduce(template.body.missingProperties(properties)) {
+                    $0.union($1.value.missingProperties(properties))
+                }.sorted()
+            }
             return .deliver(
                 DeliveryRendition(
                     hub: event.hub, eventId: task.eventId, platform: platform, templateName: template.name,
                     payload: payload, headers: headers, expiresAt: event.expiresAt, publishedAt: event.publishedAt,
-                    test: event.testRecipients != nil, correctionOf: correctionOf
+                    test: event.testRecipients != nil, correctionOf: correctionOf, missingProperties: missing
                 ))
         }
     }

@@ -14,8 +14,12 @@ public struct EventCorrection: Sendable, Hashable {
     public var by: String?
     /// Why, in the editor's words.
     public var reason: String?
+    /// What the correction changed, for the audit: `properties.<name>` and `native.<platform>`
+    /// of every value that differs from the original's (empty for a withdrawal).
+    public var changed: [String]
 
-    public init(withdraw: Bool = false, by: String? = nil, reason: String? = nil) {
+    public init(withdraw: Bool = false, by: String? = nil, reason: String? = nil, changed: [String] = []) {
+        self.changed = changed
         self.withdraw = withdraw
         self.by = by
         self.reason = reason
@@ -24,7 +28,7 @@ public struct EventCorrection: Sendable, Hashable {
     /// The longest `by` and `reason`, in UTF-8 bytes.
     public static let maxTextBytes = 500
 
-    static let members: Set<String> = ["withdraw", "by", "reason"]
+    static let members: Set<String> = ["withdraw", "by", "reason", "changed"]
 
     /// The member as an event carries it.
     public var jsonValue: JSONValue {
@@ -32,6 +36,7 @@ public struct EventCorrection: Sendable, Hashable {
         if withdraw { members.append(JSONMember(key: "withdraw", value: .bool(true))) }
         if let by { members.append(JSONMember(key: "by", value: .string(by))) }
         if let reason { members.append(JSONMember(key: "reason", value: .string(reason))) }
+        if !changed.isEmpty { members.append(JSONMember(key: "changed", value: .array(changed.map(JSONValue.string)))) }
         return .object(members)
     }
 
@@ -64,7 +69,8 @@ public struct EventCorrection: Sendable, Hashable {
         }
         let by = text("by")
         let reason = text("reason")
-        return EventCorrection(withdraw: withdraw, by: by, reason: reason)
+        let changed = reader.stringArray("changed", required: false, issues: &issues) ?? []
+        return EventCorrection(withdraw: withdraw, by: by, reason: reason, changed: changed)
     }
 
     /// The silent push of a withdrawal on `platform`: no alert, only the replace key of the
@@ -149,7 +155,7 @@ public struct CorrectionRequest: Sendable, Hashable {
         // `withdraw`, `by` and `reason` read as the event's `correction` member reads them.
         var shared: [JSONMember] = []
         if case .object(let all) = root {
-            shared = all.filter { EventCorrection.members.contains($0.key) }
+            shared = all.filter { EventCorrection.members.contains($0.key) && $0.key != "changed" }
         }
         let wrapper = JSONFieldReader(.object([JSONMember(key: "correction", value: .object(shared))]))
         let correction = EventCorrection.read(wrapper, issues: &issues) ?? EventCorrection()
@@ -183,7 +189,9 @@ public struct CorrectionRequest: Sendable, Hashable {
         event.urgency = .breaking
         event.publishedAt = now
         if let expiresAt = event.expiresAt, expiresAt <= now { event.expiresAt = nil }
-        event.correction = EventCorrection(withdraw: withdraw, by: by ?? caller, reason: reason)
+        var changed = properties.filter { original.properties[$0.key] != $0.value }.map { "properties.\($0.key)" }
+        changed += native.filter { original.native[$0.key] != $0.value }.map { "native.\($0.key.rawValue)" }
+        event.correction = EventCorrection(withdraw: withdraw, by: by ?? caller, reason: reason, changed: withdraw ? [] : changed.sorted())
         return event
     }
 }

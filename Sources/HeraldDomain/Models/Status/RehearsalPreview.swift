@@ -7,8 +7,12 @@ public struct RehearsalPreview: Sendable, Hashable, Codable {
     public var bytes: Int
     public var limit: Int
     public var payload: String
+    /// Properties the template reads that the event does not set and that have no default:
+    /// each rendered as "" for every device of this rendition. Absent when there are none.
+    public var missingProperties: [String]?
 
-    public init(platform: Platform, template: String, bytes: Int, limit: Int, payload: String) {
+    public init(platform: Platform, template: String, bytes: Int, limit: Int, payload: String, missingProperties: [String]? = nil) {
+        self.missingProperties = missingProperties
         self.platform = platform
         self.template = template
         self.bytes = bytes
