@@ -24,8 +24,9 @@ final class PipelineHarness: @unchecked Sendable {
     /// Roles whose `run` returned or threw.
     private let rolesEnded = Atomic<Int>(0)
     private var publisher: KafkaProducer?
-    /// The roles' gate, as a worker has one: bulk lanes step aside for express work.
-    let gate = ExpressGate()
+    /// What the roles share, as in a worker: bulk lanes step aside for express work, one
+    /// transaction gate, one progress board.
+    let context = WorkerContext()
     private var isShutDown = false
 
     init(slots: Int = 16, configure: (inout PipelineConfiguration) -> Void = { _ in }) async throws {
@@ -93,17 +94,17 @@ final class PipelineHarness: @unchecked Sendable {
 
     func startRoles(planner runPlanner: Bool = true, fanout runFanout: Bool = true, scheduler runScheduler: Bool = false) {
         if runScheduler {
-            let service = SchedulerService(configuration: configuration, logger: Self.logger)
+            let service = SchedulerService(configuration: configuration, context: context, logger: Self.logger)
             scheduler = service
             running.append(role { try await service.run() })
         }
         if runPlanner {
-            let service = PlannerService(configuration: configuration, gate: gate, logger: Self.logger)
+            let service = PlannerService(configuration: configuration, context: context, logger: Self.logger)
             planner = service
             running.append(role { try await service.run() })
         }
         if runFanout {
-            let service = FanoutService(configuration: configuration, gate: gate, logger: Self.logger)
+            let service = FanoutService(configuration: configuration, context: context, logger: Self.logger)
             fanout = service
             running.append(role { try await service.run() })
         }

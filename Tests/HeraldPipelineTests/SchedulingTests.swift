@@ -285,7 +285,7 @@ struct SchedulingTests {
             harness.redis.stop()
             clock.advance(by: 600)
             try await waitUntilTrue("the scheduler reported its failure on the progress board") {
-                ProgressBoard.shared.stalled(longerThan: .zero).contains { $0.name == "scheduler" }
+                harness.context.progress.stalled(longerThan: .zero).contains { $0.name == "scheduler" }
             }
             #expect(harness.rolesStillRunning, "a role ended when Redis went away")
 

@@ -14,7 +14,7 @@ public enum HealthEndpoint {
     public static func application(
         host: String, port: Int, registry: PrometheusCollectorRegistry,
         isReady: @escaping @Sendable () async -> Bool,
-        stallLimits: (ready: Duration, live: Duration), progress: ProgressBoard = .shared,
+        stallLimits: (ready: Duration, live: Duration), progress: ProgressBoard,
         logger: Logger
     ) -> some ApplicationProtocol {
         let router = Router()

@@ -40,6 +40,8 @@ public struct WorkerRunner: Sendable {
         let logger = Logger(label: "herald.worker")
         let allocator = try settings.applyAllocator(environment: ProcessInfo.processInfo.environment)
         let pipeline = try settings.pipelineConfiguration()
+        // What this process's roles share: gates, the progress board the health endpoint reads.
+        let context = WorkerContext()
         let registryConfiguration = try settings.registryConfiguration()
         let pool = try sharedPool ?? RedisConnectionPool(configuration: pipeline.redis, size: settings.int(.redisPoolSize))
         defer { if sharedPool == nil { pool.shutdown() } }
@@ -86,7 +88,7 @@ public struct WorkerRunner: Sendable {
                 configuration: registryConfiguration,
                 log: RegistrationLog(producer: producer, topic: registryConfiguration.registrationsTopic),
                 index: RegistrationIndex(pool: pool, layout: try settings.layout()), admin: admin, logger: logger)
-            services.append(SenderService(configuration: pipeline, gateway: gateway, registry: registry, logger: logger))
+            services.append(SenderService(configuration: pipeline, gateway: gateway, registry: registry, context: context, logger: logger))
         }
         let metricsPort = try settings.int(.metricsPort)
         if metricsPort > 0 {
@@ -94,7 +96,8 @@ public struct WorkerRunner: Sendable {
             services.append(
                 HealthEndpoint.application(
                     host: settings[.apiHost], port: metricsPort, registry: registry,
-                    isReady: { await readiness.check() }, stallLimits: try settings.stallLimits(), logger: logger
+                    isReady: { await readiness.check() }, stallLimits: try settings.stallLimits(), progress: context.progress,
+                    logger: logger
                 ))
         }
         MetricFamilies.declare()
@@ -117,7 +120,7 @@ public struct WorkerRunner: Sendable {
         do {
             try await runWorker(
                 roles: pipelineRoles, configuration: pipeline,
-                provisionTopics: true, extraServices: services, logger: logger
+                provisionTopics: true, extraServices: services, context: context, logger: logger
             )
         } catch {
             await registryProducer?.shutdown(flushTimeout: .seconds(5))

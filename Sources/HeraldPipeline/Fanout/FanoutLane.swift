@@ -19,8 +19,8 @@ final class FanoutLane: Sendable {
     private let logger: Logger
 
     init(
-        kind: TaskLane, index: Int, configuration: PipelineConfiguration, templates: TemplateCache, gate: ExpressGate, logger: Logger,
-        metrics: PipelineMetrics = .shared
+        kind: TaskLane, index: Int, configuration: PipelineConfiguration, templates: TemplateCache, context: WorkerContext,
+        logger: Logger, metrics: PipelineMetrics = .shared
     ) {
         self.lane = kind
         self.index = index
@@ -28,7 +28,8 @@ final class FanoutLane: Sendable {
         self.configuration = configuration
         let name = "fanout-\(kind.rawValue)-\(index)"
         delivery = TaskDelivery(
-            lane: kind, name: name, configuration: configuration, templates: templates, gate: gate, logger: logger, metrics: metrics)
+            lane: kind, name: name, configuration: configuration, templates: templates, gate: context.express, logger: logger,
+            metrics: metrics)
         var producer = configuration.transactionalProducerConfiguration(
             role: "fanout-\(kind.rawValue)", lane: index, forDeliveries: kind == .bulk)
         if kind == .express { producer.lingerMs = 0 }
@@ -44,8 +45,11 @@ final class FanoutLane: Sendable {
             batchSize: kind == .bulk ? 1 : configuration.expressBatchSize,
             lagSampleInterval: configuration.lagSampleInterval,
             gated: kind == .bulk ? .finishAndCommit : .wholeTransaction,
+            gate: context.transactions,
             deadLetterTopic: configuration.topics.eventsDeadLetters,
-            directReads: direct ? DirectReads.Settings(consumer: configuration.directReadConfiguration(lane: name)) : nil
+            progress: context.progress,
+            directReads: direct
+                ? DirectReads.Settings(notices: context.notices, consumer: configuration.directReadConfiguration(lane: name)) : nil
         )
         loop = TransactionalLoop(
             settings: settings,

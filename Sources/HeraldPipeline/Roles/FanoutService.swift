@@ -11,20 +11,23 @@ public final class FanoutService: Service, Sendable {
     private let logger: Logger
     private let lanes: [FanoutLane]
 
-    /// - Parameter gate: the worker's; its bulk lanes step aside while its express lanes (and
-    ///   its planner's narrow deliveries) work.
-    public init(configuration: PipelineConfiguration, gate: ExpressGate = ExpressGate(), logger: Logger = Logger(label: "herald.fanout")) {
+    /// - Parameter context: the worker's; its bulk lanes step aside while its express lanes (and
+    ///   its planner's narrow deliveries) work, and read the task partitions its planner notices.
+    public init(
+        configuration: PipelineConfiguration, context: WorkerContext = WorkerContext(), logger: Logger = Logger(label: "herald.fanout")
+    ) {
         self.configuration = configuration
         self.logger = logger
         let templates = TemplateCache(layout: configuration.layout)
         var lanes: [FanoutLane] = []
         for index in 0..<max(0, configuration.expressLanes) {
             lanes.append(
-                FanoutLane(kind: .express, index: index, configuration: configuration, templates: templates, gate: gate, logger: logger))
+                FanoutLane(
+                    kind: .express, index: index, configuration: configuration, templates: templates, context: context, logger: logger))
         }
         for index in 0..<max(0, configuration.bulkLanes) {
             lanes.append(
-                FanoutLane(kind: .bulk, index: index, configuration: configuration, templates: templates, gate: gate, logger: logger))
+                FanoutLane(kind: .bulk, index: index, configuration: configuration, templates: templates, context: context, logger: logger))
         }
         self.lanes = lanes
     }

@@ -15,12 +15,15 @@ public final class PlannerService: Service, Sendable {
     private let logger: Logger
     private let loop: TransactionalLoop
 
-    /// The worker's gate: the narrow events this planner delivers make its fan-out's bulk lanes
-    /// step aside.
-    private let gate: ExpressGate
+    /// The worker's: the narrow events this planner delivers make its fan-out's bulk lanes
+    /// step aside, it tells them of the task partitions it wrote, and its transactions pass the
+    /// worker's gate.
+    private let context: WorkerContext
 
-    public init(configuration: PipelineConfiguration, gate: ExpressGate = ExpressGate(), logger: Logger = Logger(label: "herald.planner")) {
-        self.gate = gate
+    public init(
+        configuration: PipelineConfiguration, context: WorkerContext = WorkerContext(), logger: Logger = Logger(label: "herald.planner")
+    ) {
+        self.context = context
         self.configuration = configuration
         self.logger = logger
         loop = TransactionalLoop(
@@ -32,7 +35,9 @@ public final class PlannerService: Service, Sendable {
                 producer: configuration.transactionalProducerConfiguration(role: "planner", lane: nil, forDeliveries: false),
                 batchSize: configuration.plannerBatchSize,
                 lagSampleInterval: configuration.lagSampleInterval,
-                deadLetterTopic: configuration.topics.eventsDeadLetters
+                gate: context.transactions,
+                deadLetterTopic: configuration.topics.eventsDeadLetters,
+                progress: context.progress
             ),
             logger: logger
         )
@@ -56,12 +61,12 @@ public final class PlannerService: Service, Sendable {
             configuration.plannerDeliversNarrowEvents
             ? TaskDelivery(
                 lane: .express, name: "planner-express", configuration: configuration,
-                templates: TemplateCache(layout: configuration.layout), gate: gate, logger: logger
+                templates: TemplateCache(layout: configuration.layout), gate: context.express, logger: logger
             )
             : nil
         defer { delivery?.close() }
         await delivery?.prepare()
-        let notices: TaskNotices? = configuration.directTaskReads ? .shared : nil
+        let notices: TaskNotices? = configuration.directTaskReads ? context.notices : nil
         logger.info(
             "planner starting",
             metadata: [

@@ -17,6 +17,7 @@ public func runWorker(
     configuration: PipelineConfiguration,
     provisionTopics: Bool = true,
     extraServices: [any Service] = [],
+    context: WorkerContext = WorkerContext(),
     logger: Logger = Logger(label: "herald.worker")
 ) async throws {
     if provisionTopics {
@@ -26,12 +27,11 @@ public func runWorker(
         ).provision()
     }
     var services: [any Service] = extraServices
-    // One gate per worker: its bulk lanes step aside for its express lanes and for the narrow
-    // events its planner delivers.
-    let gate = ExpressGate()
-    if roles.contains(.planner) { services.append(PlannerService(configuration: configuration, gate: gate, logger: logger)) }
-    if roles.contains(.fanout) { services.append(FanoutService(configuration: configuration, gate: gate, logger: logger)) }
-    if roles.contains(.scheduler) { services.append(SchedulerService(configuration: configuration, logger: logger)) }
+    // One context per worker: its bulk lanes step aside for its express lanes and for the
+    // narrow events its planner delivers; its transactions share one gate.
+    if roles.contains(.planner) { services.append(PlannerService(configuration: configuration, context: context, logger: logger)) }
+    if roles.contains(.fanout) { services.append(FanoutService(configuration: configuration, context: context, logger: logger)) }
+    if roles.contains(.scheduler) { services.append(SchedulerService(configuration: configuration, context: context, logger: logger)) }
     var groupConfiguration = ServiceGroupConfiguration(
         services: services.map { ServiceGroupConfiguration.ServiceConfiguration(service: $0) }
             + [

@@ -27,9 +27,14 @@ public final class SchedulerService: Service, Sendable {
     private let readPartitions = Mutex<Set<Int32>>([])
     private let metrics: PipelineMetrics
 
+    /// The worker's: its transactions pass the worker's gate; it reports its progress there.
+    private let context: WorkerContext
+
     public init(
-        configuration: PipelineConfiguration, logger: Logger = Logger(label: "herald.scheduler"), metrics: PipelineMetrics = .shared
+        configuration: PipelineConfiguration, context: WorkerContext = WorkerContext(), logger: Logger = Logger(label: "herald.scheduler"),
+        metrics: PipelineMetrics = .shared
     ) {
+        self.context = context
         self.configuration = configuration
         self.logger = logger
         self.metrics = metrics
@@ -114,8 +119,8 @@ public final class SchedulerService: Service, Sendable {
     /// of its partitions would. The progress board reports it stalled from the first failure
     /// until a round succeeds, so `/health/ready` and `/health/live` tell the truth.
     public func run() async throws {
-        let progress = ProgressBoard.shared.register("scheduler")
-        defer { ProgressBoard.shared.unregister(progress) }
+        let progress = context.progress.register("scheduler")
+        defer { context.progress.unregister(progress) }
         await withGracefulShutdownHandler {
             var failures = 0
             while !stopping.load(ordering: .acquiring) && !Task.isCancelled {
@@ -568,7 +573,7 @@ public final class SchedulerService: Service, Sendable {
             let statusTopic = configuration.topics.status
             for message in messages where message.topic != statusTopic { try producer.enqueue(message) }
             try await producer.flush()
-            try await TransactionGate.shared.pass {
+            try await context.transactions.pass {
                 for message in messages where message.topic == statusTopic { try producer.enqueue(message) }
                 try await producer.commitTransaction()
             }

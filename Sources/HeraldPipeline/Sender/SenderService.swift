@@ -27,7 +27,7 @@ public final class SenderService: Service, Sendable {
     ///     removes none (the receipts still say `unregistered`).
     public init(
         configuration: PipelineConfiguration, gateway: PushGateway, registry: RegistrationService?,
-        logger: Logger = Logger(label: "herald.sender")
+        context: WorkerContext = WorkerContext(), logger: Logger = Logger(label: "herald.sender")
     ) {
         self.configuration = configuration
         self.gateway = gateway
@@ -57,7 +57,9 @@ public final class SenderService: Service, Sendable {
                     batchSize: configuration.sender.batchSize,
                     lagSampleInterval: configuration.lagSampleInterval,
                     gated: .finishAndCommit,
+                    gate: context.transactions,
                     deadLetterTopic: configuration.topics.eventsDeadLetters,
+                    progress: context.progress,
                     // Breaking and one-user events' deliveries (the express lanes' partitions) first.
                     firstPartitions: configuration.expressDeliveryPartitions > 0
                         ? TransactionalLoop.FirstPartitions(

@@ -9,9 +9,7 @@ import Synchronization
 /// A notice is only a hint: a lane that takes it reads the partition's next committed record
 /// from the group's committed offset, which is the record its group consumer would hand it
 /// next. A stale or foreign notice costs one read that finds nothing new.
-final class TaskNotices: Sendable {
-    static let shared = TaskNotices()
-
+public final class TaskNotices: Sendable {
     private let pending = Mutex<Set<KafkaTopicPartition>>([])
     private let listeners = Mutex<(next: Int, wake: [Int: @Sendable () -> Void])>((0, [:]))
 
@@ -46,6 +44,8 @@ final class TaskNotices: Sendable {
     }
 
     var isEmpty: Bool { pending.withLock { $0.isEmpty } }
+
+    public init() {}
 }
 
 /// A loop's reads of noticed partitions beside its group consumer, and the offsets it has
@@ -60,7 +60,7 @@ final class TaskNotices: Sendable {
 /// the loop drops it, since the offset is below what this loop has committed.
 final class DirectReads {
     struct Settings: Sendable {
-        var notices: TaskNotices = .shared
+        var notices: TaskNotices
         /// Of the reading consumer (no group; `read_committed`).
         var consumer: KafkaConsumerConfiguration
         /// The longest a read waits for a noticed partition's record. The record is committed

@@ -11,7 +11,6 @@ import Synchronization
 /// unread, however idle the loop looks. `/health/ready` turns false past one limit, `/health/live` past a
 /// longer one, so an orchestrator first stops routing to the worker and then restarts it.
 public final class ProgressBoard: Sendable {
-    public static let shared = ProgressBoard()
 
     /// Why a loop is stalled.
     public enum Reason: Sendable, Hashable, CustomStringConvertible {

@@ -18,7 +18,6 @@ import Synchronization
 /// FIFO, not reentrant; waiters are resumed in arrival order.
 public final class TransactionGate: Sendable {
     /// The gate every role of this process shares.
-    public static let shared = TransactionGate()
 
     private struct State {
         var held = false

@@ -40,11 +40,12 @@ final class TransactionalLoop: Sendable {
         /// ones: the planner, express lanes), or only `BatchWork.finish` and the commit (bulk
         /// lanes, whose deliveries go to partitions no other lane writes).
         var gated: GatedPart = .wholeTransaction
-        var gate: TransactionGate = .shared
+        /// The worker's (`WorkerContext`); a loop of its own gets one of its own.
+        var gate = TransactionGate()
         /// Where records that fail permanently go; nil retries them like transient failures.
         var deadLetterTopic: String? = nil
         /// Where the loop reports whether it keeps up (health checks).
-        var progress: ProgressBoard = .shared
+        var progress = ProgressBoard()
         /// Reads of partitions a planner of this process has just written to, when the group
         /// consumer has nothing (bulk lanes); a notice wakes the loop's waiting poll.
         var directReads: DirectReads.Settings? = nil
