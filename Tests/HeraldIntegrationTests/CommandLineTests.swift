@@ -30,6 +30,19 @@ struct CommandLineTests {
         #expect(both.status != 0 && both.stderr.contains("sendAtLocal:") && both.stderr.contains("not both"), "\(both.stderr)")
     }
 
+    @Test("herald correct refuses a correction with nothing to correct, or both text and a withdrawal, naming the field, before connecting")
+    func correctRefusesBadRequests() throws {
+        let environment = ["HERALD_KAFKA_BROKERS": "127.0.0.1:1", "HERALD_REDIS_URL": "redis://127.0.0.1:1"]
+        let nothing = try HeraldBinary.run(["correct", "bn-1"], environment: environment)
+        #expect(
+            nothing.status != 0 && nothing.stderr.contains("properties") && nothing.stderr.contains("nothing to correct"),
+            "\(nothing.stderr)")
+        let both = try HeraldBinary.run(["correct", "bn-1", "--withdraw", "--property", "News_English=x"], environment: environment)
+        #expect(both.status != 0 && both.stderr.contains("withdraw") && both.stderr.contains("carries no new text"), "\(both.stderr)")
+        let malformed = try HeraldBinary.run(["correct", "bn-1", "--property", "News_English"], environment: environment)
+        #expect(malformed.status != 0 && malformed.stderr.contains("--property expects NAME=VALUE"), "\(malformed.stderr)")
+    }
+
     @Test(
         "outside the embedded stack, herald api and herald worker refuse demo keys, a missing id secret and short keys, naming the setting and never the value",
         arguments: [
