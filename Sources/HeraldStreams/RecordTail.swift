@@ -127,15 +127,20 @@ public struct RecordTail: Sendable {
         }
     }
 
-    static func contains(_ haystack: [UInt8], _ needle: [UInt8]) -> Bool {
+    /// Whether `needle` occurs in `haystack` (an empty needle always does).
+    public static func contains(_ haystack: [UInt8], _ needle: [UInt8]) -> Bool {
         guard !needle.isEmpty, haystack.count >= needle.count else { return needle.isEmpty }
-        let first = needle[0]
-        var index = 0
-        let last = haystack.count - needle.count
-        while index <= last {
-            if haystack[index] == first && haystack[index..<(index + needle.count)].elementsEqual(needle) { return true }
-            index += 1
+        return haystack.withUnsafeBufferPointer { hay in
+            needle.withUnsafeBufferPointer { pin in
+                let first = pin[0]
+                let last = hay.count - pin.count
+                var index = 0
+                while index <= last {
+                    if hay[index] == first && memcmp(hay.baseAddress! + index, pin.baseAddress!, pin.count) == 0 { return true }
+                    index += 1
+                }
+                return false
+            }
         }
-        return false
     }
 }

@@ -41,7 +41,17 @@ struct KafkaEventArchive: EventArchive {
         configuration.isolationLevel = .readCommitted
         configuration.extra = extra
         let consumer = try KafkaConsumer(configuration: configuration, logger: logger)
-        defer { Task { try? await consumer.close() } }
+        do {
+            let found = try await read(consumer, partition: partition, offset: offset)
+            try? await consumer.close()
+            return found
+        } catch {
+            try? await consumer.close()
+            throw error
+        }
+    }
+
+    private func read(_ consumer: KafkaConsumer, partition: Int32, offset: Int64) async throws -> KafkaMessage? {
         try consumer.assign([KafkaTopicPartitionOffset(topic: topic, partition: partition, offset: offset)])
         let deadline = ContinuousClock.now + wait
         while ContinuousClock.now < deadline {

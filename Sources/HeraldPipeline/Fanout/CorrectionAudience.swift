@@ -3,6 +3,7 @@ import HeraldDomain
 import HeraldKafka
 import HeraldRedis
 import HeraldRegistry
+import HeraldStreams
 import Logging
 
 /// Who a correction goes to: the registrations the original event reached, read from the
@@ -18,8 +19,6 @@ import Logging
 struct CorrectionAudience: Sendable {
     /// Registration ids, each once.
     var registrations: Set<String> = []
-    /// Records of the original read; `registrations.count` may be smaller (repeats, unsent).
-    var recordsMatched = 0
     /// Deliveries left out because their receipt said they were not sent.
     var unsent = 0
 
@@ -73,7 +72,6 @@ struct CorrectionAudience: Sendable {
                     break
                 }
                 if let value = message.value, let key = message.key, matcher.matches(value) {
-                    audience.recordsMatched += 1
                     audience.registrations.insert(String(decoding: key, as: UTF8.self))
                 }
             }
@@ -106,6 +104,8 @@ struct CorrectionAudience: Sendable {
     struct Matcher {
         let needle: [UInt8]
         let hubPrefix: [UInt8]?
+        /// How a record of any hub other than the default starts.
+        static let anyHub = Array(#"{"hub":"#.utf8)
 
         init(eventId: String, hub: HubName) {
             var needle = Array(#""eventId":""#.utf8)
@@ -125,26 +125,10 @@ struct CorrectionAudience: Sendable {
         func matches(_ value: [UInt8]) -> Bool {
             if let hubPrefix {
                 guard value.starts(with: hubPrefix) else { return false }
-            } else if value.starts(with: Array(#"{"hub":"#.utf8)) {
+            } else if value.starts(with: Self.anyHub) {
                 return false
             }
-            return Self.contains(value, needle)
-        }
-
-        static func contains(_ haystack: [UInt8], _ needle: [UInt8]) -> Bool {
-            guard haystack.count >= needle.count else { return false }
-            return haystack.withUnsafeBufferPointer { hay in
-                needle.withUnsafeBufferPointer { pin in
-                    let first = pin[0]
-                    var index = 0
-                    let last = hay.count - pin.count
-                    while index <= last {
-                        if hay[index] == first && memcmp(hay.baseAddress! + index, pin.baseAddress!, pin.count) == 0 { return true }
-                        index += 1
-                    }
-                    return false
-                }
-            }
+            return RecordTail.contains(value, needle)
         }
     }
 }
