@@ -150,7 +150,7 @@ let package = Package(
             name: "HeraldCLI",
             dependencies: [
                 "HeraldApp", "HeraldCommandLine", "HeraldAPI", "HeraldDomain", "HeraldKafka",
-                "HeraldPipeline", "HeraldRedis", "HeraldRegistry", "HeraldStreams",
+                "HeraldPipeline", "HeraldPush", "HeraldRedis", "HeraldRegistry", "HeraldStreams",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]
@@ -218,7 +218,7 @@ let package = Package(
         .testTarget(name: "HeraldKafkaTests", dependencies: ["HeraldKafka", "HeraldTestSupport"]),
         .testTarget(name: "HeraldRedisTests", dependencies: ["HeraldRedis", "HeraldTestSupport"]),
         .testTarget(name: "HeraldRegistryTests", dependencies: ["HeraldRegistry", "HeraldTestSupport"]),
-        .testTarget(name: "HeraldPipelineTests", dependencies: ["HeraldPipeline", "HeraldStreams", "HeraldTestSupport"]),
+        .testTarget(name: "HeraldPipelineTests", dependencies: ["HeraldPipeline", "HeraldStreams", "HeraldPush", "HeraldTestSupport"]),
         .testTarget(
             name: "HeraldAPITests",
             dependencies: [

@@ -4,6 +4,7 @@ import HeraldApp
 import HeraldCommandLine
 import HeraldDomain
 import HeraldKafka
+import HeraldPush
 import HeraldStreams
 
 /// `herald hubs`: the deployment's hubs on the `herald.hubs` topic, for operators (the API's
@@ -11,8 +12,9 @@ import HeraldStreams
 struct HubsCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "hubs",
-        abstract: "Create, list, change and delete hubs (apps), and read or regenerate their policies' keys.",
-        subcommands: [Create.self, List.self, Show.self, Delete.self, Keys.self, Regenerate.self]
+        abstract:
+            "Create, list, change and delete hubs (apps), read or regenerate their policies' keys, and set their push credentials.",
+        subcommands: [Create.self, List.self, Show.self, Delete.self, Keys.self, Regenerate.self, Credentials.self]
     )
 
     struct HubArgument: ParsableArguments {
@@ -122,6 +124,37 @@ struct HubsCommand: AsyncParsableCommand {
         }
     }
 
+    struct Credentials: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Set or remove a hub's own push credentials, used for its deliveries instead of the deployment's.",
+            discussion: """
+                FILE is a JSON object with any of "apns", "fcm", "webPush" and "wns", each as the `credentials` member of \
+                PUT /v1/hubs/{hub} takes it (docs/api.md); a service set to null is removed, one not named is kept. The keys \
+                are checked as the sender will use them before anything is written.
+                """)
+        @OptionGroup var options: SettingsOptions
+        @OptionGroup var hub: HubArgument
+        @Option(help: "The credentials document (JSON).") var file: String
+
+        func run() async throws {
+            let name = try hub.name()
+            guard let document = FileManager.default.contents(atPath: file) else { throw ValidationError("--file: cannot read \(file)") }
+            let (directory, found) = try await HubsCommand.existing(name, options.settings(), writing: true)
+            let request = Array(#"{"credentials":"#.utf8) + Array(document) + Array("}".utf8)
+            let changed: HubDefinition
+            do {
+                changed = try HubDefinition.decodeRequest(request, name: name, current: found)
+            } catch {
+                throw ValidationError("\(file): " + error.issues.map(\.description).joined(separator: "; "))
+            }
+            if let problem = HubPushCredentials.problems(changed.credentials, hub: name).first {
+                throw ValidationError("\(file): \(problem)")
+            }
+            try await directory.put(changed)
+            HubsCommand.describe(changed)
+        }
+    }
+
     // MARK: Shared steps
 
     static func directory(_ settings: HeraldSettings, writing: Bool) async throws -> HubDirectory {
@@ -148,6 +181,13 @@ struct HubsCommand: AsyncParsableCommand {
         for policy in hub.policies {
             print("  \(policy.name)  \(policy.rights.map(\.rawValue).sorted().joined(separator: "+"))")
         }
+        let credentials = hub.credentials
+        if let apns = credentials.apns {
+            print("  apns: team \(apns.teamId), key \(apns.keyId), topics \(apns.topics.joined(separator: ",")), \(apns.endpoint)")
+        }
+        if let fcm = credentials.fcm { print("  fcm: project \(fcm.projectId), \(fcm.clientEmail)") }
+        if let webPush = credentials.webPush { print("  webPush: \(webPush.subject)") }
+        if let wns = credentials.wns { print("  wns: \(wns.packageSid)") }
     }
 
     static func printKeys(_ policy: HubPolicy, hubResource: String) {

@@ -76,8 +76,8 @@ public final class LocalFCMServer: Sendable {
         projectId: String? = nil,
         threads: Int = 1
     ) async throws -> LocalFCMServer {
-        let routes = Routes(account: account, projectId: projectId ?? account.projectId)
-        await routes.keys.add(rsa: account.publicKey, digestAlgorithm: .sha256, kid: JWKIdentifier(string: account.privateKeyId))
+        let routes = Routes()
+        await routes.add(account, projectId: projectId ?? account.projectId)
         let http = try await LocalHTTP2Server.start(tls: try authority.makeServerTLSConfiguration(), threads: threads) { request in
             await routes.answer(request)
         }
@@ -87,6 +87,10 @@ public final class LocalFCMServer: Sendable {
 
     /// Stops the server.
     public func shutdown() async { await http.shutdown() }
+
+    /// Issues access tokens to `account` too, good for messages of its own project only (as
+    /// Google's are): a second Firebase project on the same server.
+    public func addAccount(_ account: LocalServiceAccount) async { await routes.add(account, projectId: account.projectId) }
 
     // MARK: Scripting
 
@@ -148,7 +152,10 @@ public final class LocalFCMServer: Sendable {
             var script = AnswerScript<Answer>()
             var log = RequestLog<Request>()
             /// Access tokens issued, with the time they expire.
-            var accessTokens: [String: Date] = [:]
+            /// Each access token's expiry and the project it may send for.
+            var accessTokens: [String: (expiry: Date, project: String)] = [:]
+            /// The service accounts by key id, with the project each may send for.
+            var accounts: [String: (account: LocalServiceAccount, project: String, keys: JWTKeyCollection)] = [:]
             var accessTokenLifetime = 3600
             var tokensIssued = 0
             var tokensRefused = 0
@@ -164,16 +171,15 @@ public final class LocalFCMServer: Sendable {
             func verify(using algorithm: some JWTAlgorithm) async throws {}
         }
 
-        let account: LocalServiceAccount
-        let projectId: String
-        let keys = JWTKeyCollection()
         let state = Mutex(State())
         /// Known once the server listens.
         let tokenURI = Mutex("")
 
-        init(account: LocalServiceAccount, projectId: String) {
-            self.account = account
-            self.projectId = projectId
+        func add(_ account: LocalServiceAccount, projectId: String) async {
+            // A collection of its own: the account's assertions are checked with its key only.
+            let keys = JWTKeyCollection()
+            await keys.add(rsa: account.publicKey, digestAlgorithm: .sha256, kid: JWKIdentifier(string: account.privateKeyId))
+            state.withLock { $0.accounts[account.privateKeyId] = (account, projectId, keys) }
         }
 
         func answer(_ request: LocalHTTPRequest) async -> LocalHTTPResponse {
@@ -218,8 +224,8 @@ public final class LocalFCMServer: Sendable {
             }
             let accessToken = authorization.dropFirst("bearer ".count).trimmingCharacters(in: .whitespaces)
             let now = Date()
-            guard let expiry = state.withLock({ $0.accessTokens[accessToken] }), expiry > now else { return Self.unauthenticated }
-            guard project == projectId else {
+            guard let issued = state.withLock({ $0.accessTokens[accessToken] }), issued.expiry > now else { return Self.unauthenticated }
+            guard project == issued.project else {
                 return Self.googleError(
                     403,
                     "Permission 'cloudmessaging.messages.create' denied on resource '//cloudresourcemanager.googleapis.com/projects/\(project)' (or it may not exist).",
@@ -304,7 +310,12 @@ public final class LocalFCMServer: Sendable {
             guard let assertion = form["assertion"], let jwt = CompactJWT(assertion) else {
                 return Self.invalidGrant("Invalid JWT: the assertion is missing or malformed.")
             }
-            guard jwt.header.alg == "RS256", jwt.header.kid == nil || jwt.header.kid == account.privateKeyId else {
+            // The account by the key id, or (an assertion need not name its key) by the issuer.
+            let issuer = (try? JSONDecoder().decode(AssertionClaims.self, from: jwt.payload))?.iss
+            let known = state.withLock { state in
+                jwt.header.kid.flatMap { state.accounts[$0] } ?? state.accounts.values.first { $0.account.clientEmail == issuer }
+            }
+            guard jwt.header.alg == "RS256", let (account, project, keys) = known else {
                 return Self.invalidGrant("Invalid JWT Signature.")
             }
             let claims: AssertionClaims
@@ -331,8 +342,8 @@ public final class LocalFCMServer: Sendable {
             let lifetime = state.withLock { state in
                 let lifetime = state.accessTokenLifetime
                 let expiry = Date().addingTimeInterval(TimeInterval(lifetime))
-                if state.accessTokens.count >= 10_000 { state.accessTokens = state.accessTokens.filter { $0.value > Date() } }
-                state.accessTokens[accessToken] = expiry
+                if state.accessTokens.count >= 10_000 { state.accessTokens = state.accessTokens.filter { $0.value.expiry > Date() } }
+                state.accessTokens[accessToken] = (expiry, project)
                 return lifetime
             }
             return .json(200, ["access_token": accessToken, "expires_in": lifetime, "token_type": "Bearer"])

@@ -12,12 +12,21 @@ public final class PushGateway: Sendable {
     public let fcm: [FCMClient]
     public let webPush: WebPushClient?
     public let wns: WNSClient?
+    /// The connection settings and FCM endpoint the clients were made with: a hub's own
+    /// clients are made with the same.
+    public let options: PushConnectionOptions
+    public let fcmEndpoint: URL
 
-    public init(apns: [APNsClient], fcm: [FCMClient], webPush: WebPushClient? = nil, wns: WNSClient? = nil) {
+    public init(
+        apns: [APNsClient], fcm: [FCMClient], webPush: WebPushClient? = nil, wns: WNSClient? = nil,
+        options: PushConnectionOptions = PushConnectionOptions(), fcmEndpoint: URL = FCMClient.production
+    ) {
         self.apns = apns
         self.fcm = fcm
         self.webPush = webPush
         self.wns = wns
+        self.options = options
+        self.fcmEndpoint = fcmEndpoint
     }
 
     /// Clients for the given providers, each with its own connections.
@@ -31,7 +40,15 @@ public final class PushGateway: Sendable {
         for account in fcm { fcmClients.append(try await FCMClient(account: account, endpoint: fcmEndpoint, options: options)) }
         let webPush: WebPushClient? = if let vapid { try await WebPushClient(credentials: vapid, options: options) } else { nil }
         return PushGateway(
-            apns: apnsClients, fcm: fcmClients, webPush: webPush, wns: wns.map { WNSClient(credentials: $0, options: options) })
+            apns: apnsClients, fcm: fcmClients, webPush: webPush, wns: wns.map { WNSClient(credentials: $0, options: options) },
+            options: options, fcmEndpoint: fcmEndpoint)
+    }
+
+    /// Clients for one hub's own credentials, with this gateway's connection settings.
+    public func hubGateway(_ credentials: HubPushCredentials) async throws -> PushGateway {
+        try await Self.make(
+            apns: credentials.apns.map { [$0] } ?? [], fcm: credentials.fcm.map { [$0] } ?? [], fcmEndpoint: fcmEndpoint,
+            vapid: credentials.vapid, wns: credentials.wns, options: options)
     }
 
     /// The client for `delivery`, or nil when Herald has no sender for its platform here.

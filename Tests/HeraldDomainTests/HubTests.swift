@@ -110,4 +110,58 @@ struct HubNameTests {
                     == ["limits.maxRegistrationsPerHandle", "limits.maxTagsPerRegistration", "limits.maxDevices"])
         }
     }
+
+    static let pem =
+        "-----BEGIN PRIVATE KEY-----\nTUlHSEFnRUFNQk1HQnlxR1NNNDlBZ0VHQ0NxR1NNNDlBd0VIQkcwd2F3SUJBUVFn\n-----END PRIVATE KEY-----"
+    static let credentials = #"""
+        {"credentials":{"apns":{"keyId":"ABC123DEFG","teamId":"TEAM123456","topics":["com.example.sports"],"key":"\#(pem.replacingOccurrences(of: "\n", with: "\\n"))","endpoint":"sandbox"},"fcm":{"serviceAccount":{"type":"service_account","project_id":"sports-project","client_email":"sender@sports-project.iam.gserviceaccount.com","private_key":"\#(pem.replacingOccurrences(of: "\n", with: "\\n"))","private_key_id":"k1","auth_uri":"https://accounts.google.com/o/oauth2/auth"}},"webPush":{"privateKey":"c2VjcmV0","subject":"mailto:desk@example.com"},"wns":{"packageSid":"ms-app://s-1-15-2-1","clientSecret":"wns-secret"}}}
+        """#
+
+    @Test("a hub's push credentials: stored with their secrets, read without them; a service set to null is removed, an absent one kept")
+    func credentials() throws {
+        let name = try #require(HubName("sports"))
+        let hub = try HubDefinition.decodeRequest(Array(Self.credentials.utf8), name: name, current: nil)
+        #expect(
+            hub.credentials.apns
+                == .init(keyId: "ABC123DEFG", teamId: "TEAM123456", topics: ["com.example.sports"], key: Self.pem, endpoint: "sandbox"))
+        #expect(hub.credentials.fcm?.projectId == "sports-project" && hub.credentials.fcm?.privateKeyId == "k1")
+        #expect(hub.credentials.webPush?.subject == "mailto:desk@example.com" && hub.credentials.wns?.clientSecret == "wns-secret")
+        #expect(Platform.allCases.allSatisfy(hub.credentials.covers))
+        #expect(try HubDefinition.decodeStored(hub.jsonBytes()) == hub, "the stored form keeps every secret")
+        var read: [UInt8] = []
+        hub.redactedJSON.write(into: &read)
+        let text = String(decoding: read, as: UTF8.self)
+        #expect(text.contains("TEAM123456") && text.contains("sports-project") && text.contains("ms-app://s-1-15-2-1"))
+        for secret in ["PRIVATE KEY", "wns-secret", "c2VjcmV0", "private_key\""] {
+            #expect(!text.contains(secret), "the read answered \(secret): \(text)")
+        }
+        // A change of limits keeps the credentials; null removes one service, the others stay.
+        let limited = try HubDefinition.decodeRequest(Array(#"{"limits":{"sendsPerMinute":5}}"#.utf8), name: name, current: hub)
+        #expect(limited.credentials == hub.credentials)
+        let removed = try HubDefinition.decodeRequest(Array(#"{"credentials":{"apns":null,"wns":null}}"#.utf8), name: name, current: hub)
+        #expect(removed.credentials.apns == nil && removed.credentials.wns == nil)
+        #expect(removed.credentials.fcm == hub.credentials.fcm && removed.credentials.webPush == hub.credentials.webPush)
+    }
+
+    @Test("push credentials of the wrong shape are refused, each problem naming its member")
+    func credentialsRefused() throws {
+        let name = try #require(HubName("sports"))
+        let bad = #"""
+            {"credentials":{"apns":{"keyId":"short","teamId":"TEAM123456","topics":[],"key":"not a pem","endpoint":"http://plain.example"},"fcm":{"serviceAccount":{"type":"user","project_id":"","client_email":"a@b"}},"webPush":{"subject":"mailto:desk@example.com"},"wns":{"packageSid":"sid","clientSecret":"s","tokenUrl":"ftp://x"},"huawei":{}}}
+            """#
+        do {
+            _ = try HubDefinition.decodeRequest(Array(bad.utf8), name: name, current: nil)
+            Issue.record("bad credentials were accepted")
+        } catch {
+            #expect(
+                Set(error.issues.map(\.field)) == [
+                    "credentials.huawei", "credentials.apns.keyId", "credentials.apns.topics", "credentials.apns.key",
+                    "credentials.apns.endpoint", "credentials.fcm.serviceAccount.type", "credentials.fcm.serviceAccount.project_id",
+                    "credentials.fcm.serviceAccount.private_key", "credentials.webPush.privateKey", "credentials.wns.tokenUrl",
+                ], "\(error.issues)")
+        }
+        for body in [#"{"credentials":[]}"#, #"{"credentials":{"apns":"key"}}"#] {
+            #expect(throws: ValidationFailure.self) { try HubDefinition.decodeRequest(Array(body.utf8), name: name, current: nil) }
+        }
+    }
 }

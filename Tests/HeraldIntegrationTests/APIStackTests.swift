@@ -210,5 +210,18 @@ final class APIStackTests {
         #expect(made.status == 0, "\(made.stderr)")
         #expect(try await client(full).send("POST", "/v1/hubs/weather/registrationIDs").status == 201)
         #expect(try await client(full).send("POST", "/v1/hubs/nowhere/registrationIDs").status == 404)
+
+        // Push credentials from a file: checked as the sender would use them, then written.
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("credentials-\(UUID().uuidString).json")
+        defer { try? FileManager.default.removeItem(at: file) }
+        try Data(#"{"webPush":{"privateKey":"bm90LWEta2V5","subject":"mailto:desk@example.com"}}"#.utf8).write(to: file)
+        let refused = try HeraldBinary.run(["hubs", "credentials", "weather", "--file", file.path], environment: environment)
+        #expect(refused.status != 0 && refused.stderr.contains("credentials.webPush.privateKey"), "\(refused.stderr)")
+        try Data(#"{"wns":{"packageSid":"ms-app://s-1-15-2-weather","clientSecret":"wns-secret"}}"#.utf8).write(to: file)
+        let set = try HeraldBinary.run(["hubs", "credentials", "weather", "--file", file.path], environment: environment)
+        #expect(set.status == 0 && set.stdout.contains("wns: ms-app://s-1-15-2-weather"), "\(set.stdout)\(set.stderr)")
+        let shown = try HeraldBinary.run(["hubs", "show", "weather"], environment: environment)
+        #expect(shown.stdout.contains("version=2") && shown.stdout.contains("wns: ms-app://s-1-15-2-weather"), "\(shown.stdout)")
+        #expect(!shown.stdout.contains("wns-secret"))
     }
 }

@@ -59,23 +59,25 @@ final class SenderStackTests {
     static func apnsHandle(_ n: Int) -> String { String(repeating: String(format: "%02x", n), count: 32) }
     static func fcmHandle(_ name: String) -> String { "dev-\(name):APA91b" + String(repeating: "Q7x", count: 40) }
 
-    /// Registers a device through the API; returns its registration id.
-    func register(platform: String, handle: String, body: String) async throws -> String {
-        let id = String(try #require(try await api.send("POST", "/v1/registrationIDs").header("Location")?.split(separator: "/").last))
+    /// Registers a device through the API (in `hub`'s routes when given); returns its registration id.
+    func register(platform: String, handle: String, body: String, hub: String? = nil) async throws -> String {
+        let routes = hub.map { "/v1/hubs/\($0)" } ?? "/v1"
+        let id = String(
+            try #require(try await api.send("POST", "\(routes)/registrationIDs").header("Location")?.split(separator: "/").last))
         let escaped = body.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"")
         let json = #"{"platform":"\#(platform)","handle":"\#(handle)","tags":["World"],"template":{"name":"news","body":"\#(escaped)"}}"#
-        let reply = try await api.send("PUT", "/v1/registrations/\(id)", body: Data(json.utf8))
+        let reply = try await api.send("PUT", "\(routes)/registrations/\(id)", body: Data(json.utf8))
         #expect(reply.status == 200, "\(reply.text)")
         return id
     }
 
-    func registerAPNs(_ n: Int) async throws -> String {
-        try await register(platform: "apns", handle: Self.apnsHandle(n), body: #"{"aps":{"alert":"$(News_English)"}}"#)
+    func registerAPNs(_ n: Int, hub: String? = nil) async throws -> String {
+        try await register(platform: "apns", handle: Self.apnsHandle(n), body: #"{"aps":{"alert":"$(News_English)"}}"#, hub: hub)
     }
 
-    func registerFCM(_ name: String) async throws -> String {
+    func registerFCM(_ name: String, hub: String? = nil) async throws -> String {
         try await register(
-            platform: "fcm", handle: Self.fcmHandle(name), body: #"{"message":{"notification":{"body":"$(News_English)"}}}"#)
+            platform: "fcm", handle: Self.fcmHandle(name), body: #"{"message":{"notification":{"body":"$(News_English)"}}}"#, hub: hub)
     }
 
     /// The receipts of `eventId` on `herald.receipts`, once there are `count` distinct ones;
@@ -210,6 +212,75 @@ final class SenderStackTests {
             #expect(request.header("apns-topic") == push.topic)
             #expect(request.header("apns-push-type") == "alert")
         }
+    }
+
+    @Test(
+        "a hub's own credentials: its deliveries go with its own APNs team and FCM project, a hub without them and the default hub with the deployment's; a key that does not parse is refused at the door; no read answers a key"
+    )
+    func hubCredentials() async throws {
+        // The sports app: its own Apple team (another APNs server, so nothing else can accept
+        // its requests) and its own Firebase project on the deployment's FCM endpoint.
+        let sportsKey = LocalAPNsKey()
+        let sportsTopic = "com.example.sports"
+        let sportsAPNs = try await LocalAPNsServer.start(authority: push.authority, key: sportsKey, topics: [sportsTopic])
+        defer { Task { await sportsAPNs.shutdown() } }
+        sportsAPNs.recordRequests = true
+        push.apns.recordRequests = true
+        let sportsAccount = try LocalServiceAccount(projectId: "sports-project", accountName: "sports-sender")
+        await push.fcm.addAccount(sportsAccount)
+        try await startStack(roles: "planner,fanout,indexer,sender")
+
+        let serviceAccount = String(decoding: sportsAccount.json(tokenURI: push.fcm.tokenURI), as: UTF8.self)
+        func hub(apnsKey: String) -> String {
+            let pem = apnsKey.replacingOccurrences(of: "\n", with: "\\n")
+            return #"""
+                {"credentials":{"apns":{"keyId":"\#(sportsKey.keyId)","teamId":"\#(sportsKey.teamId)","topics":["\#(sportsTopic)"],"key":"\#(pem)","endpoint":"\#(sportsAPNs.baseURL)"},"fcm":{"serviceAccount":\#(serviceAccount)}}}
+                """#
+        }
+        // A key with the PEM markers but no P-256 key inside: refused, naming the member.
+        let garbage = "-----BEGIN PRIVATE KEY-----\nTm90IGEga2V5\n-----END PRIVATE KEY-----"
+        let refused = try await api.send("PUT", "/v1/hubs/sports", body: Data(hub(apnsKey: garbage).utf8))
+        #expect(refused.status == 400 && refused.text.contains("credentials.apns.key"), "\(refused.text)")
+        #expect(try await api.send("GET", "/v1/hubs/sports").status == 404, "nothing was stored")
+        let created = try await api.send("PUT", "/v1/hubs/sports", body: Data(hub(apnsKey: sportsKey.pem).utf8))
+        #expect(created.status == 201, "\(created.text)")
+        #expect(try await api.send("PUT", "/v1/hubs/weather").status == 201)
+        let read = try await api.send("GET", "/v1/hubs/sports")
+        #expect(read.text.contains(sportsKey.teamId) && read.text.contains("sports-project"), "\(read.text)")
+        for secret in ["PRIVATE KEY", "private_key\"", "\"key\""] {
+            #expect(!read.text.contains(secret) && !created.text.contains(secret), "a read answered \(secret): \(read.text)")
+        }
+
+        let sportsPhone = try await registerAPNs(0x21, hub: "sports")
+        let sportsPixel = try await registerFCM("sports", hub: "sports")
+        let weatherPhone = try await registerAPNs(0x22, hub: "weather")
+        let newsPhone = try await registerAPNs(0x23)
+        let newsPixel = try await registerFCM("news")
+        for (routes, id) in [("/v1/hubs/sports", "hub-sports"), ("/v1/hubs/weather", "hub-weather"), ("/v1", "hub-news")] {
+            let reply = try await api.send(
+                "POST", "\(routes)/notifications", body: Data(#"{"id":"\#(id)","properties":{"News_English":"\#(id)"}}"#.utf8))
+            #expect(reply.status == 202, "\(reply.text)")
+        }
+        let sports = try await receipts(of: "hub-sports", count: 2, log: stderr).values.map { $0[0] }
+        let weather = try await receipts(of: "hub-weather", count: 1, log: stderr).values.map { $0[0] }
+        let news = try await receipts(of: "hub-news", count: 2, log: stderr).values.map { $0[0] }
+        for receipt in sports + weather + news { #expect(receipt.outcome == .sent, "\(receipt)") }
+        #expect(Set(sports.map(\.registrationId)) == [sportsPhone, sportsPixel])
+        #expect(weather.map(\.registrationId) == [weatherPhone] && Set(news.map(\.registrationId)) == [newsPhone, newsPixel])
+
+        // APNs: the sports phone's push went to the sports team's server with its token and
+        // topic; the other hubs' to the deployment's.
+        let sportsRequests = sportsAPNs.requests()
+        #expect(sportsRequests.map(\.token) == [Self.apnsHandle(0x21)])
+        #expect(sportsRequests.first?.issuer == sportsKey.teamId && sportsRequests.first?.header("apns-topic") == sportsTopic)
+        let deploymentRequests = push.apns.requests()
+        #expect(Set(deploymentRequests.map(\.token)) == [Self.apnsHandle(0x22), Self.apnsHandle(0x23)])
+        #expect(deploymentRequests.allSatisfy { $0.issuer == push.apnsKey.teamId && $0.header("apns-topic") == push.topic })
+        // FCM: each project's message under its own project, with its own account's token.
+        let fcmSent = Dictionary(uniqueKeysWithValues: sports.filter { $0.platform == .fcm }.map { ($0.registrationId, $0) })
+        #expect(fcmSent[sportsPixel]?.serviceId?.hasPrefix("projects/sports-project/messages/") == true, "\(fcmSent)")
+        let newsPixelReceipt = news.first { $0.registrationId == newsPixel }
+        #expect(newsPixelReceipt?.serviceId?.hasPrefix("projects/herald-test/messages/") == true, "\(String(describing: newsPixelReceipt))")
     }
 
     /// Registers a browser through the API with its subscription as the browser gives it.

@@ -43,7 +43,7 @@ public func buildRouter(
     }
     let authenticator = RequestAuthenticator(configuration: configuration, userTokens: userTokens, now: now)
     let v1 = router.group("v1").add(middleware: AuthenticationMiddleware(authenticator: authenticator, hubs: services.hubs))
-    HubRoutes(hubs: services.hubs, hubResource: configuration.hubResource).add(to: v1)
+    HubRoutes(hubs: services.hubs, hubResource: configuration.hubResource, credentialCheck: services.credentialCheck).add(to: v1)
     // The default hub's routes at /v1/…, and every hub's at /v1/hubs/{hub}/…: the same
     // handlers, which read the hub from the path (`RequestReading.hub(of:)`).
     // Azure Notification Hubs' REST protocol at /{hub}/…, on the same cores.

@@ -10,6 +10,7 @@ struct HubRoutes: Sendable {
     let hubs: any HubStore
     /// The deployment's hub URI (`hubResource`): connection strings name its host.
     let hubResource: String
+    let credentialCheck: APIServices.CredentialCheck?
 
     func add(to group: RouterGroup<APIRequestContext>) {
         group.get("hubs", use: list)
@@ -34,6 +35,10 @@ struct HubRoutes: Sendable {
         let bytes = try await RequestReading.body(of: request, limit: 65_536)
         let current = try await lookup(name)
         let hub = try HubDefinition.decodeRequest(bytes, name: name, current: current)
+        if hub.credentials != current?.credentials, let credentialCheck {
+            let problems = credentialCheck(hub.credentials, name)
+            if !problems.isEmpty { throw ValidationFailure(issues: problems) }
+        }
         try await store(hub)
         return .json(hub.redactedJSON, status: current == nil ? .created : .ok, headers: [.location: "/v1/hubs/\(name)"])
     }

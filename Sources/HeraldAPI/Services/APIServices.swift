@@ -18,6 +18,12 @@ public struct APIServices: Sendable {
     public var registrationCounts: (any RegistrationCounting)?
     /// Gives published events back for corrections; nil: corrections answer 503.
     public var archive: (any EventArchive)?
+    /// Checks a hub's push credentials as the sender will use them (the keys parse, the ids
+    /// fit); nil: only their shape is checked.
+    public var credentialCheck: CredentialCheck?
+
+    /// What is wrong with `credentials` of `hub`, as the issues of a hub document.
+    public typealias CredentialCheck = @Sendable (_ credentials: HubCredentials, _ hub: HubName) -> [ValidationIssue]
 
     public init(
         registry: any RegistrationStore,
@@ -28,9 +34,11 @@ public struct APIServices: Sendable {
         hubs: any HubStore,
         sendQuota: (any SendQuota)? = nil,
         registrationCounts: (any RegistrationCounting)? = nil,
-        archive: (any EventArchive)? = nil
+        archive: (any EventArchive)? = nil,
+        credentialCheck: CredentialCheck? = nil
     ) {
         self.archive = archive
+        self.credentialCheck = credentialCheck
         self.registrationCounts = registrationCounts
         self.hubs = hubs
         self.sendQuota = sendQuota

@@ -3,6 +3,7 @@ import HeraldAPI
 import HeraldDomain
 import HeraldKafka
 import HeraldPipeline
+import HeraldPush
 import HeraldRedis
 import HeraldRegistry
 import Logging
@@ -96,7 +97,8 @@ public struct APIRunner: Sendable {
             registrationCounts: IndexRegistrationCounts(index: index),
             archive: KafkaEventArchive(
                 pool: pool, layout: layout, topic: topics.events, bootstrapServers: settings[.kafkaBrokers], extra: kafkaProperties,
-                logger: logger)
+                logger: logger),
+            credentialCheck: { HubPushCredentials.problems($0, hub: $1) }
         )
         let configuration = try apiConfiguration()
         if configuration.policies.isEmpty {

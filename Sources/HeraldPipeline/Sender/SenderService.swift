@@ -3,6 +3,7 @@ import HeraldKafka
 import HeraldPush
 import HeraldRedis
 import HeraldRegistry
+import HeraldStreams
 import Logging
 import ServiceLifecycle
 
@@ -22,7 +23,8 @@ public final class SenderService: Service, Sendable {
     private let loops: [TransactionalLoop]
 
     /// - Parameters:
-    ///   - gateway: the push services' clients; shut down when the role ends.
+    ///   - gateway: the push services' clients with the deployment's credentials (hubs with
+    ///     credentials of their own get clients of their own); shut down when the role ends.
     ///   - registry: removes registrations whose tokens the services call unregistered; nil
     ///     removes none (the receipts still say `unregistered`).
     public init(
@@ -74,7 +76,14 @@ public final class SenderService: Service, Sendable {
     public func run() async throws {
         let redis = RedisConnection(configuration: configuration.redis, logger: logger)
         defer { redis.close() }
-        let work = SenderWork(configuration: configuration, gateway: gateway, registry: registry, redis: redis, logger: logger)
+        // A hub's deliveries go with the hub's own credentials where it has them.
+        let hubs = HubDirectory(
+            topic: configuration.topics.hubs, bootstrapServers: configuration.bootstrapServers, extra: configuration.kafkaExtra,
+            logger: logger)
+        let follower = Task { await hubs.run() }
+        defer { follower.cancel() }
+        let gateways = HubPushGateways(deployment: gateway, hubs: hubs, logger: logger)
+        let work = SenderWork(configuration: configuration, gateways: gateways, registry: registry, redis: redis, logger: logger)
         logger.info(
             "sender starting",
             metadata: [
@@ -97,10 +106,10 @@ public final class SenderService: Service, Sendable {
                 self.stop()
             }
         } catch {
-            await gateway.shutdown()
+            await gateways.shutdown()
             throw error
         }
-        await gateway.shutdown()
+        await gateways.shutdown()
     }
 
     /// Asks the role to finish the batches in hand, commit them and stop.

@@ -43,7 +43,7 @@ final class SenderWork: Sendable {
     }
 
     let configuration: PipelineConfiguration
-    let gateway: PushGateway
+    let gateways: HubPushGateways
     let registry: RegistrationService?
     let redis: RedisConnection
     let logger: Logger
@@ -54,11 +54,11 @@ final class SenderWork: Sendable {
     let stops = StopChecks()
 
     init(
-        configuration: PipelineConfiguration, gateway: PushGateway, registry: RegistrationService?, redis: RedisConnection, logger: Logger,
-        metrics: PipelineMetrics = .shared
+        configuration: PipelineConfiguration, gateways: HubPushGateways, registry: RegistrationService?, redis: RedisConnection,
+        logger: Logger, metrics: PipelineMetrics = .shared
     ) {
         self.configuration = configuration
-        self.gateway = gateway
+        self.gateways = gateways
         self.registry = registry
         self.redis = redis
         self.logger = logger
@@ -87,14 +87,24 @@ final class SenderWork: Sendable {
         let unsent = Set(items.indices.filter { receipts[$0] == nil }.map { EventRef(items[$0].delivery) })
         let stopped = try await stops.stopped(unsent, keyOf: { self.layout.hub($0.hub).stopKey(eventId: $0.id) }, redis: redis)
         var byTransport: [ObjectIdentifier: (transport: any PushTransport, indices: [Int])] = [:]
+        var clients: [HubName: HubPushGateways.Choice] = [:]
         for (index, item) in items.enumerated() where receipts[index] == nil {
             let delivery = item.delivery
             if !stopped.isEmpty, stopped.contains(EventRef(delivery)) {
                 receipts[index] = .cancelled(delivery, at: now)
                 continue
             }
-            guard let transport = gateway.transport(for: delivery) else {
-                receipts[index] = Self.noSender(delivery, gateway: gateway, at: now)
+            let choice: HubPushGateways.Choice
+            if let known = clients[delivery.hub] {
+                choice = known
+            } else {
+                choice = await gateways.choice(for: delivery.hub)
+                clients[delivery.hub] = choice
+            }
+            guard let transport = choice.transport(for: delivery) else {
+                var receipt = PushReceipt.noSender(for: delivery, at: now)
+                receipt.reason = choice.missing(delivery)
+                receipts[index] = receipt
                 continue
             }
             if let expiresAt = delivery.expiresAt, expiresAt <= now {
@@ -106,7 +116,7 @@ final class SenderWork: Sendable {
         await pushFirstAttempts(byTransport.values.map { $0 }, items, outcomes: outcomes, markers: markers)
         try await pushRetries(outcomes.retries(), items, outcomes: outcomes, markers: markers)
         await markers.finish()
-        metrics.pushInFlight.record(gateway.inFlight)
+        metrics.pushInFlight.record(await gateways.inFlight)
         for (index, receipt, bytes) in outcomes.decided() {
             receipts[index] = receipt
             encoded[index] = bytes
@@ -154,17 +164,6 @@ final class SenderWork: Sendable {
         }
     }
 
-    static func noSender(_ delivery: DeliveryRecord, gateway: PushGateway, at now: Date) -> PushReceipt {
-        var receipt = PushReceipt.noSender(for: delivery, at: now)
-        switch delivery.platform {
-        case .apns: receipt.reason = "no_credentials: this sender has no APNs credentials (HERALD_APNS_*)"
-        case .fcm: receipt.reason = "no_credentials: this sender has no FCM service account (HERALD_FCM_*)"
-        case .webpush: receipt.reason = "no_credentials: this sender has no VAPID key (HERALD_WEBPUSH_VAPID_*)"
-        case .wns: receipt.reason = "no_credentials: this sender has no WNS package (HERALD_WNS_*)"
-        }
-        return receipt
-    }
-
     // MARK: Sending
 
     /// Every delivery's first request at once, per transport; each answer is decided on the
@@ -179,7 +178,7 @@ final class SenderWork: Sendable {
             let sentAt = Date()
             for delivery in deliveries { requestCounters[delivery.platform]?.increment() }
             let attempts = await transport.submit(deliveries)
-            metrics.pushInFlight.record(gateway.inFlight)
+            metrics.pushInFlight.record(await gateways.inFlight)
             for (index, attempt) in zip(indices, attempts) {
                 let item = items[index]
                 answers.append(

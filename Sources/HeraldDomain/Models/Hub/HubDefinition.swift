@@ -19,18 +19,24 @@ public enum AccessRight: String, Sendable, Hashable, Codable, CaseIterable, Cust
 /// It holds the hub's own shared-access policies (two keys each, like Azure's primary and
 /// secondary, so a key is rotated without downtime) and its limits. The keys are secrets: the
 /// API never answers them to a read (``redactedJSON``), only to the keys action a namespace
-/// Manage policy calls.
+/// Manage policy calls. So are its push credentials' keys, which no read answers.
 public struct HubDefinition: Sendable, Hashable {
     public var name: HubName
     public var policies: [HubPolicy]
     public var limits: HubLimits
+    /// The hub's own push credentials; a platform without them uses the deployment's.
+    public var credentials: HubCredentials
     /// Grows with every change of the hub.
     public var version: Int64
 
-    public init(name: HubName, policies: [HubPolicy], limits: HubLimits = HubLimits(), version: Int64 = 1) {
+    public init(
+        name: HubName, policies: [HubPolicy], limits: HubLimits = HubLimits(), credentials: HubCredentials = HubCredentials(),
+        version: Int64 = 1
+    ) {
         self.name = name
         self.policies = policies
         self.limits = limits
+        self.credentials = credentials
         self.version = version
     }
 
@@ -172,6 +178,7 @@ extension HubDefinition {
                         return .object(members)
                     })),
             JSONMember(key: "limits", value: .object(limitMembers)),
+            JSONMember(key: "credentials", value: credentials.jsonValue(includingSecrets: includingKeys)),
             JSONMember(key: "version", value: .number(String(version))),
         ])
     }
@@ -188,6 +195,7 @@ extension HubDefinition {
         let name = reader.string("name", required: true, issues: &issues).flatMap(HubName.init)
         let policies = readPolicies(reader, requireKeys: true, issues: &issues) ?? []
         let limits = readLimits(reader, issues: &issues)
+        let credentials = HubCredentials.read(reader, over: HubCredentials(), issues: &issues)
         let version = reader.integer("version", required: true, issues: &issues)
         guard issues.isEmpty, let name, let version else {
             if name == nil && issues.isEmpty {
@@ -195,12 +203,13 @@ extension HubDefinition {
             }
             throw ValidationFailure(issues: issues)
         }
-        return HubDefinition(name: name, policies: policies, limits: limits, version: version)
+        return HubDefinition(name: name, policies: policies, limits: limits, credentials: credentials, version: version)
     }
 
     /// Reads a `PUT /v1/hubs/{hub}` body: `policies` (names and rights; the keys are made by
-    /// Herald, so a body may not carry any) and `limits`, both optional. Absent `policies`
-    /// keep the hub's current ones, or give a new hub Azure's two defaults.
+    /// Herald, so a body may not carry any), `limits` and `credentials`, all optional. Absent
+    /// `policies` keep the hub's current ones, or give a new hub Azure's two defaults; in
+    /// `credentials`, an absent service keeps its credentials and `null` removes them.
     public static func decodeRequest(_ bytes: some Collection<UInt8>, name: HubName, current: HubDefinition?)
         throws(ValidationFailure) -> HubDefinition
     {
@@ -211,7 +220,7 @@ extension HubDefinition {
         }
         var issues: [ValidationIssue] = []
         let reader = JSONFieldReader(root)
-        reader.refuseUnknownMembers(known: ["name", "policies", "limits", "version"], issues: &issues)
+        reader.refuseUnknownMembers(known: ["name", "policies", "limits", "credentials", "version"], issues: &issues)
         if let named = reader.string("name", required: false, issues: &issues), HubName(named) != name {
             issues.append(
                 ValidationIssue(
@@ -220,6 +229,7 @@ extension HubDefinition {
         }
         let requested = readPolicies(reader, requireKeys: false, issues: &issues)
         let limits = readLimits(reader, issues: &issues)
+        let credentials = HubCredentials.read(reader, over: current?.credentials ?? HubCredentials(), issues: &issues)
         if !issues.isEmpty { throw ValidationFailure(issues: issues) }
         var policies = current?.policies ?? defaultPolicies()
         if let requested {
@@ -232,7 +242,8 @@ extension HubDefinition {
                 return HubPolicy(name: wanted.name, rights: wanted.rights, primaryKey: kept.primaryKey, secondaryKey: kept.secondaryKey)
             }
         }
-        return HubDefinition(name: name, policies: policies, limits: limits, version: (current?.version ?? 0) + 1)
+        return HubDefinition(
+            name: name, policies: policies, limits: limits, credentials: credentials, version: (current?.version ?? 0) + 1)
     }
 
     static func readPolicies(_ reader: JSONFieldReader, requireKeys: Bool, issues: inout [ValidationIssue]) -> [HubPolicy]? {
