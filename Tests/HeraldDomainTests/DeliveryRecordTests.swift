@@ -125,3 +125,60 @@ struct DeliveryRecordTests {
         }
     }
 }
+
+@Suite("empty alerts and the fallbacks a record names")
+struct EmptyAlertTests {
+    @Test(arguments: [
+        (Platform.apns, #"{"aps":{"alert":""}}"#, true),
+        (.apns, #"{"aps":{"alert":"  "},"inAppMessage":""}"#, true),
+        (.apns, #"{"aps":{"alert":{"title":"","body":""}}}"#, true),
+        (.apns, #"{"aps":{"alert":{"title":"","body":"Summit"}}}"#, false),
+        (.apns, #"{"aps":{"alert":{"loc-key":"BREAKING","body":""}}}"#, false),
+        (.apns, #"{"aps":{"content-available":1},"refresh":""}"#, false),
+        (.apns, #"{"aps":{"alert":"Summit"}}"#, false),
+        (.fcm, #"{"message":{"notification":{"title":"","body":""}}}"#, true),
+        (.fcm, #"{"message":{"notification":{"body":"峰会"}}}"#, false),
+        (.fcm, #"{"message":{"data":{"story":""}}}"#, false),
+        (.fcm, #"{"message":{"notification":{"title":"","image":"https://x.test/a.png"}}}"#, false),
+        (.webpush, #"{"web_push":8030,"notification":{"title":"","body":" "}}"#, true),
+        (.webpush, #"{"title":""}"#, false),
+        (
+            .wns, #"<toast><visual><binding template="ToastText02"><text id="1"></text><text id="2"> </text></binding></visual></toast>"#,
+            true
+        ),
+        (.wns, #"<toast><visual><binding template="ToastText01"><text id="1">Summit</text></binding></visual></toast>"#, false),
+        (.wns, #"<toast><visual><binding template="ToastGeneric"><text>Le sommet</text><text/></binding></visual></toast>"#, false),
+        (
+            .wns, #"<toast><visual><binding template="ToastGeneric"><text></text><text/><textbox>x</textbox></binding></visual></toast>"#,
+            true
+        ),
+        (.wns, #"<toast><visual><binding template="ToastGeneric"><text>"#, false),
+        (.wns, #"<toast><text"#, false),
+        (.wns, #"<tile><visual><binding template="TileSquareText04"><text id="1"></text></binding></visual></tile>"#, false),
+    ])
+    func emptyAlerts(_ platform: Platform, _ payload: String, _ empty: Bool) {
+        #expect(EmptyAlert.check(platform: platform, payload: Array(payload.utf8)) == empty, "\(payload)")
+    }
+
+    @Test func fallbacksRoundTrip() throws {
+        let record = DeliveryRecord(
+            eventId: "e1", registrationId: "r1", platform: .apns, handle: "ab", template: "newsCanadianFrench",
+            payload: #"{"aps":{"alert":"Sommet"}}"#, headers: DeliveryHeaders(), expiresAt: nil, publishedAt: nil,
+            renderedAt: Date(timeIntervalSince1970: 1_800_000_000), fallbacks: ["news_en", "news_fr"])
+        let bytes = record.encoded()
+        #expect(String(decoding: bytes, as: UTF8.self).hasSuffix(#","fallbacks":["news_en","news_fr"]}"#))
+        #expect(try DeliveryRecord.decode(bytes) == record)
+        #expect(try JSONDecoder().decode(DeliveryRecord.self, from: Data(bytes)) == record)
+        var plain = record
+        plain.fallbacks = []
+        #expect(!String(decoding: plain.encoded(), as: UTF8.self).contains("fallbacks"))
+    }
+
+    @Test func alternativesUsedAreNamed() throws {
+        let template = try CompiledTemplate.compile(
+            #"{"aps":{"alert":{"title":"$(Head_fr | Head_en)","body":"$(News_fr_CA | News_fr | News_en)"}},"x":"$(a)"}"#, format: .json)
+        #expect(template.referencedProperties == ["head_fr", "head_en", "news_fr_ca", "news_fr", "news_en", "a"])
+        #expect(template.alternativesUsed(TemplateProperties(["News_FR": "Sommet", "Head_en": "Breaking"])) == ["head_en", "news_fr"])
+        #expect(template.alternativesUsed(TemplateProperties(["News_fr_CA": "x", "Head_fr": "y"])) == [])
+    }
+}

@@ -53,6 +53,17 @@ struct TemplateRenderTests {
         TemplateRenderCase("default unused when empty", ##"{"a":"$(p:{none})"}"##, ["p": ""], ##"{"a":""}"##),
         TemplateRenderCase("default is clipped too", ##"{"a":".(p:{Untitled story}, 8)"}"##, [:], ##"{"a":"Untit..."}"##),
         TemplateRenderCase("default number", ##"{"badge":"#(n:{0})"}"##, [:], ##"{"badge":0}"##),
+        // fallback chains
+        TemplateRenderCase(
+            "chain: the first present", ##"{"a":"$(fr_CA | fr | en)"}"##, ["fr": "Sommet", "en": "Summit"], ##"{"a":"Sommet"}"##),
+        TemplateRenderCase(
+            "chain: the first link wins", ##"{"a":"$(fr_CA|fr|en)"}"##, ["fr_ca": "Sommet!", "en": "Summit"], ##"{"a":"Sommet!"}"##),
+        TemplateRenderCase("chain: to the last", ##"{"a":"$(fr_CA | fr | en)"}"##, ["EN": "Summit"], ##"{"a":"Summit"}"##),
+        TemplateRenderCase("chain: an empty value is present", ##"{"a":"$(fr | en)"}"##, ["fr": "", "en": "Summit"], ##"{"a":""}"##),
+        TemplateRenderCase("chain, then the default", ##"{"a":"$(fr | en:{Breaking})"}"##, [:], ##"{"a":"Breaking"}"##),
+        TemplateRenderCase("chain clipped", ##"{"a":".(fr | en, 7)"}"##, ["en": "Summit ends"], ##"{"a":"Summ..."}"##),
+        TemplateRenderCase("chain as a number", ##"{"n":"#(count | total)"}"##, ["total": "3"], ##"{"n":3}"##),
+        TemplateRenderCase("chain in a composite", ##"{"a":"{'» ' + $(fr | en)}"}"##, ["en": "Summit"], ##"{"a":"» Summit"}"##),
         TemplateRenderCase("default is escaped", ##"{"a":"$(p:{a\"b})"}"##, [:], ##"{"a":"a\"b"}"##),
         // composites
         TemplateRenderCase(

@@ -14,6 +14,9 @@ struct LocalizationTests {
                 name: "invite", body: #"{"aps":{"alert":"$(inviteMessage)","category":"INVITE_CATEGORY"}}"#,
                 headers: ["apns-push-type": "alert"]
             )
+            // A locale's fallbacks: Canadian French, else French, else English.
+            let canadian = RegistrationTemplate(
+                name: "newsCanadianFrench", body: #"{"aps":{"alert":"$(News_French_CA | News_French | News_English)"}}"#)
             try await harness.seed([
                 testRegistration("en", tags: ["World"], language: "English"),
                 testRegistration("fr", tags: ["World"], language: "French"),
@@ -24,6 +27,9 @@ struct LocalizationTests {
                 Registration(
                     registrationId: "inv", platform: .apns, handle: String(repeating: "cd", count: 32), tags: ["World"], template: invite,
                     version: 1),
+                Registration(
+                    registrationId: "ca", platform: .apns, handle: String(repeating: "ce", count: 32), tags: ["World"],
+                    template: canadian, version: 1),
                 testRegistration("sports", tags: ["Sports"], language: "English"),
             ])
             // A registration whose expiry passed after it was indexed (the sweep has not run yet).
@@ -60,20 +66,30 @@ struct LocalizationTests {
             filtered.id = "loc-2"
             filtered.templates = ["newsFrench"]
             _ = try await harness.publish(filtered)
+            var englishOnly = summit
+            englishOnly.id = "loc-3"
+            englishOnly.properties = ["News_English": "Summit ends"]
+            englishOnly.native = [:]
+            _ = try await harness.publish(englishOnly)
 
             let status = try await harness.finalStatus("loc-1")
             let filteredStatus = try await harness.finalStatus("loc-2")
+            let englishStatus = try await harness.finalStatus("loc-3")
             try await harness.stopRoles()
 
             let records = try await harness.deliveries(eventId: "loc-1")
             let byId = Dictionary(records.map { ($0.registrationId, $0) }, uniquingKeysWith: { first, _ in first })
-            #expect(Set(byId.keys) == ["en", "fr", "zh", "kl", "native-apns", "inv"])
+            #expect(Set(byId.keys) == ["en", "fr", "zh", "native-apns", "inv", "ca"])
             #expect(records.count == 6)
             #expect(byId["en"]?.payload == #"{"aps":{"alert":"Summit ends"},"inAppMessage":"Summit ends"}"#)
             #expect(byId["fr"]?.payload == #"{"aps":{"alert":"Fin du sommet"},"inAppMessage":"Fin du sommet"}"#)
             #expect(byId["zh"]?.payload == #"{"message":{"notification":{"body":"峰会结束"}}}"#)
-            // A property the event does not carry renders as "" (Azure's rule).
-            #expect(byId["kl"]?.payload == #"{"aps":{"alert":""},"inAppMessage":""}"#)
+            // A property the event does not carry renders as "" (Azure's rule); an alert left with
+            // no text at all is not pushed (Klingon: skipped as empty_alert).
+            #expect(byId["kl"] == nil)
+            // The chain's first link the event has, named on the record.
+            #expect(byId["ca"]?.payload == #"{"aps":{"alert":"Fin du sommet"}}"#)
+            #expect(byId["ca"]?.fallbacks == ["news_french"] && byId["en"]?.fallbacks == [])
             #expect(byId["native-apns"]?.payload == #"{"aps":{"alert":"Summit ends"}}"#)
             #expect(byId["native-apns"]?.template == DeliveryRecord.nativeTemplateName)
             #expect(byId["inv"]?.payload == #"{"aps":{"alert":"Join \"us\"","category":"INVITE_CATEGORY"}}"#)
@@ -95,14 +111,23 @@ struct LocalizationTests {
             #expect(status.targets.byPlatform == ["apns": 5, "fcm": 1])
             #expect(status.targets.byTemplate["newsEnglish"] == 1)
             #expect(status.targets.byTemplate[DeliveryRecord.nativeTemplateName] == 1)
-            // native-fcm (no fcm payload in the event) and the expired registration.
-            #expect(status.skipped == 2)
+            // native-fcm (no fcm payload in the event), the expired registration, Klingon's empty alert.
+            #expect(status.skipped == 3)
+            #expect(status.skippedReasons?["empty_alert"] == 1, "\(String(describing: status.skippedReasons))")
             #expect(status.failed == 0)
 
             // `templates` restricts template registrations only; native ones still receive.
             let filteredIds = Set(try await harness.deliveries(eventId: "loc-2").map(\.registrationId))
             #expect(filteredIds == ["fr", "native-apns"])
-            #expect(filteredStatus.skipped == 6)
+            #expect(filteredStatus.skipped == 7)
+
+            // Only English: the chain falls through to it; every alert left empty is skipped
+            // (French, Mandarin, Klingon, the invite), never pushed.
+            let english = Dictionary(
+                try await harness.deliveries(eventId: "loc-3").map { ($0.registrationId, $0) }, uniquingKeysWith: { first, _ in first })
+            #expect(Set(english.keys) == ["en", "ca"])
+            #expect(english["ca"]?.payload == #"{"aps":{"alert":"Summit ends"}}"# && english["ca"]?.fallbacks == ["news_english"])
+            #expect(englishStatus.skippedReasons?["empty_alert"] == 4, "\(String(describing: englishStatus.skippedReasons))")
         }
     }
 

@@ -10,8 +10,8 @@ import Testing
 struct RehearsalTests {
     /// A rehearsal counts exactly what the real send then delivers, per platform, template and
     /// skip reason, renders one preview per (platform, template) naming the properties its
-    /// template reads that the event lacks, writes no delivery, and leaves the event's id free
-    /// for the real send.
+    /// template reads that the event lacks and those it fell back to, writes no delivery, and
+    /// leaves the event's id free for the real send.
     @Test func aRehearsalCountsWhatTheSendDeliversAndDeliversNothing() async throws {
         try await withPipelineHarness(
             slots: 16,
@@ -22,6 +22,15 @@ struct RehearsalTests {
                 registrations += (0..<10).map { testRegistration("sports\($0)", tags: ["Sports"]) }
                 // Mandarin readers, whose property the event forgot: their alert would be empty.
                 registrations += (0..<3).map { testRegistration("zh\($0)", tags: ["World"], language: "Mandarin") }
+                // Cantonese readers: no headline in their language, the story falls back to English.
+                let cantonese = RegistrationTemplate(
+                    name: "newsCantonese",
+                    body: #"{"aps":{"alert":{"title":"$(Head_Cantonese)","body":"$(News_Cantonese | News_English)"}}}"#)
+                registrations += (0..<4).map {
+                    Registration(
+                        registrationId: "yue\($0)", platform: .apns, handle: String(repeating: "ef", count: 32), tags: ["World"],
+                        template: cantonese, version: 1)
+                }
                 try await harness.seed(registrations)
                 harness.startRoles()
                 let event = NotificationEvent(
@@ -32,14 +41,16 @@ struct RehearsalTests {
                 let rehearsalId = DerivedSend.rehearsal.eventId(of: "bn-90", partition: receipt.partition, offset: receipt.offset)
                 let rehearsed = try await harness.finalStatus(rehearsalId)
                 #expect(rehearsed.isRehearsal && rehearsed.state == .completed)
-                #expect(rehearsed.targets.total == 53 && rehearsed.targets.byPlatform == ["apns": 33, "fcm": 20], "\(rehearsed)")
-                #expect(rehearsed.targets.byTemplate == ["newsEnglish": 30, "newsFrench": 20, "newsMandarin": 3])
-                #expect(rehearsed.skipped == 5 && rehearsed.skippedReasons == ["no_native_payload": 5], "\(rehearsed)")
+                #expect(rehearsed.targets.total == 54 && rehearsed.targets.byPlatform == ["apns": 34, "fcm": 20], "\(rehearsed)")
+                #expect(rehearsed.targets.byTemplate == ["newsEnglish": 30, "newsFrench": 20, "newsCantonese": 4])
+                #expect(
+                    rehearsed.skipped == 8 && rehearsed.skippedReasons == ["no_native_payload": 5, "empty_alert": 3], "\(rehearsed)")
                 #expect(try await harness.deliveries(eventId: rehearsalId).isEmpty, "a rehearsal delivered")
                 let previews = try await StatusReader(pool: harness.pool, layout: harness.configuration.layout)
                     .previews(eventId: rehearsalId)
-                #expect(previews.map(\.field) == ["apns|newsEnglish", "apns|newsMandarin", "fcm|newsFrench"])
-                #expect(previews.map(\.missingProperties) == [nil, ["news_mandarin"], nil])
+                #expect(previews.map(\.field) == ["apns|newsCantonese", "apns|newsEnglish", "fcm|newsFrench"])
+                #expect(previews.map(\.missingProperties) == [["head_cantonese"], nil, nil])
+                #expect(previews.map(\.fallbacks) == [["news_english"], nil, nil])
                 #expect(previews.allSatisfy { $0.bytes == $0.payload.utf8.count && $0.bytes <= $0.limit })
                 #expect(previews.first?.payload.contains("Summit ends") == true && previews.last?.payload.contains("Fin du sommet") == true)
 
@@ -48,7 +59,9 @@ struct RehearsalTests {
                 #expect(!sent.isRehearsal && sent.state == .completed)
                 #expect(sent.targets == rehearsed.targets)
                 #expect(sent.skipped == rehearsed.skipped && sent.skippedReasons == rehearsed.skippedReasons)
-                #expect(try await harness.deliveries(eventId: "bn-90").count == 53)
+                let delivered = try await harness.deliveries(eventId: "bn-90")
+                #expect(delivered.count == 54)
+                #expect(delivered.filter { $0.template == "newsCantonese" }.allSatisfy { $0.fallbacks == ["news_english"] })
             })
     }
 }

@@ -77,6 +77,16 @@ public struct CompiledTemplate: Sendable, Hashable {
         Set(program.substitutions.lazy.map(\.expression).filter { $0.value(in: properties) == nil }.map(\.property))
     }
 
+    /// The properties read in place of a missing one through a `|` chain (`$(News_fr | News_en)`
+    /// with no `News_fr`: `news_en`), lower-cased, sorted, each once; empty when none was.
+    public func alternativesUsed(_ properties: TemplateProperties) -> [String] {
+        var used: Set<String> = []
+        for substitution in program.substitutions {
+            if let alternative = substitution.expression.alternativeUsed(in: properties) { used.insert(alternative) }
+        }
+        return used.sorted()
+    }
+
     /// Bytes the template renders whatever the properties: its literal text, already escaped.
     public var fixedBytes: Int { program.literals.count }
 

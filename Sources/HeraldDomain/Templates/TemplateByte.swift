@@ -29,6 +29,7 @@ enum TemplateByte {
     static let underscore: UInt8 = 0x5F
     static let openBrace: UInt8 = 0x7B
     static let closeBrace: UInt8 = 0x7D
+    static let pipe: UInt8 = 0x7C
     static let exclamation: UInt8 = 0x21
 
     @inline(__always)

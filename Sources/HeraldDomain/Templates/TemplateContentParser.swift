@@ -200,6 +200,34 @@ struct TemplateContentParser {
         }
         skipSpaces()
 
+        // `$(p | q | r)`: read q when the event has no p, then r.
+        var alternatives: [String] = []
+        var lastNameEnd = nameEnd
+        while index < bytes.count && bytes[index] == TemplateByte.pipe {
+            index += 1
+            skipSpaces()
+            let alternativeStart = index
+            while index < bytes.count && Self.isNameByte(bytes[index]) { index += 1 }
+            if alternativeStart == index {
+                guard index < bytes.count else { throw unclosed(opener, start) }
+                throw error(.invalidPropertyName, at: index, "expected a property name after '|'")
+            }
+            if index - alternativeStart > limits.maxPropertyNameLength {
+                throw error(
+                    .invalidPropertyName, at: alternativeStart,
+                    "property name is longer than \(limits.maxPropertyNameLength) characters"
+                )
+            }
+            if alternatives.count == Self.maxAlternatives {
+                throw error(
+                    .invalidExpression, at: alternativeStart,
+                    "at most \(Self.maxAlternatives) properties may follow the first with '|'")
+            }
+            alternatives.append(String(decoding: bytes[alternativeStart..<index].map(TemplateByte.lowercased), as: UTF8.self))
+            lastNameEnd = index
+            skipSpaces()
+        }
+
         var fallback: String?
         if index < bytes.count && bytes[index] == TemplateByte.colon {
             index += 1
@@ -243,7 +271,7 @@ struct TemplateContentParser {
 
         guard index < bytes.count else { throw unclosed(opener, start) }
         guard bytes[index] == TemplateByte.closeParen else {
-            if index == nameEnd {
+            if index == lastNameEnd {
                 throw error(
                     .invalidPropertyName, at: index,
                     "property names may contain only letters, digits and '_'"
@@ -254,7 +282,7 @@ struct TemplateContentParser {
                 ? "expected ')' after the length"
                 : fallback != nil
                     ? "expected ',' or ')' after the default value"
-                    : "expected ',', ':' or ')' after the property name"
+                    : "expected '|', ',', ':' or ')' after the property name"
             throw error(.invalidExpression, at: index, expected)
         }
         index += 1
@@ -277,12 +305,16 @@ struct TemplateContentParser {
         return TemplateExpression(
             operation: operation,
             property: String(decoding: bytes[nameStart..<nameEnd].map(TemplateByte.lowercased), as: UTF8.self),
+            alternatives: alternatives,
             fallback: fallback,
             offset: text.sourceOffset(start)
         )
     }
 
     // MARK: Helpers
+
+    /// Properties a `|` chain may add after the first.
+    static let maxAlternatives = 8
 
     private func isMarker(at position: Int) -> Bool {
         position + 1 < bytes.count && bytes[position + 1] == TemplateByte.openParen && Self.isOperator(bytes[position])

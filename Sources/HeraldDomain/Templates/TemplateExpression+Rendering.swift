@@ -1,7 +1,19 @@
 extension TemplateExpression {
-    /// The property's value for this expression: the event's, else the default, else nil.
+    /// The property's value for this expression: the event's, else that of the first of its
+    /// alternatives the event has, else the default, else nil.
     func value(in properties: TemplateProperties) -> String? {
-        properties.value(forFoldedName: property) ?? fallback
+        if let value = properties.value(forFoldedName: property) { return value }
+        for alternative in alternatives {
+            if let value = properties.value(forFoldedName: alternative) { return value }
+        }
+        return fallback
+    }
+
+    /// The alternative read in place of `property` (nil when the event has `property`, or none
+    /// of them).
+    func alternativeUsed(in properties: TemplateProperties) -> String? {
+        guard !alternatives.isEmpty, properties.value(forFoldedName: property) == nil else { return nil }
+        return alternatives.first { properties.value(forFoldedName: $0) != nil }
     }
 
     /// Appends the expression's output for `value` (from ``value(in:)``).

@@ -57,6 +57,9 @@ struct TemplateExpression: Sendable, Hashable {
     var operation: Operation
     /// Lower-cased (ASCII) so lookups match `TemplateProperties`' folded keys.
     var property: String
+    /// `$(p | q | r)`: the properties read, in order, when the event lacks the one before
+    /// (a locale's fallbacks, such as `News_fr_CA | News_fr | News_en`); lower-cased too.
+    var alternatives: [String] = []
     /// `$(p:{fallback})`: used when the event has no such property.
     var fallback: String?
     /// Where the expression starts in the body, for errors found after parsing.

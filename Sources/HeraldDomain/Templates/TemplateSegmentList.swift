@@ -44,6 +44,7 @@ struct TemplateSegmentList {
         segments.append(.substitution(substitutions.count))
         substitutions.append(TemplateSubstitution(expression: expression, escaping: escaping))
         properties.insert(expression.property)
+        properties.formUnion(expression.alternatives)
     }
 
     /// Appends parsed parts; literal parts are escaped like values since they were decoded

@@ -158,20 +158,23 @@ final class DeliveryRendition: Sendable {
     let payload: [UInt8]
     /// The properties its template reads that the event lacks (a rehearsal's preview says so).
     let missingProperties: [String]
+    /// The properties read in place of missing ones through `|` chains (on every record too).
+    let fallbacks: [String]
     private let frame: DeliveryRecord.Frame
 
     init(
         hub: HubName = .default, eventId: String, platform: Platform, templateName: String, payload: [UInt8],
         headers: DeliveryHeaders, expiresAt: Date?, publishedAt: Date?, test: Bool = false, correctionOf: String? = nil,
-        missingProperties: [String] = []
+        missingProperties: [String] = [], fallbacks: [String] = []
     ) {
         self.missingProperties = missingProperties
+        self.fallbacks = fallbacks
         self.platform = platform
         self.templateName = templateName
         self.payload = payload
         frame = DeliveryRecord.Frame(
             hub: hub, eventId: eventId, platform: platform, templateName: templateName, payload: payload, headers: headers,
-            expiresAt: expiresAt, publishedAt: publishedAt, test: test, correctionOf: correctionOf)
+            expiresAt: expiresAt, publishedAt: publishedAt, test: test, correctionOf: correctionOf, fallbacks: fallbacks)
     }
 
     /// Appends one record. `renderedAt` is the already formatted timestamp (the caller formats

@@ -167,7 +167,8 @@ final class TaskExecutor: @unchecked Sendable {
             let preview = RehearsalPreview(
                 platform: rendition.platform, template: rendition.templateName, bytes: rendition.payload.count,
                 limit: run.payloadLimits[rendition.platform], payload: String(decoding: rendition.payload, as: UTF8.self),
-                missingProperties: rendition.missingProperties.isEmpty ? nil : rendition.missingProperties)
+                missingProperties: rendition.missingProperties.isEmpty ? nil : rendition.missingProperties,
+                fallbacks: rendition.fallbacks.isEmpty ? nil : rendition.fallbacks)
             commands.append(RedisCommand("HSETNX", key, preview.field, Array(try JSONEncoder().encode(preview))))
         }
         guard !commands.isEmpty else { return }

@@ -201,6 +201,8 @@ struct TaskRun {
             )
             // Values are escaped as they render; what is left to refuse is a block too large to send.
             guard HeaderFieldRules.problem(with: headers) == nil else { return .skip(Self.headerTooLarge) }
+            // An alert with every text missing would show an empty banner: not pushed.
+            if EmptyAlert.check(platform: platform, payload: payload) { return .skip(EmptyAlert.reason) }
             var missing: [String] = []
             if task.rehearsal {
                 missing = template.headers.reduce(template.body.missingProperties(properties)) {
@@ -211,7 +213,10 @@ struct TaskRun {
                 DeliveryRendition(
                     hub: event.hub, eventId: task.eventId, platform: platform, templateName: template.name,
                     payload: payload, headers: headers, expiresAt: event.expiresAt, publishedAt: event.publishedAt,
-                    test: event.testRecipients != nil, correctionOf: correctionOf, missingProperties: missing
+                    test: event.testRecipients != nil, correctionOf: correctionOf, missingProperties: missing,
+                    fallbacks: template.headers.reduce(into: Set(template.body.alternativesUsed(properties))) {
+                        $0.formUnion($1.value.alternativesUsed(properties))
+                    }.sorted()
                 ))
         }
     }

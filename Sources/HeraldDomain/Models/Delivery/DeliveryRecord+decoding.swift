@@ -5,7 +5,7 @@ import Foundation
 extension DeliveryRecord: Codable {
     enum CodingKeys: String, CodingKey {
         case hub, deliveryId, eventId, registrationId, platform, handle, template, payload, headers, expiresAt, publishedAt, renderedAt,
-            test, correctionOf
+            test, correctionOf, fallbacks
     }
 
     public init(from decoder: any Decoder) throws {
@@ -28,6 +28,7 @@ extension DeliveryRecord: Codable {
         renderedAt = try container.decodeTimestamp(forKey: .renderedAt)
         test = try container.decodeIfPresent(Bool.self, forKey: .test) ?? false
         correctionOf = try container.decodeIfPresent(String.self, forKey: .correctionOf)
+        fallbacks = try container.decodeIfPresent([String].self, forKey: .fallbacks) ?? []
         if let stated = try container.decodeIfPresent(String.self, forKey: .deliveryId), stated != deliveryId {
             throw DecodingError.dataCorruptedError(
                 forKey: .deliveryId, in: container,
@@ -57,6 +58,7 @@ extension DeliveryRecord: Codable {
         try container.encodeTimestamp(renderedAt, forKey: .renderedAt)
         if test { try container.encode(true, forKey: .test) }
         try container.encodeIfPresent(correctionOf, forKey: .correctionOf)
+        if !fallbacks.isEmpty { try container.encode(fallbacks, forKey: .fallbacks) }
     }
 
     /// Decodes a record keeping the header order as written (`Codable` cannot).
@@ -101,13 +103,14 @@ extension DeliveryRecord: Codable {
             }
         }
         let correctionOf = reader.string("correctionOf", required: false, issues: &issues)
+        let fallbacks = reader.stringArray("fallbacks", required: false, issues: &issues) ?? []
         guard issues.isEmpty, let eventId, let registrationId, let platform, let handle, let template, let payload, let renderedAt else {
             throw ValidationFailure(issues: issues)
         }
         let record = DeliveryRecord(
             eventId: eventId, registrationId: registrationId, platform: platform, handle: handle, template: template,
             payload: payload, headers: headers, expiresAt: expiresAt, publishedAt: publishedAt, renderedAt: renderedAt,
-            hub: hub, test: test, correctionOf: correctionOf
+            hub: hub, test: test, correctionOf: correctionOf, fallbacks: fallbacks
         )
         if let stated, stated != record.deliveryId {
             throw ValidationFailure(issues: [

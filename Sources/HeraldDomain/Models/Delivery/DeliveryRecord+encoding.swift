@@ -12,7 +12,7 @@ extension DeliveryRecord {
         ISO8601Timestamp.append(renderedAt, precision: .milliseconds, to: &renderedAtBytes)
         Frame(
             hub: hub, eventId: eventId, platform: platform, templateName: template, payload: Array(payload.utf8), headers: headers,
-            expiresAt: expiresAt, publishedAt: publishedAt, test: test, correctionOf: correctionOf
+            expiresAt: expiresAt, publishedAt: publishedAt, test: test, correctionOf: correctionOf, fallbacks: fallbacks
         ).write(registrationId: registrationId.utf8, handle: handle.utf8, renderedAt: renderedAtBytes, into: &bytes)
     }
 
@@ -37,7 +37,7 @@ extension DeliveryRecord {
         /// id), `","platform":"<platform>","handle":"` (after the registration id), and
         /// `","template":"<t>","payload":"<escaped>","headers":{..},"expiresAt":..,"publishedAt":..,"renderedAt":"`
         /// (after the handle). A test send's records end in `,"test":true`, a correction's in
-        /// `,"correctionOf":"<event>"`.
+        /// `,"correctionOf":"<event>"`, one whose template read fallbacks in `,"fallbacks":[..]`.
         private let parts: [UInt8]
         private let closing: [UInt8]
         private let openingEnd: Int
@@ -46,7 +46,7 @@ extension DeliveryRecord {
 
         public init(
             hub: HubName = .default, eventId: String, platform: Platform, templateName: String, payload: [UInt8], headers: DeliveryHeaders,
-            expiresAt: Date?, publishedAt: Date?, test: Bool = false, correctionOf: String? = nil
+            expiresAt: Date?, publishedAt: Date?, test: Bool = false, correctionOf: String? = nil, fallbacks: [String] = []
         ) {
             var closing: [UInt8] = [UInt8(ascii: "\"")]
             if test { JSONOutput.appendRaw(#","test":true"#, to: &closing) }
@@ -54,6 +54,16 @@ extension DeliveryRecord {
                 JSONOutput.appendRaw(#","correctionOf":""#, to: &closing)
                 Self.escaped(correctionOf.utf8, &closing)
                 closing.append(UInt8(ascii: "\""))
+            }
+            if !fallbacks.isEmpty {
+                JSONOutput.appendRaw(#","fallbacks":["#, to: &closing)
+                for (position, name) in fallbacks.enumerated() {
+                    if position > 0 { closing.append(UInt8(ascii: ",")) }
+                    closing.append(UInt8(ascii: "\""))
+                    Self.escaped(name.utf8, &closing)
+                    closing.append(UInt8(ascii: "\""))
+                }
+                closing.append(UInt8(ascii: "]"))
             }
             closing.append(UInt8(ascii: "}"))
             self.closing = closing

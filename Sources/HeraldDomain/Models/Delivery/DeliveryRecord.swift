@@ -26,13 +26,18 @@ public struct DeliveryRecord: Sendable, Hashable {
     /// A delivery of a correction (``EventCorrection``): the id of the event it corrects,
     /// `"correctionOf"` in JSON, absent otherwise. ``eventId`` is the correction's own.
     public var correctionOf: String?
+    /// The properties the template read in place of missing ones through its `|` chains (a
+    /// locale's fallbacks: `news_en` for `$(News_fr | News_en)` of an event without
+    /// `News_fr`), lower-cased and sorted: `"fallbacks"` in JSON, absent when none was.
+    public var fallbacks: [String]
 
     public init(
         eventId: String, registrationId: String, platform: Platform, handle: String, template: String,
         payload: String, headers: DeliveryHeaders, expiresAt: Date?, publishedAt: Date?, renderedAt: Date,
-        hub: HubName = .default, test: Bool = false, correctionOf: String? = nil
+        hub: HubName = .default, test: Bool = false, correctionOf: String? = nil, fallbacks: [String] = []
     ) {
         self.hub = hub
+        self.fallbacks = fallbacks
         self.correctionOf = correctionOf
         self.test = test
         self.eventId = eventId

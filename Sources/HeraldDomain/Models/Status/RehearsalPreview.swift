@@ -10,9 +10,16 @@ public struct RehearsalPreview: Sendable, Hashable, Codable {
     /// Properties the template reads that the event does not set and that have no default:
     /// each rendered as "" for every device of this rendition. Absent when there are none.
     public var missingProperties: [String]?
+    /// Properties read in place of missing ones through the template's `|` chains (a locale's
+    /// fallbacks), as the deliveries' records name them. Absent when there are none.
+    public var fallbacks: [String]?
 
-    public init(platform: Platform, template: String, bytes: Int, limit: Int, payload: String, missingProperties: [String]? = nil) {
+    public init(
+        platform: Platform, template: String, bytes: Int, limit: Int, payload: String, missingProperties: [String]? = nil,
+        fallbacks: [String]? = nil
+    ) {
         self.missingProperties = missingProperties
+        self.fallbacks = fallbacks
         self.platform = platform
         self.template = template
         self.bytes = bytes
