@@ -1,13 +1,16 @@
 import Foundation
+import HeraldApp
 import HeraldTestSupport
 import Testing
 
 /// `make run` end to end: the API, every worker role and the seed tutorials' story, in the
-/// real executable against a private Redis and broker.
+/// real executable against a private Redis and broker. With `HERALD_TEST_METRICS_SCRAPE` set
+/// (scripts/test-all sets it), the running Herald's `/metrics` is left in that file afterwards:
+/// the deployment files are validated against it.
 @Suite("make run story", .heavy, .enabled(if: HeraldBinary.isLocalBuilt, "build the herald-local executable first"))
 struct DemoStoryTests {
     @Test("every device receives exactly its language, category and payload")
-    func story() throws {
+    func story() async throws {
         let redis = try TestRedis()
         let broker = try TestBroker()
         defer {
@@ -16,12 +19,37 @@ struct DemoStoryTests {
         }
         let logFile = FileManager.default.temporaryDirectory.appendingPathComponent("herald-demo-\(UUID().uuidString).log").path
         defer { try? FileManager.default.removeItem(atPath: logFile) }
-        let output = try HeraldBinary.run(
-            ["demo", "--api-port", String(freeLocalPort()), "--session-timeout-ms", "6000", "--log-file", logFile],
+        let port = freeLocalPort()
+        let demo = try HeraldBinary.start(
+            ["demo", "--keep-running", "--api-port", String(port), "--session-timeout-ms", "6000", "--log-file", logFile],
             environment: ["HERALD_KAFKA_BROKERS": broker.bootstrapServers, "HERALD_REDIS_URL": redis.url],
-            timeout: 300, executable: HeraldBinary.localPath
+            executable: HeraldBinary.localPath
         )
-        #expect(output.status == 0, "demo failed:\n\(output.stdout)\n\(output.stderr.suffix(3000))")
+        defer {
+            demo.signal(SIGTERM)
+            _ = demo.waitForExit(timeout: 60)
+        }
+        // The story ends with "Herald keeps running"; the wait fails only when its output stops growing.
+        try await waitWhileProgressing("the make run story", interval: .milliseconds(200)) { () async throws -> ProgressCheck<Int, Void> in
+            let printed = demo.stdout()
+            if printed.contains("Herald keeps running") { return .done(()) }
+            guard demo.process.isRunning else {
+                throw TestServerError(
+                    message: "the demo ended with status \(demo.process.terminationStatus):\n\(printed)\n\(demo.stderr().suffix(3000))")
+            }
+            return .waiting(printed.utf8.count)
+        }
+        if let scrape = ProcessInfo.processInfo.environment["HERALD_TEST_METRICS_SCRAPE"] {
+            // Consumer lag is sampled every 15 s: wait for its first sample (the story often outlasts it).
+            let client = HeraldHTTPClient(baseURL: URL(string: "http://127.0.0.1:\(port)")!)
+            var metrics = ""
+            for _ in 0..<120 where !metrics.contains("herald_consumer_lag{") {
+                metrics = try await client.send("GET", "/metrics").text
+                if !metrics.contains("herald_consumer_lag{") { try await Task.sleep(for: .milliseconds(500)) }
+            }
+            try metrics.write(toFile: scrape, atomically: true, encoding: .utf8)
+        }
+        let output = (stdout: demo.stdout(), stderr: demo.stderr())
         let text = output.stdout
         // The console tells the story: the log is in its file, and a normal run logs no error.
         #expect(text.contains("(the log of the API and the worker roles: \(logFile))"))
