@@ -88,6 +88,13 @@ struct DemoStoryTests {
         let activity = received("Live Activity of the final")
         #expect(activity.contains(#""event":"update","content-state":{"away":1,"home":2,"minute":89}"#), "\(activity)")
         #expect(activity.split(separator: "\n").count == 1)
+        // A locale's fallbacks: no Canadian French, so French, named on the record; the Klingon
+        // reader's alert would be empty, so it is not pushed and the science event says why.
+        #expect(
+            received("Marc's iPhone").contains(
+                #""alert":"La sonde atteint la lune de Jupiter"}}  (no News_French_CA: fell back to news_french)"#))
+        #expect(received("Worf's iPhone") == "      (nothing)\n")
+        #expect(text.contains("(empty_alert 1)") && text.contains("Worf's iPhone (Klingon, never translated)\n      (nothing)"), "\(text)")
         // The Windows PC gets French toasts for World and Business.
         #expect(received("Ana's Windows PC").contains("<text>Le sommet se termine"))
         #expect(received("Ana's Windows PC").contains("business:") && !received("Ana's Windows PC").contains("science:"))

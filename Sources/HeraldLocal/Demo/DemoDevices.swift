@@ -114,6 +114,17 @@ enum DemoDevices {
                     "body": #"{"aps":{"alert":"$(Invitation_English)","category":"INVITE_CATEGORY"}}"#,
                     "headers": ["apns-push-type": "alert"],
                 ]),
+            // A locale's fallbacks: the newsroom writes no Canadian French, so French, else English.
+            DemoDevice(
+                name: "Marc's iPhone (Canadian French)", platform: "apns", handle: apnsHandle(0x88), tags: ["Science"],
+                template: [
+                    "name": "newsTemplate", "body": #"{"aps":{"alert":"$(News_French_CA | News_French | News_English)"}}"#,
+                    "headers": ["apns-push-type": "alert"],
+                ]),
+            // No translation at all: its alert would be an empty banner, so it is not pushed (empty_alert).
+            DemoDevice(
+                name: "Worf's iPhone (Klingon, never translated)", platform: "apns", handle: apnsHandle(0x99), tags: ["Science"],
+                template: apnsNews("Klingon")),
             DemoDevice(
                 name: "Live Activity of the final (an iPhone's lock screen)", platform: "apns", handle: apnsHandle(0x77),
                 tags: ["Match_Final"],

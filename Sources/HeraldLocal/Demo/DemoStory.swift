@@ -102,8 +102,9 @@ struct DemoStory: Service {
             let status = try await waitForStatus(id)
             let counts = status.targets.byPlatform.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", ")
             let duration = status.timings.durationMs.map { "\($0) ms" } ?? "-"
+            let reasons = (status.skippedReasons ?? [:]).sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", ")
             say(
-                "   \(id)  \(status.state.rawValue): \(status.targets.total) deliveries (\(counts.isEmpty ? "none" : counts)), skipped \(status.skipped), \(duration)  [\(title)]"
+                "   \(id)  \(status.state.rawValue): \(status.targets.total) deliveries (\(counts.isEmpty ? "none" : counts)), skipped \(status.skipped)\(reasons.isEmpty ? "" : " (\(reasons))"), \(duration)  [\(title)]"
             )
         }
 
@@ -124,7 +125,9 @@ struct DemoStory: Service {
             if records.isEmpty { say("      (nothing)") }
             for record in records {
                 let short = record.eventId.replacingOccurrences(of: "bn-\(runId)-", with: "")
-                say("      \(short): \(record.payload)")
+                let fallbacks =
+                    record.fallbacks.isEmpty ? "" : "  (no News_French_CA: fell back to \(record.fallbacks.joined(separator: ", ")))"
+                say("      \(short): \(record.payload)\(fallbacks)")
             }
         }
         let total = received.values.reduce(0) { $0 + $1.count }
