@@ -69,7 +69,31 @@ struct StatsCommand: AsyncParsableCommand {
             lines.append(
                 "    pushed: \(outcomes)  (push failures \(item.pushFailures))" + percentiles("publish to pushed", item.pushedLatencyMs))
         }
+        if let reach = item.reach { lines += Self.reachCurve(reach, total: item.deliveredByStatus) }
         return lines.joined(separator: "\n")
+    }
+
+    /// The reach curve as text: for each stage, the time from the publish to the first, half,
+    /// 90 %, 99 % and all of the deliveries, and a bar of how far along the way each mark is.
+    static func reachCurve(_ reach: Reach, total: Int) -> [String] {
+        let stages: [(String, ReachCurve?)] = [("committed", reach.committed), ("sent", reach.sent)]
+        let longest: Int64 = stages.compactMap { $0.1?.latestMs }.max() ?? 0
+        var lines = ["    reach of \(total) deliveries, ms from publish (one bar: the time to that share)"]
+        for (name, curve) in stages {
+            guard let curve else { continue }
+            lines.append("      \(name): \(curve.count) of \(total)")
+            for (mark, value) in curve.marks {
+                guard let value else {
+                    lines.append("        \(mark.padding(toLength: 5, withPad: " ", startingAt: 0))  not reached")
+                    continue
+                }
+                let width = longest > 0 ? Int((Double(value) / Double(longest) * 40).rounded()) : 0
+                lines.append(
+                    "        \(mark.padding(toLength: 5, withPad: " ", startingAt: 0))  \(String(repeating: "█", count: max(1, width))) \(value) ms"
+                )
+            }
+        }
+        return lines
     }
 
     /// "  <interval> p50 … ms", or nothing without samples.

@@ -30,6 +30,9 @@ public struct EventStatistics: Sendable {
         /// Publish-to-pushed latency of the `sent` receipts (from the event's publish to the
         /// sender's decision), in milliseconds.
         public var pushedLatencyMs: Percentiles?
+        /// How fast the event reached its audience: its deliveries committed (each task's at the
+        /// time it finished) and their receipts `sent`, against the deliveries its status counts.
+        public var reach: Reach?
 
         /// Receipts that did not reach the device's service: every outcome but `sent`.
         public var pushFailures: Int {
@@ -138,13 +141,20 @@ public struct EventStatistics: Sendable {
                 for (reason, count) in task.skippedReasons { reasons[reason, default: 0] += count }
             }
             let read = deliveries[id]
-            return Event(
+            let startMs = ISO8601Timestamp.milliseconds(status.timings.publishedAt ?? status.timings.acceptedAt)
+            let committed = ReachCurve(
+                points: (progress[id] ?? [:]).values.map { (ISO8601Timestamp.milliseconds($0.finishedAt) - startMs, $0.delivered.total) },
+                total: status.targets.total)
+            let sent = ReachCurve(points: (receipts[id]?.latencies ?? []).map { (Int64($0.rounded()), 1) }, total: status.targets.total)
+            var event = Event(
                 eventId: id, state: status.state.rawValue, tasksPlanned: status.tasks.planned, tasksCompleted: status.tasks.completed,
                 deliveredByStatus: status.targets.total, byPlatform: status.targets.byPlatform, byTemplate: status.targets.byTemplate,
                 skipped: status.skipped, skippedByReason: reasons, failed: status.failed, durationMs: status.timings.durationMs,
                 deliveryRecords: read?.count ?? 0, latencyMs: read.flatMap { Percentiles($0.latencies) },
                 pushed: receipts[id]?.outcomes ?? [:], pushedLatencyMs: receipts[id].flatMap { Percentiles($0.latencies) }
             )
+            if committed != nil || sent != nil { event.reach = Reach(committed: committed, sent: sent) }
+            return event
         }
     }
 }

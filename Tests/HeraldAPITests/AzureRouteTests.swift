@@ -63,7 +63,6 @@ struct AzureRouteTests {
                 (["ServiceBusNotification-Format": "baidu"], "{}", "ServiceBusNotification-Format"),
                 (["ServiceBusNotification-Format": "apple", "apns-topic": "com.x"], #"{"aps":{}}"#, "apns-topic"),
                 (["ServiceBusNotification-Format": "apple", "apns-push-type": "background"], #"{"aps":{}}"#, "apns-push-type"),
-                (["ServiceBusNotification-Format": "template", "ServiceBusNotification-TestSend": "true"], "{}", "test"),
                 (
                     ["ServiceBusNotification-Format": "template", "ServiceBusNotification-Tags": "World &&"], "{}",
                     "ServiceBusNotification-Tags"
@@ -77,6 +76,14 @@ struct AzureRouteTests {
                 #expect(reply.text.hasPrefix("<Error><Code>400</Code><Detail>"), "\(reply.text)")
                 #expect(reply.text.contains(field), "\(fields) should name \(field): \(reply.text)")
             }
+            // A test send goes now: it cannot be scheduled.
+            let scheduledTest = try await client.call(
+                .post, "/sports/schedulednotifications",
+                Self.headers([
+                    "ServiceBusNotification-Format": "template", "ServiceBusNotification-TestSend": "true",
+                    "ServiceBusNotification-ScheduleTime": "2099-01-01T00:00:00Z",
+                ]), body: "{}")
+            #expect(scheduledTest.status == .badRequest && scheduledTest.text.contains("test"), "\(scheduledTest.text)")
             let anonymous = try await client.call(.post, "/sports/messages", [:], body: "{}")
             #expect(anonymous.status == .unauthorized)
             #expect(anonymous.text.hasPrefix("<Error><Code>401</Code>"))

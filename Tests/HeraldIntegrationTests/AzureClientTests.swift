@@ -120,6 +120,20 @@ final class AzureClientTests {
         for (hub, connection) in [("news", news), ("sports", sports)] {
             try await checkSends(try client(connection, hub: hub, "send"), hub: hub, connection: connection)
         }
+        // Azure's test send: each answered with the outcome of every device it reached.
+        for hub in ["news", "sports"] {
+            let tested = try client(hub == "news" ? news : sports, hub: hub, "testsend")
+            for (name, device) in [("template", "\(hub)-iphone:news"), ("native", "\(hub)-ipad")] {
+                let answer = tested[name]
+                #expect(answer?["success"] == .number("1") && answer?["failure"] == .number("0"), "\(tested)")
+                var result: JSONValue?
+                if case .array(let results)? = answer?["results"] { result = results.count == 1 ? results[0] : nil }
+                #expect(result?["RegistrationId"] == .string(device) && result?["ApplicationPlatform"] == .string("apple"), "\(tested)")
+                #expect(result?["PnsHandle"] == .string(String(repeating: "ab", count: 32)), "\(tested)")
+                #expect(
+                    result?["Outcome"] == .string("The Notification was successfully sent to the Push Notification System"), "\(tested)")
+            }
+        }
 
         // A schedule in one hub, cancelled there; and the deployment's own policy on the default hub.
         let scheduled = try client(sports, hub: "sports", "schedule")

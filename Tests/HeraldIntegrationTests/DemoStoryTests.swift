@@ -104,7 +104,7 @@ struct DemoStoryTests {
         // The sender pushed every delivery to the local APNs, FCM and Web Push servers: one receipt
         // each, all sent; the browser decrypted what the fan-out rendered for it.
         let pushed = text.split(separator: "\n").drop(while: { !$0.hasPrefix("5. ") }).prefix(while: { !$0.hasPrefix("6. ") })
-        let receiptLines = pushed.filter { $0.hasPrefix("      ") }
+        let receiptLines = pushed.filter { $0.hasPrefix("      ") && !$0.hasPrefix("      committed:") && !$0.hasPrefix("      sent:") }
         #expect(
             !receiptLines.isEmpty
                 && receiptLines.allSatisfy { $0.contains(": sent (HTTP 200, 1 attempt") || $0.contains(": sent (HTTP 201, 1 attempt") },
@@ -112,6 +112,13 @@ struct DemoStoryTests {
         let decrypted = pushed.filter { $0.contains("Noor's browser (English, Web Push) decrypted: ") }
         #expect(decrypted.count == 3, "\(pushed.joined(separator: "\n"))")
         #expect(decrypted.contains { $0.hasSuffix(#"{"title":"Breaking news","body":"Probe reaches Jupiter's moon"}"#) })
+        // The World alert's reach: every delivery committed and sent, each after the first.
+        #expect(pushed.contains { $0.hasPrefix("   The reach of bn-") && $0.contains("-world (") }, "\(pushed.joined(separator: "\n"))")
+        for stage in ["committed", "sent:     "] {
+            let line = pushed.first { $0.hasPrefix("      \(stage)") }.map(String.init) ?? ""
+            #expect(
+                line.contains("first ") && line.contains(" ms, half ") && line.contains("all ") && !line.contains("not reached"), "\(line)")
+        }
         let totals = try #require(pushed.last { $0.contains(" receipts for ") }, "\(pushed.joined(separator: "\n"))")
         let numbers = totals.split(separator: " ").compactMap { Int($0) }
         #expect(numbers.count == 2 && numbers[0] == numbers[1] && numbers[0] == receiptLines.count, "\(totals)")

@@ -195,6 +195,10 @@ final class SenderStackTests {
         #expect(counts["apns"] == ["sent": 3, "unregistered": 2, "rejected": 1], "\(counts)")
         #expect(counts["fcm"] == ["sent": 2, "unregistered": 1, "rejected": 1], "\(counts)")
         #expect(counts["wns"] == ["sent": 1, "unregistered": 1], "\(counts)")
+        // Its reach: all 12 deliveries committed; 6 sent, which is half of them.
+        let reach = try #require(document["reach"] as? [String: [String: Int]], "\(status.text)")
+        #expect(reach["committed"]?["count"] == 12 && reach["committed"]?["allMs"] != nil, "\(reach)")
+        #expect(reach["sent"]?["count"] == 6 && reach["sent"]?["p50Ms"] != nil && reach["sent"]?["p90Ms"] == nil, "\(reach)")
         // The deliveries not sent are kept for a correction of the event to leave out: 6 of 12.
         let pool = RedisConnectionPool(configuration: try RedisConfiguration(url: redis.url), size: 1)
         let unsent = try await pool.withConnection { try await $0.send(.smembers(layout.unsentKey(eventId: "push-all"))) }

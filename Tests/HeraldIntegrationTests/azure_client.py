@@ -7,6 +7,7 @@ usage: azure_client.py <connection string> <hub> <scenario> [notification id]
 scenarios:
   devices   installations: create (APNs template, FCM v1 native), read, patch, and one deleted
   send      a template send and a native APNs send to tag expressions
+  testsend  the same two as test sends, with the outcome of each device they reached
   outcome   the outcome details of a notification
   schedule  a scheduled send
   cancel    the cancel of a scheduled send
@@ -78,6 +79,25 @@ def send(client, hub):
     return {"template": template, "native": native}
 
 
+def testsend(client, hub):
+    answers = {}
+    for name, notification, tags in [
+        ("template", create_template_notification({"headline": f"Test ({hub})"}), "World && Alerts"),
+        ("native", create_apple_notification({"aps": {"alert": f"Test native ({hub})"}}), "World || Nowhere"),
+    ]:
+        root = ET.fromstring(client.send_notification(notification, tag_expression=tags, test_send=True)["_raw_xml"])
+        answers[name] = {
+            "success": int(root.findtext("sb:Success", namespaces=NS)),
+            "failure": int(root.findtext("sb:Failure", namespaces=NS)),
+            "results": [
+                {field: result.findtext(f"sb:{field}", namespaces=NS)
+                 for field in ("ApplicationPlatform", "PnsHandle", "RegistrationId", "Outcome")}
+                for result in root.findall("sb:Results/sb:RegistrationResult", NS)
+            ],
+        }
+    return answers
+
+
 def schedule(client, hub):
     when = datetime.now(timezone.utc) + timedelta(hours=1)
     return client.schedule_notification(when, create_template_notification({"headline": "later"}), tag_expression="World")
@@ -105,5 +125,6 @@ if __name__ == "__main__":
         if scenario in ("outcome", "cancel"):
             result = {"outcome": outcome, "cancel": cancel}[scenario](client, sys.argv[4])
         else:
-            result = {"devices": devices, "send": send, "schedule": schedule, "denied": denied}[scenario](client, hub)
+            result = {"devices": devices, "send": send, "testsend": testsend, "schedule": schedule, "denied": denied}[scenario](
+                client, hub)
     print(json.dumps(result))

@@ -51,6 +51,9 @@ struct EventStatisticsTests {
         #expect(event.skipped == 4)
         #expect(event.skippedByReason == ["payload_too_large": 2, "no_native_payload": 2])
         #expect(event.deliveryRecords == 5)
+        // Both tasks finished a second after the publish: every delivery committed then.
+        #expect(event.reach?.committed == ReachCurve(count: 5, firstMs: 1_000, p50Ms: 1_000, p90Ms: 1_000, p99Ms: 1_000, allMs: 1_000))
+        #expect(event.reach?.sent == nil)
         let latency = try #require(event.latencyMs)
         #expect(abs(latency.p50 - 30) < 0.01)
         #expect(abs(latency.p90 - 1_000) < 0.01)
@@ -60,7 +63,10 @@ struct EventStatisticsTests {
     @Test("push outcomes come from the receipts: failures counted per platform and outcome, publish-to-pushed latency from sent ones")
     func receipts() throws {
         var statistics = EventStatistics()
-        statistics.add(status: StatusRecord.accepted(eventId: "bn-1", taskCount: 1, publishedAt: Self.t0, acceptedAt: Self.t0))
+        var status = StatusRecord.accepted(eventId: "bn-1", taskCount: 1, publishedAt: Self.t0, acceptedAt: Self.t0)
+        status.state = .completed
+        status.targets.total = 5
+        statistics.add(status: status)
         func receipt(_ n: Int, _ platform: Platform, _ outcome: PushOutcome, afterMs: Int) -> PushReceipt {
             PushReceipt(
                 deliveryId: "d\(n)", eventId: "bn-1", registrationId: "r\(n)", platform: platform, outcome: outcome, attempts: 1,
@@ -75,6 +81,8 @@ struct EventStatisticsTests {
         #expect(event.pushed == ["apns": ["sent": 2, "failed": 1], "fcm": ["unregistered": 1, "sent": 1]])
         #expect(event.pushFailures == 2)
         #expect(event.failed == 0, "the status's failed counts deliveries that could not be built, not pushes")
+        // Three of the five deliveries sent: half of them by 300 ms, 90 % never.
+        #expect(event.reach?.sent == ReachCurve(count: 3, firstMs: 100, p50Ms: 300))
         let latency = try #require(event.pushedLatencyMs)
         #expect(abs(latency.p50 - 200) < 0.01)
         #expect(abs(latency.max - 300) < 0.01)

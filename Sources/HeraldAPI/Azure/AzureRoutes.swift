@@ -16,6 +16,8 @@ struct AzureRoutes: Sendable {
     let hubResource: String
     let limits: APILimits
     let now: @Sendable () -> Date
+    /// How long a test send's answer waits for its receipts.
+    var testSendWait: Duration = .seconds(15)
 
     static let apiVersion = "2020-06"
 
@@ -121,11 +123,13 @@ struct AzureRoutes: Sendable {
         if request.uri.queryParameters.get("direct") != nil || headers[Self.deviceHandle] != nil {
             throw APIError.invalidParameter("direct", "direct sends (to one device handle) are not built in Herald; send to a tag")
         }
-        if request.uri.queryParameters.get("test")?.lowercased() == "true" || headers[Self.testSend]?.lowercased() == "true" {
-            throw APIError.invalidParameter("test", "test sends are not built in Herald yet; send to a tag that only test devices carry")
-        }
+        let test = request.uri.queryParameters.get("test").map { $0.isEmpty || $0.lowercased() == "true" } ?? false
         let body = try await RequestReading.body(of: request, limit: limits.maxRequestBytes)
         var event = try Self.event(body: body, headers: headers, now: now())
+        if test || headers[Self.testSend]?.lowercased() == "true" {
+            guard schedule == nil else { throw APIError.invalidParameter("test", "a test send goes now; it cannot be scheduled") }
+            return try await testSend(event, hub: hub)
+        }
         event.schedule = schedule
         let (id, _) = try await notifications.accept(&event, hub: hub)
         let location = location(context, kind, id)
@@ -140,6 +144,85 @@ struct AzureRoutes: Sendable {
                 JSONMember(key: "trackingId", value: .string(tracking)),
             ]), status: .created, headers: fields)
     }
+
+    // MARK: Test send
+
+    /// Azure's test send (`?test` or `ServiceBusNotification-TestSend: true`): the send goes,
+    /// fully rendered, to at most `testSendDevices` registrations of its audience, as a Herald
+    /// test send (records and status say `test`; the event's id stays free), and the answer is
+    /// Azure's `NotificationOutcome` with each one's receipt, once all are in or `testSendWait`
+    /// has passed. The devices are the first of the audience found among the hub's
+    /// registrations (its tags' members, or all of them), at most `testSendScan` looked at.
+    private func testSend(_ event: NotificationEvent, hub: HubName) async throws -> Response {
+        let devices = try await testAudience(of: event, hub: hub)
+        guard !devices.isEmpty else { return AzureXML.response(AzureXML.notificationOutcome([]), status: .created) }
+        var test = event
+        test.testRecipients = devices.map { .device($0.registrationId) }
+        let (id, _) = try await notifications.accept(&test, hub: hub)
+        var outcomes: [String: (outcome: PushOutcome, reason: String?)] = [:]
+        // Every delivery answered: a device without a receipt had none rendered for it.
+        var allAnswered = false
+        let deadline = ContinuousClock.now + testSendWait
+        while ContinuousClock.now < deadline {
+            if let status = try await notifications.storedStatus(id, hub: hub), status.state.isTerminal {
+                outcomes = try await notifications.statusReader.testOutcomes(eventId: id, hub: hub)
+                allAnswered = outcomes.count >= status.targets.total
+                if allAnswered { break }
+            }
+            try await Task.sleep(for: .milliseconds(50))
+        }
+        let results = devices.map { device in
+            AzureXML.TestResult(
+                registration: device,
+                outcome: outcomes[device.registrationId].map { .receipt($0.outcome, reason: $0.reason) }
+                    ?? (allAnswered ? .notDelivered : .noAnswerYet))
+        }
+        var fields = HTTPFields()
+        fields[Self.trackingId] = id
+        return AzureXML.response(AzureXML.notificationOutcome(results), status: .created, headers: fields)
+    }
+
+    /// Up to `testSendDevices` registrations of `hub` the event would reach: its audience's, and
+    /// of the kind it is for (a template send's template registrations, a native send's native
+    /// ones of its platforms).
+    private func testAudience(of event: NotificationEvent, hub: HubName) async throws -> [Registration] {
+        let store = installations.registry.store(for: hub)
+        let expression = event.audience.expression
+        // An `a || b` audience is listed tag by tag; any other is found among all registrations.
+        let lists: [String?] = expression?.orOnlyTags ?? [nil]
+        var found: [Registration] = []
+        var seen: Set<String> = []
+        var scanned = 0
+        for tag in lists {
+            var cursor: String?
+            repeat {
+                let page: RegistrationPage
+                do {
+                    page = try await store.list(RegistrationQuery(tag: tag, limit: 100, cursor: cursor))
+                } catch {
+                    throw APIError.from(error)
+                }
+                for registration in page.items where seen.insert(registration.registrationId).inserted {
+                    if Self.wouldReceive(registration, event) { found.append(registration) }
+                    if found.count == Self.testSendDevices { return found }
+                }
+                scanned += page.items.count
+                cursor = page.nextCursor
+            } while cursor != nil && scanned < Self.testSendScan
+        }
+        return found
+    }
+
+    static func wouldReceive(_ registration: Registration, _ event: NotificationEvent) -> Bool {
+        if let expression = event.audience.expression, !expression.evaluate(Set(registration.tags)) { return false }
+        guard let template = registration.template else { return event.native[registration.platform] != nil }
+        return event.includesTemplate(named: template.name)
+    }
+
+    /// Azure's number of devices a test send reaches.
+    static let testSendDevices = 10
+    /// Registrations looked at, at most, to find them.
+    static let testSendScan = 10_000
 
     private func location(_ context: APIRequestContext, _ kind: String, _ id: String) -> String {
         var base = hubResource

@@ -40,6 +40,70 @@ enum AzureXML {
         return response(xml, status: apiError.status, headers: apiError.headers)
     }
 
+    /// One device of a test send and what became of its notification.
+    struct TestResult {
+        enum Outcome {
+            /// The sender's receipt.
+            case receipt(PushOutcome, reason: String?)
+            /// The fan-out wrote nothing for it (its status counts it as skipped, with the reason).
+            case notDelivered
+            /// No receipt within the answer's wait (it may still come; the status will count it).
+            case noAnswerYet
+        }
+
+        var registration: Registration
+        var outcome: Outcome
+
+        var succeeded: Bool {
+            if case .receipt(.sent, _) = outcome { return true }
+            return false
+        }
+
+        /// Azure's sentence for the outcome, with Herald's reason where there is one.
+        var text: String {
+            switch outcome {
+            case .receipt(.sent, _): return "The Notification was successfully sent to the Push Notification System"
+            case .receipt(let outcome, let reason):
+                let said: String =
+                    switch outcome {
+                    case .unregistered: "The Push Notification System handle for the registration is invalid"
+                    case .rejected: "The Push Notification System rejected the notification"
+                    case .expired: "The notification expired before it was sent"
+                    case .cancelled: "The notification was stopped before it was sent"
+                    case .failed, .sent: "The notification could not be sent to the Push Notification System"
+                    }
+                return reason.map { "\(said): \($0)" } ?? said
+            case .notDelivered: return "No notification for this registration (its status says why it was skipped)"
+            case .noAnswerYet: return "The Push Notification System has not answered yet"
+            }
+        }
+
+        /// Azure's platform names.
+        var platform: String {
+            switch registration.platform {
+            case .apns: "apple"
+            case .fcm: "fcmv1"
+            case .wns: "windows"
+            case .webpush: "browser"
+            }
+        }
+    }
+
+    /// `NotificationOutcome`, the answer to a test send: how many succeeded and failed, and each
+    /// device's outcome.
+    static func notificationOutcome(_ results: [TestResult]) -> String {
+        let success = results.count { $0.succeeded }
+        var xml = #"<NotificationOutcome xmlns="\#(connectNamespace)" xmlns:i="http://www.w3.org/2001/XMLSchema-instance">"#
+        xml += "<Success>\(success)</Success><Failure>\(results.count - success)</Failure><Results>"
+        for result in results {
+            xml += "<RegistrationResult><ApplicationPlatform>\(result.platform)</ApplicationPlatform>"
+            xml += "<PnsHandle>\(escaped(result.registration.handle))</PnsHandle>"
+            xml += "<RegistrationId>\(escaped(result.registration.registrationId))</RegistrationId>"
+            xml += "<Outcome>\(escaped(result.text))</Outcome></RegistrationResult>"
+        }
+        return xml + "</Results></NotificationOutcome>"
+    }
+
     /// `NotificationDetails`, Azure's per-message telemetry, from Herald's status of the event.
     static func notificationDetails(_ status: StatusRecord, location: String) -> String {
         var xml = #"<NotificationDetails xmlns="\#(connectNamespace)" xmlns:i="http://www.w3.org/2001/XMLSchema-instance">"#

@@ -109,11 +109,14 @@ public protocol NotificationStatusReading: Sendable {
     func previews(eventId: String, hub: HubName) async throws -> [RehearsalPreview]
     /// The deployment's measured fan-out speed, deliveries per second; nil before it has one.
     func measuredThroughput() async throws -> Int?
+    /// A test send's receipts so far, by registration id: the outcome and its reason.
+    func testOutcomes(eventId: String, hub: HubName) async throws -> [String: (outcome: PushOutcome, reason: String?)]
 }
 
 extension NotificationStatusReading {
     public func previews(eventId: String, hub: HubName) async throws -> [RehearsalPreview] { [] }
     public func measuredThroughput() async throws -> Int? { nil }
+    public func testOutcomes(eventId: String, hub: HubName) async throws -> [String: (outcome: PushOutcome, reason: String?)] { [:] }
 }
 
 /// The scheduler's side of the API: what `DELETE /v1/notifications/{id}` and

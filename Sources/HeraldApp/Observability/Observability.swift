@@ -34,11 +34,12 @@ public enum Observability {
     private static func bootstrapMetrics() -> PrometheusCollectorRegistry {
         let registry = PrometheusCollectorRegistry()
         var factory = PrometheusMetricsFactory(registry: registry)
-        // Publish-to-delivery spans milliseconds (one-user events) to seconds (broadcasts).
+        // Publish-to-delivery spans milliseconds (one-user events) to seconds (broadcasts), and
+        // publish-to-sent to minutes (a reach objective such as "90 % within 120 s").
         factory.defaultDurationHistogramBuckets = [
             .milliseconds(1), .milliseconds(5), .milliseconds(10), .milliseconds(25), .milliseconds(50),
             .milliseconds(100), .milliseconds(250), .milliseconds(500), .seconds(1), .milliseconds(2_500),
-            .seconds(5), .seconds(10), .seconds(30), .seconds(60),
+            .seconds(5), .seconds(10), .seconds(30), .seconds(60), .seconds(120), .seconds(300),
         ]
         MetricsSystem.bootstrap(factory)
         return registry

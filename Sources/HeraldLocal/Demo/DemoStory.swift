@@ -417,6 +417,19 @@ struct DemoStory: Service {
         for text in browserInbox() { say("   \(DemoDevices.browserName) decrypted: \(text)") }
         let count = receipts.values.reduce(0) { $0 + $1.count }
         say("   \(count) receipts for \(expected) deliveries; GET /v1/notifications/{id} counts them per platform and outcome.")
+        // One alert's reach: from its publish to its deliveries committed and sent.
+        let world = "bn-\(runId)-world"
+        let status = try await waitForStatus(world) { $0.reach?.sent?.allMs != nil || $0.pushReceiptCount >= $0.targets.total }
+        if let reach = status.reach {
+            func curve(_ curve: ReachCurve?) -> String {
+                guard let curve else { return "-" }
+                return [("first", curve.firstMs), ("half", curve.p50Ms), ("90%", curve.p90Ms), ("all", curve.allMs)]
+                    .map { "\($0.0) \($0.1.map { "\($0) ms" } ?? "not reached")" }.joined(separator: ", ")
+            }
+            say("   The reach of \(world) (\(status.targets.total) deliveries), from its publish:")
+            say("      committed: \(curve(reach.committed))")
+            say("      sent:      \(curve(reach.sent))")
+        }
     }
 
     /// A story scheduled a few seconds ahead (`sendAt`): accepted as `scheduled`, released by

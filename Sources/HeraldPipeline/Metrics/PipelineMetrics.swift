@@ -16,6 +16,9 @@ public final class PipelineMetrics: Sendable {
     /// `herald_publish_to_delivery_seconds`: from the event's `publishedAt` to `renderedAt`.
     /// Observed once per page of recipients (and so exactly for small audiences).
     public let publishToDelivery = Timer(label: "herald_publish_to_delivery_seconds", preferredDisplayUnit: .seconds)
+    /// From an event's publish to the push service's acceptance of each of its deliveries
+    /// (receipts `sent`): the reach objective's histogram.
+    public let publishToSent = Timer(label: "herald_publish_to_sent_seconds", preferredDisplayUnit: .seconds)
     public let tasks = Counter(label: "herald_tasks_total")
     /// `herald_direct_task_reads_total`: tasks a bulk lane read at its planner's notice instead
     /// of through its group consumer's fetch (`HERALD_TASK_HANDOFF=direct`).

@@ -421,8 +421,14 @@ final class SenderWork: Sendable {
         }
         var groups: [Group: [(Int64, String)]] = [:]
         for (receipt, item) in zip(receipts, items) {
-            groups[Group(event: EventRef(item.delivery), partition: item.message.partition), default: []].append(
-                (item.message.offset, "\(receipt.platform.rawValue):\(receipt.outcome.rawValue)"))
+            let group = Group(event: EventRef(item.delivery), partition: item.message.partition)
+            groups[group, default: []].append((item.message.offset, "\(receipt.platform.rawValue):\(receipt.outcome.rawValue)"))
+            // The event's reach: when after its publish the service took it (`Reach.sentField`).
+            if receipt.outcome == .sent, let publishedAt = item.delivery.publishedAt {
+                let elapsed = ISO8601Timestamp.milliseconds(receipt.decidedAt) - ISO8601Timestamp.milliseconds(publishedAt)
+                groups[group, default: []].append((item.message.offset, Reach.sentField(elapsedMs: elapsed)))
+                metrics.publishToSent.recordNanoseconds(max(0, elapsed) * 1_000_000)
+            }
         }
         let ttl = configuration.statusTTLSeconds
         // The deliveries that reached no device, which a correction of the event leaves out.
@@ -440,6 +446,17 @@ final class SenderWork: Sendable {
         for (event, deliveryIds) in unsent {
             let key = layout.hub(event.hub).unsentKey(eventId: event.id)
             commands += [.sadd(key, deliveryIds), .expire(key, seconds: ttl)]
+        }
+        // A test send's receipts one by one (at most a hundred devices): Azure's test send answers them.
+        var tested: [EventRef: [String]] = [:]
+        for (receipt, item) in zip(receipts, items) where item.delivery.test {
+            tested[EventRef(item.delivery), default: []] += [
+                item.delivery.registrationId, receipt.outcome.rawValue + (receipt.reason.map { "\t" + $0 } ?? ""),
+            ]
+        }
+        for (event, fields) in tested {
+            let key = layout.hub(event.hub).testOutcomesKey(eventId: event.id)
+            commands += [RedisCommand("HSET", arguments: [key] + fields), .expire(key, seconds: ttl)]
         }
         do {
             for result in try await redis.pipeline(commands) { _ = try result.get() }

@@ -18,6 +18,8 @@ struct ProgressSnapshot: Sendable, Hashable {
     var stopped = 0
     /// Skipped registrations by reason (`r:<reason>` fields).
     var skippedReasons: [String: Int] = [:]
+    /// Deliveries committed, by the time (epoch ms) their task finished (`c:<ms>` fields).
+    var commits: [Int64: Int] = [:]
 
     init() {}
 
@@ -45,6 +47,8 @@ struct ProgressSnapshot: Sendable, Hashable {
                     plans[String(field.dropFirst(2))] = number
                 } else if field.hasPrefix("r:") {
                     skippedReasons[String(field.dropFirst(2))] = number
+                } else if field.hasPrefix("c:"), let at = Int64(field.dropFirst(2)) {
+                    commits[at] = number
                 }
             }
         }
@@ -77,6 +81,10 @@ struct ProgressSnapshot: Sendable, Hashable {
             arguments.append("r:" + reason)
             arguments.append(String(count))
         }
+        if progress.delivered.total > 0 {
+            arguments.append("c:" + String(ISO8601Timestamp.milliseconds(progress.finishedAt)))
+            arguments.append(String(progress.delivered.total))
+        }
         return arguments
     }
 
@@ -100,6 +108,10 @@ struct ProgressSnapshot: Sendable, Hashable {
             record.timings.completedAt = finishedAt
             let start = publishedAt ?? acceptedAt
             record.timings.durationMs = ISO8601Timestamp.milliseconds(finishedAt) - ISO8601Timestamp.milliseconds(start)
+            let startMs = ISO8601Timestamp.milliseconds(start)
+            if let committed = ReachCurve(points: commits.map { ($0.key - startMs, $0.value) }, total: targets.total) {
+                record.reach = Reach(committed: committed)
+            }
         }
         return record
     }

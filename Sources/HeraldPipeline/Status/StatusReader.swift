@@ -39,6 +39,10 @@ public struct StatusReader: Sendable {
                 index += 2
             }
             record.push = StatusRecord.pushCounts(fields: fields)
+            // Receipts `sent` against the deliveries, once the fan-out says how many there are.
+            if record.state.isTerminal, let sent = ReachCurve(points: Reach.sentPoints(fields: fields), total: record.targets.total) {
+                record.reach = Reach(committed: record.reach?.committed, sent: sent)
+            }
         }
         if case .array(let values) = try replies[2].get(), !values.isEmpty {
             record.corrections = values.compactMap(\.string).sorted()
@@ -54,6 +58,20 @@ public struct StatusReader: Sendable {
         return (reply.fieldValuePairs ?? [:]).sorted { $0.key < $1.key }.compactMap { _, value in
             value.bytes.flatMap { try? decoder.decode(RehearsalPreview.self, from: Data($0)) }
         }
+    }
+
+    /// A test send's receipts so far, by registration id (`SlotLayout.testOutcomesKey`).
+    public func testOutcomes(eventId: String, hub: HubName = .default) async throws -> [String: (outcome: PushOutcome, reason: String?)] {
+        let key = layout.hub(hub).testOutcomesKey(eventId: eventId)
+        let reply = try await pool.withConnection { try await $0.send(.hgetall(key)) }
+        var outcomes: [String: (outcome: PushOutcome, reason: String?)] = [:]
+        for (registration, value) in reply.fieldValuePairs ?? [:] {
+            guard let text = value.string else { continue }
+            let parts = text.split(separator: "\t", maxSplits: 1)
+            guard let first = parts.first, let outcome = PushOutcome(rawValue: String(first)) else { continue }
+            outcomes[registration] = (outcome, parts.count > 1 ? String(parts[1]) : nil)
+        }
+        return outcomes
     }
 
     /// Deliveries per second of the deployment's last fan-out of at least

@@ -147,6 +147,11 @@ public struct SlotLayout: Sendable, Hashable {
     public func unsentKey(eventId: String) -> String {
         slotPrefix(slot(of: eventId)) + "unsent:" + eventId
     }
+    /// A test send's receipts by registration (field: registration id, value: the outcome, then
+    /// a tab and the reason when there is one), for the answer to Azure's test send.
+    public func testOutcomesKey(eventId: String) -> String {
+        slotPrefix(slot(of: eventId)) + "tested:" + eventId
+    }
     /// The sender's sent-markers of an event's deliveries (field: delivery id, value: the
     /// receipt), kept from the service's answer to the commit of the receipt.
     public func sentMarkersKey(eventId: String) -> String {

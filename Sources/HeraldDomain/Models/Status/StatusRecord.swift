@@ -102,6 +102,9 @@ public struct StatusRecord: Sendable, Hashable {
     /// The ids of the event's corrections (``DerivedSend/correction``), each with a status of
     /// its own; nil when it has none. Read from the store, not carried by `herald.status` records.
     public var corrections: [String]?
+    /// How fast the event reached its audience (``Reach``): its deliveries committed, once its
+    /// fan-out completed, and their receipts `sent` so far; nil before either is known.
+    public var reach: Reach?
 
     public init(
         eventId: String, state: State, reason: String? = nil, tasks: Tasks, targets: DeliveryCounts = DeliveryCounts(),
@@ -190,7 +193,7 @@ public struct StatusRecord: Sendable, Hashable {
 extension StatusRecord: Codable {
     enum CodingKeys: String, CodingKey {
         case hub, eventId, state, reason, tasks, targets, skipped, failed, timings, schedule, push, plans, test, rehearsal,
-            skippedReasons, corrections, correctionOf
+            skippedReasons, corrections, correctionOf, reach
     }
 
     public init(from decoder: any Decoder) throws {
@@ -209,6 +212,7 @@ extension StatusRecord: Codable {
         plans = try container.decodeIfPresent([String: Int].self, forKey: .plans)
         skippedReasons = try container.decodeIfPresent([String: Int].self, forKey: .skippedReasons)
         corrections = try container.decodeIfPresent([String].self, forKey: .corrections)
+        reach = try container.decodeIfPresent(Reach.self, forKey: .reach)
     }
 
     public func encode(to encoder: any Encoder) throws {
@@ -230,6 +234,7 @@ extension StatusRecord: Codable {
         if isRehearsal { try container.encode(true, forKey: .rehearsal) }
         try container.encodeIfPresent(correctionOf, forKey: .correctionOf)
         try container.encodeIfPresent(corrections, forKey: .corrections)
+        try container.encodeIfPresent(reach, forKey: .reach)
     }
 }
 
