@@ -70,6 +70,14 @@ struct StatsCommand: AsyncParsableCommand {
                 "    pushed: \(outcomes)  (push failures \(item.pushFailures))" + percentiles("publish to pushed", item.pushedLatencyMs))
         }
         if let reach = item.reach { lines += Self.reachCurve(reach, total: item.deliveredByStatus) }
+        if let funnel = item.engagement {
+            let sent = item.pushed.values.reduce(0) { $0 + ($1["sent"] ?? 0) }
+            let rate = funnel.openRate.map { String(format: " (%.1f %% of sent)", $0 * 100) } ?? ""
+            lines.append(
+                "    funnel: delivered \(item.deliveredByStatus) -> sent \(sent) -> opened \(funnel.opened)\(rate), dismissed \(funnel.dismissed)"
+                    + (funnel.medianTimeToOpenMs.map { ", median time to open \($0) ms" } ?? ""))
+            lines.append("      opened by platform: \(counts(funnel.openedByPlatform))  by template: \(counts(funnel.openedByTemplate))")
+        }
         return lines.joined(separator: "\n")
     }
 

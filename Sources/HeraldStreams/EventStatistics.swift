@@ -33,6 +33,10 @@ public struct EventStatistics: Sendable {
         /// How fast the event reached its audience: its deliveries committed (each task's at the
         /// time it finished) and their receipts `sent`, against the deliveries its status counts.
         public var reach: Reach?
+        /// What readers did with it, from `herald.engagements` (each device and action once):
+        /// opens and dismissals by platform and template, the open rate over the `sent`
+        /// receipts, the median time from the publish to an open.
+        public var engagement: EngagementFunnel?
 
         /// Receipts that did not reach the device's service: every outcome but `sent`.
         public var pushFailures: Int {
@@ -64,6 +68,8 @@ public struct EventStatistics: Sendable {
     private var progress: [String: [Int: TaskProgress]] = [:]
     private var deliveries: [String: (count: Int, latencies: [Double])] = [:]
     private var receipts: [String: (outcomes: [String: [String: Int]], latencies: [Double])] = [:]
+    /// The latest engagement of each device and action, by event (as compaction keeps them).
+    private var engagements: [String: [String: Engagement]] = [:]
 
     public init() {}
 
@@ -93,6 +99,14 @@ public struct EventStatistics: Sendable {
             }
         }
         if receipts {
+            var engagementTail = RecordTail(topic: topics.engagements, bootstrapServers: bootstrapServers)
+            engagementTail.extra = extra
+            engagementTail.eventId = eventId
+            for try await message in engagementTail.records() {
+                if let value = message.value, let engagement = try? Engagement.decodeRecord(value) {
+                    statistics.add(engagement: engagement)
+                }
+            }
             var receiptTail = RecordTail(topic: topics.receipts, bootstrapServers: bootstrapServers)
             receiptTail.extra = extra
             receiptTail.eventId = eventId
@@ -132,6 +146,21 @@ public struct EventStatistics: Sendable {
         receipts[receipt.eventId] = entry
     }
 
+    public mutating func add(engagement: Engagement) {
+        engagements[engagement.eventId, default: [:]]["\(engagement.action.rawValue)|\(engagement.device.id)"] = engagement
+    }
+
+    /// The funnel of an event's engagements against its `sent` receipts.
+    func funnel(_ id: String, publishedAt: Date?) -> EngagementFunnel? {
+        guard let reported = engagements[id]?.values, !reported.isEmpty else { return nil }
+        var fields: [String: Int] = [:]
+        for engagement in reported {
+            for field in EngagementFunnel.fields(of: engagement, publishedAt: publishedAt) { fields[field, default: 0] += 1 }
+        }
+        let sent = receipts[id]?.outcomes.values.reduce(0) { $0 + ($1["sent"] ?? 0) } ?? 0
+        return EngagementFunnel(fields: fields, sent: sent)
+    }
+
     /// One line per event with a status, in event id order.
     public func events() -> [Event] {
         statuses.keys.sorted().map { id in
@@ -154,6 +183,7 @@ public struct EventStatistics: Sendable {
                 pushed: receipts[id]?.outcomes ?? [:], pushedLatencyMs: receipts[id].flatMap { Percentiles($0.latencies) }
             )
             if committed != nil || sent != nil { event.reach = Reach(committed: committed, sent: sent) }
+            event.engagement = funnel(id, publishedAt: status.timings.publishedAt ?? status.timings.acceptedAt)
             return event
         }
     }

@@ -23,6 +23,9 @@ public struct HeraldTopics: Sendable, Hashable {
     public var receipts: String = "herald.receipts"
     /// The hubs of the deployment (compacted; key: the hub's name), their system of record.
     public var hubs: String = "herald.hubs"
+    /// Readers' opens and dismissals of alerts, as their apps report them (compacted; key:
+    /// `<event>/<device>/<action>`, so each device counts once).
+    public var engagements: String = "herald.engagements"
 
     /// Partitions of `events`: planner parallelism.
     public var eventsPartitions: Int32 = 3
@@ -37,6 +40,7 @@ public struct HeraldTopics: Sendable, Hashable {
     public var statusPartitions: Int32 = 3
     public var scheduledPartitions: Int32 = 3
     public var receiptsPartitions: Int32 = 6
+    public var engagementsPartitions: Int32 = 3
     /// 1 for a single broker; 3 in production.
     public var replicationFactor: Int16 = 1
 
@@ -55,6 +59,7 @@ public struct HeraldTopics: Sendable, Hashable {
         topics.scheduled = prefix + "." + topics.scheduled
         topics.receipts = prefix + "." + topics.receipts
         topics.hubs = prefix + "." + topics.hubs
+        topics.engagements = prefix + "." + topics.engagements
         return topics
     }
 
@@ -79,6 +84,7 @@ public struct HeraldTopics: Sendable, Hashable {
             (scheduled, scheduledPartitions),
             (receipts, receiptsPartitions),
             (hubs, 1),
+            (engagements, engagementsPartitions),
         ]
     }
 }

@@ -36,6 +36,8 @@ public struct TopicProvisioner: Sendable {
             if topic.name == topics.receipts { configs["cleanup.policy"] = "compact" }
             // The newest record of each hub is the hub; one partition keeps their order.
             if topic.name == topics.hubs { configs["cleanup.policy"] = "compact" }
+            // One record per device and action of an alert: each counts once.
+            if topic.name == topics.engagements { configs["cleanup.policy"] = "compact" }
             return KafkaTopicSpec(
                 name: topic.name, partitions: Int(topic.partitions),
                 replicationFactor: Int(topics.replicationFactor), configs: configs

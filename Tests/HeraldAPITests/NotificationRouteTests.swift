@@ -154,6 +154,64 @@ struct NotificationRouteTests {
     }
 
     @Test(
+        "engagements: an app reports opens and dismissals with its Listen key; each device counts once; the status shows the funnel; unknown events and devices are 404, bad bodies 400 naming the field"
+    )
+    func engagements() async throws {
+        var hub = TestHub()
+        let publishedAt = Date(timeIntervalSince1970: (Date().timeIntervalSince1970 - 60).rounded())
+        let openedAt = ISO8601Timestamp.format(publishedAt.addingTimeInterval(2.5), precision: .milliseconds)
+        var status = StatusRecord.accepted(eventId: "bn-7", taskCount: 1, publishedAt: publishedAt, acceptedAt: publishedAt)
+        status.state = .completed
+        status.targets.total = 4
+        status.push = ["apns": ["sent": 3, "failed": 1]]
+        hub.statusReader.records["bn-7"] = status
+        let phone = try await hub.registry.put(
+            Registration(
+                registrationId: hub.registry.issueRegistrationId(), platform: .apns, handle: String(repeating: "ab", count: 32),
+                tags: ["World"], template: RegistrationTemplate(name: "newsFrench", body: #"{"aps":{"alert":"$(News_French)"}}"#),
+                version: 1),
+            expectedVersion: nil)
+        let tablet = try await hub.registry.put(
+            Registration(
+                registrationId: hub.registry.issueRegistrationId(), platform: .apns, handle: String(repeating: "cd", count: 32),
+                tags: ["World"], version: 1), expectedVersion: nil)
+        let engagements = hub.engagements
+        try await hub.run { client async throws in
+            func report(_ body: String, _ auth: HTTPFields = TestHub.listen, event: String = "bn-7") async throws -> (
+                HTTPResponse.Status, String
+            ) {
+                let reply = try await client.call(.post, "/v1/notifications/\(event)/engagements", auth, body: body)
+                return (reply.status, reply.text)
+            }
+            let opened = try await report(#"{"action":"opened","registrationId":"\#(phone.registrationId)","at":"\#(openedAt)"}"#)
+            #expect(opened.0 == .accepted && opened.1.contains(#""counted":true"#), "\(opened)")
+            let again = try await report(#"{"action":"opened","registrationId":"\#(phone.registrationId)"}"#)
+            #expect(again.0 == .accepted && again.1.contains(#""counted":false"#), "\(again)")
+            #expect(try await report(#"{"action":"dismissed","registrationId":"\#(tablet.registrationId)"}"#).0 == .accepted)
+            #expect(try await report(#"{"action":"opened","registrationId":"nobody"}"#).0 == .notFound)
+            #expect(try await report(#"{"action":"opened","registrationId":"\#(phone.registrationId)"}"#, event: "bn-8").0 == .notFound)
+            #expect(try await report(#"{"action":"opened","registrationId":"\#(phone.registrationId)"}"#, TestHub.send).0 == .forbidden)
+            for (body, field) in [
+                (#"{"action":"liked","registrationId":"r1"}"#, "action"), (#"{"registrationId":"r1"}"#, "action"),
+                (#"{"action":"opened"}"#, "registrationId"),
+                (#"{"action":"opened","registrationId":"r1","installationId":"i1"}"#, "installationId"),
+                (#"{"action":"opened","registrationId":"r1","at":"2999-01-01T00:00:00Z"}"#, "at"),
+                (#"{"action":"opened","registrationId":"r1","device":"x"}"#, "device"),
+            ] {
+                let refused = try await report(body)
+                #expect(refused.0 == .badRequest && refused.1.contains(field), "\(body): \(refused)")
+            }
+            let read = try await client.call(.get, "/v1/notifications/bn-7", TestHub.send)
+            let funnel = try #require(try read.json()["engagement"], "\(read.text)")
+            #expect(funnel["opened"]?.intValue == 1 && funnel["dismissed"]?.intValue == 1, "\(read.text)")
+            #expect(funnel["openedByPlatform"]?["apns"]?.intValue == 1 && funnel["openedByTemplate"]?["newsFrench"]?.intValue == 1)
+            #expect(read.text.contains(#""openRate":0.333"#), "one open of three sent: \(read.text)")
+            #expect(funnel["medianTimeToOpenMs"]?.intValue == 2_500, "\(read.text)")
+        }
+        #expect(engagements.recorded.withLock { $0.count } == 3, "each accepted report is on the topic")
+    }
+
+    @Test(
         "DELETE stops an event being fanned out: 200 with its cancelled status; a completed one with unsent deliveries is stopped (202), one fully sent is a 409"
     )
     func stopInFlight() async throws {

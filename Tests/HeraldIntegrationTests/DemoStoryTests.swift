@@ -119,6 +119,10 @@ struct DemoStoryTests {
             #expect(
                 line.contains("first ") && line.contains(" ms, half ") && line.contains("all ") && !line.contains("not reached"), "\(line)")
         }
+        // The open funnel: Kenji and Wei opened it, Amélie dismissed it, each reported twice.
+        #expect(
+            pushed.contains { $0.contains("(each twice, counted once): delivered ") && $0.contains("-> opened 2, dismissed 1") },
+            "\(pushed.joined(separator: "\n"))")
         let totals = try #require(pushed.last { $0.contains(" receipts for ") }, "\(pushed.joined(separator: "\n"))")
         let numbers = totals.split(separator: " ").compactMap { Int($0) }
         #expect(numbers.count == 2 && numbers[0] == numbers[1] && numbers[0] == receiptLines.count, "\(totals)")

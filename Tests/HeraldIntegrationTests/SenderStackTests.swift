@@ -207,6 +207,27 @@ final class SenderStackTests {
         if case .array(let values) = unsent { unsentIds = values } else { unsentIds = [] }
         #expect(unsentIds.count == 6, "\(unsent)")
 
+        // The app reports what readers did; each device counts once; the status and herald stats
+        // (from herald.engagements) show the funnel.
+        let device = HeraldHTTPClient.signed(base, (name: "Full", key: full.key))
+        for (id, action) in [(ok, "opened"), (ok, "opened"), (fcmOK, "opened"), (fcmQuota, "dismissed")] {
+            let reply = try await device.send(
+                "POST", "/v1/notifications/push-all/engagements", body: Data(#"{"action":"\#(action)","registrationId":"\#(id)"}"#.utf8))
+            #expect(reply.status == 202, "\(reply.text)")
+        }
+        let funnel =
+            try #require(
+                try JSONSerialization.jsonObject(with: Data(try await api.send("GET", "/v1/notifications/push-all").text.utf8))
+                    as? [String: Any])[
+                "engagement"] as? [String: Any]
+        #expect(funnel?["opened"] as? Int == 2 && funnel?["dismissed"] as? Int == 1, "\(String(describing: funnel))")
+        #expect((funnel?["openedByPlatform"] as? [String: Int]) == ["apns": 1, "fcm": 1], "\(String(describing: funnel))")
+        let stats = try HeraldBinary.run(
+            ["stats", "--event", "push-all", "--json"],
+            environment: ["HERALD_KAFKA_BROKERS": broker.bootstrapServers, "HERALD_TOPIC_PREFIX": prefix + ".herald."])
+        #expect(stats.status == 0, "\(stats.stderr)")
+        #expect(stats.stdout.contains(#""opened":2"#) && stats.stdout.contains(#""dismissed":1"#), "\(stats.stdout)")
+
         // One provider token for every APNs request, one access token for every FCM request;
         // every APNs request carried the topic and an apns-id derived from its delivery id.
         let requests = push.apns.requests()

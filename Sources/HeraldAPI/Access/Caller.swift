@@ -64,6 +64,7 @@ extension Caller {
         case (_, .manageOwnDevice): allowed = has(.listen) || has(.manage)
         case (_, .listDevices): allowed = has(.manage) || has(.listen)
         case (_, .publish), (_, .readNotificationStatus): allowed = has(.send) || has(.manage)
+        case (_, .reportEngagement): allowed = has(.listen) || has(.manage)
         case (_, .listSchedules): allowed = has(.manage)
         }
         guard allowed else { throw .forbidden("insufficient_rights", "\(self.displayName) may not \(action)") }
@@ -135,6 +136,8 @@ enum APIAction: Sendable, CustomStringConvertible {
     /// `POST /v1/notifications`.
     case publish
     /// `GET /v1/notifications/{id}`.
+    /// Report that a device opened or dismissed an alert (the app, with a Listen key).
+    case reportEngagement
     case readNotificationStatus
     /// `GET /v1/notifications?state=scheduled`.
     case listSchedules
@@ -149,6 +152,7 @@ enum APIAction: Sendable, CustomStringConvertible {
         case .listDevices: "list registrations"
         case .publish: "send notifications"
         case .readNotificationStatus: "read notification status"
+        case .reportEngagement: "report engagements"
         }
     }
 }

@@ -54,7 +54,8 @@ public func buildRouter(
         notifications: NotificationRoutes(
             publisher: services.publisher, statusReader: services.statusReader, scheduler: services.scheduler,
             hubs: services.hubs, sendQuota: services.sendQuota, limits: configuration.limits,
-            scheduleRules: configuration.scheduleRules, now: now, archive: services.archive),
+            scheduleRules: configuration.scheduleRules, now: now, archive: services.archive, engagements: services.engagements,
+            registry: services.registry),
         hubResource: configuration.hubResource, limits: configuration.limits, now: now
     ).add(to: router, authenticator: authenticator, hubs: services.hubs)
     for group in [v1, v1.group("hubs/{hub}")] {
@@ -63,7 +64,8 @@ public func buildRouter(
         NotificationRoutes(
             publisher: services.publisher, statusReader: services.statusReader, scheduler: services.scheduler,
             hubs: services.hubs, sendQuota: services.sendQuota, limits: configuration.limits,
-            scheduleRules: configuration.scheduleRules, now: now, archive: services.archive
+            scheduleRules: configuration.scheduleRules, now: now, archive: services.archive, engagements: services.engagements,
+            registry: services.registry
         ).add(to: group)
     }
     return router

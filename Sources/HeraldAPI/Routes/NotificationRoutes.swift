@@ -24,6 +24,10 @@ struct NotificationRoutes: Sendable {
     var rehearsalWait: Duration = .seconds(5)
     /// Gives the original back for a correction; nil: corrections answer 503.
     var archive: (any EventArchive)? = nil
+    /// Keeps readers' engagements; nil: they answer 503.
+    var engagements: (any EngagementRecording)? = nil
+    /// Looks up the device an engagement names (its platform and template).
+    var registry: (any RegistrationStore)? = nil
 
     func add(to group: RouterGroup<APIRequestContext>) {
         group.post("notifications", use: publish)
@@ -31,6 +35,49 @@ struct NotificationRoutes: Sendable {
         group.get("notifications/{id}", use: status)
         group.delete("notifications/{id}", use: cancel)
         group.post("notifications/{id}/corrections", use: correct)
+        group.post("notifications/{id}/engagements", use: engage)
+    }
+
+    /// `POST /v1/notifications/{id}/engagements` (Listen, from the app): the device opened or
+    /// dismissed the alert. 202 `{"eventId", "action", "counted"}`; `counted` is false when the
+    /// device had reported that action already (each device counts once). 404 for an event or a
+    /// device the hub does not know.
+    @Sendable func engage(_ request: Request, context: APIRequestContext) async throws -> Response {
+        try context.requireCaller().authorize(.reportEngagement)
+        let hub = try RequestReading.hub(of: context)
+        let id = try eventId(context)
+        let bytes = try await RequestReading.body(of: request, limit: 4_096)
+        var engagement = try Engagement.decodeRequest(bytes, eventId: id, hub: hub, now: now())
+        guard let engagements, let registry else { throw APIError.unavailable("engagements are not configured on this API") }
+        guard let status = try await storedStatus(id, hub: hub) else {
+            throw APIError.notFound("a notification \"\(id)\" in hub \"\(hub)\"")
+        }
+        let store = registry.store(for: hub)
+        do {
+            switch engagement.device {
+            case .registration(let device):
+                guard case .found(let registration) = try await store.registration(id: device) else {
+                    throw APIError.notFound("a registration \"\(device)\" in hub \"\(hub)\"")
+                }
+                engagement.platform = registration.platform
+                engagement.template = registration.template?.name
+            case .installation(let device):
+                guard case .found(let stored) = try await store.installation(id: device) else {
+                    throw APIError.notFound("an installation \"\(device)\" in hub \"\(hub)\"")
+                }
+                engagement.platform = stored.installation.platform
+            }
+        } catch let error as APIError {
+            throw error
+        } catch {
+            throw APIError.from(error)
+        }
+        let counted = try await engagements.record(engagement, publishedAt: status.timings.publishedAt ?? status.timings.acceptedAt)
+        return .json(
+            .object([
+                JSONMember(key: "eventId", value: .string(id)), JSONMember(key: "action", value: .string(engagement.action.rawValue)),
+                JSONMember(key: "counted", value: .bool(counted)),
+            ]), status: .accepted)
     }
 
     /// `POST /v1/notifications/{id}/corrections` (Send): 202 `{"id": <the correction's id>,
@@ -258,6 +305,15 @@ struct NotificationRoutes: Sendable {
     }
 
     func storedStatus(_ id: String, hub: HubName = .default) async throws -> StatusRecord? {
+        var record = try await storedStatusWithoutEngagement(id, hub: hub)
+        if let engagements, record != nil, let fields = try? await engagements.counts(eventId: id, hub: hub) {
+            let sent = record?.push?.values.reduce(0) { $0 + ($1["sent"] ?? 0) } ?? 0
+            record?.engagement = EngagementFunnel(fields: fields, sent: sent)
+        }
+        return record
+    }
+
+    private func storedStatusWithoutEngagement(_ id: String, hub: HubName) async throws -> StatusRecord? {
         try await statusReader.storedStatus(id, hub: hub)
     }
 

@@ -1,3 +1,4 @@
+import Foundation
 import HeraldDomain
 
 /// The services behind the routes, injected so tests can run the API in memory.
@@ -21,6 +22,8 @@ public struct APIServices: Sendable {
     /// Checks a hub's push credentials as the sender will use them (the keys parse, the ids
     /// fit); nil: only their shape is checked.
     public var credentialCheck: CredentialCheck?
+    /// Keeps readers' opens and dismissals; nil: `…/engagements` answers 503.
+    public var engagements: (any EngagementRecording)?
 
     /// What is wrong with `credentials` of `hub`, as the issues of a hub document.
     public typealias CredentialCheck = @Sendable (_ credentials: HubCredentials, _ hub: HubName) -> [ValidationIssue]
@@ -35,8 +38,10 @@ public struct APIServices: Sendable {
         sendQuota: (any SendQuota)? = nil,
         registrationCounts: (any RegistrationCounting)? = nil,
         archive: (any EventArchive)? = nil,
-        credentialCheck: CredentialCheck? = nil
+        credentialCheck: CredentialCheck? = nil,
+        engagements: (any EngagementRecording)? = nil
     ) {
+        self.engagements = engagements
         self.archive = archive
         self.credentialCheck = credentialCheck
         self.registrationCounts = registrationCounts
@@ -148,6 +153,15 @@ public protocol HubStore: Sendable {
     func put(_ hub: HubDefinition) async throws
     /// Deletes a hub, durably, before it returns.
     func delete(_ name: HubName) async throws
+}
+
+/// Keeps what readers did with alerts: `herald.engagements` and the event's counts.
+public protocol EngagementRecording: Sendable {
+    /// Writes `engagement` (its device's platform and template filled in) to `herald.engagements`
+    /// and counts it once per device and action; true when this was its first report.
+    func record(_ engagement: Engagement, publishedAt: Date?) async throws -> Bool
+    /// The event's engagement counts (``EngagementFunnel/fields(of:publishedAt:)``).
+    func counts(eventId: String, hub: HubName) async throws -> [String: Int]
 }
 
 /// Counts a hub's accepted sends in the current minute.

@@ -82,7 +82,8 @@ public struct APIRunner: Sendable {
         let layout = try settings.layout()
         let kafkaProperties = try settings.kafkaProperties()
         let provisioner = TopicProvisioner(topics: topics, bootstrapServers: settings[.kafkaBrokers], extra: kafkaProperties)
-        try await admin.createTopics(provisioner.specifications.filter { $0.name == topics.hubs }, ignoreExisting: true)
+        try await admin.createTopics(
+            provisioner.specifications.filter { [topics.hubs, topics.engagements].contains($0.name) }, ignoreExisting: true)
         let hubs = HubDirectory(
             topic: topics.hubs, bootstrapServers: settings[.kafkaBrokers], extra: kafkaProperties, producer: producer, logger: logger)
         let services = APIServices(
@@ -98,7 +99,10 @@ public struct APIRunner: Sendable {
             archive: KafkaEventArchive(
                 pool: pool, layout: layout, topic: topics.events, bootstrapServers: settings[.kafkaBrokers], extra: kafkaProperties,
                 logger: logger),
-            credentialCheck: { HubPushCredentials.problems($0, hub: $1) }
+            credentialCheck: { HubPushCredentials.problems($0, hub: $1) },
+            engagements: KafkaEngagementRecorder(
+                producer: producer, topic: topics.engagements, pool: pool, layout: layout,
+                ttlSeconds: PipelineConfiguration.defaultStatusTTLSeconds)
         )
         let configuration = try apiConfiguration()
         if configuration.policies.isEmpty {

@@ -25,6 +25,7 @@ extension HeraldSettings {
         topics.status = topic("status")
         topics.scheduled = topic("scheduled")
         topics.receipts = topic("receipts")
+        topics.engagements = topic("engagements")
         let partitions = "a partition count from 1 to 10000"
         topics.eventsPartitions = Int32(try int(.eventPartitions, in: 1...10_000, expected: partitions))
         topics.tasksPartitions = Int32(try int(.taskPartitions, in: 1...10_000, expected: partitions))

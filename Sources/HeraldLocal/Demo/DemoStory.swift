@@ -430,6 +430,26 @@ struct DemoStory: Service {
             say("      committed: \(curve(reach.committed))")
             say("      sent:      \(curve(reach.sent))")
         }
+        // The readers' side: their apps report opens and dismissals, each device once.
+        let app = client.authorized(sas(listen))
+        let readers = devicesById.filter {
+            $0.value.name.hasPrefix("Kenji") || $0.value.name.hasPrefix("Wei") || $0.value.name.hasPrefix("Amélie")
+        }
+        for (id, device) in readers.sorted(by: { $0.value.name < $1.value.name }) {
+            let action = device.name.hasPrefix("Amélie") ? "dismissed" : "opened"
+            for _ in 0..<2 {
+                let reply = try await app.send(
+                    "POST", "/v1/notifications/\(world)/engagements", body: client.json(["action": action, "registrationId": id]))
+                guard reply.status == 202 else { throw HTTPClientError(message: "engagement: \(reply.status) \(reply.text)") }
+            }
+        }
+        let funnel = try await waitForStatus(world) { $0.engagement != nil }
+        if let engagement = funnel.engagement {
+            let sent = funnel.push?.values.reduce(0) { $0 + ($1["sent"] ?? 0) } ?? 0
+            say(
+                "   The readers' apps report opens (each twice, counted once): delivered \(funnel.targets.total) -> sent \(sent) -> opened \(engagement.opened), dismissed \(engagement.dismissed)"
+                    + (engagement.openRate.map { String(format: ", open rate %.0f %%", $0 * 100) } ?? ""))
+        }
     }
 
     /// A story scheduled a few seconds ahead (`sendAt`): accepted as `scheduled`, released by

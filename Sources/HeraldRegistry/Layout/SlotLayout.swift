@@ -147,6 +147,14 @@ public struct SlotLayout: Sendable, Hashable {
     public func unsentKey(eventId: String) -> String {
         slotPrefix(slot(of: eventId)) + "unsent:" + eventId
     }
+    /// An event's engagement counts (`EngagementFunnel.fields`): what its readers' apps reported.
+    public func engagementsKey(eventId: String) -> String {
+        slotPrefix(slot(of: eventId)) + "engagements:" + eventId
+    }
+    /// The devices that reported an engagement with the event (`<action>|<device>`): each counts once.
+    public func engagedKey(eventId: String) -> String {
+        slotPrefix(slot(of: eventId)) + "engaged:" + eventId
+    }
     /// A test send's receipts by registration (field: registration id, value: the outcome, then
     /// a tab and the reason when there is one), for the answer to Azure's test send.
     public func testOutcomesKey(eventId: String) -> String {

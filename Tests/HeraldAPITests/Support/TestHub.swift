@@ -36,6 +36,7 @@ struct TestHub {
     var defaultMaxRegistrations: Int?
     /// The published events a correction reads back.
     var archive = FixedEventArchive()
+    let engagements = InMemoryEngagements()
 
     var configuration: APIConfiguration {
         APIConfiguration(
@@ -51,7 +52,7 @@ struct TestHub {
                 registry: registry, publisher: publisher, statusReader: fanout.map { $0 as any NotificationStatusReading } ?? statusReader,
                 scheduler: fanout, hubs: hubs,
                 sendQuota: sendQuota,
-                registrationCounts: registrationCounts, archive: archive),
+                registrationCounts: registrationCounts, archive: archive, engagements: engagements),
             configuration: configuration,
             prometheus: prometheus,
             metricsFactory: PrometheusMetricsFactory(registry: prometheus)

@@ -105,6 +105,9 @@ public struct StatusRecord: Sendable, Hashable {
     /// How fast the event reached its audience (``Reach``): its deliveries committed, once its
     /// fan-out completed, and their receipts `sent` so far; nil before either is known.
     public var reach: Reach?
+    /// What readers did with it, as their apps reported (``EngagementFunnel``); nil before any
+    /// did. Read from the store, not carried by `herald.status` records.
+    public var engagement: EngagementFunnel?
 
     public init(
         eventId: String, state: State, reason: String? = nil, tasks: Tasks, targets: DeliveryCounts = DeliveryCounts(),
@@ -193,7 +196,7 @@ public struct StatusRecord: Sendable, Hashable {
 extension StatusRecord: Codable {
     enum CodingKeys: String, CodingKey {
         case hub, eventId, state, reason, tasks, targets, skipped, failed, timings, schedule, push, plans, test, rehearsal,
-            skippedReasons, corrections, correctionOf, reach
+            skippedReasons, corrections, correctionOf, reach, engagement
     }
 
     public init(from decoder: any Decoder) throws {
@@ -213,6 +216,7 @@ extension StatusRecord: Codable {
         skippedReasons = try container.decodeIfPresent([String: Int].self, forKey: .skippedReasons)
         corrections = try container.decodeIfPresent([String].self, forKey: .corrections)
         reach = try container.decodeIfPresent(Reach.self, forKey: .reach)
+        engagement = try container.decodeIfPresent(EngagementFunnel.self, forKey: .engagement)
     }
 
     public func encode(to encoder: any Encoder) throws {
@@ -235,6 +239,7 @@ extension StatusRecord: Codable {
         try container.encodeIfPresent(correctionOf, forKey: .correctionOf)
         try container.encodeIfPresent(corrections, forKey: .corrections)
         try container.encodeIfPresent(reach, forKey: .reach)
+        try container.encodeIfPresent(engagement, forKey: .engagement)
     }
 }
 
