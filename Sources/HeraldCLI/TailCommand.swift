@@ -9,17 +9,17 @@ import HeraldStreams
 struct TailCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "tail",
-        abstract: "Print delivery, status or receipt records readably (read_committed).",
+        abstract: "Print delivery, status, receipt or engagement records readably (read_committed).",
         discussion:
             "herald tail deliveries --event bn-2026-11-21-0001\nherald tail status --follow\nherald tail receipts --event bn-2026-11-21-0001"
     )
 
     enum Stream: String, ExpressibleByArgument, CaseIterable {
-        case deliveries, status, receipts
+        case deliveries, status, receipts, engagements
     }
 
     @OptionGroup var options: SettingsOptions
-    @Argument(help: "deliveries, status or receipts.") var stream: Stream
+    @Argument(help: "deliveries, status, receipts or engagements.") var stream: Stream
     @Option(help: "Only records of this event id.") var event: String?
     @Flag(help: "Keep waiting for new records.") var follow = false
     @Flag(help: "Start at the end (with --follow: only new records).") var fromEnd = false
@@ -56,6 +56,7 @@ struct TailCommand: AsyncParsableCommand {
         case .deliveries: topics.deliveries
         case .status: topics.status
         case .receipts: topics.receipts
+        case .engagements: topics.engagements
         }
     }
 
@@ -76,6 +77,13 @@ struct TailCommand: AsyncParsableCommand {
                 receipt.reason,
             ].compactMap { $0 }.joined(separator: ", ")
             return "\(position) \(receipt.deliveryId) \(receipt.platform.rawValue) \(receipt.outcome.rawValue) (\(details))"
+        case .engagements:
+            guard let engagement = try? Engagement.decodeRecord(value) else {
+                return "\(position) " + String(decoding: value, as: UTF8.self)
+            }
+            let device = [engagement.device.id, engagement.platform?.rawValue, engagement.template].compactMap { $0 }.joined(separator: " ")
+            return
+                "\(position) \(engagement.eventId) \(engagement.action.rawValue) by \(device) at \(ISO8601Timestamp.format(engagement.at, precision: .milliseconds))"
         case .status:
             if let progress = try? JSONDecoder().decode(TaskProgress.self, from: Data(value)) {
                 let millis = Int(progress.finishedAt.timeIntervalSince(progress.startedAt) * 1000)

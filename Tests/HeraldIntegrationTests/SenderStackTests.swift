@@ -227,6 +227,7 @@ final class SenderStackTests {
             environment: ["HERALD_KAFKA_BROKERS": broker.bootstrapServers, "HERALD_TOPIC_PREFIX": prefix + ".herald."])
         #expect(stats.status == 0, "\(stats.stderr)")
         #expect(stats.stdout.contains(#""opened":2"#) && stats.stdout.contains(#""dismissed":1"#), "\(stats.stdout)")
+        try funnelQueryAgrees(environment: ["HERALD_KAFKA_BROKERS": broker.bootstrapServers, "HERALD_TOPIC_PREFIX": prefix + ".herald."])
 
         // One provider token for every APNs request, one access token for every FCM request;
         // every APNs request carried the topic and an apns-id derived from its delivery id.
@@ -306,6 +307,39 @@ final class SenderStackTests {
         #expect(fcmSent[sportsPixel]?.serviceId?.hasPrefix("projects/sports-project/messages/") == true, "\(fcmSent)")
         let newsPixelReceipt = news.first { $0.registrationId == newsPixel }
         #expect(newsPixelReceipt?.serviceId?.hasPrefix("projects/herald-test/messages/") == true, "\(String(describing: newsPixelReceipt))")
+    }
+
+    /// The analysts' funnel query of docs/topics.md, as written there, run by DuckDB over `herald
+    /// tail --json` of the three topics: per platform, the deliveries, `sent` receipts and opens
+    /// `outcomes` made (6, 4 and 2 deliveries; 3, 2 and 1 sent; 1, 1 and 0 opened).
+    func funnelQueryAgrees(environment: [String: String]) throws {
+        let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("funnel-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: scratch, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: scratch) }
+        let docs = try String(contentsOf: ToolPaths.repositoryRoot.appendingPathComponent("docs/topics.md"), encoding: .utf8)
+        let marked = docs.components(separatedBy: "<!-- funnel query: SenderStackTests runs the block below -->\n```sql\n")
+        var query = try #require(
+            marked.count == 2 ? marked[1].components(separatedBy: "```").first : nil, "no funnel query in docs/topics.md")
+        for stream in ["deliveries", "receipts", "engagements"] {
+            let tail = try HeraldBinary.run(["tail", stream, "--event", "push-all", "--json"], environment: environment)
+            #expect(tail.status == 0, "\(tail.stderr)")
+            let file = scratch.appendingPathComponent("\(stream).jsonl")
+            try tail.stdout.write(to: file, atomically: true, encoding: .utf8)
+            query = query.replacingOccurrences(of: "'\(stream).jsonl'", with: "'\(file.path)'")
+        }
+        let sql = scratch.appendingPathComponent("funnel.sql")
+        try query.write(to: sql, atomically: true, encoding: .utf8)
+        let python = ToolPaths.repositoryRoot.appendingPathComponent(".herald/duckdb/bin/python").path
+        guard FileManager.default.isExecutableFile(atPath: python) else {
+            throw TestServerError(message: "no DuckDB at \(python): run scripts/bootstrap (make test does)")
+        }
+        let run = try HeraldBinary.run(
+            ["-c", "import duckdb, json, sys; print(json.dumps(duckdb.sql(open(sys.argv[1]).read()).fetchall()))", sql.path],
+            executable: python)
+        #expect(run.status == 0, "\(run.stderr)")
+        let rows = try #require(try JSONSerialization.jsonObject(with: Data(run.stdout.utf8)) as? [[Any]], "\(run.stdout)")
+        let summary = rows.map { row in row.prefix(5).map { "\($0)" }.joined(separator: " ") }
+        #expect(summary == ["push-all apns 6 3 1", "push-all fcm 4 2 1", "push-all wns 2 1 0"], "\(run.stdout)")
     }
 
     /// Registers a browser through the API with its subscription as the browser gives it.
