@@ -40,6 +40,9 @@ final class AzureClientTests {
             "HERALD_POLICIES": "\(full.name):listen+send+manage:\(full.key)",
             "HERALD_ID_SECRET": "id-secret-for-the-azure-client-tests-01", "HERALD_LOG_LEVEL": "notice",
             "HERALD_ROLES": "planner,fanout,indexer,scheduler,sender",
+            // A test send's answer waits for its receipts; on a loaded machine they take longer
+            // than the default 15 s, and the wait ends as soon as they are in.
+            "HERALD_TEST_SEND_WAIT_SECONDS": "300",
         ].merging(push.environment) { $1 }
     }
 

@@ -3,6 +3,7 @@ import HeraldAPI
 @testable import HeraldApp
 import HeraldKafka
 import HeraldTestSupport
+import Prometheus
 import Testing
 
 @Suite("herald command line", .heavy, .enabled(if: HeraldBinary.isBuilt, "build the herald executable first (swift build --build-tests)"))
@@ -107,6 +108,25 @@ struct CommandLineTests {
         let good = HeraldSettings(environment: ["HERALD_TASK_PARTITIONS": "12", "HERALD_REPLICATION_FACTOR": "3"], endpointsFile: nil)
         #expect(try good.topics.tasksPartitions == 12)
         #expect(try good.topics.replicationFactor == 3)
+    }
+
+    @Test("the test send's wait comes from its setting, and a wait out of range stops the API at start-up naming it")
+    func testSendWaitIsASetting() throws {
+        let registry = PrometheusCollectorRegistry()
+        let byDefault = APIRunner(settings: HeraldSettings(environment: [:], endpointsFile: nil), registry: registry)
+        #expect(try byDefault.apiConfiguration().testSendWait == .seconds(15))
+        let longer = APIRunner(
+            settings: HeraldSettings(environment: ["HERALD_TEST_SEND_WAIT_SECONDS": "120"], endpointsFile: nil), registry: registry)
+        #expect(try longer.apiConfiguration().testSendWait == .seconds(120))
+        for value in ["0", "301", "soon"] {
+            let wrong = APIRunner(
+                settings: HeraldSettings(environment: ["HERALD_TEST_SEND_WAIT_SECONDS": value], endpointsFile: nil), registry: registry)
+            let error = #expect(throws: SettingError.self) { try wrong.apiConfiguration() }
+            #expect(
+                error?.description
+                    == "invalid value '\(value)' for --test-send-wait-seconds (HERALD_TEST_SEND_WAIT_SECONDS): expected seconds from 1 to 300"
+            )
+        }
     }
 
     @Test("herald-local push-sandbox prints the sender's settings for its local servers, which answer, and stops on SIGTERM")

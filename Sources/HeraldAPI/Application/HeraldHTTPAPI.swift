@@ -56,7 +56,8 @@ public func buildRouter(
             hubs: services.hubs, sendQuota: services.sendQuota, limits: configuration.limits,
             scheduleRules: configuration.scheduleRules, now: now, archive: services.archive, engagements: services.engagements,
             registry: services.registry),
-        hubResource: configuration.hubResource, limits: configuration.limits, now: now
+        hubResource: configuration.hubResource, limits: configuration.limits, now: now,
+        testSendWait: configuration.testSendWait
     ).add(to: router, authenticator: authenticator, hubs: services.hubs)
     for group in [v1, v1.group("hubs/{hub}")] {
         RegistrationRoutes(registry: services.registry, limits: configuration.limits, quotas: quotas).add(to: group)

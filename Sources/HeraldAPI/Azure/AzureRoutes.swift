@@ -17,7 +17,7 @@ struct AzureRoutes: Sendable {
     let limits: APILimits
     let now: @Sendable () -> Date
     /// How long a test send's answer waits for its receipts.
-    var testSendWait: Duration = .seconds(15)
+    let testSendWait: Duration
 
     static let apiVersion = "2020-06"
 

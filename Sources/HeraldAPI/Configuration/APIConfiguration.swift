@@ -34,6 +34,8 @@ public struct APIConfiguration: Sendable {
     public var userTokenAudience: String?
     /// When set, a user token's `iss` must equal it.
     public var userTokenIssuer: String?
+    /// How long the answer to an Azure test send waits for its devices' receipts.
+    public var testSendWait: Duration
     /// How late a `sendAt` may be and how far ahead a schedule may reach (the planner's rules).
     public var scheduleRules: ScheduleRules
 
@@ -50,8 +52,10 @@ public struct APIConfiguration: Sendable {
         scheduleRules: ScheduleRules = .default,
         maxTokenLifetime: Int = 2_678_400,
         rateLimits: RateLimits? = nil,
-        defaultMaxRegistrations: Int? = nil
+        defaultMaxRegistrations: Int? = nil,
+        testSendWait: Duration = .seconds(15)
     ) {
+        self.testSendWait = testSendWait
         self.rateLimits = rateLimits
         self.defaultMaxRegistrations = defaultMaxRegistrations
         self.maxTokenLifetime = maxTokenLifetime

@@ -40,7 +40,9 @@ public struct APIRunner: Sendable {
             rateLimits: try rateLimits(),
             defaultMaxRegistrations: try settings.int(
                 .hubMaxRegistrations, in: 0...10_000_000_000, expected: "registrations from 0 (no limit) to 10000000000"
-            ).nonZero
+            ).nonZero,
+            testSendWait: .seconds(
+                try settings.int(.testSendWaitSeconds, in: 1...300, expected: "seconds from 1 to 300"))
         )
     }
 

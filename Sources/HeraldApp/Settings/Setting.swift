@@ -58,6 +58,7 @@ public struct Setting: Sendable, Hashable {
         case callerRequestsPerSecond = "caller-requests-per-second"
         case hubRequestsPerSecond = "hub-requests-per-second"
         case hubMaxRegistrations = "hub-max-registrations"
+        case testSendWaitSeconds = "test-send-wait-seconds"
         case idSecret = "id-secret"
         case logLevel = "log-level"
         case payloadLimits = "payload-limits"
@@ -236,6 +237,11 @@ public struct Setting: Sendable, Hashable {
                 (
                     "10000000",
                     "Live registrations of a hub other than the default one whose limits set no maxRegistrations (Azure Notification Hubs' Standard tier holds 10 million devices); past it, 403 quota_exceeded. 0: no limit."
+                )
+            case .testSendWaitSeconds:
+                (
+                    "15",
+                    "How long the answer to an Azure test send (?test) waits for its devices' receipts, in seconds (1 to 300); a device still unanswered then is reported as not answered yet."
                 )
             case .idSecret:
                 ("", "Secret that signs issued registration ids (required in production).")
