@@ -14,7 +14,7 @@ struct HubsCommand: AsyncParsableCommand {
         commandName: "hubs",
         abstract:
             "Create, list, change and delete hubs (apps), read or regenerate their policies' keys, and set their push credentials.",
-        subcommands: [Create.self, List.self, Show.self, Delete.self, Keys.self, Regenerate.self, Credentials.self]
+        subcommands: [Create.self, List.self, Show.self, Delete.self, Keys.self, Regenerate.self, Credentials.self, Caps.self]
     )
 
     struct HubArgument: ParsableArguments {
@@ -155,6 +155,34 @@ struct HubsCommand: AsyncParsableCommand {
         }
     }
 
+    struct Caps: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Set or remove a hub's frequency caps: how many alerts one device receives at most in a window.",
+            discussion: """
+                RULES is maxAlerts/windowSeconds, optionally :urgency+urgency (normal+bulk when not named: breaking news \
+                goes through), several separated by commas, e.g. 3/86400,1/3600:bulk; `none` removes them. A device past a \
+                cap is skipped as `capped` (docs/api.md, "Frequency caps").
+                """)
+        @OptionGroup var options: SettingsOptions
+        @OptionGroup var hub: HubArgument
+        @Argument(help: "The rules, or none.") var rules: String
+
+        func run() async throws {
+            let caps: [FrequencyCap]
+            do {
+                caps = rules == "none" ? [] : try FrequencyCap.parseList(rules)
+            } catch {
+                throw ValidationError("rules: " + error.issues.map(\.description).joined(separator: "; "))
+            }
+            let (directory, found) = try await HubsCommand.existing(hub.name(), options.settings(), writing: true)
+            var changed = found
+            changed.frequencyCaps = caps
+            changed.version += 1
+            try await directory.put(changed)
+            HubsCommand.describe(changed)
+        }
+    }
+
     // MARK: Shared steps
 
     static func directory(_ settings: HeraldSettings, writing: Bool) async throws -> HubDirectory {
@@ -188,6 +216,7 @@ struct HubsCommand: AsyncParsableCommand {
         if let fcm = credentials.fcm { print("  fcm: project \(fcm.projectId), \(fcm.clientEmail)") }
         if let webPush = credentials.webPush { print("  webPush: \(webPush.subject)") }
         if let wns = credentials.wns { print("  wns: \(wns.packageSid)") }
+        if !hub.frequencyCaps.isEmpty { print("  frequency caps: \(hub.frequencyCaps.map(\.settingText).joined(separator: ","))") }
     }
 
     static func printKeys(_ policy: HubPolicy, hubResource: String) {

@@ -53,6 +53,9 @@ public struct PipelineConfiguration: Sendable {
     /// The time schedules are judged and released by (the planner's and the scheduler's);
     /// tests move it instead of waiting for hours.
     public var scheduleClock: @Sendable () -> Date = { Date() }
+    /// Planner: the default hub's frequency caps (`HERALD_FREQUENCY_CAPS`; other hubs' are in
+    /// their definitions).
+    public var frequencyCaps: [FrequencyCap] = []
     /// Fan-out: the largest rendered payload per platform; larger renditions are skipped with
     /// reason `payload_too_large` (`HERALD_PAYLOAD_LIMITS`).
     public var payloadLimits: PayloadLimits = .default

@@ -111,6 +111,62 @@ struct HubNameTests {
         }
     }
 
+    @Test("a hub's frequency caps round-trip, an absent member keeps them and [] removes them; a bad rule is refused naming its member")
+    func frequencyCaps() throws {
+        let name = try #require(HubName("sports"))
+        let request =
+            #"{"frequencyCaps":[{"maxAlerts":3,"windowSeconds":86400},{"maxAlerts":1,"windowSeconds":3600,"urgencies":["bulk"]}]}"#
+        let hub = try HubDefinition.decodeRequest(Array(request.utf8), name: name, current: nil)
+        #expect(
+            hub.frequencyCaps == [
+                FrequencyCap(maxAlerts: 3, windowSeconds: 86_400), FrequencyCap(maxAlerts: 1, windowSeconds: 3_600, urgencies: [.bulk]),
+            ])
+        #expect(try HubDefinition.decodeStored(hub.jsonBytes()).frequencyCaps == hub.frequencyCaps)
+        #expect(hub.frequencyCaps.map(\.settingText) == ["3/86400", "1/3600:bulk"])
+        #expect(hub.frequencyCaps.applying(to: .breaking).isEmpty && hub.frequencyCaps.applying(to: nil).count == 1)
+        #expect(hub.frequencyCaps.longestWindowSeconds == 86_400)
+        #expect(try HubDefinition.decodeRequest(Array(#"{"limits":{}}"#.utf8), name: name, current: hub).frequencyCaps == hub.frequencyCaps)
+        #expect(try HubDefinition.decodeRequest(Array(#"{"frequencyCaps":[]}"#.utf8), name: name, current: hub).frequencyCaps.isEmpty)
+        let bad =
+            #"{"frequencyCaps":[{"maxAlerts":0,"windowSeconds":10},{"maxAlerts":2,"windowSeconds":3600,"urgencies":["urgent"],"per":"day"},{"windowSeconds":60}]}"#
+        do {
+            _ = try HubDefinition.decodeRequest(Array(bad.utf8), name: name, current: nil)
+            Issue.record("bad frequency caps were accepted")
+        } catch {
+            #expect(
+                Set(error.issues.map(\.field))
+                    == [
+                        "frequencyCaps[0].maxAlerts", "frequencyCaps[0].windowSeconds", "frequencyCaps[1].urgencies[0]",
+                        "frequencyCaps[1].per", "frequencyCaps[2].maxAlerts",
+                    ], "\(error.issues)")
+        }
+        let nine = "[" + Array(repeating: #"{"maxAlerts":1,"windowSeconds":60}"#, count: 9).joined(separator: ",") + "]"
+        #expect(throws: ValidationFailure.self) {
+            try HubDefinition.decodeRequest(Array(#"{"frequencyCaps":\#(nine)}"#.utf8), name: name, current: nil)
+        }
+    }
+
+    @Test("frequency caps in their setting form: rules by commas, urgencies by +, every bad rule named")
+    func frequencyCapSetting() throws {
+        #expect(try FrequencyCap.parseList("").isEmpty)
+        #expect(
+            try FrequencyCap.parseList("3/86400, 1/3600:bulk+breaking") == [
+                FrequencyCap(maxAlerts: 3, windowSeconds: 86_400),
+                FrequencyCap(maxAlerts: 1, windowSeconds: 3_600, urgencies: [.breaking, .bulk]),
+            ])
+        for (text, field) in [
+            ("3", "frequencyCaps[0]"), ("3/86400:urgent", "frequencyCaps[0].urgencies"), ("1/60,0/60", "frequencyCaps[1].maxAlerts"),
+            ("1/59", "frequencyCaps[0].windowSeconds"),
+        ] {
+            do {
+                _ = try FrequencyCap.parseList(text)
+                Issue.record("\(text) was accepted")
+            } catch {
+                #expect(error.issues.map(\.field) == [field], "\(text): \(error.issues)")
+            }
+        }
+    }
+
     static let pem =
         "-----BEGIN PRIVATE KEY-----\nTUlHSEFnRUFNQk1HQnlxR1NNNDlBZ0VHQ0NxR1NNNDlBd0VIQkcwd2F3SUJBUVFn\n-----END PRIVATE KEY-----"
     static let credentials = #"""

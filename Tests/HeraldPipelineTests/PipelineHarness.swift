@@ -173,10 +173,10 @@ final class PipelineHarness: @unchecked Sendable {
     }
 
     /// Creates `name` on the hubs topic, as `PUT /v1/hubs/{name}` would.
-    func createHub(_ name: HubName) async throws {
+    func createHub(_ name: HubName, frequencyCaps: [FrequencyCap] = []) async throws {
         let directory = HubDirectory(
             topic: configuration.topics.hubs, bootstrapServers: broker.bootstrapServers, producer: try producer())
-        try await directory.put(HubDefinition(name: name, policies: HubDefinition.defaultPolicies()))
+        try await directory.put(HubDefinition(name: name, policies: HubDefinition.defaultPolicies(), frequencyCaps: frequencyCaps))
     }
 
     // MARK: Events

@@ -135,12 +135,23 @@ extension HeraldSettings {
         configuration.eventLimits.payloadLimits = configuration.payloadLimits
         configuration.drainTimeout = .seconds(try int(.drainSeconds, in: 1...3_600, expected: "seconds from 1 to 3600"))
         configuration.scheduleRules = try scheduleRules()
+        configuration.frequencyCaps = try frequencyCaps()
         configuration.schedulerGroup = groupName("scheduler")
         configuration.sender.group = groupName("sender")
         configuration.sender.batchSize = try int(.senderBatch, in: 1...100_000, expected: "deliveries from 1 to 100000")
         configuration.sender.loops = try int(.senderLoops, in: 1...16, expected: "a loop count from 1 to 16")
         configuration.sender.retry.maxAttempts = try int(.pushMaxAttempts, in: 1...20, expected: "attempts from 1 to 20")
         return configuration
+    }
+
+    /// `HERALD_FREQUENCY_CAPS`: the default hub's frequency caps.
+    public func frequencyCaps() throws -> [FrequencyCap] {
+        do {
+            return try FrequencyCap.parseList(self[.frequencyCaps])
+        } catch {
+            throw SettingError(
+                key: .frequencyCaps, value: self[.frequencyCaps], expected: error.issues.map(\.message).joined(separator: "; "))
+        }
     }
 
     /// `HERALD_SCHEDULE_*` and `HERALD_DEFAULT_TIME_ZONE`.

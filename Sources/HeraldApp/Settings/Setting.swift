@@ -68,6 +68,7 @@ public struct Setting: Sendable, Hashable {
         case scheduleToleranceSeconds = "schedule-tolerance-seconds"
         case scheduleHorizonDays = "schedule-horizon-days"
         case defaultTimeZone = "default-time-zone"
+        case frequencyCaps = "frequency-caps"
         case allowDemoKeys = "allow-demo-keys"
         case apnsKeyFile = "apns-key-file"
         case apnsKeyId = "apns-key-id"
@@ -281,6 +282,11 @@ public struct Setting: Sendable, Hashable {
                 (
                     "UTC",
                     "IANA time zone of registrations and installations without a timeZone, for sendAtLocal."
+                )
+            case .frequencyCaps:
+                (
+                    "",
+                    "Frequency caps of the default hub (other hubs set theirs with PUT /v1/hubs/{hub} or herald hubs caps): maxAlerts/windowSeconds with an optional :urgency+urgency (normal+bulk when not named), several separated by commas, e.g. 3/86400,1/3600:bulk. A device past a cap is skipped as capped. Empty: no cap."
                 )
             case .allowDemoKeys:
                 (

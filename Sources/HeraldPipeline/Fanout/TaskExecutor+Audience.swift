@@ -81,7 +81,7 @@ extension TaskExecutor {
             stepAside()
             try checkStop(&run, now: ContinuousClock.now)
             if run.stopped { return }
-            let read = hmget(packsKey, packs: packs, filter: nil)
+            let read = hmget(slot: slot, packs: packs, filter: nil)
             try redis.withPipelineRepliesBlocking([read.command]) { replies in
                 let reply = replies[0]
                 if let error = redis.error(in: reply, of: read.command) { throw error }
@@ -98,7 +98,8 @@ extension TaskExecutor {
                     let packBytes = reply[packIndex].bytes
                     try members.withBytes(at: member) { id in
                         let view = packBytes.flatMap { ViewPack.view(of: id, in: $0) }
-                        if try write(id: id, view: view, clock: clock, run: &run, producer: producer) { delivered += 1 }
+                        let place = (slot: slot, position: memberPositions[member])
+                        if try write(id: id, view: view, at: place, clock: clock, run: &run, producer: producer) { delivered += 1 }
                     }
                 }
                 finishPage(delivered: delivered, clock: clock, run: &run)

@@ -104,7 +104,6 @@ extension TaskExecutor {
     /// The `HMGET`s of the packs of `slot` holding a position `bitmaps` select.
     private func packReads(slot: Int, bitmaps: SlotBitmaps, matcher: TagMatcher) -> [PackRead] {
         let words = bitmaps.matching(matcher)
-        let packsKey = layout.packsKey(slot: slot)
         let filter = PackFilter.positions(words: words, matcher: matcher)
         var needed: [Int] = []
         for (index, word) in words.enumerated() where word != 0 {
@@ -114,7 +113,7 @@ extension TaskExecutor {
             }
         }
         return stride(from: 0, to: needed.count, by: packsPerRead).map { start in
-            hmget(packsKey, packs: needed[start..<min(start + packsPerRead, needed.count)], filter: filter)
+            hmget(slot: slot, packs: needed[start..<min(start + packsPerRead, needed.count)], filter: filter)
         }
     }
 }

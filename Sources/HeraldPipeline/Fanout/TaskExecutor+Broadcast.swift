@@ -23,6 +23,8 @@ extension TaskExecutor {
     struct PackRead {
         var command: RedisCommand
         var key: String
+        /// The slot whose packs it reads.
+        var slot: Int
         var isWholeSlot: Bool
         var filter: PackFilter?
         /// The most registrations its reply can hold (16 per pack asked; a whole slot's size).
@@ -50,19 +52,22 @@ extension TaskExecutor {
             let packsKey = layout.packsKey(slot: slot)
             if registrations <= configuration.snapshotReadLimit {
                 reads.append(
-                    PackRead(command: .hgetall(packsKey), key: packsKey, isWholeSlot: true, filter: filter, registrations: registrations))
+                    PackRead(
+                        command: .hgetall(packsKey), key: packsKey, slot: slot, isWholeSlot: true, filter: filter,
+                        registrations: registrations))
                 continue
             }
             let packs = packCounts[slot] ?? 0
             for start in stride(from: 0, to: packs, by: packsPerRead) {
-                reads.append(hmget(packsKey, packs: start..<min(start + packsPerRead, packs), filter: filter))
+                reads.append(hmget(slot: slot, packs: start..<min(start + packsPerRead, packs), filter: filter))
             }
         }
         try stream(reads, run: &run, producer: producer)
     }
 
-    /// `HMGET` of `packs` of the hash `packsKey`.
-    func hmget(_ packsKey: String, packs: some Sequence<Int>, filter: PackFilter?) -> PackRead {
+    /// `HMGET` of `packs` of the packs hash of `slot`.
+    func hmget(slot: Int, packs: some Sequence<Int>, filter: PackFilter?) -> PackRead {
+        let packsKey = layout.packsKey(slot: slot)
         var command = RedisCommand("HMGET", isReadOnly: true)
         command.append(packsKey)
         var count = 0
@@ -71,7 +76,8 @@ extension TaskExecutor {
             count += 1
         }
         return PackRead(
-            command: command, key: packsKey, isWholeSlot: false, filter: filter, registrations: count * SlotLayout.positionsPerPack)
+            command: command, key: packsKey, slot: slot, isWholeSlot: false, filter: filter,
+            registrations: count * SlotLayout.positionsPerPack)
     }
 
     /// Runs `reads` streamed (`RedisConnection.streamRepliesBlocking`): Redis prepares the next
@@ -96,12 +102,14 @@ extension TaskExecutor {
             guard reply.isArray, reply.count % 2 == 0 else {
                 throw RedisError(code: .unexpectedReply, message: "HGETALL \(read.key) did not reply with field-value pairs")
             }
-            try write(packs: reply, first: 1, step: 2, key: read.key, filter: read.filter, run: &run, producer: producer)
+            try write(
+                packs: reply, first: 1, step: 2, key: read.key, slot: read.slot, filter: read.filter, run: &run, producer: producer)
         } else {
             guard reply.isArray else {
                 throw RedisError(code: .unexpectedReply, message: "HMGET \(read.key) did not reply with an array")
             }
-            try write(packs: reply, first: 0, step: 1, key: read.key, filter: read.filter, run: &run, producer: producer)
+            try write(
+                packs: reply, first: 0, step: 1, key: read.key, slot: read.slot, filter: read.filter, run: &run, producer: producer)
         }
     }
 

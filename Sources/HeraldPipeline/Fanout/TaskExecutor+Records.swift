@@ -28,7 +28,8 @@ extension TaskExecutor {
     /// elements are packs with no registration), read in place: of every registration, or of
     /// those `filter` selects.
     func write(
-        packs reply: RedisReplyReference, first: Int, step: Int, key: String, filter: PackFilter? = nil, run: inout TaskRun,
+        packs reply: RedisReplyReference, first: Int, step: Int, key: String, slot: Int, filter: PackFilter? = nil,
+        run: inout TaskRun,
         producer: KafkaProducer
     ) throws {
         try checkStop(&run, now: ContinuousClock.now)
@@ -53,7 +54,10 @@ extension TaskExecutor {
                         let word = position >> 6
                         guard word < words.count, words[word] & (1 << UInt64(63 - position & 63)) != 0 else { return }
                     }
-                    if try write(id: id, view: view, filter: matcher, clock: clock, run: &run, producer: producer) { delivered += 1 }
+                    let place = (slot: slot, position: position)
+                    if try write(id: id, view: view, at: place, filter: matcher, clock: clock, run: &run, producer: producer) {
+                        delivered += 1
+                    }
                 }
                 if !whole {
                     run.skip("unreadable_view")
@@ -91,12 +95,12 @@ extension TaskExecutor {
         run.prefetchesTemplates = try templates.prefetch(Array(keys), connection: redis) > 0
     }
 
-    /// One registration: passes over it when `filter` does not select it, skips it with a
-    /// reason, or renders (once per template and platform per task) and queues its record.
-    /// Returns true when a record was queued.
+    /// One registration (at `place` in its slot): passes over it when `filter` does not select
+    /// it, skips it with a reason, or renders (once per template and platform per task) and
+    /// queues its record. Returns true when a record was queued.
     func write(
-        id: UnsafeRawBufferPointer, view: UnsafeRawBufferPointer?, filter: TagMatcher? = nil, clock: PageClock,
-        run: inout TaskRun, producer: KafkaProducer
+        id: UnsafeRawBufferPointer, view: UnsafeRawBufferPointer?, at place: (slot: Int, position: Int), filter: TagMatcher? = nil,
+        clock: PageClock, run: inout TaskRun, producer: KafkaProducer
     ) throws -> Bool {
         guard let view else {
             // Removed between SSCAN and HMGET (or its pack is malformed).
@@ -122,6 +126,14 @@ extension TaskExecutor {
             case .deliver: break
             }
             return false
+        }
+        if run.alerts != nil {
+            // Past a frequency cap: not pushed. Otherwise it counts for the next events.
+            if run.alerts!.isCapped(slot: place.slot, position: place.position) {
+                run.skip(FrequencyCap.skipReason)
+                return false
+            }
+            if !run.task.rehearsal { run.alerts!.recordDelivery(slot: place.slot, position: place.position) }
         }
         run.renditions[slot].delivered += 1
         // A rehearsal counts what it would deliver and writes nothing.

@@ -99,6 +99,7 @@ final class TaskExecutor: @unchecked Sendable {
         // the transaction is aborted and the task redone once the index is rebuilt.
         layout = configuration.layout.hub(task.event.hub)
         let epoch = try IndexEpoch.require(redis.sendBlocking(IndexEpoch.read(layout)), layout: layout)
+        run.alerts = try alertHistory(of: task, epoch: epoch, now: startedAt)
         try checkStop(&run, now: ContinuousClock.now, force: true)
         if run.stopped {
             // Stopped before this task began: it delivers nothing.
@@ -116,6 +117,7 @@ final class TaskExecutor: @unchecked Sendable {
         } else if let expression = task.event.audience.expression, let setPlan = run.plan {
             try deliver(expression, setPlan: setPlan, slots: task.slots, scratch: scratch, run: &run, producer: producer)
         }
+        if let alerts = run.alerts, !task.rehearsal { try save(alerts, of: task, epoch: epoch, now: Date()) }
         try IndexEpoch.verify(redis.sendBlocking(IndexEpoch.read(layout)), unchanged: epoch, layout: layout)
         let finishedAt = Date()
         var delivered = DeliveryCounts()

@@ -65,6 +65,8 @@ struct TaskRun {
     static let scanLimit = 8
     var skipped: [String: Int] = [:]
     var failed = 0
+    /// The hub's recent alerts when it has frequency caps (`AlertHistory`).
+    var alerts: AlertHistory?
     var firstDeliveryAt: Date?
 
     /// The event was stopped (`TaskExecutor.checkStop`): the task writes no more deliveries.

@@ -275,8 +275,10 @@ public final class EventPlanner: Sendable {
             return .expired
         case .tasks(var tasks, let lane):
             let narrow = candidates.map { $0.count <= planner.configuration.narrowSlotLimit } ?? false
-            if rehearsal {
-                for index in tasks.indices { tasks[index].rehearsal = true }
+            let caps = try await frequencyCaps(of: event.hub)
+            for index in tasks.indices {
+                tasks[index].rehearsal = rehearsal
+                tasks[index].frequencyCaps = caps
             }
             return try enqueue(
                 tasks, lane: lane, narrow: narrow, event: event, eventId: eventId, claim: rehearsal ? nil : claim, producer: producer,
@@ -421,6 +423,12 @@ public final class EventPlanner: Sendable {
                 "audienceEstimate": "\(estimate.map(String.init) ?? "-")",
             ])
         return tasks.isEmpty ? .empty : .planned
+    }
+
+    /// The frequency caps of `hub` (the default hub's are `HERALD_FREQUENCY_CAPS`); nil: none.
+    func frequencyCaps(of hub: HubName) async throws -> [FrequencyCap]? {
+        let caps = hub.isDefault ? configuration.frequencyCaps : try await hubs?.hub(hub)?.frequencyCaps ?? []
+        return caps.isEmpty ? nil : caps
     }
 
     /// The id of an event published without one: where its record is.

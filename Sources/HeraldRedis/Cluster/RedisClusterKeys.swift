@@ -23,6 +23,7 @@ public enum RedisClusterKeys {
         for name in [
             "GET", "SET", "INCR", "EXPIRE", "TYPE", "HGET", "HSET", "HSETNX", "HDEL", "HMGET", "HGETALL", "SADD", "SREM",
             "SCARD", "SISMEMBER", "SMEMBERS", "SSCAN", "LPUSH", "LRANGE", "LLEN", "ZRANGE", "ZADD", "ZREM", "ZRANGEBYSCORE", "ZSCORE",
+            "ZREVRANGEBYSCORE", "ZREMRANGEBYSCORE",
             "ZCARD",
             "OBJECT",
             "SETBIT", "GETBIT", "STRLEN", "HLEN",

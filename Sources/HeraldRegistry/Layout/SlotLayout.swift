@@ -130,6 +130,15 @@ public struct SlotLayout: Sendable, Hashable {
     public func correctionsKey(eventId: String) -> String { "\(hubPrefix):corrections:" + eventId }
     /// A rehearsal's previews (`RehearsalPreview`), one field per (platform, template).
     public func previewsKey(eventId: String) -> String { "\(hubPrefix):previews:" + eventId }
+    /// The positions of the slot an event was delivered to (a bitmap, bit order as `live`), kept
+    /// for the hub's longest frequency-cap window; under the index epoch, as a rebuilt index
+    /// gives out positions anew.
+    public func alertedKey(slot: Int, epoch: String, eventId: String) -> String {
+        slotPrefix(slot) + "alerted:" + epoch + ":" + eventId
+    }
+    /// The hub's events that count for its frequency caps (member: event id, score: when it was
+    /// first delivered, in milliseconds since 1970).
+    public var alertsKey: String { "\(hubPrefix):alerts" }
     /// The set of content keys of the templates the hub has had since its `maxTemplates` was set.
     public var templatesKey: String { "\(hubPrefix):templates" }
     /// The hub's count of sends accepted in `minute` (minutes since 1970), for its `sendsPerMinute`.

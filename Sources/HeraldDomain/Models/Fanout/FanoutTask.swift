@@ -19,6 +19,10 @@ public struct FanoutTask: Sendable, Hashable, Codable {
     /// A correction's task (`DerivedSend.correction`): its audience is the registrations the
     /// corrected event reached, read from its records on this partition of `herald.deliveries`.
     public var correction: CorrectionSource?
+    /// The frequency caps of the event's hub when it was planned (nil: none): the task skips a
+    /// device the rules that apply to the event's urgency cap (`capped`), and records the
+    /// devices it delivers to, so later events count them.
+    public var frequencyCaps: [FrequencyCap]?
 
     /// Where a correction's task finds the corrected event's deliveries.
     public struct CorrectionSource: Sendable, Hashable, Codable {
@@ -67,7 +71,7 @@ public struct FanoutTask: Sendable, Hashable, Codable {
     }
 
     enum CodingKeys: String, CodingKey {
-        case eventId, taskIndex, taskCount, slotLower, slotUpper, event, plannedAt, rehearsal, correction
+        case eventId, taskIndex, taskCount, slotLower, slotUpper, event, plannedAt, rehearsal, correction, frequencyCaps
     }
 
     public init(from decoder: any Decoder) throws {
@@ -81,6 +85,7 @@ public struct FanoutTask: Sendable, Hashable, Codable {
         plannedAt = try container.decodeTimestamp(forKey: .plannedAt)
         rehearsal = try container.decodeIfPresent(Bool.self, forKey: .rehearsal) ?? false
         correction = try container.decodeIfPresent(CorrectionSource.self, forKey: .correction)
+        frequencyCaps = try container.decodeIfPresent([FrequencyCap].self, forKey: .frequencyCaps)
     }
 
     public func encode(to encoder: any Encoder) throws {
@@ -94,5 +99,6 @@ public struct FanoutTask: Sendable, Hashable, Codable {
         try container.encodeTimestamp(plannedAt, forKey: .plannedAt)
         if rehearsal { try container.encode(true, forKey: .rehearsal) }
         try container.encodeIfPresent(correction, forKey: .correction)
+        try container.encodeIfPresent(frequencyCaps, forKey: .frequencyCaps)
     }
 }

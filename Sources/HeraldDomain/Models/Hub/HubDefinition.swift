@@ -26,13 +26,16 @@ public struct HubDefinition: Sendable, Hashable {
     public var limits: HubLimits
     /// The hub's own push credentials; a platform without them uses the deployment's.
     public var credentials: HubCredentials
+    /// How often one device may be alerted (`FrequencyCap`); empty: no cap.
+    public var frequencyCaps: [FrequencyCap]
     /// Grows with every change of the hub.
     public var version: Int64
 
     public init(
         name: HubName, policies: [HubPolicy], limits: HubLimits = HubLimits(), credentials: HubCredentials = HubCredentials(),
-        version: Int64 = 1
+        frequencyCaps: [FrequencyCap] = [], version: Int64 = 1
     ) {
+        self.frequencyCaps = frequencyCaps
         self.name = name
         self.policies = policies
         self.limits = limits
@@ -179,6 +182,7 @@ extension HubDefinition {
                     })),
             JSONMember(key: "limits", value: .object(limitMembers)),
             JSONMember(key: "credentials", value: credentials.jsonValue(includingSecrets: includingKeys)),
+            JSONMember(key: "frequencyCaps", value: .array(frequencyCaps.map(\.jsonValue))),
             JSONMember(key: "version", value: .number(String(version))),
         ])
     }
@@ -196,6 +200,7 @@ extension HubDefinition {
         let policies = readPolicies(reader, requireKeys: true, issues: &issues) ?? []
         let limits = readLimits(reader, issues: &issues)
         let credentials = HubCredentials.read(reader, over: HubCredentials(), issues: &issues)
+        let frequencyCaps = FrequencyCap.read(reader, issues: &issues) ?? []
         let version = reader.integer("version", required: true, issues: &issues)
         guard issues.isEmpty, let name, let version else {
             if name == nil && issues.isEmpty {
@@ -203,12 +208,14 @@ extension HubDefinition {
             }
             throw ValidationFailure(issues: issues)
         }
-        return HubDefinition(name: name, policies: policies, limits: limits, credentials: credentials, version: version)
+        return HubDefinition(
+            name: name, policies: policies, limits: limits, credentials: credentials, frequencyCaps: frequencyCaps, version: version)
     }
 
     /// Reads a `PUT /v1/hubs/{hub}` body: `policies` (names and rights; the keys are made by
-    /// Herald, so a body may not carry any), `limits` and `credentials`, all optional. Absent
-    /// `policies` keep the hub's current ones, or give a new hub Azure's two defaults; in
+    /// Herald, so a body may not carry any), `limits`, `credentials` and `frequencyCaps`, all
+    /// optional. Absent `policies` keep the hub's current ones, or give a new hub Azure's two
+    /// defaults; absent `frequencyCaps` keep the current rules (`[]` removes them); in
     /// `credentials`, an absent service keeps its credentials and `null` removes them.
     public static func decodeRequest(_ bytes: some Collection<UInt8>, name: HubName, current: HubDefinition?)
         throws(ValidationFailure) -> HubDefinition
@@ -220,7 +227,7 @@ extension HubDefinition {
         }
         var issues: [ValidationIssue] = []
         let reader = JSONFieldReader(root)
-        reader.refuseUnknownMembers(known: ["name", "policies", "limits", "credentials", "version"], issues: &issues)
+        reader.refuseUnknownMembers(known: ["name", "policies", "limits", "credentials", "frequencyCaps", "version"], issues: &issues)
         if let named = reader.string("name", required: false, issues: &issues), HubName(named) != name {
             issues.append(
                 ValidationIssue(
@@ -230,6 +237,7 @@ extension HubDefinition {
         let requested = readPolicies(reader, requireKeys: false, issues: &issues)
         let limits = readLimits(reader, issues: &issues)
         let credentials = HubCredentials.read(reader, over: current?.credentials ?? HubCredentials(), issues: &issues)
+        let frequencyCaps = FrequencyCap.read(reader, issues: &issues) ?? current?.frequencyCaps ?? []
         if !issues.isEmpty { throw ValidationFailure(issues: issues) }
         var policies = current?.policies ?? defaultPolicies()
         if let requested {
@@ -243,7 +251,8 @@ extension HubDefinition {
             }
         }
         return HubDefinition(
-            name: name, policies: policies, limits: limits, credentials: credentials, version: (current?.version ?? 0) + 1)
+            name: name, policies: policies, limits: limits, credentials: credentials, frequencyCaps: frequencyCaps,
+            version: (current?.version ?? 0) + 1)
     }
 
     static func readPolicies(_ reader: JSONFieldReader, requireKeys: Bool, issues: inout [ValidationIssue]) -> [HubPolicy]? {
