@@ -12,52 +12,53 @@ struct FrequencyCapTests {
         "at most 2 alerts an hour: a third normal alert skips the devices that had two (capped), breaking goes through and counts, a rehearsal counts what would be capped and records nothing, alerts past the window no longer count"
     )
     func capsPerDevice() async throws {
+        let caps = [FrequencyCap(maxAlerts: 2, windowSeconds: 3_600)]
         try await withPipelineHarness(
-            slots: 8, configure: { $0.frequencyCaps = [FrequencyCap(maxAlerts: 2, windowSeconds: 3_600)] }
-        ) { harness in
-            let world = (0..<40).map { testRegistration("w\($0)", tags: ["World"]) }
-            let sports = (0..<10).map { testRegistration("s\($0)", platform: .fcm, tags: ["Sports"]) }
-            try await harness.seed(world + sports)
-            harness.startRoles()
+            slots: 8, configure: { $0.frequencyCaps = caps },
+            body: { harness in
+                let world = (0..<40).map { testRegistration("w\($0)", tags: ["World"]) }
+                let sports = (0..<10).map { testRegistration("s\($0)", platform: .fcm, tags: ["Sports"]) }
+                try await harness.seed(world + sports)
+                harness.startRoles()
 
-            func send(_ id: String, tags: String? = nil, urgency: Urgency? = nil) async throws -> StatusRecord {
-                let audience: Audience = try tags.map { .expression(try TagExpression.parse($0), source: $0) } ?? .broadcast
-                _ = try await harness.publish(
-                    NotificationEvent(id: id, audience: audience, properties: ["News_English": "Summit ends"], urgency: urgency))
-                return try await harness.finalStatus(id)
-            }
-            #expect(try await send("fc-1", tags: "World").targets.total == 40)
-            #expect(try await send("fc-2").targets.total == 50)
-            // World devices have had two alerts, Sports devices one.
-            let third = try await send("fc-3")
-            #expect(third.targets.total == 10 && third.targets.byPlatform == ["fcm": 10], "\(third)")
-            #expect(third.skippedReasons?[FrequencyCap.skipReason] == 40, "\(third)")
-            #expect(Set(try await harness.deliveries(eventId: "fc-3").map(\.registrationId)) == Set(sports.map(\.registrationId)))
-            // Breaking news is not held back by a rule that does not name it, and it counts.
-            let breaking = try await send("fc-4", urgency: .breaking)
-            #expect(breaking.targets.total == 50 && breaking.skippedReasons?[FrequencyCap.skipReason] == nil, "\(breaking)")
+                func send(_ id: String, tags: String? = nil, urgency: Urgency? = nil) async throws -> StatusRecord {
+                    let audience: Audience = try tags.map { .expression(try TagExpression.parse($0), source: $0) } ?? .broadcast
+                    _ = try await harness.publish(
+                        NotificationEvent(id: id, audience: audience, properties: ["News_English": "Summit ends"], urgency: urgency))
+                    return try await harness.finalStatus(id)
+                }
+                #expect(try await send("fc-1", tags: "World").targets.total == 40)
+                #expect(try await send("fc-2").targets.total == 50)
+                // World devices have had two alerts, Sports devices one.
+                let third = try await send("fc-3")
+                #expect(third.targets.total == 10 && third.targets.byPlatform == ["fcm": 10], "\(third)")
+                #expect(third.skippedReasons?[FrequencyCap.skipReason] == 40, "\(third)")
+                #expect(Set(try await harness.deliveries(eventId: "fc-3").map(\.registrationId)) == Set(sports.map(\.registrationId)))
+                // Breaking news is not held back by a rule that does not name it, and it counts.
+                let breaking = try await send("fc-4", urgency: .breaking)
+                #expect(breaking.targets.total == 50 && breaking.skippedReasons?[FrequencyCap.skipReason] == nil, "\(breaking)")
 
-            // A rehearsal resolves as the send would: everyone is capped now; it records nothing.
-            let receipt = try await harness.publishReceipt(
-                NotificationEvent(id: "fc-5", properties: ["News_English": "Summit ends"]), rehearsal: true)
-            let rehearsed = try await harness.finalStatus(
-                DerivedSend.rehearsal.eventId(of: "fc-5", partition: receipt.partition, offset: receipt.offset))
-            #expect(rehearsed.targets.total == 0 && rehearsed.skippedReasons?[FrequencyCap.skipReason] == 50, "\(rehearsed)")
+                // A rehearsal resolves as the send would: everyone is capped now; it records nothing.
+                let receipt = try await harness.publishReceipt(
+                    NotificationEvent(id: "fc-5", properties: ["News_English": "Summit ends"]), rehearsal: true)
+                let rehearsed = try await harness.finalStatus(
+                    DerivedSend.rehearsal.eventId(of: "fc-5", partition: receipt.partition, offset: receipt.offset))
+                #expect(rehearsed.targets.total == 0 && rehearsed.skippedReasons?[FrequencyCap.skipReason] == 50, "\(rehearsed)")
 
-            // Two hours later, none of them counts any more.
-            let layout = harness.configuration.layout
-            let connection = try await RedisConnection.connect(configuration: harness.configuration.redis)
-            let listed = try await connection.send(RedisCommand("ZRANGE", layout.alertsKey, "0", "-1")).array?.compactMap(\.string)
-            #expect(listed.map(Set.init) == ["fc-1", "fc-2", "fc-3", "fc-4"], "the rehearsal is not an alert: \(listed ?? [])")
-            let twoHoursAgo = String(Int(Date().timeIntervalSince1970 * 1_000) - 7_200_000)
-            for id in listed ?? [] {
-                _ = try await connection.send(RedisCommand("ZADD", layout.alertsKey, "XX", twoHoursAgo, id))
-            }
-            connection.close()
-            let later = try await send("fc-6")
-            #expect(later.targets.total == 50 && later.skippedReasons?[FrequencyCap.skipReason] == nil, "\(later)")
-            try await harness.stopRoles()
-        }
+                // Two hours later, none of them counts any more.
+                let layout = harness.configuration.layout
+                let connection = try await RedisConnection.connect(configuration: harness.configuration.redis)
+                let listed = try await connection.send(RedisCommand("ZRANGE", layout.alertsKey, "0", "-1")).array?.compactMap(\.string)
+                #expect(listed.map(Set.init) == ["fc-1", "fc-2", "fc-3", "fc-4"], "the rehearsal is not an alert: \(listed ?? [])")
+                let twoHoursAgo = String(Int(Date().timeIntervalSince1970 * 1_000) - 7_200_000)
+                for id in listed ?? [] {
+                    _ = try await connection.send(RedisCommand("ZADD", layout.alertsKey, "XX", twoHoursAgo, id))
+                }
+                connection.close()
+                let later = try await send("fc-6")
+                #expect(later.targets.total == 50 && later.skippedReasons?[FrequencyCap.skipReason] == nil, "\(later)")
+                try await harness.stopRoles()
+            })
     }
 
     @Test("a hub's own rules: one bulk alert an hour, normal alerts uncapped; the default hub without rules records nothing")
