@@ -127,8 +127,8 @@ struct DemoStoryTests {
         let numbers = totals.split(separator: " ").compactMap { Int($0) }
         #expect(numbers.count == 2 && numbers[0] == numbers[1] && numbers[0] == receiptLines.count, "\(totals)")
         // Every event completed: the ten published at once, the scheduled one, the sports hub's
-        // and the one sent after its test (the correction's line says "completed, correcting").
-        #expect(text.components(separatedBy: " completed: ").count - 1 == 13)
+        // two and the one sent after its test (the correction's line says "completed, correcting").
+        #expect(text.components(separatedBy: " completed: ").count - 1 == 14)
         // The scheduled story: accepted as scheduled, then released at its time and delivered
         // to the World devices.
         #expect(text.contains("-> 202 scheduled"), "\(text.suffix(600))")
@@ -142,6 +142,9 @@ struct DemoStoryTests {
         for name in ["Sam's iPhone", "Sue's iPhone"] {
             #expect(sports.contains(#"\#(name) (hub sports): {"aps":{"alert":"Goal! 1-0 in the 89th minute"}}"#), "\(sports)")
         }
+        // Its frequency cap (one alert an hour) holds the second alert back from both phones.
+        #expect(sports.contains(#"("Full time: 1-0")  completed: 0 deliveries, skipped 2 (capped 2)"#), "\(sports)")
+        #expect(!sports.contains("Full time: 1-0\"}}"), "\(sports)")
         // The test send: the newsroom's test iPhone and Alice's device only, under a test id; the
         // real send then takes the event's id.
         let tested = text.split(separator: "\n").drop(while: { !$0.hasPrefix("8. ") }).joined(separator: "\n")

@@ -319,16 +319,18 @@ struct DemoStory: Service {
     /// A second app in the same deployment: the operator creates the sports app's hub, its
     /// devices register with the hub's own key, and its newsroom sends through Azure
     /// Notification Hubs' REST protocol with the hub's connection string; the news app's
-    /// devices get nothing of it.
+    /// devices get nothing of it. The hub has a frequency cap of one alert an hour per device, so
+    /// its second alert is held back from both devices.
     private func secondHubStory(runId: String) async throws {
         say("\n7. A second app in the same deployment: the sports hub, with its own keys and devices")
         let operatorAPI = client.authorized(sas(manage))
-        let created = try await operatorAPI.send("PUT", "/v1/hubs/sports")
+        let created = try await operatorAPI.send(
+            "PUT", "/v1/hubs/sports", body: Data(#"{"frequencyCaps":[{"maxAlerts":1,"windowSeconds":3600}]}"#.utf8))
         guard created.status == 201 || created.status == 200 else {
             throw HTTPClientError(message: "PUT /v1/hubs/sports: \(created.status) \(created.text)")
         }
         say(
-            "   operator: PUT /v1/hubs/sports -> \(created.status) (policies DefaultListenSharedAccessSignature, DefaultFullSharedAccessSignature)"
+            "   operator: PUT /v1/hubs/sports -> \(created.status) (policies DefaultListenSharedAccessSignature, DefaultFullSharedAccessSignature; frequency cap: 1 alert an hour per device)"
         )
         let listenKey = try await hubKey("DefaultListenSharedAccessSignature", operatorAPI)
         let fullKey = try await hubKey("DefaultFullSharedAccessSignature", operatorAPI)
@@ -371,6 +373,20 @@ struct DemoStory: Service {
             say("      \(sportsDevices[record.registrationId] ?? record.registrationId) (hub \(record.hub)): \(record.payload)")
         }
         say("   The news app's devices received nothing of it: each hub's devices, keys and events are its own.")
+
+        // A second alert within the hour: the cap holds it back from both devices.
+        let again = try await newsroom.send(
+            "POST", "/sports/messages?api-version=2020-06", body: Data(#"{"score":"Full time: 1-0"}"#.utf8),
+            headers: ["ServiceBusNotification-Format": "template", "ServiceBusNotification-Tags": "Football"])
+        guard again.status == 201, let secondId = again.header("Location")?.split(separator: "/").last?.split(separator: "?").first
+        else {
+            throw HTTPClientError(message: "POST /sports/messages: \(again.status) \(again.text)")
+        }
+        let capped = try await waitForStatus(String(secondId), path: "/v1/hubs/sports/notifications/", api: newsroom)
+        let reasons = (capped.skippedReasons ?? [:]).sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", ")
+        say(
+            "   \(secondId) (\"Full time: 1-0\")  \(capped.state.rawValue): \(capped.targets.total) deliveries, skipped \(capped.skipped) (\(reasons)): both phones had their alert this hour"
+        )
     }
 
     private func hubKey(_ policy: String, _ operatorAPI: HeraldHTTPClient) async throws -> (name: String, key: String) {
