@@ -37,6 +37,10 @@ struct BenchCommand: AsyncParsableCommand {
             "Template variants of the template-diversity populations, comma separated: each population carries about six times as many distinct templates and is broadcast to twice; the rows compare each with the first (empty: none)."
     ) var templateVariants: String = "1,1000"
     @Option(help: "Registrations of each template-diversity population.") var templatePopulation: Int = 100_000
+    @Option(
+        help:
+            "Registrations of each frequency-cap population (one hub without caps, one with 3/86400:bulk; three bulk broadcasts each, compared one by one; 0: none)."
+    ) var capPopulation: Int = 1_000_000
     @Option(help: "Records written by the broker-ceiling phase.") var ceilingRecords: Int = 400_000
     @Option(
         help:
@@ -156,6 +160,7 @@ struct BenchCommand: AsyncParsableCommand {
         options.memorySizes = parsedMemorySizes ?? []
         options.templateVariants = microOnly ? [] : parsedTemplateVariants ?? []
         options.templatePopulation = templatePopulation
+        options.capPopulation = microOnly ? 0 : capPopulation
         options.ceilingRecords = ceilingRecords
         options.rounds = rounds
         options.sizedCeilingRuns = sizedCeilings

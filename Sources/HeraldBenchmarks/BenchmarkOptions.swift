@@ -10,6 +10,13 @@ public struct BenchmarkOptions: Sendable {
     public var templateVariants: [Int] = [1, 1_000]
     /// The size of each template-diversity population.
     public var templatePopulation: Int = 100_000
+    /// Registrations of each frequency-cap population: one hub without caps and one with
+    /// `capRules`, three bulk broadcasts each, compared broadcast by broadcast (0: none).
+    public var capPopulation: Int = 1_000_000
+    /// The capped population's rules (`HERALD_FREQUENCY_CAPS`): high enough that all three
+    /// broadcasts deliver to everyone, so the rows compare the cost of counting, not a smaller
+    /// audience.
+    public var capRules: String = "3/86400:bulk"
     /// Worker processes spawned for the pipeline phases.
     public var workers: Int = 1
     /// Partitions of the task and delivery topics (and of the ceiling topic).

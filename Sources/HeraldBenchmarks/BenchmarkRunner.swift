@@ -61,7 +61,9 @@ public struct BenchmarkRunner: Sendable {
             for result in report.micro { Console.say("  \(result.name): \(Console.fixed(result.nanosecondsPerOperation)) ns/op") }
         }
 
-        if options.runBroadcast || options.runMemory || options.runLatency || options.runCeiling || !options.templateVariants.isEmpty {
+        if options.runBroadcast || options.runMemory || options.runLatency || options.runCeiling || !options.templateVariants.isEmpty
+            || options.capPopulation > 0
+        {
             probe.start()
             defer { probe.stop() }
             try await populationPhases(base: base, redisPID: redisInfo.pid, report: &report)
@@ -158,6 +160,18 @@ public struct BenchmarkRunner: Sendable {
                 let phase = PopulationPhase(
                     population: population, kind: .templates(distinct: population.distinctTemplates()), names: names,
                     configuration: try environment.configuration(names), options: options, environment: environment,
+                    redisPIDs: redisPIDs, brokerPID: brokerPID, probe: probe
+                )
+                try await phase.run(into: &report)
+            }
+        }
+        if options.capPopulation > 0 {
+            Console.say("== frequency caps")
+            for rules in [nil, options.capRules] {
+                let names = names(rules == nil ? "uncapped" : "capped")
+                let phase = PopulationPhase(
+                    population: SeedPopulation(count: options.capPopulation, seed: options.populationSeed), kind: .caps(rules: rules),
+                    names: names, configuration: try environment.configuration(names), options: options, environment: environment,
                     redisPIDs: redisPIDs, brokerPID: brokerPID, probe: probe
                 )
                 try await phase.run(into: &report)

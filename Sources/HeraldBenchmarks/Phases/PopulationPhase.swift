@@ -46,6 +46,9 @@ struct PopulationPhase {
         /// A population whose registrations carry this many distinct templates: one broadcast
         /// that meets them all for the first time, and one more.
         case templates(distinct: Int)
+        /// Three bulk broadcasts in the default hub, whose frequency caps are `rules`
+        /// (`HERALD_FREQUENCY_CAPS`; nil: none): each counts the alerts of the ones before.
+        case caps(rules: String?)
     }
 
     private var isMain: Bool { kind == .main }
@@ -54,7 +57,13 @@ struct PopulationPhase {
         case .cluster(let masters): "broadcast on a Redis Cluster of \(masters) masters"
         case .templates(let distinct): "broadcast over \(Console.count(distinct)) templates"
         case .main, .memory: "broadcast"
+        case .caps(let rules): Self.capsLabel(1, rules: rules)
         }
+    }
+
+    /// The label of the `index`th broadcast of a `caps` phase.
+    static func capsLabel(_ index: Int, rules: String?) -> String {
+        "bulk broadcast \(index), " + (rules.map { "hub capped \($0)" } ?? "hub without caps")
     }
     private var logger: Logger { environment.logger }
     var meter: CPUMeter { CPUMeter(brokerPID: brokerPID, redisPIDs: redisPIDs, probe: probe) }
@@ -121,7 +130,8 @@ struct PopulationPhase {
 
         // 2. Expected audiences, by brute force over the generated population.
         let prefix = names.redisPrefix
-        let broadcast = BenchmarkEvents.broadcast(id: names.broadcastEventId)
+        var broadcast = BenchmarkEvents.broadcast(id: names.broadcastEventId)
+        if case .caps = kind { broadcast.urgency = .bulk }
         let narrower = try BenchmarkEvents.expression(id: "\(prefix)-expression", source: options.expression)
         let loaded = BenchmarkEvents.broadcast(id: "\(prefix)-broadcast-loaded")
         let warmupTemplate = BenchmarkEvents.warmup(id: "warmup")
@@ -157,7 +167,8 @@ struct PopulationPhase {
         )
         resources.publisher = publisher
         for index in 0..<options.workers {
-            let spec = WorkerSpec(names: names, index: index)
+            var spec = WorkerSpec(names: names, index: index)
+            if case .caps(let rules?) = kind { spec.environment["HERALD_FREQUENCY_CAPS"] = rules }
             resources.workers.append(
                 try WorkerProcess(launch: environment.workerLaunch(spec), spec: spec, logDirectory: environment.workDirectory))
         }
@@ -182,6 +193,16 @@ struct PopulationPhase {
         measured.redisNodes = try await usage.finish(usageBefore)
         report.fanouts.append(measured)
         if case .cluster = kind { return }
+        if case .caps(let rules) = kind {
+            // Two more: each reads the bitmaps of the alerts before it in every slot (when capped).
+            for index in 2...3 {
+                var again = broadcast
+                again.id = "\(names.broadcastEventId)-\(index)"
+                report.fanouts.append(
+                    try await context.fanout(label: Self.capsLabel(index, rules: rules), event: again, expected: expected[0]))
+            }
+            return
+        }
         if case .templates = kind {
             // Every template is compiled by the first broadcast; the second finds them cached.
             let again = BenchmarkEvents.broadcast(id: names.broadcastEventId + "-again")

@@ -24,6 +24,9 @@ extension BenchmarkReport {
         /// A broadcast over thousands of distinct templates against the same broadcast over the
         /// seed's few (`--template-variants`), in time.
         public static let templateDiversityCost = 1.5
+        /// A broadcast in a hub with frequency caps (counting the alerts before it) against the
+        /// same broadcast in a hub without, in time: "a few percent".
+        public static let capOverhead = 1.05
         /// From stopping a broadcast in flight until its last task reported, in seconds.
         public static let stopSeconds = 1.0
         /// A breaking event during a bulk broadcast against the same event alone, in time.
@@ -67,6 +70,13 @@ extension BenchmarkReport {
         let again = fanout.label.hasSuffix(", again")
         let first = fanouts.first { $0.label.hasPrefix(prefix) && $0.label.hasSuffix(", again") == again }
         return first?.eventId == fanout.eventId ? nil : first
+    }
+
+    /// The broadcast of the hub without caps that a capped hub's broadcast is compared with.
+    private func uncappedBaseline(of fanout: Fanout) -> Fanout? {
+        guard let range = fanout.label.range(of: ", hub capped ") else { return nil }
+        let label = fanout.label[..<range.lowerBound] + ", hub without caps"
+        return fanouts.first { $0.label == label && $0.population == fanout.population && $0.seconds > 0 }
     }
 
     /// The single-node broadcast of `fanout`'s population: what a broadcast on a cluster and an
@@ -364,6 +374,11 @@ extension BenchmarkReport {
                 judged.append(
                     "\(Console.fixed(cost, 2)) x the time over \(few.label.dropFirst("broadcast over ".count)) (<= \(Target.templateDiversityCost): \(verdict(cost <= Target.templateDiversityCost)))"
                 )
+            }
+            if let uncapped = uncappedBaseline(of: fanout) {
+                let cost = fanout.seconds / uncapped.seconds
+                judged.append(
+                    "\(Console.fixed(cost, 2)) x the time without caps (<= \(Target.capOverhead): \(verdict(cost <= Target.capOverhead)))")
             }
             if fanout.label.hasPrefix("broadcast on a Redis Cluster"), let single = broadcast(ofPopulationOf: fanout) {
                 judged.append("\(Console.fixed(fanout.deliveriesPerSecond / single.deliveriesPerSecond, 2)) x one node's deliveries/s")
