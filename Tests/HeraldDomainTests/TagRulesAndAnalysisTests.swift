@@ -110,7 +110,10 @@ struct TagExpressionTagRulesTests {
                 "character '$' at position 2 is not allowed in a tag (allowed: A-Z a-z 0-9 _ @ # . : -, or a system tag $InstallationId:{id} / $UserId:{id})"
         ),
         .init(
-            tag: "$Foo", problem: "'$' may only begin a system tag, $InstallationId:{id}, $UserId:{id} or $TimeZone:{zone} (at position 1)"),
+            tag: "$Foo",
+            problem:
+                "'$' may only begin a system tag, $InstallationId:{id}, $UserId:{id}, $TimeZone:{zone} or $QuietHours:{hours} (at position 1)"
+        ),
         .init(tag: "$UserId:{}", problem: "system tag has an empty id (at position 10)"),
         .init(tag: "$UserId:{alice", problem: "system tag is missing its closing '}' (at position 15)"),
         .init(

@@ -49,6 +49,32 @@ struct RegistrationIndexTests {
         }
     }
 
+    @Test("quiet hours become $QuietHours tags, and a change or a delete takes the old ones away")
+    func quietHoursTagsFollowChanges() async throws {
+        let redis = try TestRedis()
+        let index = RegistryFixtures.index(redis)
+        func quiet(_ hours: String?, version: Int64) -> IndexedRegistration {
+            var registration = RegistryFixtures.registration("r1", tags: ["World"], handle: "h1", version: version)
+            registration.quietHours = hours
+            registration.timeZone = "Europe/Paris"
+            return IndexedRegistration(registration)
+        }
+        #expect(try await index.apply(.registration(quiet("22:00-07:00", version: 1))))
+        #expect(try await index.idsWithTag("$QuietHours:{22:00-07:00}") == ["r1"])
+        #expect(try await index.idsWithTag(QuietHours.anyTag) == ["r1"])
+        #expect(try await index.apply(.registration(quiet("23:00-06:00", version: 2))))
+        #expect(try await index.idsWithTag("$QuietHours:{22:00-07:00}") == [])
+        #expect(try await index.idsWithTag("$QuietHours:{23:00-06:00}") == ["r1"])
+        #expect(try await index.apply(.registration(quiet(nil, version: 3))))
+        #expect(try await index.idsWithTag("$QuietHours:{23:00-06:00}") == [])
+        #expect(try await index.idsWithTag(QuietHours.anyTag) == [])
+        #expect(try await index.idsWithTag("$TimeZone:{Europe/Paris}") == ["r1"])
+        #expect(try await index.apply(.registration(quiet("22:00-07:00", version: 4))))
+        #expect(try await index.apply(.registrationDeleted(id: "r1", version: 5)))
+        #expect(try await index.idsWithTag("$QuietHours:{22:00-07:00}") == [])
+        #expect(try await index.idsWithTag(QuietHours.anyTag) == [])
+    }
+
     @Test("live registrations are counted over every slot, all of a hub's and one handle's")
     func counts() async throws {
         let redis = try TestRedis()

@@ -34,6 +34,7 @@ extension Installation {
                 key: "expiresAt", value: expiresAt.map { .string(ISO8601Timestamp.format($0, precision: .secondsWhenExact)) } ?? .null),
         ]
         if let timeZone { members.append(JSONMember(key: "timeZone", value: .string(timeZone))) }
+        if let quietHours { members.append(JSONMember(key: "quietHours", value: .string(quietHours))) }
         if let version { members.append(JSONMember(key: "version", value: .number(String(version)))) }
         return .object(members)
     }

@@ -8,7 +8,8 @@
 /// `$InstallationId:{id}` and `$UserId:{id}`. A third, `$TimeZone:{zone}`, is never written by
 /// clients: the index gives it to registrations with a `timeZone` (`$TimeZone:{Europe/Paris}`,
 /// and `$TimeZone:{any}` to every registration that has a zone), so expressions and local-time
-/// schedules can address the devices of a zone. The prefix is case-sensitive and the id is one or
+/// schedules can address the devices of a zone; nor is a fourth, `$QuietHours:{22:00-07:00}`
+/// (and `$QuietHours:{any}`), from a registration's `quietHours`. The prefix is case-sensitive and the id is one or
 /// more characters of `A-Z a-z 0-9 _ @ # . : - + = / ~ %`: enough for GUIDs, e-mail addresses
 /// (`$UserId:{alice+news@example.com}`), base64 and percent-encoded ids. Whitespace, braces,
 /// quotes, commas, `$` and the expression operators `! & | ( )` are never allowed, so a system
@@ -83,6 +84,7 @@ enum TagAlphabet {
     static let installationIdOpening = Array("\(TagRules.installationIdPrefix){".utf8)
     static let userIdOpening = Array("\(TagRules.userIdPrefix){".utf8)
     static let timeZoneOpening = Array("\(TagRules.timeZonePrefix){".utf8)
+    static let quietHoursOpening = Array("\(QuietHours.tagPrefix){".utf8)
 
     @inline(__always)
     static func isTagByte(_ byte: UInt8) -> Bool {
@@ -122,10 +124,13 @@ enum TagAlphabet {
             idStart = start + userIdOpening.count
         } else if hasPrefix(timeZoneOpening, in: bytes, at: start) {
             idStart = start + timeZoneOpening.count
+        } else if hasPrefix(quietHoursOpening, in: bytes, at: start) {
+            idStart = start + quietHoursOpening.count
         } else {
             return .problem(
                 offset: start,
-                message: "'$' may only begin a system tag, $InstallationId:{id}, $UserId:{id} or $TimeZone:{zone}"
+                message:
+                    "'$' may only begin a system tag, $InstallationId:{id}, $UserId:{id}, $TimeZone:{zone} or $QuietHours:{hours}"
             )
         }
         var index = idStart

@@ -117,6 +117,12 @@ extension TaskExecutor {
             run.skip("registration_expired")
             return false
         }
+        // A release of alerts held for quiet hours: only the devices held until now.
+        if run.quiet?.release != nil,
+            run.quiet!.decide(tags: UnsafeRawBufferPointer(rebasing: view[fields.tags]), slot: place.slot) != .deliver
+        {
+            return false
+        }
         let slot = try run.rendition(
             for: view, fields: fields, templates: templates, shared: &eventRenditions, redis: redis, now: clock.now)
         guard case .deliver(let rendition) = run.renditions[slot].outcome else {
@@ -125,6 +131,12 @@ extension TaskExecutor {
             case .fail: run.failed += 1
             case .deliver: break
             }
+            return false
+        }
+        if run.quiet != nil, run.quiet!.release == nil,
+            case .skip(let reason) = run.quiet!.decide(tags: UnsafeRawBufferPointer(rebasing: view[fields.tags]), slot: place.slot)
+        {
+            run.skip(reason)
             return false
         }
         if run.alerts != nil {

@@ -100,6 +100,7 @@ final class TaskExecutor: @unchecked Sendable {
         layout = configuration.layout.hub(task.event.hub)
         let epoch = try IndexEpoch.require(redis.sendBlocking(IndexEpoch.read(layout)), layout: layout)
         run.alerts = try alertHistory(of: task, epoch: epoch, now: startedAt)
+        run.quiet = try quietHoursCheck(of: task, now: startedAt)
         try checkStop(&run, now: ContinuousClock.now, force: true)
         if run.stopped {
             // Stopped before this task began: it delivers nothing.
@@ -118,6 +119,7 @@ final class TaskExecutor: @unchecked Sendable {
             try deliver(expression, setPlan: setPlan, slots: task.slots, scratch: scratch, run: &run, producer: producer)
         }
         if let alerts = run.alerts, !task.rehearsal { try save(alerts, of: task, epoch: epoch, now: Date()) }
+        if let quiet = run.quiet, !task.rehearsal { try scheduleReleases(quiet, of: task, producer: producer) }
         try IndexEpoch.verify(redis.sendBlocking(IndexEpoch.read(layout)), unchanged: epoch, layout: layout)
         let finishedAt = Date()
         var delivered = DeliveryCounts()

@@ -67,6 +67,8 @@ struct TaskRun {
     var failed = 0
     /// The hub's recent alerts when it has frequency caps (`AlertHistory`).
     var alerts: AlertHistory?
+    /// The quiet-hours check when devices of the task's slots have quiet hours (`QuietHoursCheck`).
+    var quiet: QuietHoursCheck?
     var firstDeliveryAt: Date?
 
     /// The event was stopped (`TaskExecutor.checkStop`): the task writes no more deliveries.

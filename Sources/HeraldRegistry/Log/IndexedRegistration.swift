@@ -50,6 +50,7 @@ public struct IndexedRegistration: Sendable, Hashable {
         // The zone's system tags are the index's, derived from `timeZone` (the `apply` script
         // derives the old ones from the stored document the same way).
         if case .string(let zone)? = root["timeZone"] { tags += TagRules.timeZoneTags(zone) }
+        if case .string(let quiet)? = root["quietHours"] { tags += QuietHours.tags(quiet) }
         var version: Int64 = 0
         if case .number(let text)? = root["version"] {
             guard let parsed = Int64(text) else {

@@ -180,6 +180,10 @@ public enum RegistryScripts {
                   oldTags['$TimeZone:{' .. decoded.timeZone .. '}'] = true
                   oldTags['$TimeZone:{any}'] = true
                 end
+                if type(decoded.quietHours) == 'string' then
+                  oldTags['$QuietHours:{' .. decoded.quietHours .. '}'] = true
+                  oldTags['$QuietHours:{any}'] = true
+                end
                 if type(decoded.handle) == 'string' then oldHandle = decoded.handle end
               end
             end
@@ -336,6 +340,10 @@ public enum RegistryScripts {
                   if type(decoded.timeZone) == 'string' then
                     tag_remove(p, '$TimeZone:{' .. decoded.timeZone .. '}', id, at)
                     tag_remove(p, '$TimeZone:{any}', id, at)
+                  end
+                  if type(decoded.quietHours) == 'string' then
+                    tag_remove(p, '$QuietHours:{' .. decoded.quietHours .. '}', id, at)
+                    tag_remove(p, '$QuietHours:{any}', id, at)
                   end
                   if type(decoded.handle) == 'string' then redis.call('SREM', p .. 'handle:' .. decoded.handle, id) end
                 end

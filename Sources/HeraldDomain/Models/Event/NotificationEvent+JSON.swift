@@ -54,6 +54,8 @@ extension NotificationEvent {
         let publishedAt = reader.timestamp("publishedAt", issues: &issues)
         let priority: NotificationPriority? = reader.choice("priority", issues: &issues)
         let urgency: Urgency? = reader.choice("urgency", issues: &issues)
+        let quietHours: QuietHoursPolicy? = reader.choice("quietHours", issues: &issues)
+        let quietRelease = readQuietRelease(reader, issues: &issues)
         let collapseId = reader.string("collapseId", required: false, issues: &issues)
         if let collapseId {
             if collapseId.isEmpty {
@@ -93,11 +95,30 @@ extension NotificationEvent {
         }
 
         guard issues.isEmpty, let audience else { throw ValidationFailure(issues: issues) }
-        return NotificationEvent(
+        var event = NotificationEvent(
             id: id, audience: audience, properties: properties, native: native, templates: templates,
             expiresAt: expiresAt, priority: priority, collapseId: collapseId, publishedAt: publishedAt, schedule: schedule,
             hub: hub, liveActivity: liveActivity, testRecipients: testRecipients, urgency: urgency, correction: correction
         )
+        event.quietHours = quietHours
+        event.quietRelease = quietRelease
+        return event
+    }
+
+    /// Reads `quietRelease` (`{"heldAt", "releaseAt"}`), which Herald sets on the release of
+    /// alerts held for quiet hours.
+    static func readQuietRelease(_ parent: JSONFieldReader, issues: inout [ValidationIssue]) -> QuietRelease? {
+        guard let reader = parent.object("quietRelease", required: false, issues: &issues) else { return nil }
+        reader.refuseUnknownMembers(known: ["heldAt", "releaseAt"], issues: &issues)
+        let heldAt = reader.timestamp("heldAt", issues: &issues)
+        let releaseAt = reader.timestamp("releaseAt", issues: &issues)
+        guard let heldAt, let releaseAt else {
+            if issues.isEmpty {
+                issues.append(JSONFieldReader.missing(reader.fieldPath("releaseAt"), expected: "heldAt and releaseAt timestamps"))
+            }
+            return nil
+        }
+        return QuietRelease(heldAt: heldAt, releaseAt: releaseAt)
     }
 
     /// Reads `testRecipients`: 1 to ``TestRecipient/maxCount`` registration ids, installation
@@ -135,7 +156,7 @@ extension NotificationEvent {
     /// The members an event may have.
     static let members: Set<String> = [
         "hub", "id", "tags", "properties", "native", "templates", "expiresAt", "publishedAt", "priority", "collapseId", "sendAt",
-        "sendAtLocal", "liveActivity", "testRecipients", "urgency", "correction",
+        "sendAtLocal", "liveActivity", "testRecipients", "urgency", "correction", "quietHours", "quietRelease",
     ]
 
     /// Reads `sendAt` (an instant with its offset) or `sendAtLocal` (a wall-clock time
@@ -418,6 +439,16 @@ extension NotificationEvent: Codable {
             members.append(JSONMember(key: "testRecipients", value: .array(testRecipients.map { .string($0.text) })))
         }
         if let correction { members.append(JSONMember(key: "correction", value: correction.jsonValue)) }
+        if let quietHours { members.append(JSONMember(key: "quietHours", value: .string(quietHours.rawValue))) }
+        if let quietRelease {
+            members.append(
+                JSONMember(
+                    key: "quietRelease",
+                    value: .object([
+                        JSONMember(key: "heldAt", value: .string(ISO8601Timestamp.format(quietRelease.heldAt))),
+                        JSONMember(key: "releaseAt", value: .string(ISO8601Timestamp.format(quietRelease.releaseAt))),
+                    ])))
+        }
         return .object(members)
     }
 }

@@ -51,6 +51,12 @@ public struct NotificationEvent: Sendable, Hashable {
     /// When set, this event corrects the event with the same ``id`` already sent: it goes to
     /// the devices that one reached, under an id of its own (``DerivedSend/correction``).
     public var correction: EventCorrection?
+    /// What the event does with a device in its quiet hours (nil: `hold`); a breaking event is
+    /// not held back by them.
+    public var quietHours: QuietHoursPolicy?
+    /// Set by Herald on the release of alerts held for quiet hours: the event goes only to the
+    /// devices whose quiet hours held it then and end now.
+    public var quietRelease: QuietRelease?
 
     public init(
         id: String? = nil, audience: Audience = .broadcast, properties: [String: String] = [:],

@@ -45,6 +45,7 @@ extension Installation {
         let userId = reader.string("userId", required: false, issues: &issues)
         let expiresAt = reader.timestamp("expiresAt", issues: &issues)
         let timeZone = reader.string("timeZone", required: false, issues: &issues)
+        let quietHours = reader.string("quietHours", required: false, issues: &issues)
         var templates: [String: InstallationTemplate] = [:]
         if let templatesReader = reader.object("templates", required: false, issues: &issues),
             case .object(let members) = templatesReader.value
@@ -63,10 +64,11 @@ extension Installation {
         var unjudged: Set<String> = []
         if installationId ?? bodyId == nil { unjudged.insert("installationId") }
         if platform == nil || pushChannel == nil || (channelIsObject && platform != .webpush) { unjudged.insert("pushChannel") }
-        let installation = Installation(
+        var installation = Installation(
             installationId: installationId ?? bodyId ?? "", platform: platform ?? .fcm, pushChannel: pushChannel ?? "",
             tags: tags ?? [], userId: userId, templates: templates, expiresAt: expiresAt, timeZone: timeZone, hub: hub
         )
+        installation.quietHours = quietHours
         issues += installation.validate(limits: limits).filter { !unjudged.contains($0.field) }
         if !issues.isEmpty { throw ValidationFailure(issues: issues) }
         return installation
@@ -77,6 +79,7 @@ extension Installation {
     /// The members an installation document may have (`version` as for registrations).
     static let members: Set<String> = [
         "hub", "installationId", "platform", "pushChannel", "tags", "userId", "templates", "expiresAt", "timeZone", "version",
+        "quietHours",
     ]
 }
 
@@ -84,7 +87,7 @@ extension Installation {
 /// `userId`, `templates` by name), with Herald's `expiresAt`.
 extension Installation: Codable {
     enum CodingKeys: String, CodingKey {
-        case hub, installationId, platform, pushChannel, tags, userId, templates, expiresAt, timeZone
+        case hub, installationId, platform, pushChannel, tags, userId, templates, expiresAt, timeZone, quietHours
     }
 
     public init(from decoder: any Decoder) throws {
@@ -98,6 +101,7 @@ extension Installation: Codable {
         templates = try container.decodeIfPresent([String: InstallationTemplate].self, forKey: .templates) ?? [:]
         expiresAt = try container.decodeTimestampIfPresent(forKey: .expiresAt)
         timeZone = try container.decodeIfPresent(String.self, forKey: .timeZone)
+        quietHours = try container.decodeIfPresent(String.self, forKey: .quietHours)
     }
 
     public func encode(to encoder: any Encoder) throws {
@@ -111,6 +115,7 @@ extension Installation: Codable {
         try container.encode(templates, forKey: .templates)
         try container.encodeTimestamp(expiresAt, forKey: .expiresAt, precision: .secondsWhenExact)
         try container.encodeIfPresent(timeZone, forKey: .timeZone)
+        try container.encodeIfPresent(quietHours, forKey: .quietHours)
     }
 }
 

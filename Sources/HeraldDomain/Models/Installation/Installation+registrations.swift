@@ -21,22 +21,24 @@ extension Installation {
         var systemTags = [installationTag]
         if let userTag { systemTags.append(userTag) }
         guard !templates.isEmpty else {
-            return [
-                Registration(
-                    registrationId: installationId, platform: platform, handle: pushChannel,
-                    tags: Self.uniqued(tags + systemTags), template: nil, expiresAt: expiresAt, version: version,
-                    timeZone: timeZone, hub: hub
-                )
-            ]
+            var registration = Registration(
+                registrationId: installationId, platform: platform, handle: pushChannel,
+                tags: Self.uniqued(tags + systemTags), template: nil, expiresAt: expiresAt, version: version,
+                timeZone: timeZone, hub: hub
+            )
+            registration.quietHours = quietHours
+            return [registration]
         }
         return templates.sorted { $0.key < $1.key }.map { name, template in
-            Registration(
+            var registration = Registration(
                 registrationId: Self.registrationId(installationId: installationId, templateName: name),
                 platform: platform, handle: pushChannel,
                 tags: Self.uniqued(tags + template.tags + systemTags),
                 template: RegistrationTemplate(name: name, body: template.body, headers: template.headers, expiry: template.expiry),
                 expiresAt: expiresAt, version: version, timeZone: timeZone, hub: hub
             )
+            registration.quietHours = quietHours
+            return registration
         }
     }
 

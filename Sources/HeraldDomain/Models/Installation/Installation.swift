@@ -19,6 +19,8 @@ public struct Installation: Sendable, Hashable {
     public var expiresAt: Date?
     /// The device's IANA time zone (``Registration/timeZone``), given to every template.
     public var timeZone: String?
+    /// The device's quiet hours (``Registration/quietHours``), given to every template.
+    public var quietHours: String?
 
     public init(
         installationId: String, platform: Platform, pushChannel: String, tags: [String] = [],

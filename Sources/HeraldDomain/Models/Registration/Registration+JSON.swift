@@ -58,6 +58,7 @@ extension Registration {
         let expiresAt = reader.timestamp("expiresAt", issues: &issues)
         let version = reader.integer("version", required: false, issues: &issues)
         let timeZone = reader.string("timeZone", required: false, issues: &issues)
+        let quietHours = reader.string("quietHours", required: false, issues: &issues)
         let tokenKind: APNsTokenKind = reader.choice("tokenKind", issues: &issues) ?? .device
 
         // Fields that were missing or unreadable get placeholders so the rest of the
@@ -68,11 +69,12 @@ extension Registration {
         if platform == nil || handle == nil || (hasSubscription && platform != .webpush) {
             unjudged.insert("handle")
         }
-        let registration = Registration(
+        var registration = Registration(
             registrationId: registrationId ?? bodyId ?? "", platform: platform ?? .fcm, handle: handle ?? "",
             tags: tags ?? [], template: template, expiresAt: expiresAt, version: version ?? 0, timeZone: timeZone, hub: hub,
             tokenKind: tokenKind
         )
+        registration.quietHours = quietHours
         // Fields already reported as mistyped are absent from `registration`, so nothing is
         // reported twice.
         issues += registration.validate(limits: limits).filter { !unjudged.contains($0.field) }
@@ -84,7 +86,7 @@ extension Registration {
     /// as a GET returned it and not used; If-Match is how a write names the version it expects).
     static let members: Set<String> = [
         "hub", "registrationId", "platform", "handle", "subscription", "tags", "template", "expiresAt", "version", "timeZone",
-        "tokenKind",
+        "quietHours", "tokenKind",
     ]
 
     /// The registration in the contract's field order, as compact JSON.
@@ -109,6 +111,7 @@ extension Registration {
                 key: "expiresAt", value: expiresAt.map { .string(ISO8601Timestamp.format($0, precision: .secondsWhenExact)) } ?? .null),
         ]
         if let timeZone { members.append(JSONMember(key: "timeZone", value: .string(timeZone))) }
+        if let quietHours { members.append(JSONMember(key: "quietHours", value: .string(quietHours))) }
         if tokenKind != .device { members.append(JSONMember(key: "tokenKind", value: .string(tokenKind.rawValue))) }
         members.append(JSONMember(key: "version", value: .number(String(version))))
         return .object(members)
@@ -147,7 +150,7 @@ extension RegistrationTemplate {
 /// `expiresAt` and `template` are written as `null` when unset.
 extension Registration: Codable {
     enum CodingKeys: String, CodingKey {
-        case hub, registrationId, platform, handle, tags, template, expiresAt, timeZone, version, tokenKind
+        case hub, registrationId, platform, handle, tags, template, expiresAt, timeZone, quietHours, version, tokenKind
     }
 
     public init(from decoder: any Decoder) throws {
@@ -161,6 +164,7 @@ extension Registration: Codable {
         expiresAt = try container.decodeTimestampIfPresent(forKey: .expiresAt)
         version = try container.decodeIfPresent(Int64.self, forKey: .version) ?? 0
         timeZone = try container.decodeIfPresent(String.self, forKey: .timeZone)
+        quietHours = try container.decodeIfPresent(String.self, forKey: .quietHours)
         tokenKind = try container.decodeIfPresent(String.self, forKey: .tokenKind).flatMap(APNsTokenKind.init(rawValue:)) ?? .device
     }
 
@@ -174,6 +178,7 @@ extension Registration: Codable {
         try container.encode(template, forKey: .template)
         try container.encodeTimestamp(expiresAt, forKey: .expiresAt, precision: .secondsWhenExact)
         try container.encodeIfPresent(timeZone, forKey: .timeZone)
+        try container.encodeIfPresent(quietHours, forKey: .quietHours)
         if tokenKind != .device { try container.encode(tokenKind.rawValue, forKey: .tokenKind) }
         try container.encode(version, forKey: .version)
     }

@@ -15,6 +15,7 @@ extension Registration {
             template.check(platform: platform, field: "template", limits: limits, into: &issues)
         }
         if let issue = TimeZoneRules.issue(timeZone, field: "timeZone") { issues.append(issue) }
+        if let issue = QuietHours.issue(quietHours, field: "quietHours") { issues.append(issue) }
         if tokenKind != .device {
             if platform != .apns {
                 issues.append(
@@ -61,6 +62,12 @@ enum TagListValidation {
                     ValidationIssue(
                         field: "\(field)[\(position)]", code: ValidationIssue.Code.invalidTag,
                         message: "\(TagRules.timeZonePrefix) tags come from the timeZone field; set timeZone instead"
+                    ))
+            } else if tag.hasPrefix(QuietHours.tagPrefix) {
+                issues.append(
+                    ValidationIssue(
+                        field: "\(field)[\(position)]", code: ValidationIssue.Code.invalidTag,
+                        message: "\(QuietHours.tagPrefix) tags come from the quietHours field; set quietHours instead"
                     ))
             }
         }

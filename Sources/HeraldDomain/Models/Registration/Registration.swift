@@ -22,6 +22,9 @@ public struct Registration: Sendable, Hashable {
     /// The device's IANA time zone, for local-time schedules (`sendAtLocal`); nil means the
     /// deployment's default zone. The index adds `$TimeZone:{zone}` tags from it.
     public var timeZone: String?
+    /// The device's quiet hours (`QuietHours`, `22:00-07:00`) in its time zone; nil: none. The
+    /// index adds `$QuietHours:{…}` tags from it.
+    public var quietHours: String?
     /// APNs only: which token `handle` is (a device's by default, or a Live Activity's or a
     /// push-to-start token). A Live Activity registration has no template: what it receives is
     /// built from an event's `liveActivity`.
