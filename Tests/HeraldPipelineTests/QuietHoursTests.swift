@@ -23,57 +23,59 @@ struct QuietHoursTests {
     func holdDropAndRelease() async throws {
         let now = Date()
         let clock = TestClock(now)
-        try await withPipelineHarness(slots: 8, configure: { $0.scheduleClock = { clock.date } }) { harness in
-            let quiet = "\(Self.clock(-120, from: now))-\(Self.clock(120, from: now))"
-            let later = "\(Self.clock(180, from: now))-\(Self.clock(300, from: now))"
-            func device(_ id: String, quietHours: String?, zone: String? = "UTC") -> Registration {
-                var registration = testRegistration(id, tags: ["World"])
-                registration.quietHours = quietHours
-                registration.timeZone = zone
-                return registration
-            }
-            let sleeping = (0..<5).map { device("q\($0)", quietHours: quiet) }
-            // Quiet hours without a zone are in the deployment's default zone (UTC here).
-            let zoneless = device("qz", quietHours: quiet, zone: nil)
-            let awake = (0..<3).map { device("a\($0)", quietHours: nil) } + (0..<2).map { device("l\($0)", quietHours: later) }
-            try await harness.seed(sleeping + [zoneless] + awake)
-            harness.startRoles(scheduler: true)
+        try await withPipelineHarness(
+            slots: 8, configure: { $0.scheduleClock = { clock.date } },
+            body: { harness in
+                let quiet = "\(Self.clock(-120, from: now))-\(Self.clock(120, from: now))"
+                let later = "\(Self.clock(180, from: now))-\(Self.clock(300, from: now))"
+                func device(_ id: String, quietHours: String?, zone: String? = "UTC") -> Registration {
+                    var registration = testRegistration(id, tags: ["World"])
+                    registration.quietHours = quietHours
+                    registration.timeZone = zone
+                    return registration
+                }
+                let sleeping = (0..<5).map { device("q\($0)", quietHours: quiet) }
+                // Quiet hours without a zone are in the deployment's default zone (UTC here).
+                let zoneless = device("qz", quietHours: quiet, zone: nil)
+                let awake = (0..<3).map { device("a\($0)", quietHours: nil) } + (0..<2).map { device("l\($0)", quietHours: later) }
+                try await harness.seed(sleeping + [zoneless] + awake)
+                harness.startRoles(scheduler: true)
 
-            func send(_ id: String, urgency: Urgency? = nil, policy: QuietHoursPolicy? = nil) async throws -> StatusRecord {
-                var event = NotificationEvent(
-                    id: id, audience: .expression(.tag("World"), source: "World"), properties: ["News_English": "Summit ends"],
-                    urgency: urgency)
-                event.quietHours = policy
-                _ = try await harness.publish(event)
-                return try await harness.finalStatus(id)
-            }
-            let held = try await send("qh-hold")
-            #expect(held.targets.total == 5 && held.skippedReasons?["held_quiet"] == 6, "\(held)")
-            #expect(Set(try await harness.deliveries(eventId: "qh-hold").map(\.registrationId)) == Set(awake.map(\.registrationId)))
-            let dropped = try await send("qh-drop", policy: .drop)
-            #expect(dropped.targets.total == 5 && dropped.skippedReasons?["skipped_quiet"] == 6, "\(dropped)")
-            let breaking = try await send("qh-breaking", urgency: .breaking)
-            #expect(breaking.targets.total == 11 && breaking.skippedReasons?["held_quiet"] == nil, "\(breaking)")
+                func send(_ id: String, urgency: Urgency? = nil, policy: QuietHoursPolicy? = nil) async throws -> StatusRecord {
+                    var event = NotificationEvent(
+                        id: id, audience: .expression(.tag("World"), source: "World"), properties: ["News_English": "Summit ends"],
+                        urgency: urgency)
+                    event.quietHours = policy
+                    _ = try await harness.publish(event)
+                    return try await harness.finalStatus(id)
+                }
+                let held = try await send("qh-hold")
+                #expect(held.targets.total == 5 && held.skippedReasons?["held_quiet"] == 6, "\(held)")
+                #expect(Set(try await harness.deliveries(eventId: "qh-hold").map(\.registrationId)) == Set(awake.map(\.registrationId)))
+                let dropped = try await send("qh-drop", policy: .drop)
+                #expect(dropped.targets.total == 5 && dropped.skippedReasons?["skipped_quiet"] == 6, "\(dropped)")
+                let breaking = try await send("qh-breaking", urgency: .breaking)
+                #expect(breaking.targets.total == 11 && breaking.skippedReasons?["held_quiet"] == nil, "\(breaking)")
 
-            // The held ones go when their quiet hours end, and only they.
-            let end = try #require(QuietHours(quiet)?.end(ifQuietAt: now, in: TimeZone(identifier: "UTC")!))
-            let releaseId = QuietRelease.eventId(of: "qh-hold", releaseAt: end)
-            let scheduled = try await harness.records(harness.configuration.topics.scheduled).filter {
-                $0.key == Array(releaseId.utf8)
-            }
-            #expect(!scheduled.isEmpty, "no release of the held devices was scheduled")
-            #expect(
-                try await harness.records(harness.configuration.topics.scheduled).allSatisfy {
-                    !String(decoding: $0.key ?? [], as: UTF8.self).hasPrefix("qh-drop")
-                }, "a drop schedules nothing")
-            clock.set(end)
-            let released = try await harness.finalStatus(releaseId)
-            #expect(released.targets.total == 6 && released.skipped == 0, "\(released)")
-            #expect(
-                Set(try await harness.deliveries(eventId: releaseId).map(\.registrationId))
-                    == Set((sleeping + [zoneless]).map(\.registrationId)))
-            try await harness.stopRoles()
-        }
+                // The held ones go when their quiet hours end, and only they.
+                let end = try #require(QuietHours(quiet)?.end(ifQuietAt: now, in: TimeZone(identifier: "UTC")!))
+                let releaseId = QuietRelease.eventId(of: "qh-hold", releaseAt: end)
+                let scheduled = try await harness.records(harness.configuration.topics.scheduled).filter {
+                    $0.key == Array(releaseId.utf8)
+                }
+                #expect(!scheduled.isEmpty, "no release of the held devices was scheduled")
+                #expect(
+                    try await harness.records(harness.configuration.topics.scheduled).allSatisfy {
+                        !String(decoding: $0.key ?? [], as: UTF8.self).hasPrefix("qh-drop")
+                    }, "a drop schedules nothing")
+                clock.set(end)
+                let released = try await harness.finalStatus(releaseId)
+                #expect(released.targets.total == 6 && released.skipped == 0, "\(released)")
+                #expect(
+                    Set(try await harness.deliveries(eventId: releaseId).map(\.registrationId))
+                        == Set((sleeping + [zoneless]).map(\.registrationId)))
+                try await harness.stopRoles()
+            })
     }
 }
 
