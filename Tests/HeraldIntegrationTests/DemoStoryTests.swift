@@ -143,7 +143,10 @@ struct DemoStoryTests {
             #expect(sports.contains(#"\#(name) (hub sports): {"aps":{"alert":"Goal! 1-0 in the 89th minute"}}"#), "\(sports)")
         }
         // Its frequency cap (one alert an hour) holds the second alert back from both phones.
-        #expect(sports.contains(#"("Full time: 1-0")  completed: 0 deliveries, skipped 2 (capped 2)"#), "\(sports)")
+        #expect(sports.contains(#"("Full time: 1-0")  completed: 0 deliveries, skipped 3 (capped 2, held_quiet 1)"#), "\(sports)")
+        // Sal's quiet hours hold both alerts; the first one's release is scheduled for when they end.
+        #expect(sports.contains("held for quiet hours: 1 (Sal's iPhone); the scheduler releases it to Sal at "), "\(sports)")
+        #expect(!sports.contains("Sal's iPhone (hub sports)"), "\(sports)")
         #expect(!sports.contains("Full time: 1-0\"}}"), "\(sports)")
         // The test send: the newsroom's test iPhone and Alice's device only, under a test id; the
         // real send then takes the event's id.

@@ -339,16 +339,29 @@ struct DemoStory: Service {
         )
         let device = client.authorized(sas((name: "DefaultListenSharedAccessSignature", key: listenKey.key)))
         var sportsDevices: [String: String] = [:]
-        for (name, handle) in [("Sam's iPhone", String(repeating: "5a", count: 32)), ("Sue's iPhone", String(repeating: "5b", count: 32))] {
+        // Sal is asleep: quiet hours from an hour ago to two hours from now, in UTC.
+        let now = Date()
+        let quiet = "\(Self.utcClock(now.addingTimeInterval(-3_600)))-\(Self.utcClock(now.addingTimeInterval(7_200)))"
+        let phones = [
+            ("Sam's iPhone", String(repeating: "5a", count: 32), nil), ("Sue's iPhone", String(repeating: "5b", count: 32), nil),
+            ("Sal's iPhone", String(repeating: "5c", count: 32), quiet),
+        ]
+        for (name, handle, quietHours) in phones {
             let installationId = "sports-\(runId)-\(name.prefix(3).lowercased())"
-            let body: [String: Any] = [
+            var body: [String: Any] = [
                 "installationId": installationId, "platform": "apns", "pushChannel": handle, "tags": ["Football"],
                 "templates": ["score": ["body": #"{"aps":{"alert":"$(score)"}}"#]],
             ]
+            if let quietHours {
+                body["timeZone"] = "UTC"
+                body["quietHours"] = quietHours
+            }
             let put = try await device.send("PUT", "/sports/installations/\(installationId)?api-version=2020-06", body: device.json(body))
             guard put.status == 200 else { throw HTTPClientError(message: "PUT /sports/installations: \(put.status) \(put.text)") }
             sportsDevices["\(installationId):score"] = name
-            say("   \(name): PUT /sports/installations/\(installationId) with the hub's listen key -> 200")
+            say(
+                "   \(name): PUT /sports/installations/\(installationId) with the hub's listen key -> 200\(quietHours.map { " (quiet hours \($0) UTC)" } ?? "")"
+            )
         }
         let wrongHub = try await device.send("POST", "/v1/registrationIDs")
         say("   the sports listen key on the news app's routes -> \(wrongHub.status)")
@@ -365,6 +378,13 @@ struct DemoStory: Service {
         say("   sports newsroom: POST /sports/messages (Azure's protocol, tags Football) -> 201, Location \(location)")
         let status = try await waitForStatus(String(id), path: "/v1/hubs/sports/notifications/", api: newsroom)
         say("   \(id)  \(status.state.rawValue): \(status.targets.total) deliveries in hub sports")
+        if let held = status.skippedReasons?["held_quiet"],
+            let end = QuietHours(quiet)?.end(ifQuietAt: now, in: TimeZone(identifier: "UTC")!)
+        {
+            say(
+                "      held for quiet hours: \(held) (Sal's iPhone); the scheduler releases it to Sal at \(Self.utcClock(end)) UTC as \(QuietRelease.eventId(of: String(id), releaseAt: end))"
+            )
+        }
         var tail = RecordTail(topic: topics.deliveries, bootstrapServers: bootstrapServers)
         tail.extra = kafkaProperties
         tail.eventId = String(id)
@@ -385,8 +405,16 @@ struct DemoStory: Service {
         let capped = try await waitForStatus(String(secondId), path: "/v1/hubs/sports/notifications/", api: newsroom)
         let reasons = (capped.skippedReasons ?? [:]).sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", ")
         say(
-            "   \(secondId) (\"Full time: 1-0\")  \(capped.state.rawValue): \(capped.targets.total) deliveries, skipped \(capped.skipped) (\(reasons)): both phones had their alert this hour"
+            "   \(secondId) (\"Full time: 1-0\")  \(capped.state.rawValue): \(capped.targets.total) deliveries, skipped \(capped.skipped) (\(reasons)): Sam and Sue had their alert this hour, Sal is asleep"
         )
+    }
+
+    /// `HH:MM` of `date` in UTC.
+    static func utcClock(_ date: Date) -> String {
+        var calendar = Calendar(identifier: .gregorian)
+        calendar.timeZone = TimeZone(identifier: "UTC")!
+        let parts = calendar.dateComponents([.hour, .minute], from: date)
+        return String(format: "%02d:%02d", parts.hour ?? 0, parts.minute ?? 0)
     }
 
     private func hubKey(_ policy: String, _ operatorAPI: HeraldHTTPClient) async throws -> (name: String, key: String) {
