@@ -56,6 +56,9 @@ public struct PipelineConfiguration: Sendable {
     /// Planner: the default hub's frequency caps (`HERALD_FREQUENCY_CAPS`; other hubs' are in
     /// their definitions).
     public var frequencyCaps: [FrequencyCap] = []
+    /// Planner: whether the default hub holds breaking alerts in quiet hours too
+    /// (`HERALD_QUIET_HOURS_HOLD_BREAKING`).
+    public var quietHoursHoldBreaking = false
     /// Fan-out: the largest rendered payload per platform; larger renditions are skipped with
     /// reason `payload_too_large` (`HERALD_PAYLOAD_LIMITS`).
     public var payloadLimits: PayloadLimits = .default

@@ -127,6 +127,15 @@ struct HubNameTests {
         #expect(hub.frequencyCaps.longestWindowSeconds == 86_400)
         #expect(try HubDefinition.decodeRequest(Array(#"{"limits":{}}"#.utf8), name: name, current: hub).frequencyCaps == hub.frequencyCaps)
         #expect(try HubDefinition.decodeRequest(Array(#"{"frequencyCaps":[]}"#.utf8), name: name, current: hub).frequencyCaps.isEmpty)
+        // Breaking alerts in quiet hours: through by default, held when the hub says so, kept by a change that does not name it.
+        #expect(!hub.quietHoursHoldBreaking)
+        let calm = try HubDefinition.decodeRequest(Array(#"{"quietHoursHoldBreaking":true}"#.utf8), name: name, current: hub)
+        #expect(calm.quietHoursHoldBreaking && calm.frequencyCaps == hub.frequencyCaps)
+        #expect(try HubDefinition.decodeStored(calm.jsonBytes()).quietHoursHoldBreaking)
+        #expect(try HubDefinition.decodeRequest(Array(#"{"limits":{}}"#.utf8), name: name, current: calm).quietHoursHoldBreaking)
+        #expect(throws: ValidationFailure.self) {
+            try HubDefinition.decodeRequest(Array(#"{"quietHoursHoldBreaking":"yes"}"#.utf8), name: name, current: nil)
+        }
         let bad =
             #"{"frequencyCaps":[{"maxAlerts":0,"windowSeconds":10},{"maxAlerts":2,"windowSeconds":3600,"urgencies":["urgent"],"per":"day"},{"windowSeconds":60}]}"#
         do {

@@ -57,16 +57,24 @@ struct TagExpressionErrorTests {
         // System tags and '$'.
         .init(
             input: "$Foo", code: .invalidTag, column: 1,
-            message: "'$' may only begin a system tag, $InstallationId:{id}, $UserId:{id}, $TimeZone:{zone} or $QuietHours:{hours}"),
+            message:
+                "'$' may only begin a system tag, $InstallationId:{id}, $UserId:{id}, $TimeZone:{zone}, $QuietHours:{hours} or $FrequencyCap:{n}"
+        ),
         .init(
             input: "abc$", code: .invalidTag, column: 4,
-            message: "'$' may only begin a system tag, $InstallationId:{id}, $UserId:{id}, $TimeZone:{zone} or $QuietHours:{hours}"),
+            message:
+                "'$' may only begin a system tag, $InstallationId:{id}, $UserId:{id}, $TimeZone:{zone}, $QuietHours:{hours} or $FrequencyCap:{n}"
+        ),
         .init(
             input: "$userid:{alice}", code: .invalidTag, column: 1,
-            message: "'$' may only begin a system tag, $InstallationId:{id}, $UserId:{id}, $TimeZone:{zone} or $QuietHours:{hours}"),
+            message:
+                "'$' may only begin a system tag, $InstallationId:{id}, $UserId:{id}, $TimeZone:{zone}, $QuietHours:{hours} or $FrequencyCap:{n}"
+        ),
         .init(
             input: "$UserId:alice", code: .invalidTag, column: 1,
-            message: "'$' may only begin a system tag, $InstallationId:{id}, $UserId:{id}, $TimeZone:{zone} or $QuietHours:{hours}"),
+            message:
+                "'$' may only begin a system tag, $InstallationId:{id}, $UserId:{id}, $TimeZone:{zone}, $QuietHours:{hours} or $FrequencyCap:{n}"
+        ),
         .init(input: "a || $UserId:{}", code: .invalidTag, column: 15, message: "system tag has an empty id"),
         .init(input: "$UserId:{alice", code: .invalidTag, column: 15, message: "system tag is missing its closing '}'"),
         .init(

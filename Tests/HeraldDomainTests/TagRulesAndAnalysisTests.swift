@@ -112,7 +112,7 @@ struct TagExpressionTagRulesTests {
         .init(
             tag: "$Foo",
             problem:
-                "'$' may only begin a system tag, $InstallationId:{id}, $UserId:{id}, $TimeZone:{zone} or $QuietHours:{hours} (at position 1)"
+                "'$' may only begin a system tag, $InstallationId:{id}, $UserId:{id}, $TimeZone:{zone}, $QuietHours:{hours} or $FrequencyCap:{n} (at position 1)"
         ),
         .init(tag: "$UserId:{}", problem: "system tag has an empty id (at position 10)"),
         .init(tag: "$UserId:{alice", problem: "system tag is missing its closing '}' (at position 15)"),

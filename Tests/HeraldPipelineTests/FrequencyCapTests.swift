@@ -9,15 +9,18 @@ import Testing
 @Suite("Frequency caps in the fan-out", .heavy, .serialized)
 struct FrequencyCapTests {
     @Test(
-        "at most 2 alerts an hour: a third normal alert skips the devices that had two (capped), breaking goes through and counts, a rehearsal counts what would be capped and records nothing, alerts past the window no longer count"
+        "at most 2 alerts an hour, or a device's own cap: a third normal alert skips the devices that had two (capped), breaking goes through and counts, a rehearsal counts what would be capped and records nothing, alerts past the window no longer count"
     )
     func capsPerDevice() async throws {
         let caps = [FrequencyCap(maxAlerts: 2, windowSeconds: 3_600)]
         try await withPipelineHarness(
             slots: 8, configure: { $0.frequencyCaps = caps },
             body: { harness in
-                let world = (0..<40).map { testRegistration("w\($0)", tags: ["World"]) }
-                let sports = (0..<10).map { testRegistration("s\($0)", platform: .fcm, tags: ["Sports"]) }
+                var world = (0..<40).map { testRegistration("w\($0)", tags: ["World"]) }
+                var sports = (0..<10).map { testRegistration("s\($0)", platform: .fcm, tags: ["Sports"]) }
+                // Devices with a cap of their own: five World devices allow 3, one Sports device 1.
+                for index in 0..<5 { world[index].frequencyCap = 3 }
+                sports[0].frequencyCap = 1
                 try await harness.seed(world + sports)
                 harness.startRoles()
 
@@ -29,11 +32,14 @@ struct FrequencyCapTests {
                 }
                 #expect(try await send("fc-1", tags: "World").targets.total == 40)
                 #expect(try await send("fc-2").targets.total == 50)
-                // World devices have had two alerts, Sports devices one.
+                // World devices have had two alerts, Sports devices one: the World devices that allow
+                // 3 and the Sports devices but the one that allows 1 get the third.
                 let third = try await send("fc-3")
-                #expect(third.targets.total == 10 && third.targets.byPlatform == ["fcm": 10], "\(third)")
-                #expect(third.skippedReasons?[FrequencyCap.skipReason] == 40, "\(third)")
-                #expect(Set(try await harness.deliveries(eventId: "fc-3").map(\.registrationId)) == Set(sports.map(\.registrationId)))
+                #expect(third.targets.total == 14 && third.targets.byPlatform == ["fcm": 9, "apns": 5], "\(third)")
+                #expect(third.skippedReasons?[FrequencyCap.skipReason] == 36, "\(third)")
+                #expect(
+                    Set(try await harness.deliveries(eventId: "fc-3").map(\.registrationId))
+                        == Set((world.prefix(5) + sports.dropFirst()).map(\.registrationId)))
                 // Breaking news is not held back by a rule that does not name it, and it counts.
                 let breaking = try await send("fc-4", urgency: .breaking)
                 #expect(breaking.targets.total == 50 && breaking.skippedReasons?[FrequencyCap.skipReason] == nil, "\(breaking)")

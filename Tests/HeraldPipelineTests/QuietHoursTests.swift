@@ -56,6 +56,15 @@ struct QuietHoursTests {
                 #expect(dropped.targets.total == 5 && dropped.skippedReasons?["skipped_quiet"] == 6, "\(dropped)")
                 let breaking = try await send("qh-breaking", urgency: .breaking)
                 #expect(breaking.targets.total == 11 && breaking.skippedReasons?["held_quiet"] == nil, "\(breaking)")
+                // A rehearsal says who would be held, and holds (schedules) nothing.
+                let receipt = try await harness.publishReceipt(
+                    NotificationEvent(
+                        id: "qh-rehearsed", audience: .expression(.tag("World"), source: "World"),
+                        properties: ["News_English": "Summit ends"]),
+                    rehearsal: true)
+                let rehearsed = try await harness.finalStatus(
+                    DerivedSend.rehearsal.eventId(of: "qh-rehearsed", partition: receipt.partition, offset: receipt.offset))
+                #expect(rehearsed.targets.total == 5 && rehearsed.skippedReasons?["held_quiet"] == 6, "\(rehearsed)")
 
                 // The held ones go when their quiet hours end, and only they.
                 let end = try #require(QuietHours(quiet)?.end(ifQuietAt: now, in: TimeZone(identifier: "UTC")!))
@@ -66,8 +75,9 @@ struct QuietHoursTests {
                 #expect(!scheduled.isEmpty, "no release of the held devices was scheduled")
                 #expect(
                     try await harness.records(harness.configuration.topics.scheduled).allSatisfy {
-                        !String(decoding: $0.key ?? [], as: UTF8.self).hasPrefix("qh-drop")
-                    }, "a drop schedules nothing")
+                        let key = String(decoding: $0.key ?? [], as: UTF8.self)
+                        return !key.hasPrefix("qh-drop") && !key.hasPrefix("qh-rehearsed") && !key.hasPrefix("qh-breaking")
+                    }, "a drop, a rehearsal and a breaking alert schedule nothing")
                 clock.set(end)
                 let released = try await harness.finalStatus(releaseId)
                 #expect(released.targets.total == 6 && released.skipped == 0, "\(released)")
@@ -76,6 +86,39 @@ struct QuietHoursTests {
                         == Set((sleeping + [zoneless]).map(\.registrationId)))
                 try await harness.stopRoles()
             })
+    }
+}
+
+extension QuietHoursTests {
+    @Test("a hub that holds breaking alerts in quiet hours holds them like any other; the default hub lets them through")
+    func hubHoldsBreaking() async throws {
+        let now = Date()
+        try await withPipelineHarness(slots: 8) { harness in
+            let hub = HubName("calm")!
+            try await harness.createHub(hub, quietHoursHoldBreaking: true)
+            let quiet = "\(Self.clock(-120, from: now))-\(Self.clock(120, from: now))"
+            var devices: [Registration] = []
+            for (index, target) in [hub, hub, hub, .default].enumerated() {
+                var registration = testRegistration("c\(index)", tags: ["World"])
+                registration.quietHours = quiet
+                registration.hub = target
+                devices.append(registration)
+            }
+            try await harness.seed(devices)
+            harness.startRoles()
+            for (id, target) in [("calm-breaking", hub), ("default-breaking", HubName.default)] {
+                var event = NotificationEvent(
+                    id: id, audience: .expression(.tag("World"), source: "World"), properties: ["News_English": "Quake"], urgency: .breaking
+                )
+                event.hub = target
+                _ = try await harness.publish(event)
+            }
+            let calm = try await harness.finalStatus("calm-breaking", hub: hub)
+            #expect(calm.targets.total == 0 && calm.skippedReasons?["held_quiet"] == 3, "\(calm)")
+            let plain = try await harness.finalStatus("default-breaking")
+            #expect(plain.targets.total == 1 && plain.skippedReasons?["held_quiet"] == nil, "\(plain)")
+            try await harness.stopRoles()
+        }
     }
 }
 
@@ -125,7 +168,9 @@ struct QuietHoursDomainTests {
         #expect(early.end(ifQuietAt: at("2026-03-29T00:15:00Z"), in: Self.paris) == at("2026-03-29T01:30:00Z"))
     }
 
-    @Test("registrations and installations carry quietHours; a bad one, or a $QuietHours tag set by hand, is refused naming it")
+    @Test(
+        "registrations and installations carry quietHours and frequencyCap; a bad one, or a $QuietHours or $FrequencyCap tag set by hand, is refused naming it"
+    )
     func documents() throws {
         let body =
             #"{"platform":"fcm","handle":"fcm-token-for-the-quiet-hours-tests-000001","tags":["World"],"timeZone":"Europe/Paris","quietHours":"22:00-07:00"}"#
@@ -145,11 +190,25 @@ struct QuietHoursDomainTests {
                 #expect(error.issues.map(\.field) == [field], "\(error.issues)")
             }
         }
+        // A device's own frequency cap: 1 to 1000, kept, and never a hand-written tag.
+        let capped = try Registration.decode(
+            Array(#"{"platform":"fcm","handle":"fcm-token-for-the-quiet-hours-tests-000001","frequencyCap":5}"#.utf8),
+            registrationId: "r2")
+        #expect(capped.frequencyCap == 5)
+        #expect(String(decoding: capped.jsonBytes(), as: UTF8.self).contains(#""frequencyCap":5"#))
+        #expect(try JSONDecoder().decode(Registration.self, from: JSONEncoder().encode(capped)).frequencyCap == 5)
+        for text in [
+            #"{"platform":"fcm","handle":"fcm-token-for-the-quiet-hours-tests-000001","frequencyCap":0}"#,
+            #"{"platform":"fcm","handle":"fcm-token-for-the-quiet-hours-tests-000001","tags":["$FrequencyCap:{9}"]}"#,
+        ] {
+            #expect(throws: ValidationFailure.self) { try Registration.decode(Array(text.utf8), registrationId: "r2") }
+        }
+        #expect(FrequencyCap.override(fromTag: FrequencyCap.tag(7)) == 7 && TagRules.problem(with: FrequencyCap.tag(7)) == nil)
         let installation = try Installation.decode(
             Array(
-                #"{"installationId":"i1","platform":"fcm","pushChannel":"fcm-token-for-the-quiet-hours-tests-000001","quietHours":"23:00-06:30"}"#
+                #"{"installationId":"i1","platform":"fcm","pushChannel":"fcm-token-for-the-quiet-hours-tests-000001","quietHours":"23:00-06:30","frequencyCap":2}"#
                     .utf8), installationId: "i1")
-        #expect(installation.registrations(version: 1).allSatisfy { $0.quietHours == "23:00-06:30" })
+        #expect(installation.registrations(version: 1).allSatisfy { $0.quietHours == "23:00-06:30" && $0.frequencyCap == 2 })
     }
 
     @Test("an event's quietHours policy and Herald's quietRelease survive the canonical JSON")

@@ -49,7 +49,7 @@ struct RegistrationIndexTests {
         }
     }
 
-    @Test("quiet hours become $QuietHours tags, and a change or a delete takes the old ones away")
+    @Test("quiet hours and a device's own cap become $QuietHours and $FrequencyCap tags; a change or a delete takes the old ones away")
     func quietHoursTagsFollowChanges() async throws {
         let redis = try TestRedis()
         let index = RegistryFixtures.index(redis)
@@ -69,8 +69,18 @@ struct RegistrationIndexTests {
         #expect(try await index.idsWithTag("$QuietHours:{23:00-06:00}") == [])
         #expect(try await index.idsWithTag(QuietHours.anyTag) == [])
         #expect(try await index.idsWithTag("$TimeZone:{Europe/Paris}") == ["r1"])
-        #expect(try await index.apply(.registration(quiet("22:00-07:00", version: 4))))
-        #expect(try await index.apply(.registrationDeleted(id: "r1", version: 5)))
+        var capped = RegistryFixtures.registration("r1", tags: ["World"], handle: "h1", version: 4)
+        capped.quietHours = "22:00-07:00"
+        capped.frequencyCap = 3
+        #expect(try await index.apply(.registration(IndexedRegistration(capped))))
+        #expect(try await index.idsWithTag(FrequencyCap.tag(3)) == ["r1"])
+        capped.frequencyCap = 5
+        capped.version = 5
+        #expect(try await index.apply(.registration(IndexedRegistration(capped))))
+        #expect(try await index.idsWithTag(FrequencyCap.tag(3)) == [])
+        #expect(try await index.idsWithTag(FrequencyCap.tag(5)) == ["r1"])
+        #expect(try await index.apply(.registrationDeleted(id: "r1", version: 6)))
+        #expect(try await index.idsWithTag(FrequencyCap.tag(5)) == [])
         #expect(try await index.idsWithTag("$QuietHours:{22:00-07:00}") == [])
         #expect(try await index.idsWithTag(QuietHours.anyTag) == [])
     }

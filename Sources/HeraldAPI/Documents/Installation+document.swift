@@ -35,6 +35,7 @@ extension Installation {
         ]
         if let timeZone { members.append(JSONMember(key: "timeZone", value: .string(timeZone))) }
         if let quietHours { members.append(JSONMember(key: "quietHours", value: .string(quietHours))) }
+        if let frequencyCap { members.append(JSONMember(key: "frequencyCap", value: .number(String(frequencyCap)))) }
         if let version { members.append(JSONMember(key: "version", value: .number(String(version)))) }
         return .object(members)
     }

@@ -136,6 +136,7 @@ extension HeraldSettings {
         configuration.drainTimeout = .seconds(try int(.drainSeconds, in: 1...3_600, expected: "seconds from 1 to 3600"))
         configuration.scheduleRules = try scheduleRules()
         configuration.frequencyCaps = try frequencyCaps()
+        configuration.quietHoursHoldBreaking = try bool(.quietHoursHoldBreaking)
         configuration.schedulerGroup = groupName("scheduler")
         configuration.sender.group = groupName("sender")
         configuration.sender.batchSize = try int(.senderBatch, in: 1...100_000, expected: "deliveries from 1 to 100000")

@@ -69,6 +69,7 @@ public struct Setting: Sendable, Hashable {
         case scheduleHorizonDays = "schedule-horizon-days"
         case defaultTimeZone = "default-time-zone"
         case frequencyCaps = "frequency-caps"
+        case quietHoursHoldBreaking = "quiet-hours-hold-breaking"
         case allowDemoKeys = "allow-demo-keys"
         case apnsKeyFile = "apns-key-file"
         case apnsKeyId = "apns-key-id"
@@ -287,6 +288,11 @@ public struct Setting: Sendable, Hashable {
                 (
                     "",
                     "Frequency caps of the default hub (other hubs set theirs with PUT /v1/hubs/{hub} or herald hubs caps): maxAlerts/windowSeconds with an optional :urgency+urgency (normal+bulk when not named), several separated by commas, e.g. 3/86400,1/3600:bulk. A device past a cap is skipped as capped. Empty: no cap."
+                )
+            case .quietHoursHoldBreaking:
+                (
+                    "false",
+                    "Whether the default hub holds breaking alerts in devices' quiet hours too, like any other (other hubs: quietHoursHoldBreaking in PUT /v1/hubs/{hub}). false: breaking news goes through quiet hours."
                 )
             case .allowDemoKeys:
                 (

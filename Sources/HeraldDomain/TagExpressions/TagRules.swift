@@ -9,7 +9,8 @@
 /// clients: the index gives it to registrations with a `timeZone` (`$TimeZone:{Europe/Paris}`,
 /// and `$TimeZone:{any}` to every registration that has a zone), so expressions and local-time
 /// schedules can address the devices of a zone; nor is a fourth, `$QuietHours:{22:00-07:00}`
-/// (and `$QuietHours:{any}`), from a registration's `quietHours`. The prefix is case-sensitive and the id is one or
+/// (and `$QuietHours:{any}`), from a registration's `quietHours`, or a fifth, `$FrequencyCap:{n}`,
+/// from its `frequencyCap`. The prefix is case-sensitive and the id is one or
 /// more characters of `A-Z a-z 0-9 _ @ # . : - + = / ~ %`: enough for GUIDs, e-mail addresses
 /// (`$UserId:{alice+news@example.com}`), base64 and percent-encoded ids. Whitespace, braces,
 /// quotes, commas, `$` and the expression operators `! & | ( )` are never allowed, so a system
@@ -85,6 +86,7 @@ enum TagAlphabet {
     static let userIdOpening = Array("\(TagRules.userIdPrefix){".utf8)
     static let timeZoneOpening = Array("\(TagRules.timeZonePrefix){".utf8)
     static let quietHoursOpening = Array("\(QuietHours.tagPrefix){".utf8)
+    static let frequencyCapOpening = Array("\(FrequencyCap.tagPrefix){".utf8)
 
     @inline(__always)
     static func isTagByte(_ byte: UInt8) -> Bool {
@@ -126,11 +128,13 @@ enum TagAlphabet {
             idStart = start + timeZoneOpening.count
         } else if hasPrefix(quietHoursOpening, in: bytes, at: start) {
             idStart = start + quietHoursOpening.count
+        } else if hasPrefix(frequencyCapOpening, in: bytes, at: start) {
+            idStart = start + frequencyCapOpening.count
         } else {
             return .problem(
                 offset: start,
                 message:
-                    "'$' may only begin a system tag, $InstallationId:{id}, $UserId:{id}, $TimeZone:{zone} or $QuietHours:{hours}"
+                    "'$' may only begin a system tag, $InstallationId:{id}, $UserId:{id}, $TimeZone:{zone}, $QuietHours:{hours} or $FrequencyCap:{n}"
             )
         }
         var index = idStart

@@ -21,6 +21,9 @@ struct AlertHistory {
     var capped: [Int: [UInt8]] = [:]
     /// Positions this task delivered to, by slot.
     var delivered: [Int: [UInt8]] = [:]
+    /// The earlier alerts read, by slot, for the devices with a cap of their own
+    /// (`Registration.frequencyCap`).
+    var alerts: [Int: [(ageSeconds: Int, bitmap: [UInt8])]] = [:]
 
     /// The most recent alerts a task reads (a cap above this many alerts in its window
     /// counts only these).
@@ -33,11 +36,30 @@ struct AlertHistory {
         self.keepSeconds = keepSeconds
     }
 
+    /// Whether the device at `position` is past a rule: the hub's `maxAlerts`, or `own` (the
+    /// device's own cap) in each rule's window.
     @inline(__always)
-    func isCapped(slot: Int, position: Int) -> Bool {
+    func isCapped(slot: Int, position: Int, own: Int? = nil) -> Bool {
+        if let own {
+            guard !rules.isEmpty, let earlier = alerts[slot] else { return false }
+            return rules.contains { rule in
+                earlier.count { $0.ageSeconds < rule.windowSeconds && Self.isSet($0.bitmap, position) } >= own
+            }
+        }
         guard let bitmap = capped[slot] else { return false }
         return Self.isSet(bitmap, position)
     }
+
+    /// The device's own cap named in its view's comma-joined `tags` (`$FrequencyCap:{n}`).
+    static func ownCap(in tags: UnsafeRawBufferPointer) -> Int? {
+        guard tags.firstRange(of: ownCapPrefix) != nil else { return nil }
+        for tag in tags.split(separator: UInt8(ascii: ",")) {
+            if let own = FrequencyCap.override(fromTag: String(decoding: tag, as: UTF8.self)) { return own }
+        }
+        return nil
+    }
+
+    private static let ownCapPrefix = Array((FrequencyCap.tagPrefix + "{").utf8)
 
     @inline(__always)
     mutating func recordDelivery(slot: Int, position: Int) {
@@ -116,6 +138,7 @@ extension TaskExecutor {
                 if let bytes = bitmap.bytes, !bytes.isEmpty { alerts.append((event.ageSeconds, bytes)) }
             }
             guard !alerts.isEmpty else { continue }
+            history.alerts[slot] = alerts
             let capped = AlertHistory.cappedPositions(alerts: alerts, rules: history.rules)
             if capped.contains(where: { $0 != 0 }) { history.capped[slot] = capped }
         }

@@ -90,15 +90,17 @@ struct QuietHoursCheck {
 }
 
 extension TaskExecutor {
-    /// The quiet-hours check of `task`: for a non-breaking event (not a test send, a correction
-    /// or a Live Activity update) whose slots hold registrations with quiet hours, and for every
-    /// release of held alerts; nil otherwise.
+    /// The quiet-hours check of `task`: for an event (not a test send, a correction or a Live
+    /// Activity update; a breaking one only when its hub holds breaking alerts in quiet hours)
+    /// whose slots hold registrations with quiet hours, and for every release of held alerts;
+    /// nil otherwise.
     func quietHoursCheck(of task: FanoutTask, now: Date) throws -> QuietHoursCheck? {
         let event = task.event
         let release = event.quietRelease
         guard
             release != nil
-                || (event.urgency != .breaking && event.testRecipients == nil && task.correction == nil
+                || ((event.urgency != .breaking || task.quietHoursHoldBreaking) && event.testRecipients == nil
+                    && task.correction == nil
                     && event.liveActivity == nil)
         else { return nil }
         let slots = Array(task.slots)

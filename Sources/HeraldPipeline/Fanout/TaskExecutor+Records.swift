@@ -141,7 +141,8 @@ extension TaskExecutor {
         }
         if run.alerts != nil {
             // Past a frequency cap: not pushed. Otherwise it counts for the next events.
-            if run.alerts!.isCapped(slot: place.slot, position: place.position) {
+            let own = run.alerts!.rules.isEmpty ? nil : AlertHistory.ownCap(in: UnsafeRawBufferPointer(rebasing: view[fields.tags]))
+            if run.alerts!.isCapped(slot: place.slot, position: place.position, own: own) {
                 run.skip(FrequencyCap.skipReason)
                 return false
             }

@@ -275,10 +275,11 @@ public final class EventPlanner: Sendable {
             return .expired
         case .tasks(var tasks, let lane):
             let narrow = candidates.map { $0.count <= planner.configuration.narrowSlotLimit } ?? false
-            let caps = try await frequencyCaps(of: event.hub)
+            let care = try await audienceCare(of: event.hub)
             for index in tasks.indices {
                 tasks[index].rehearsal = rehearsal
-                tasks[index].frequencyCaps = caps
+                tasks[index].frequencyCaps = care.caps
+                tasks[index].quietHoursHoldBreaking = care.holdBreaking
             }
             return try enqueue(
                 tasks, lane: lane, narrow: narrow, event: event, eventId: eventId, claim: rehearsal ? nil : claim, producer: producer,
@@ -425,10 +426,15 @@ public final class EventPlanner: Sendable {
         return tasks.isEmpty ? .empty : .planned
     }
 
-    /// The frequency caps of `hub` (the default hub's are `HERALD_FREQUENCY_CAPS`); nil: none.
-    func frequencyCaps(of hub: HubName) async throws -> [FrequencyCap]? {
-        let caps = hub.isDefault ? configuration.frequencyCaps : try await hubs?.hub(hub)?.frequencyCaps ?? []
-        return caps.isEmpty ? nil : caps
+    /// The frequency caps of `hub` (nil: none) and whether it holds breaking alerts in quiet
+    /// hours (the default hub's: `HERALD_FREQUENCY_CAPS`, `HERALD_QUIET_HOURS_HOLD_BREAKING`).
+    func audienceCare(of hub: HubName) async throws -> (caps: [FrequencyCap]?, holdBreaking: Bool) {
+        if hub.isDefault {
+            return (configuration.frequencyCaps.isEmpty ? nil : configuration.frequencyCaps, configuration.quietHoursHoldBreaking)
+        }
+        let definition = try await hubs?.hub(hub)
+        let caps = definition?.frequencyCaps ?? []
+        return (caps.isEmpty ? nil : caps, definition?.quietHoursHoldBreaking ?? false)
     }
 
     /// The id of an event published without one: where its record is.

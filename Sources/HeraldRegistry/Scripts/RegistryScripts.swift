@@ -184,6 +184,9 @@ public enum RegistryScripts {
                   oldTags['$QuietHours:{' .. decoded.quietHours .. '}'] = true
                   oldTags['$QuietHours:{any}'] = true
                 end
+                if type(decoded.frequencyCap) == 'number' then
+                  oldTags['$FrequencyCap:{' .. string.format('%d', decoded.frequencyCap) .. '}'] = true
+                end
                 if type(decoded.handle) == 'string' then oldHandle = decoded.handle end
               end
             end
@@ -344,6 +347,9 @@ public enum RegistryScripts {
                   if type(decoded.quietHours) == 'string' then
                     tag_remove(p, '$QuietHours:{' .. decoded.quietHours .. '}', id, at)
                     tag_remove(p, '$QuietHours:{any}', id, at)
+                  end
+                  if type(decoded.frequencyCap) == 'number' then
+                    tag_remove(p, '$FrequencyCap:{' .. string.format('%d', decoded.frequencyCap) .. '}', id, at)
                   end
                   if type(decoded.handle) == 'string' then redis.call('SREM', p .. 'handle:' .. decoded.handle, id) end
                 end

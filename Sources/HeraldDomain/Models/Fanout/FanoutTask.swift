@@ -23,6 +23,8 @@ public struct FanoutTask: Sendable, Hashable, Codable {
     /// device the rules that apply to the event's urgency cap (`capped`), and records the
     /// devices it delivers to, so later events count them.
     public var frequencyCaps: [FrequencyCap]?
+    /// The event's hub holds breaking alerts in quiet hours too (`HubDefinition.quietHoursHoldBreaking`).
+    public var quietHoursHoldBreaking = false
 
     /// Where a correction's task finds the corrected event's deliveries.
     public struct CorrectionSource: Sendable, Hashable, Codable {
@@ -71,7 +73,8 @@ public struct FanoutTask: Sendable, Hashable, Codable {
     }
 
     enum CodingKeys: String, CodingKey {
-        case eventId, taskIndex, taskCount, slotLower, slotUpper, event, plannedAt, rehearsal, correction, frequencyCaps
+        case eventId, taskIndex, taskCount, slotLower, slotUpper, event, plannedAt, rehearsal, correction, frequencyCaps,
+            quietHoursHoldBreaking
     }
 
     public init(from decoder: any Decoder) throws {
@@ -86,6 +89,7 @@ public struct FanoutTask: Sendable, Hashable, Codable {
         rehearsal = try container.decodeIfPresent(Bool.self, forKey: .rehearsal) ?? false
         correction = try container.decodeIfPresent(CorrectionSource.self, forKey: .correction)
         frequencyCaps = try container.decodeIfPresent([FrequencyCap].self, forKey: .frequencyCaps)
+        quietHoursHoldBreaking = try container.decodeIfPresent(Bool.self, forKey: .quietHoursHoldBreaking) ?? false
     }
 
     public func encode(to encoder: any Encoder) throws {
@@ -100,5 +104,6 @@ public struct FanoutTask: Sendable, Hashable, Codable {
         if rehearsal { try container.encode(true, forKey: .rehearsal) }
         try container.encodeIfPresent(correction, forKey: .correction)
         try container.encodeIfPresent(frequencyCaps, forKey: .frequencyCaps)
+        if quietHoursHoldBreaking { try container.encode(true, forKey: .quietHoursHoldBreaking) }
     }
 }

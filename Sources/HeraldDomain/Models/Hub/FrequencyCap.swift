@@ -28,6 +28,26 @@ public struct FrequencyCap: Sendable, Hashable, Codable {
     /// The skip reason of a device past a cap.
     public static let skipReason = "capped"
 
+    /// The system tag of a registration's own cap (`$FrequencyCap:{2}`).
+    public static let tagPrefix = "$FrequencyCap:"
+    public static func tag(_ maxAlerts: Int) -> String { tagPrefix + "{\(maxAlerts)}" }
+
+    /// The own cap named by a view's tag bytes, nil for any other tag.
+    public static func override(fromTag tag: some StringProtocol) -> Int? {
+        guard tag.hasPrefix(tagPrefix + "{"), tag.hasSuffix("}") else { return nil }
+        return Int(tag.dropFirst(tagPrefix.count + 1).dropLast())
+    }
+
+    /// An issue when a registration's `frequencyCap` is set and out of `maxAlertsRange`.
+    static func overrideIssue(_ value: Int?, field: String) -> ValidationIssue? {
+        guard let value, !maxAlertsRange.contains(value) else { return nil }
+        return ValidationIssue(
+            field: field, code: ValidationIssue.Code.invalidValue,
+            message:
+                "frequencyCap is \(maxAlertsRange.lowerBound) to \(maxAlertsRange.upperBound) alerts per window of the hub's caps; got \(value)"
+        )
+    }
+
     /// Whether an event of `urgency` (nil: `normal`) is held back by this rule.
     public func applies(to urgency: Urgency?) -> Bool { urgencies.contains(urgency ?? .normal) }
 

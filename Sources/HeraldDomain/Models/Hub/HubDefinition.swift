@@ -28,6 +28,9 @@ public struct HubDefinition: Sendable, Hashable {
     public var credentials: HubCredentials
     /// How often one device may be alerted (`FrequencyCap`); empty: no cap.
     public var frequencyCaps: [FrequencyCap]
+    /// Whether breaking alerts respect devices' quiet hours too (held or dropped like any
+    /// other); false (the default): breaking news goes through them.
+    public var quietHoursHoldBreaking: Bool = false
     /// Grows with every change of the hub.
     public var version: Int64
 
@@ -183,6 +186,7 @@ extension HubDefinition {
             JSONMember(key: "limits", value: .object(limitMembers)),
             JSONMember(key: "credentials", value: credentials.jsonValue(includingSecrets: includingKeys)),
             JSONMember(key: "frequencyCaps", value: .array(frequencyCaps.map(\.jsonValue))),
+            JSONMember(key: "quietHoursHoldBreaking", value: .bool(quietHoursHoldBreaking)),
             JSONMember(key: "version", value: .number(String(version))),
         ])
     }
@@ -201,6 +205,7 @@ extension HubDefinition {
         let limits = readLimits(reader, issues: &issues)
         let credentials = HubCredentials.read(reader, over: HubCredentials(), issues: &issues)
         let frequencyCaps = FrequencyCap.read(reader, issues: &issues) ?? []
+        let holdBreaking = readHoldBreaking(reader, issues: &issues) ?? false
         let version = reader.integer("version", required: true, issues: &issues)
         guard issues.isEmpty, let name, let version else {
             if name == nil && issues.isEmpty {
@@ -208,14 +213,17 @@ extension HubDefinition {
             }
             throw ValidationFailure(issues: issues)
         }
-        return HubDefinition(
+        var hub = HubDefinition(
             name: name, policies: policies, limits: limits, credentials: credentials, frequencyCaps: frequencyCaps, version: version)
+        hub.quietHoursHoldBreaking = holdBreaking
+        return hub
     }
 
     /// Reads a `PUT /v1/hubs/{hub}` body: `policies` (names and rights; the keys are made by
     /// Herald, so a body may not carry any), `limits`, `credentials` and `frequencyCaps`, all
-    /// optional. Absent `policies` keep the hub's current ones, or give a new hub Azure's two
-    /// defaults; absent `frequencyCaps` keep the current rules (`[]` removes them); in
+    /// optional, and `quietHoursHoldBreaking`. Absent `policies` keep the hub's current ones, or
+    /// give a new hub Azure's two defaults; absent `frequencyCaps` keep the current rules (`[]`
+    /// removes them), an absent `quietHoursHoldBreaking` its current value; in
     /// `credentials`, an absent service keeps its credentials and `null` removes them.
     public static func decodeRequest(_ bytes: some Collection<UInt8>, name: HubName, current: HubDefinition?)
         throws(ValidationFailure) -> HubDefinition
@@ -227,7 +235,8 @@ extension HubDefinition {
         }
         var issues: [ValidationIssue] = []
         let reader = JSONFieldReader(root)
-        reader.refuseUnknownMembers(known: ["name", "policies", "limits", "credentials", "frequencyCaps", "version"], issues: &issues)
+        reader.refuseUnknownMembers(
+            known: ["name", "policies", "limits", "credentials", "frequencyCaps", "quietHoursHoldBreaking", "version"], issues: &issues)
         if let named = reader.string("name", required: false, issues: &issues), HubName(named) != name {
             issues.append(
                 ValidationIssue(
@@ -238,6 +247,7 @@ extension HubDefinition {
         let limits = readLimits(reader, issues: &issues)
         let credentials = HubCredentials.read(reader, over: current?.credentials ?? HubCredentials(), issues: &issues)
         let frequencyCaps = FrequencyCap.read(reader, issues: &issues) ?? current?.frequencyCaps ?? []
+        let holdBreaking = readHoldBreaking(reader, issues: &issues) ?? current?.quietHoursHoldBreaking ?? false
         if !issues.isEmpty { throw ValidationFailure(issues: issues) }
         var policies = current?.policies ?? defaultPolicies()
         if let requested {
@@ -250,9 +260,11 @@ extension HubDefinition {
                 return HubPolicy(name: wanted.name, rights: wanted.rights, primaryKey: kept.primaryKey, secondaryKey: kept.secondaryKey)
             }
         }
-        return HubDefinition(
+        var hub = HubDefinition(
             name: name, policies: policies, limits: limits, credentials: credentials, frequencyCaps: frequencyCaps,
             version: (current?.version ?? 0) + 1)
+        hub.quietHoursHoldBreaking = holdBreaking
+        return hub
     }
 
     static func readPolicies(_ reader: JSONFieldReader, requireKeys: Bool, issues: inout [ValidationIssue]) -> [HubPolicy]? {
@@ -307,6 +319,16 @@ extension HubDefinition {
             }
         }
         return policies
+    }
+
+    /// `quietHoursHoldBreaking`: true or false; nil when absent.
+    static func readHoldBreaking(_ reader: JSONFieldReader, issues: inout [ValidationIssue]) -> Bool? {
+        guard let member = reader.member("quietHoursHoldBreaking") else { return nil }
+        guard case .bool(let flag) = member else {
+            issues.append(JSONFieldReader.wrongType("quietHoursHoldBreaking", expected: "true or false", found: member))
+            return nil
+        }
+        return flag
     }
 
     static func readLimits(_ reader: JSONFieldReader, issues: inout [ValidationIssue]) -> HubLimits {

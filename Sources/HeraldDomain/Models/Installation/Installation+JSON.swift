@@ -46,6 +46,7 @@ extension Installation {
         let expiresAt = reader.timestamp("expiresAt", issues: &issues)
         let timeZone = reader.string("timeZone", required: false, issues: &issues)
         let quietHours = reader.string("quietHours", required: false, issues: &issues)
+        let frequencyCap = reader.integer("frequencyCap", required: false, issues: &issues)
         var templates: [String: InstallationTemplate] = [:]
         if let templatesReader = reader.object("templates", required: false, issues: &issues),
             case .object(let members) = templatesReader.value
@@ -69,6 +70,7 @@ extension Installation {
             tags: tags ?? [], userId: userId, templates: templates, expiresAt: expiresAt, timeZone: timeZone, hub: hub
         )
         installation.quietHours = quietHours
+        installation.frequencyCap = frequencyCap.map { Int(clamping: $0) }
         issues += installation.validate(limits: limits).filter { !unjudged.contains($0.field) }
         if !issues.isEmpty { throw ValidationFailure(issues: issues) }
         return installation
@@ -79,7 +81,7 @@ extension Installation {
     /// The members an installation document may have (`version` as for registrations).
     static let members: Set<String> = [
         "hub", "installationId", "platform", "pushChannel", "tags", "userId", "templates", "expiresAt", "timeZone", "version",
-        "quietHours",
+        "quietHours", "frequencyCap",
     ]
 }
 
@@ -87,7 +89,7 @@ extension Installation {
 /// `userId`, `templates` by name), with Herald's `expiresAt`.
 extension Installation: Codable {
     enum CodingKeys: String, CodingKey {
-        case hub, installationId, platform, pushChannel, tags, userId, templates, expiresAt, timeZone, quietHours
+        case hub, installationId, platform, pushChannel, tags, userId, templates, expiresAt, timeZone, quietHours, frequencyCap
     }
 
     public init(from decoder: any Decoder) throws {
@@ -102,6 +104,7 @@ extension Installation: Codable {
         expiresAt = try container.decodeTimestampIfPresent(forKey: .expiresAt)
         timeZone = try container.decodeIfPresent(String.self, forKey: .timeZone)
         quietHours = try container.decodeIfPresent(String.self, forKey: .quietHours)
+        frequencyCap = try container.decodeIfPresent(Int.self, forKey: .frequencyCap)
     }
 
     public func encode(to encoder: any Encoder) throws {
@@ -116,6 +119,7 @@ extension Installation: Codable {
         try container.encodeTimestamp(expiresAt, forKey: .expiresAt, precision: .secondsWhenExact)
         try container.encodeIfPresent(timeZone, forKey: .timeZone)
         try container.encodeIfPresent(quietHours, forKey: .quietHours)
+        try container.encodeIfPresent(frequencyCap, forKey: .frequencyCap)
     }
 }
 

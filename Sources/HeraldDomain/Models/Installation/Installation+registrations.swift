@@ -27,6 +27,7 @@ extension Installation {
                 timeZone: timeZone, hub: hub
             )
             registration.quietHours = quietHours
+            registration.frequencyCap = frequencyCap
             return [registration]
         }
         return templates.sorted { $0.key < $1.key }.map { name, template in
@@ -38,6 +39,7 @@ extension Installation {
                 expiresAt: expiresAt, version: version, timeZone: timeZone, hub: hub
             )
             registration.quietHours = quietHours
+            registration.frequencyCap = frequencyCap
             return registration
         }
     }

@@ -25,6 +25,7 @@ extension Installation {
         TagListValidation.check(tags, field: "tags", maxTags: limits.maxTags, into: &issues)
         if let issue = TimeZoneRules.issue(timeZone, field: "timeZone") { issues.append(issue) }
         if let issue = QuietHours.issue(quietHours, field: "quietHours") { issues.append(issue) }
+        if let issue = FrequencyCap.overrideIssue(frequencyCap, field: "frequencyCap") { issues.append(issue) }
         if templates.count > limits.maxInstallationTemplates {
             issues.append(
                 ValidationIssue(

@@ -21,6 +21,8 @@ public struct Installation: Sendable, Hashable {
     public var timeZone: String?
     /// The device's quiet hours (``Registration/quietHours``), given to every template.
     public var quietHours: String?
+    /// The device's own frequency cap (``Registration/frequencyCap``), given to every template.
+    public var frequencyCap: Int?
 
     public init(
         installationId: String, platform: Platform, pushChannel: String, tags: [String] = [],

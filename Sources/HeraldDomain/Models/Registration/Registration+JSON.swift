@@ -59,6 +59,7 @@ extension Registration {
         let version = reader.integer("version", required: false, issues: &issues)
         let timeZone = reader.string("timeZone", required: false, issues: &issues)
         let quietHours = reader.string("quietHours", required: false, issues: &issues)
+        let frequencyCap = reader.integer("frequencyCap", required: false, issues: &issues)
         let tokenKind: APNsTokenKind = reader.choice("tokenKind", issues: &issues) ?? .device
 
         // Fields that were missing or unreadable get placeholders so the rest of the
@@ -75,6 +76,7 @@ extension Registration {
             tokenKind: tokenKind
         )
         registration.quietHours = quietHours
+        registration.frequencyCap = frequencyCap.map { Int(clamping: $0) }
         // Fields already reported as mistyped are absent from `registration`, so nothing is
         // reported twice.
         issues += registration.validate(limits: limits).filter { !unjudged.contains($0.field) }
@@ -86,7 +88,7 @@ extension Registration {
     /// as a GET returned it and not used; If-Match is how a write names the version it expects).
     static let members: Set<String> = [
         "hub", "registrationId", "platform", "handle", "subscription", "tags", "template", "expiresAt", "version", "timeZone",
-        "quietHours", "tokenKind",
+        "quietHours", "frequencyCap", "tokenKind",
     ]
 
     /// The registration in the contract's field order, as compact JSON.
@@ -112,6 +114,7 @@ extension Registration {
         ]
         if let timeZone { members.append(JSONMember(key: "timeZone", value: .string(timeZone))) }
         if let quietHours { members.append(JSONMember(key: "quietHours", value: .string(quietHours))) }
+        if let frequencyCap { members.append(JSONMember(key: "frequencyCap", value: .number(String(frequencyCap)))) }
         if tokenKind != .device { members.append(JSONMember(key: "tokenKind", value: .string(tokenKind.rawValue))) }
         members.append(JSONMember(key: "version", value: .number(String(version))))
         return .object(members)
@@ -150,7 +153,7 @@ extension RegistrationTemplate {
 /// `expiresAt` and `template` are written as `null` when unset.
 extension Registration: Codable {
     enum CodingKeys: String, CodingKey {
-        case hub, registrationId, platform, handle, tags, template, expiresAt, timeZone, quietHours, version, tokenKind
+        case hub, registrationId, platform, handle, tags, template, expiresAt, timeZone, quietHours, frequencyCap, version, tokenKind
     }
 
     public init(from decoder: any Decoder) throws {
@@ -165,6 +168,7 @@ extension Registration: Codable {
         version = try container.decodeIfPresent(Int64.self, forKey: .version) ?? 0
         timeZone = try container.decodeIfPresent(String.self, forKey: .timeZone)
         quietHours = try container.decodeIfPresent(String.self, forKey: .quietHours)
+        frequencyCap = try container.decodeIfPresent(Int.self, forKey: .frequencyCap)
         tokenKind = try container.decodeIfPresent(String.self, forKey: .tokenKind).flatMap(APNsTokenKind.init(rawValue:)) ?? .device
     }
 
@@ -179,6 +183,7 @@ extension Registration: Codable {
         try container.encodeTimestamp(expiresAt, forKey: .expiresAt, precision: .secondsWhenExact)
         try container.encodeIfPresent(timeZone, forKey: .timeZone)
         try container.encodeIfPresent(quietHours, forKey: .quietHours)
+        try container.encodeIfPresent(frequencyCap, forKey: .frequencyCap)
         if tokenKind != .device { try container.encode(tokenKind.rawValue, forKey: .tokenKind) }
         try container.encode(version, forKey: .version)
     }

@@ -16,6 +16,7 @@ extension Registration {
         }
         if let issue = TimeZoneRules.issue(timeZone, field: "timeZone") { issues.append(issue) }
         if let issue = QuietHours.issue(quietHours, field: "quietHours") { issues.append(issue) }
+        if let issue = FrequencyCap.overrideIssue(frequencyCap, field: "frequencyCap") { issues.append(issue) }
         if tokenKind != .device {
             if platform != .apns {
                 issues.append(
@@ -62,6 +63,12 @@ enum TagListValidation {
                     ValidationIssue(
                         field: "\(field)[\(position)]", code: ValidationIssue.Code.invalidTag,
                         message: "\(TagRules.timeZonePrefix) tags come from the timeZone field; set timeZone instead"
+                    ))
+            } else if tag.hasPrefix(FrequencyCap.tagPrefix) {
+                issues.append(
+                    ValidationIssue(
+                        field: "\(field)[\(position)]", code: ValidationIssue.Code.invalidTag,
+                        message: "\(FrequencyCap.tagPrefix) tags come from the frequencyCap field; set frequencyCap instead"
                     ))
             } else if tag.hasPrefix(QuietHours.tagPrefix) {
                 issues.append(

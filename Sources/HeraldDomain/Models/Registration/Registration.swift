@@ -25,6 +25,9 @@ public struct Registration: Sendable, Hashable {
     /// The device's quiet hours (`QuietHours`, `22:00-07:00`) in its time zone; nil: none. The
     /// index adds `$QuietHours:{…}` tags from it.
     public var quietHours: String?
+    /// The device's own most alerts per window of its hub's frequency caps, in place of each
+    /// rule's `maxAlerts` (`FrequencyCap`); nil: the hub's. The index adds `$FrequencyCap:{n}`.
+    public var frequencyCap: Int?
     /// APNs only: which token `handle` is (a device's by default, or a Live Activity's or a
     /// push-to-start token). A Live Activity registration has no template: what it receives is
     /// built from an event's `liveActivity`.
