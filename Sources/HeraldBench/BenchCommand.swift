@@ -39,7 +39,7 @@ struct BenchCommand: AsyncParsableCommand {
     @Option(help: "Registrations of each template-diversity population.") var templatePopulation: Int = 100_000
     @Option(
         help:
-            "Registrations of each frequency-cap population (one hub without caps, one with 3/86400:bulk; three bulk broadcasts each, compared one by one; 0: none)."
+            "Registrations of each frequency-cap population (one hub without caps, one with 10/86400:bulk; three bulk broadcasts each, compared one by one; 0: none)."
     ) var capPopulation: Int = 1_000_000
     @Option(help: "Records written by the broker-ceiling phase.") var ceilingRecords: Int = 400_000
     @Option(

@@ -14,9 +14,9 @@ public struct BenchmarkOptions: Sendable {
     /// `capRules`, three bulk broadcasts each, compared broadcast by broadcast (0: none).
     public var capPopulation: Int = 1_000_000
     /// The capped population's rules (`HERALD_FREQUENCY_CAPS`): high enough that all three
-    /// broadcasts deliver to everyone, so the rows compare the cost of counting, not a smaller
-    /// audience.
-    public var capRules: String = "3/86400:bulk"
+    /// broadcasts deliver to everyone (the warm-up events count too), so the rows compare the
+    /// cost of counting, not a smaller audience.
+    public var capRules: String = "10/86400:bulk"
     /// Worker processes spawned for the pipeline phases.
     public var workers: Int = 1
     /// Partitions of the task and delivery topics (and of the ceiling topic).

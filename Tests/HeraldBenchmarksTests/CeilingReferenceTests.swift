@@ -174,13 +174,13 @@ struct CeilingReferenceTests {
             return row
         }
         report.fanouts += [
-            fanout(3, rules: nil, seconds: 4.0), fanout(2, rules: nil, seconds: 5.0), fanout(2, rules: "3/86400:bulk", seconds: 5.1),
-            fanout(3, rules: "3/86400:bulk", seconds: 4.8),
+            fanout(3, rules: nil, seconds: 4.0), fanout(2, rules: nil, seconds: 5.0), fanout(2, rules: "10/86400:bulk", seconds: 5.1),
+            fanout(3, rules: "10/86400:bulk", seconds: 4.8),
         ]
         let lines = report.table.split(separator: "\n")
         func line(_ start: String) -> Substring? { lines.first { $0.hasPrefix("| \(start)") } }
-        #expect(line("bulk broadcast 2, hub capped 3/86400:bulk")?.contains("1.02 x the time without caps (<= 1.05: met)") == true)
-        #expect(line("bulk broadcast 3, hub capped 3/86400:bulk")?.contains("1.20 x the time without caps (<= 1.05: NOT met)") == true)
+        #expect(line("bulk broadcast 2, hub capped 10/86400:bulk")?.contains("1.02 x the time without caps (<= 1.05: met)") == true)
+        #expect(line("bulk broadcast 3, hub capped 10/86400:bulk")?.contains("1.20 x the time without caps (<= 1.05: NOT met)") == true)
         #expect(line("bulk broadcast 3, hub without caps")?.contains("the time without caps") == false)
     }
 }

@@ -123,7 +123,7 @@ struct AlertHistoryTests {
 
     @Test("recorded positions set the bits a Redis bitmap would")
     func recording() {
-        var history = AlertHistory(rules: [], keepSeconds: 60)
+        var history = AlertHistory(rules: [], keepSeconds: 60, slots: 0..<8)
         for position in [0, 7, 8, 100] { history.recordDelivery(slot: 3, position: position) }
         #expect(history.delivered[3] == [0b1000_0001, 0b1000_0000] + [UInt8](repeating: 0, count: 10) + [0b0000_1000])
         #expect(!history.isCapped(slot: 3, position: 0))

@@ -74,6 +74,7 @@ struct RegistrationIndexTests {
         capped.frequencyCap = 3
         #expect(try await index.apply(.registration(IndexedRegistration(capped))))
         #expect(try await index.idsWithTag(FrequencyCap.tag(3)) == ["r1"])
+        #expect(try await index.idsWithTag(FrequencyCap.anyTag) == ["r1"])
         capped.frequencyCap = 5
         capped.version = 5
         #expect(try await index.apply(.registration(IndexedRegistration(capped))))
@@ -81,6 +82,7 @@ struct RegistrationIndexTests {
         #expect(try await index.idsWithTag(FrequencyCap.tag(5)) == ["r1"])
         #expect(try await index.apply(.registrationDeleted(id: "r1", version: 6)))
         #expect(try await index.idsWithTag(FrequencyCap.tag(5)) == [])
+        #expect(try await index.idsWithTag(FrequencyCap.anyTag) == [])
         #expect(try await index.idsWithTag("$QuietHours:{22:00-07:00}") == [])
         #expect(try await index.idsWithTag(QuietHours.anyTag) == [])
     }

@@ -17,13 +17,19 @@ struct AlertHistory {
     let rules: [FrequencyCap]
     /// How long this event's bitmaps are kept: the hub's longest window.
     let keepSeconds: Int
-    /// Positions past a cap, by slot (bit 7 of byte 0 is position 0, as in a Redis bitmap).
-    var capped: [Int: [UInt8]] = [:]
+    /// The task's first slot: the arrays below are indexed by slot minus it (the fan-out
+    /// looks them up once per device, so not through a dictionary).
+    let firstSlot: Int
+    /// Positions past a cap, by slot (bit 7 of byte 0 is position 0, as in a Redis bitmap;
+    /// empty: none).
+    var capped: [[UInt8]]
     /// Positions this task delivered to, by slot.
-    var delivered: [Int: [UInt8]] = [:]
+    var delivered: [[UInt8]]
     /// The earlier alerts read, by slot, for the devices with a cap of their own
     /// (`Registration.frequencyCap`).
-    var alerts: [Int: [(ageSeconds: Int, bitmap: [UInt8])]] = [:]
+    var alerts: [[(ageSeconds: Int, bitmap: [UInt8])]]
+    /// Slots holding a registration with a cap of its own (`$FrequencyCap:{any}`).
+    var ownCapSlots: [Bool]
 
     /// The most recent alerts a task reads (a cap above this many alerts in its window
     /// counts only these).
@@ -31,39 +37,44 @@ struct AlertHistory {
     /// How long the alert list keeps an event: the longest window a rule may have.
     static let listSeconds = FrequencyCap.windowRange.upperBound
 
-    init(rules: [FrequencyCap], keepSeconds: Int) {
+    init(rules: [FrequencyCap], keepSeconds: Int, slots: Range<Int>) {
         self.rules = rules
         self.keepSeconds = keepSeconds
+        firstSlot = slots.lowerBound
+        capped = Array(repeating: [], count: slots.count)
+        delivered = Array(repeating: [], count: slots.count)
+        alerts = Array(repeating: [], count: slots.count)
+        ownCapSlots = Array(repeating: false, count: slots.count)
     }
+
+    /// Whether devices of `slot` may have a cap of their own (their views are then read for it).
+    @inline(__always)
+    func hasOwnCaps(slot: Int) -> Bool { ownCapSlots[slot - firstSlot] }
 
     /// Whether the device at `position` is past a rule: the hub's `maxAlerts`, or `own` (the
     /// device's own cap) in each rule's window.
     @inline(__always)
     func isCapped(slot: Int, position: Int, own: Int? = nil) -> Bool {
         if let own {
-            guard !rules.isEmpty, let earlier = alerts[slot] else { return false }
+            let earlier = alerts[slot - firstSlot]
             return rules.contains { rule in
                 earlier.count { $0.ageSeconds < rule.windowSeconds && Self.isSet($0.bitmap, position) } >= own
             }
         }
-        guard let bitmap = capped[slot] else { return false }
-        return Self.isSet(bitmap, position)
+        return Self.isSet(capped[slot - firstSlot], position)
     }
 
     /// The device's own cap named in its view's comma-joined `tags` (`$FrequencyCap:{n}`).
     static func ownCap(in tags: UnsafeRawBufferPointer) -> Int? {
-        guard tags.firstRange(of: ownCapPrefix) != nil else { return nil }
-        for tag in tags.split(separator: UInt8(ascii: ",")) {
+        for tag in tags.split(separator: UInt8(ascii: ",")) where tag.first == UInt8(ascii: "$") {
             if let own = FrequencyCap.override(fromTag: String(decoding: tag, as: UTF8.self)) { return own }
         }
         return nil
     }
 
-    private static let ownCapPrefix = Array((FrequencyCap.tagPrefix + "{").utf8)
-
     @inline(__always)
     mutating func recordDelivery(slot: Int, position: Int) {
-        Self.set(&delivered[slot, default: []], position)
+        Self.set(&delivered[slot - firstSlot], position)
     }
 
     /// The positions past one of `rules`, from the bitmaps of earlier alerts with their ages.
@@ -110,7 +121,8 @@ extension TaskExecutor {
         guard let caps = task.frequencyCaps, !caps.isEmpty, task.event.testRecipients == nil, task.correction == nil else {
             return nil
         }
-        var history = AlertHistory(rules: caps.applying(to: task.event.urgency), keepSeconds: caps.longestWindowSeconds)
+        var history = AlertHistory(
+            rules: caps.applying(to: task.event.urgency), keepSeconds: caps.longestWindowSeconds, slots: task.slots)
         guard let longest = history.rules.map(\.windowSeconds).max() else { return history }
         let nowMs = Int((now.timeIntervalSince1970 * 1_000).rounded(.down))
         let recent = try redis.sendBlocking(
@@ -127,20 +139,25 @@ extension TaskExecutor {
         }
         guard !events.isEmpty else { return history }
         let slots = Array(task.slots)
-        let commands = slots.map { slot in
+        var commands = slots.map { slot in
             RedisCommand(
                 "MGET", arguments: events.map { layout.alertedKey(slot: slot, epoch: epoch, eventId: $0.id) }, isReadOnly: true)
         }
-        for (slot, reply) in zip(slots, try redis.pipelineBlocking(commands)) {
+        commands += slots.map { RedisCommand("EXISTS", layout.tagKey(slot: $0, tag: FrequencyCap.anyTag), isReadOnly: true) }
+        let replies = try redis.pipelineBlocking(commands)
+        for (index, slot) in slots.enumerated() where try replies[slots.count + index].get().int == 1 {
+            history.ownCapSlots[slot - history.firstSlot] = true
+        }
+        for (slot, reply) in zip(slots, replies) {
             let bitmaps = try reply.get().array ?? []
             var alerts: [(ageSeconds: Int, bitmap: [UInt8])] = []
             for (event, bitmap) in zip(events, bitmaps) {
                 if let bytes = bitmap.bytes, !bytes.isEmpty { alerts.append((event.ageSeconds, bytes)) }
             }
             guard !alerts.isEmpty else { continue }
-            history.alerts[slot] = alerts
+            history.alerts[slot - history.firstSlot] = alerts
             let capped = AlertHistory.cappedPositions(alerts: alerts, rules: history.rules)
-            if capped.contains(where: { $0 != 0 }) { history.capped[slot] = capped }
+            if capped.contains(where: { $0 != 0 }) { history.capped[slot - history.firstSlot] = capped }
         }
         return history
     }
@@ -148,11 +165,12 @@ extension TaskExecutor {
     /// Records where `task` delivered (its slots' bitmaps and the event in the hub's alert list),
     /// before its transaction commits: a task done again writes the same.
     func save(_ history: AlertHistory, of task: FanoutTask, epoch: String, now: Date) throws {
-        guard !history.delivered.isEmpty else { return }
+        guard history.delivered.contains(where: { !$0.isEmpty }) else { return }
         let nowMs = Int((now.timeIntervalSince1970 * 1_000).rounded(.down))
-        var commands = history.delivered.map { slot, bitmap in
+        var commands = history.delivered.enumerated().filter { !$0.element.isEmpty }.map { offset, bitmap in
             RedisCommand.set(
-                layout.alertedKey(slot: slot, epoch: epoch, eventId: task.eventId), bitmap, expireSeconds: history.keepSeconds)
+                layout.alertedKey(slot: history.firstSlot + offset, epoch: epoch, eventId: task.eventId), bitmap,
+                expireSeconds: history.keepSeconds)
         }
         commands.append(RedisCommand("ZADD", layout.alertsKey, "NX", String(nowMs), task.eventId))
         commands.append(

@@ -141,7 +141,9 @@ extension TaskExecutor {
         }
         if run.alerts != nil {
             // Past a frequency cap: not pushed. Otherwise it counts for the next events.
-            let own = run.alerts!.rules.isEmpty ? nil : AlertHistory.ownCap(in: UnsafeRawBufferPointer(rebasing: view[fields.tags]))
+            let own =
+                run.alerts!.hasOwnCaps(slot: place.slot)
+                ? AlertHistory.ownCap(in: UnsafeRawBufferPointer(rebasing: view[fields.tags])) : nil
             if run.alerts!.isCapped(slot: place.slot, position: place.position, own: own) {
                 run.skip(FrequencyCap.skipReason)
                 return false

@@ -51,7 +51,9 @@ public struct IndexedRegistration: Sendable, Hashable {
         // derives the old ones from the stored document the same way).
         if case .string(let zone)? = root["timeZone"] { tags += TagRules.timeZoneTags(zone) }
         if case .string(let quiet)? = root["quietHours"] { tags += QuietHours.tags(quiet) }
-        if case .number(let cap)? = root["frequencyCap"], let maxAlerts = Int(cap) { tags.append(FrequencyCap.tag(maxAlerts)) }
+        if case .number(let cap)? = root["frequencyCap"], let maxAlerts = Int(cap) {
+            tags += [FrequencyCap.tag(maxAlerts), FrequencyCap.anyTag]
+        }
         var version: Int64 = 0
         if case .number(let text)? = root["version"] {
             guard let parsed = Int64(text) else {

@@ -186,6 +186,7 @@ public enum RegistryScripts {
                 end
                 if type(decoded.frequencyCap) == 'number' then
                   oldTags['$FrequencyCap:{' .. string.format('%d', decoded.frequencyCap) .. '}'] = true
+                  oldTags['$FrequencyCap:{any}'] = true
                 end
                 if type(decoded.handle) == 'string' then oldHandle = decoded.handle end
               end
@@ -350,6 +351,7 @@ public enum RegistryScripts {
                   end
                   if type(decoded.frequencyCap) == 'number' then
                     tag_remove(p, '$FrequencyCap:{' .. string.format('%d', decoded.frequencyCap) .. '}', id, at)
+                    tag_remove(p, '$FrequencyCap:{any}', id, at)
                   end
                   if type(decoded.handle) == 'string' then redis.call('SREM', p .. 'handle:' .. decoded.handle, id) end
                 end

@@ -31,9 +31,13 @@ public struct FrequencyCap: Sendable, Hashable, Codable {
     /// The system tag of a registration's own cap (`$FrequencyCap:{2}`).
     public static let tagPrefix = "$FrequencyCap:"
     public static func tag(_ maxAlerts: Int) -> String { tagPrefix + "{\(maxAlerts)}" }
+    /// On every registration with a cap of its own: the fan-out reads views for it only in
+    /// slots that have one.
+    public static let anyTag = tagPrefix + "{any}"
 
     /// The own cap named by a view's tag bytes, nil for any other tag.
     public static func override(fromTag tag: some StringProtocol) -> Int? {
+        guard tag != anyTag else { return nil }
         guard tag.hasPrefix(tagPrefix + "{"), tag.hasSuffix("}") else { return nil }
         return Int(tag.dropFirst(tagPrefix.count + 1).dropLast())
     }
