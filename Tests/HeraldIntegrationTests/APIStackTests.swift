@@ -223,5 +223,16 @@ final class APIStackTests {
         let shown = try HeraldBinary.run(["hubs", "show", "weather"], environment: environment)
         #expect(shown.stdout.contains("version=2") && shown.stdout.contains("wns: ms-app://s-1-15-2-weather"), "\(shown.stdout)")
         #expect(!shown.stdout.contains("wns-secret"))
+
+        // Frequency caps: a bad rule is refused naming it; good ones are written and shown;
+        // `none` removes them.
+        let badCaps = try HeraldBinary.run(["hubs", "caps", "weather", "3/86400,0/60"], environment: environment)
+        #expect(badCaps.status != 0 && badCaps.stderr.contains("frequencyCaps[1].maxAlerts"), "\(badCaps.stderr)")
+        let caps = try HeraldBinary.run(["hubs", "caps", "weather", "3/86400,1/3600:bulk"], environment: environment)
+        #expect(caps.status == 0 && caps.stdout.contains("frequency caps: 3/86400,1/3600:bulk"), "\(caps.stdout)\(caps.stderr)")
+        let capsShown = try HeraldBinary.run(["hubs", "show", "weather"], environment: environment)
+        #expect(capsShown.stdout.contains("frequency caps: 3/86400,1/3600:bulk"), "\(capsShown.stdout)")
+        let removed = try HeraldBinary.run(["hubs", "caps", "weather", "none"], environment: environment)
+        #expect(removed.status == 0 && !removed.stdout.contains("frequency caps"), "\(removed.stdout)")
     }
 }
