@@ -4,8 +4,8 @@ import HeraldKafka
 import HeraldRedis
 import HeraldRegistry
 
-/// Quiet hours in the fan-out (`QuietHours`): a non-breaking event skips a device whose quiet
-/// hours hold it when the task runs (`held_quiet`, or `skipped_quiet` when the event drops
+/// Quiet hours in the fan-out (`QuietHours`): an event (a breaking one only when its hub holds
+/// breaking alerts in quiet hours) skips a device whose quiet hours hold it when the task runs (`held_quiet`, or `skipped_quiet` when the event drops
 /// them), and counts the held ones by the instant their quiet hours end; the release of an
 /// event held for quiet hours (`quietRelease`) goes only to the devices it was held for.
 ///
