@@ -93,8 +93,12 @@ public final class VAPIDTokens: Sendable {
         let jwt = try await keys.sign(claims)
         made.add(1, ordering: .relaxed)
         let header = "vapid t=\(jwt), k=\(credentials.publicKey)"
-        tokens.withLock { $0[origin] = Token(header: header, issuedAt: now) }
-        return header
+        return tokens.withLock { tokens in
+            // Calls that missed together each signed one: the first stored is what all send.
+            if let held = tokens[origin], now.timeIntervalSince(held.issuedAt) < renewAfter { return held.header }
+            tokens[origin] = Token(header: header, issuedAt: now)
+            return header
+        }
     }
 
     /// The service at `origin` refused `header`: sign a new one next time.

@@ -56,6 +56,19 @@ struct WebPushEncryptionTests {
         #expect(throws: WebPushEncryption.Failure.unusableKey) { try WebPushEncryption.encrypt(Array("x".utf8), for: subscription) }
     }
 
+    @Test("VAPID: callers that ask at once for an origin without a token all send the same one")
+    func vapidTokensAtOnce() async throws {
+        let key = P256.Signing.PrivateKey()
+        let credentials = try VAPIDCredentials.make(
+            privateKey: Base64URL.encode(key.rawRepresentation), subject: "mailto:desk@example.com", source: "test")
+        let tokens = try await VAPIDTokens(credentials: credentials)
+        let headers = try await withThrowingTaskGroup(of: String.self) { group in
+            for _ in 0..<16 { group.addTask { try await tokens.authorization(origin: "https://push.example.net") } }
+            return try await group.reduce(into: Set<String>()) { $0.insert($1) }
+        }
+        #expect(headers.count == 1)
+    }
+
     @Test("VAPID: one ES256 token per origin, reused, with aud, a 12-hour exp and sub; renewed once refused")
     func vapidTokens() async throws {
         let key = P256.Signing.PrivateKey()
