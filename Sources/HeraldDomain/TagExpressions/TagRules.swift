@@ -51,6 +51,13 @@ public enum TagRules {
     /// ``anyTimeZoneTag``.
     public static func timeZoneTags(_ zone: String) -> [String] { ["\(timeZonePrefix){\(zone)}", anyTimeZoneTag] }
 
+    /// The value of a system tag with `prefix` (`Europe/Paris` of `$TimeZone:{Europe/Paris}`),
+    /// nil for any other tag.
+    public static func systemTagValue<Text: StringProtocol>(_ tag: Text, prefix: String) -> Text.SubSequence? {
+        guard tag.hasPrefix(prefix + "{"), tag.hasSuffix("}") else { return nil }
+        return tag.dropFirst(prefix.count + 1).dropLast()
+    }
+
     static func problem(with tag: String, maxLength: Int) -> String? {
         let bytes = Array(tag.utf8)
         if bytes.isEmpty { return "tag is empty" }

@@ -72,21 +72,16 @@ struct QuietHoursCheck {
         var zone: String?
         for tag in tags.split(separator: UInt8(ascii: ",")) {
             let text = String(decoding: tag, as: UTF8.self)
-            if let value = braced(text, prefix: QuietHours.tagPrefix), value != "any" {
-                quiet = value
-            } else if let value = braced(text, prefix: TagRules.timeZonePrefix), value != "any" {
-                zone = value
+            if let value = TagRules.systemTagValue(text, prefix: QuietHours.tagPrefix), value != "any" {
+                quiet = String(value)
+            } else if let value = TagRules.systemTagValue(text, prefix: TagRules.timeZonePrefix), value != "any" {
+                zone = String(value)
             }
         }
         return quiet.map { ($0, zone) }
     }
 
     private static let quietPrefix = Array((QuietHours.tagPrefix + "{").utf8)
-
-    private static func braced(_ tag: String, prefix: String) -> String? {
-        guard tag.hasPrefix(prefix + "{"), tag.hasSuffix("}") else { return nil }
-        return String(tag.dropFirst(prefix.count + 1).dropLast())
-    }
 }
 
 extension TaskExecutor {

@@ -37,9 +37,7 @@ public struct FrequencyCap: Sendable, Hashable, Codable {
 
     /// The own cap named by a view's tag bytes, nil for any other tag.
     public static func override(fromTag tag: some StringProtocol) -> Int? {
-        guard tag != anyTag else { return nil }
-        guard tag.hasPrefix(tagPrefix + "{"), tag.hasSuffix("}") else { return nil }
-        return Int(tag.dropFirst(tagPrefix.count + 1).dropLast())
+        TagRules.systemTagValue(tag, prefix: tagPrefix).flatMap { Int($0) }
     }
 
     /// An issue when a registration's `frequencyCap` is set and out of `maxAlertsRange`.

@@ -42,8 +42,7 @@ public struct QuietHours: Sendable, Hashable, CustomStringConvertible {
     /// The quiet hours named by a view's tag bytes (`$QuietHours:{22:00-07:00}`), nil for any
     /// other tag and for `{any}`.
     public static func fromTag(_ tag: some StringProtocol) -> QuietHours? {
-        guard tag.hasPrefix(tagPrefix + "{"), tag.hasSuffix("}") else { return nil }
-        return QuietHours(tag.dropFirst(tagPrefix.count + 1).dropLast())
+        TagRules.systemTagValue(tag, prefix: tagPrefix).flatMap { QuietHours($0) }
     }
 
     /// When the quiet hours that contain `instant` end, in `zone`; nil when `instant` is
