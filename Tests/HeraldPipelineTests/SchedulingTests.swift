@@ -9,12 +9,11 @@ import Testing
 
 /// Scheduled events end to end: the planner keeps them on `herald.scheduled`, the scheduler
 /// role releases them when the test's clock reaches their time, the fan-out delivers them.
-/// `make test` runs it in a pass of its own (HERALD_TEST_ALONE=1), on one Redis and on the
-/// shared cluster: five private brokers in a row, run beside the main pass, slowed the fault
-/// suites' watchers until their broadcasts finished before the fault.
+/// `make test` runs it on the shared cluster (HERALD_TEST_SCHEDULE_SUITES=1), not in the main
+/// pass: its private brokers, one per test, would lengthen the pass that is already longest.
 @Suite(
     "Scheduling", .heavy, .serialized,
-    .enabled(if: ProcessInfo.processInfo.environment["HERALD_TEST_ALONE"] == "1", "runs alone: HERALD_TEST_ALONE=1")
+    .enabled(if: ProcessInfo.processInfo.environment["HERALD_TEST_SCHEDULE_SUITES"] == "1", "make test sets HERALD_TEST_SCHEDULE_SUITES=1")
 )
 struct SchedulingTests {
     /// A Saturday before Europe's switch to summer time (01:00Z on Sunday 29 March 2026).

@@ -5,7 +5,7 @@ import Testing
 
 /// The cluster client against a real 3+3 Redis Cluster (`TestRedisCluster`): routing by hash
 /// slot, pipelines split over masters, redirections during a migration, start-up checks.
-@Suite("Redis Cluster client", .serialized, .enabled(if: TestRedisCluster.suitesEnabled, "runs in make test's cluster pass"))
+@Suite("Redis Cluster client", .heavy, .serialized, .enabled(if: TestRedisCluster.suitesEnabled, "runs in make test's cluster pass"))
 struct RedisClusterTests {
     static func configuration(_ cluster: TestRedisCluster, retrySeconds: Double = 15) throws -> RedisConfiguration {
         var configuration = try RedisConfiguration(url: cluster.url)
