@@ -56,7 +56,9 @@ struct CancelCommand: AsyncParsableCommand {
         case .pending:
             print("\(id): asked; the workers had not reported it cancelled within \(wait) s (read its status later)", to: &standardError)
         case .stoppingSends:
-            print("\(id): its fan-out had completed; the deliveries not sent yet get the receipt cancelled", to: &standardError)
+            print(
+                "\(id): its fan-out had completed; the deliveries not sent yet get the receipt cancelled, and the devices held for their quiet hours get nothing",
+                to: &standardError)
         }
     }
 }

@@ -212,7 +212,7 @@ struct NotificationRouteTests {
     }
 
     @Test(
-        "DELETE stops an event being fanned out: 200 with its cancelled status; a completed one with unsent deliveries is stopped (202), one fully sent is a 409"
+        "DELETE stops an event being fanned out: 200 with its cancelled status; a completed one with unsent deliveries or devices held for quiet hours is stopped (202), one fully sent is a 409"
     )
     func stopInFlight() async throws {
         var hub = TestHub()
@@ -233,6 +233,16 @@ struct NotificationRouteTests {
         sending.eventId = "bn-11"
         sending.push = ["apns": ["sent": 2]]
         fanout.set(sending)
+        // Every delivery sent, but devices held for their quiet hours: their releases are still to come.
+        var holding = done
+        holding.eventId = "bn-12"
+        holding.skippedReasons = ["held_quiet": 2]
+        holding.timings.completedAt = Date()
+        fanout.set(holding)
+        var heldLongAgo = holding
+        heldLongAgo.eventId = "bn-13"
+        heldLongAgo.timings.completedAt = Date().addingTimeInterval(-QuietRelease.longestHold - 60)
+        fanout.set(heldLongAgo)
         try await hub.run { client async throws in
             #expect(try await client.call(.delete, "/v1/notifications/bn-9", TestHub.listen).status == .forbidden)
             let stopped = try await client.call(.delete, "/v1/notifications/bn-9", TestHub.send)
@@ -246,8 +256,11 @@ struct NotificationRouteTests {
             let unsent = try await client.call(.delete, "/v1/notifications/bn-11", TestHub.send)
             #expect(unsent.status == .accepted, "\(unsent.text)")
             #expect(try unsent.json()["state"]?.stringValue == "completed")
+            #expect(try await client.call(.delete, "/v1/notifications/bn-12", TestHub.send).status == .accepted)
+            let released = try await client.call(.delete, "/v1/notifications/bn-13", TestHub.send)
+            #expect(released.status == .conflict && released.text.contains("quiet hours"), "\(released.text)")
         }
-        #expect(fanout.stops == ["bn-9", "bn-11"])
+        #expect(fanout.stops == ["bn-9", "bn-11", "bn-12"])
     }
 
     @Test(

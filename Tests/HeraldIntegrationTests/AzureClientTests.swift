@@ -95,7 +95,7 @@ final class AzureClientTests {
     }
 
     @Test(
-        "two hubs, each through its own connection string: installations, template and native sends to tag expressions, telemetry, a schedule cancelled"
+        "two hubs, each through its own connection string: installations, Atom registrations, template and native sends to tag expressions, telemetry, a schedule cancelled"
     )
     func twoHubsThroughTheAzureClient() async throws {
         try stack.start(["worker"], environment: environment())
@@ -138,6 +138,10 @@ final class AzureClientTests {
             }
         }
 
+        for (hub, connection) in [("news", news), ("sports", sports)] {
+            try await checkRegistrations(try client(connection, hub: hub, "registrations"), hub: hub)
+        }
+
         // A schedule in one hub, cancelled there; and the deployment's own policy on the default hub.
         let scheduled = try client(sports, hub: "sports", "schedule")
         guard case .string(let id)? = scheduled["notificationId"] else {
@@ -159,6 +163,47 @@ final class AzureClientTests {
         #expect(plain["notificationId"] != nil, "\(plain)")
     }
 
+    /// Waits for the sender's count of one `sent` APNs receipt of `id` (fails only when nothing
+    /// moves for 2 min).
+    func waitForOneSent(_ id: String, hub: String, what: String) async throws {
+        let processes = processes
+        try await waitWhileProgressing("the receipt of \(hub)'s \(what) \(id)", interval: .milliseconds(200)) {
+            () async throws -> ProgressCheck<String, Void> in
+            let reply = try await api.send("GET", "/v1/hubs/\(hub)/notifications/\(id)")
+            let status = reply.status == 200 ? try JSONValue.parse(Array(reply.body)) : .null
+            if status["push"]?["apns"]?["sent"] == .number("1") { return .done(()) }
+            if processes.contains(where: { !$0.process.isRunning }) {
+                throw TestServerError(message: "a Herald process ended: \(processes.map { $0.stderr().suffix(2_000) })")
+            }
+            return .waiting(reply.text)
+        }
+    }
+
+    /// Atom registrations made as Azure's SDKs write them, read, listed and deleted by the
+    /// client; a template send to a tag only the first has reaches it alone.
+    func checkRegistrations(_ made: JSONValue, hub: String) async throws {
+        guard case .string(let apple)? = made["apple"], case .string(let pixel)? = made["pixel"],
+            case .string(let id)? = made["send"]?["notificationId"], case .array(let listed)? = made["listed"]
+        else {
+            Issue.record("the registrations scenario answered \(made)")
+            return
+        }
+        #expect(listed.contains(.string(apple)) && listed.contains(.string(pixel)), "\(made)")
+        let read = made["read"]
+        // The entry's ETag is the registration's version, and the same in the entry's attribute.
+        guard case .string(let version)? = read?["ETag"] else {
+            Issue.record("no ETag in \(made)")
+            return
+        }
+        #expect(read?["RegistrationId"] == .string(apple) && read?["etag"] == .string("W/\"\(version)\""), "\(made)")
+        #expect(read?["DeviceToken"] == .string(String(repeating: "AB", count: 32)), "\(made)")
+        #expect(read?["Tags"] == .array([.string("World"), .string("Registered")]) && read?["TemplateName"] == .string("azure"), "\(made)")
+        #expect(made["gone"] == .number("404"), "\(made)")
+        try await waitForOneSent(id, hub: hub, what: "send to an Atom registration")
+        let records = try await deliveries(of: id)
+        #expect(records.map(\.registrationId) == [apple] && records.first?.payload.contains("Registered (\(hub))") == true, "\(records)")
+    }
+
     /// The template send reached the hub's template registration and the native one its native
     /// APNs registration: one delivery record and one `sent` receipt each, all of the hub.
     func checkSends(_ sent: JSONValue, hub: String, connection: String) async throws {
@@ -167,18 +212,7 @@ final class AzureClientTests {
                 Issue.record("no notification id for the \(name) send: \(sent)")
                 continue
             }
-            // Wait for the sender's count of the receipt (fails only when nothing moves for 2 min).
-            let processes = processes
-            try await waitWhileProgressing("the receipt of \(hub)'s \(name) send \(id)", interval: .milliseconds(200)) {
-                () async throws -> ProgressCheck<String, Void> in
-                let reply = try await api.send("GET", "/v1/hubs/\(hub)/notifications/\(id)")
-                let status = reply.status == 200 ? try JSONValue.parse(Array(reply.body)) : .null
-                if status["push"]?["apns"]?["sent"] == .number("1") { return .done(()) }
-                if processes.contains(where: { !$0.process.isRunning }) {
-                    throw TestServerError(message: "a Herald process ended: \(processes.map { $0.stderr().suffix(2_000) })")
-                }
-                return .waiting(reply.text)
-            }
+            try await waitForOneSent(id, hub: hub, what: "\(name) send")
             let details = try client(connection, hub: hub, "outcome", [id])
             #expect(details["state"] == .string("Completed"), "\(details)")
             #expect(details["counts"]?["ApnsOutcomeCounts"]?["Success"] == .number("1"), "\(details)")

@@ -12,6 +12,10 @@ scenarios:
   schedule  a scheduled send
   cancel    the cancel of a scheduled send
   denied    one installation read, expected to be refused (another hub's key)
+  registrations
+            Atom registrations: an APNs template and an FCM v1 native one created as Azure's
+            SDKs write them (this client has no create: its own signing, its own HTTP client),
+            then listed, read and one deleted by the client, and a template send to the first
 """
 
 import json
@@ -111,6 +115,43 @@ def cancel(client, notification_id):
         return {"status": error.status_code, "body": error.body}
 
 
+ATOM = "http://www.w3.org/2005/Atom"
+DESCRIPTION = ('xmlns:i="http://www.w3.org/2001/XMLSchema-instance" '
+               'xmlns="http://schemas.microsoft.com/netservices/2010/10/servicebus/connect"')
+
+
+def create_registration(client, description):
+    """POST /registrations with an Atom entry, signed as the client signs; the new id."""
+    body = (f'<?xml version="1.0" encoding="utf-8"?><entry xmlns="{ATOM}"><content type="application/xml">'
+            f"{description}</content></entry>")
+    headers = client._create_headers({"Content-Type": "application/atom+xml;type=entry;charset=utf-8"})
+    reply = client._client.post(client._request_url("/registrations"), content=body, headers=headers)
+    if reply.status_code != 200:
+        raise AzureNHError(reply.status_code, reply.text)
+    return ET.fromstring(reply.text).findtext(f"{{{ATOM}}}title")
+
+
+def registrations(client, hub):
+    apple = create_registration(client, (
+        f"<AppleTemplateRegistrationDescription {DESCRIPTION}><Tags>World, Registered</Tags>"
+        f"<DeviceToken>{APNS_TOKEN.upper()}</DeviceToken>"
+        '<BodyTemplate><![CDATA[{"aps":{"alert":"$(headline)"}}]]></BodyTemplate><TemplateName>azure</TemplateName>'
+        "</AppleTemplateRegistrationDescription>"))
+    pixel = create_registration(client, (
+        f"<FcmV1RegistrationDescription {DESCRIPTION}><Tags>World</Tags>"
+        f"<FcmV1RegistrationId>{FCM_TOKEN}</FcmV1RegistrationId></FcmV1RegistrationDescription>"))
+    listed = [entry.get("RegistrationId") for entry in client.list_registrations(top=100)]
+    read = client.get_registration(apple)
+    client.delete_registration(pixel)
+    try:
+        client.get_registration(pixel)
+        gone = 200
+    except AzureNHError as error:
+        gone = error.status_code
+    sent = client.send_notification(create_template_notification({"headline": f"Registered ({hub})"}), tag_expression="Registered")
+    return {"apple": apple, "pixel": pixel, "listed": listed, "read": read, "gone": gone, "send": sent}
+
+
 def denied(client, hub):
     try:
         client.get_installation(f"{hub}-iphone")
@@ -125,6 +166,7 @@ if __name__ == "__main__":
         if scenario in ("outcome", "cancel"):
             result = {"outcome": outcome, "cancel": cancel}[scenario](client, sys.argv[4])
         else:
-            result = {"devices": devices, "send": send, "testsend": testsend, "schedule": schedule, "denied": denied}[scenario](
+            result = {"devices": devices, "send": send, "testsend": testsend, "schedule": schedule, "denied": denied,
+                      "registrations": registrations}[scenario](
                 client, hub)
     print(json.dumps(result))

@@ -50,6 +50,11 @@ struct QuietHoursTests {
                     return try await harness.finalStatus(id)
                 }
                 let held = try await send("qh-hold")
+                // Another alert held the same way, then stopped (as DELETE sets it): its release delivers nothing.
+                let stoppedHold = try await send("qh-stopped")
+                #expect(stoppedHold.skippedReasons?["held_quiet"] == 6, "\(stoppedHold)")
+                let stopKey = harness.configuration.layout.stopKey(eventId: "qh-stopped")
+                _ = try await harness.pool.withConnection { try await $0.send(RedisCommand("SET", stopKey, "1", "EX", "600")) }
                 #expect(held.targets.total == 5 && held.skippedReasons?["held_quiet"] == 6, "\(held)")
                 #expect(Set(try await harness.deliveries(eventId: "qh-hold").map(\.registrationId)) == Set(awake.map(\.registrationId)))
                 let dropped = try await send("qh-drop", policy: .drop)
@@ -85,6 +90,11 @@ struct QuietHoursTests {
                 #expect(
                     Set(try await harness.deliveries(eventId: releaseId).map(\.registrationId))
                         == Set((sleeping + [zoneless]).map(\.registrationId)))
+                let stoppedRelease = try await harness.status(QuietRelease.eventId(of: "qh-stopped", releaseAt: end)) {
+                    $0.state == .cancelled || $0.state == .completed
+                }
+                #expect(stoppedRelease.state == .cancelled && stoppedRelease.targets.total == 0, "\(stoppedRelease)")
+                #expect(try await harness.deliveries(eventId: QuietRelease.eventId(of: "qh-stopped", releaseAt: end)).isEmpty)
                 try await harness.stopRoles()
             })
     }
@@ -138,6 +148,16 @@ struct QuietHoursDomainTests {
         }
         #expect(TagRules.problem(with: "$QuietHours:{22:00-07:00}") == nil)
         #expect(TagRules.problem(with: QuietHours.anyTag) == nil)
+    }
+
+    @Test("a release's id names the event it holds devices of, and no other id does")
+    func releaseIds() {
+        let id = QuietRelease.eventId(of: "brief#2", releaseAt: Date(timeIntervalSince1970: 1_796_003_940))
+        #expect(id == "brief#2#quiet-1796003940")
+        #expect(QuietRelease.originalEventId(of: id) == "brief#2")
+        for other in ["brief", "brief#quiet-", "#quiet-12", "brief#quiet-12a", "brief#quiet--1"] {
+            #expect(QuietRelease.originalEventId(of: other) == nil, "\(other)")
+        }
     }
 
     @Test("inside a window that spans midnight, and outside it: the end is the next 07:00 in the zone")

@@ -56,6 +56,7 @@ public func buildRouter(
             hubs: services.hubs, sendQuota: services.sendQuota, limits: configuration.limits,
             scheduleRules: configuration.scheduleRules, now: now, archive: services.archive, engagements: services.engagements,
             registry: services.registry),
+        registrations: RegistrationRoutes(registry: services.registry, limits: configuration.limits, quotas: quotas),
         hubResource: configuration.hubResource, limits: configuration.limits, now: now,
         testSendWait: configuration.testSendWait
     ).add(to: router, authenticator: authenticator, hubs: services.hubs)

@@ -12,6 +12,7 @@ import NIOCore
 struct AzureRoutes: Sendable {
     let installations: InstallationRoutes
     let notifications: NotificationRoutes
+    let registrations: RegistrationRoutes
     /// The deployment's hub URI: `Location` headers are absolute under it, as Azure's are.
     let hubResource: String
     let limits: APILimits
@@ -35,6 +36,7 @@ struct AzureRoutes: Sendable {
         group.get("messages/{id}", use: details)
         group.post("schedulednotifications", use: schedule)
         group.delete("schedulednotifications/{id}", use: cancel)
+        addRegistrations(to: group)
     }
 
     // MARK: Installations
@@ -113,7 +115,7 @@ struct AzureRoutes: Sendable {
         guard let status = try await notifications.storedStatus(id, hub: hub) else {
             throw APIError.notFound("a notification \"\(id)\" in hub \"\(hub)\" (it may not have been planned yet)")
         }
-        return AzureXML.response(AzureXML.notificationDetails(status, location: location(context, "messages", id)))
+        return AzureXML.response(AzureXML.notificationDetails(status, location: location(context, "messages/\(id)")))
     }
 
     private func publish(_ request: Request, context: APIRequestContext, kind: String, schedule: EventSchedule?) async throws -> Response {
@@ -132,7 +134,7 @@ struct AzureRoutes: Sendable {
         }
         event.schedule = schedule
         let (id, _) = try await notifications.accept(&event, hub: hub)
-        let location = location(context, kind, id)
+        let location = location(context, "\(kind)/\(id)")
         let tracking = UUID().uuidString.lowercased()
         var fields = HTTPFields()
         fields[.location] = location
@@ -224,11 +226,12 @@ struct AzureRoutes: Sendable {
     /// Registrations looked at, at most, to find them.
     static let testSendScan = 10_000
 
-    private func location(_ context: APIRequestContext, _ kind: String, _ id: String) -> String {
+    /// The absolute URL of `path` in the request's hub, with Azure's `api-version`.
+    func location(_ context: APIRequestContext, _ path: String) -> String {
         var base = hubResource
         while base.hasSuffix("/") { base.removeLast() }
         let hub = context.parameters.get("hub") ?? HubName.default.rawValue
-        return "\(base)/\(hub)/\(kind)/\(id)?api-version=\(Self.apiVersion)"
+        return "\(base)/\(hub)/\(path)?api-version=\(Self.apiVersion)"
     }
 
     // MARK: Azure's send request as a Herald event

@@ -25,9 +25,16 @@ enum AzureXML {
         return out
     }
 
-    static func response(_ xml: String, status: HTTPResponse.Status = .ok, headers: HTTPFields = [:]) -> Response {
+    /// `text` as a CDATA section (`]]>` inside it split across two).
+    static func cdata(_ text: String) -> String {
+        "<![CDATA[" + text.replacingOccurrences(of: "]]>", with: "]]]]><![CDATA[>") + "]]>"
+    }
+
+    static func response(
+        _ xml: String, status: HTTPResponse.Status = .ok, headers: HTTPFields = [:], contentType: String = "application/xml; charset=utf-8"
+    ) -> Response {
         var fields = headers
-        fields[.contentType] = "application/xml; charset=utf-8"
+        fields[.contentType] = contentType
         return Response(status: status, headers: fields, body: ResponseBody(byteBuffer: ByteBuffer(string: xml)))
     }
 

@@ -38,18 +38,34 @@ struct RegistrationRoutes: Sendable {
     /// `PUT /v1/registrations/{id}`: upsert; 410 for an id never issued or deleted; 412
     /// when `If-Match` names another version. 200 with the stored registration.
     @Sendable func put(_ request: Request, context: APIRequestContext) async throws -> Response {
-        let registry = try registry(of: context)
-        let caller = try context.requireCaller()
-        try caller.authorize(.manageOwnDevice)
+        try context.requireCaller().authorize(.manageOwnDevice)
         let id = try RequestReading.parameter("id", of: context)
+        try requireIssued(id, in: registry(of: context))
+        let bytes = try await RequestReading.body(of: request, limit: limits.maxRequestBytes)
+        let registration = try Registration.decode(
+            bytes, registrationId: id, hub: RequestReading.hub(of: context), limits: limits.registration)
+        let stored = try await upsert(registration, expected: RequestReading.expectedVersion(request), context: context)
+        return .json(stored.jsonValue, headers: [.eTag: RequestReading.entityTag(stored.version)])
+    }
+
+    /// 410 unless this hub issued `id`.
+    func requireIssued(_ id: String, in registry: any RegistrationStore) throws {
         guard registry.isIssued(id) else {
             throw APIError.gone("registration id \"\(id)\" was not issued by this hub; ask POST /v1/registrationIDs for a new one")
         }
-        let bytes = try await RequestReading.body(of: request, limit: limits.maxRequestBytes)
-        var registration = try Registration.decode(
-            bytes, registrationId: id, hub: RequestReading.hub(of: context), limits: limits.registration)
+    }
+
+    /// Stores `registration` (decoded from a request, under an issued id) for the caller: a
+    /// user's tag is added, a caller without Manage writes only over its own registration, the
+    /// hub's limits are checked. Shared with Azure's Atom routes.
+    func upsert(_ registration: Registration, expected: Int64?, context: APIRequestContext) async throws -> Registration {
+        let registry = try registry(of: context)
+        let caller = try context.requireCaller()
+        try caller.authorize(.manageOwnDevice)
+        var registration = registration
+        let id = registration.registrationId
         try caller.checkReservedTags(registration.tags, field: "tags")
-        var expected = try RequestReading.expectedVersion(request)
+        var expected = expected
         if let userTag = caller.userTag, !registration.tags.contains(userTag) { registration.tags.append(userTag) }
         if !caller.isManager {
             switch try await registry.registration(id: id) {
@@ -67,41 +83,63 @@ struct RegistrationRoutes: Sendable {
             if case .found(let existing) = try await registry.registration(id: id) { return [existing] }
             return []
         }
-        let stored = try await registry.put(registration, expectedVersion: expected)
-        return .json(stored.jsonValue, headers: [.eTag: RequestReading.entityTag(stored.version)])
+        return try await registry.put(registration, expectedVersion: expected)
     }
 
     @Sendable func get(_ request: Request, context: APIRequestContext) async throws -> Response {
-        let registry = try registry(of: context)
+        let registration = try await read(id: RequestReading.parameter("id", of: context), context: context)
+        return .json(registration.jsonValue, headers: [.eTag: RequestReading.entityTag(registration.version)])
+    }
+
+    /// The caller's registration `id`, or 404 / 410 / 403.
+    func read(id: String, context: APIRequestContext) async throws -> Registration {
         let caller = try context.requireCaller()
         try caller.authorize(.manageOwnDevice)
-        let registration = try await existing(id: RequestReading.parameter("id", of: context), caller: caller, in: registry)
-        return .json(registration.jsonValue, headers: [.eTag: RequestReading.entityTag(registration.version)])
+        return try await existing(id: id, caller: caller, in: registry(of: context))
     }
 
     /// `DELETE /v1/registrations/{id}`: 204; 412 when `If-Match` names another version.
     @Sendable func delete(_ request: Request, context: APIRequestContext) async throws -> Response {
+        try await remove(id: RequestReading.parameter("id", of: context), request: request, context: context)
+        return Response(status: .noContent)
+    }
+
+    /// Deletes the caller's registration `id`, at the version `If-Match` names (any, without it).
+    func remove(id: String, request: Request, context: APIRequestContext) async throws {
         let registry = try registry(of: context)
         let caller = try context.requireCaller()
         try caller.authorize(.manageOwnDevice)
-        let id = try RequestReading.parameter("id", of: context)
         let expected = try await RequestReading.deletionVersion(request, caller: caller) {
             try await existing(id: id, caller: caller, in: registry).version
         }
         try await registry.delete(id: id, expectedVersion: expected)
-        return Response(status: .noContent)
     }
 
     /// `GET /v1/registrations?tag=&handle=&limit=&cursor=` (by tag or by handle, not both).
     /// Manage lists anything; Listen only by `handle`; a user only its own (`tag` defaults
     /// to its `$UserId:{sub}`).
     @Sendable func list(_ request: Request, context: APIRequestContext) async throws -> Response {
+        let page = try RequestReading.page(request, limits: limits)
+        let result = try await list(
+            tag: RequestReading.tagFilter(request), handle: RequestReading.query("handle", of: request), limit: page.limit,
+            cursor: page.cursor, context: context)
+        return .json(
+            .object([
+                JSONMember(key: "items", value: .array(result.items.map(\.jsonValue))),
+                JSONMember(key: "nextCursor", value: result.nextCursor.map(JSONValue.string) ?? .null),
+            ]))
+    }
+
+    /// A page of registrations by tag or by handle (not both) that the caller may see: Manage
+    /// lists anything; Listen only by handle; a user only its own (by its `$UserId:{sub}` tag
+    /// when no tag is given).
+    func list(tag: String?, handle: String?, limit: Int, cursor: String?, context: APIRequestContext) async throws -> (
+        items: [Registration], nextCursor: String?
+    ) {
         let registry = try registry(of: context)
         let caller = try context.requireCaller()
         try caller.authorize(.listDevices)
-        var tag = try RequestReading.tagFilter(request)
-        let handle = RequestReading.query("handle", of: request)
-        let page = try RequestReading.page(request, limits: limits)
+        var tag = tag
         if let userTag = caller.userTag {
             guard tag == nil || tag == userTag else {
                 throw APIError.forbidden(
@@ -117,12 +155,8 @@ struct RegistrationRoutes: Sendable {
                     field: "tag")
             }
         }
-        let result = try await registry.list(RegistrationQuery(tag: tag, handle: handle, limit: page.limit, cursor: page.cursor))
-        return .json(
-            .object([
-                JSONMember(key: "items", value: .array(result.items.filter { caller.owns(tags: $0.tags) }.map(\.jsonValue))),
-                JSONMember(key: "nextCursor", value: result.nextCursor.map(JSONValue.string) ?? .null),
-            ]))
+        let result = try await registry.list(RegistrationQuery(tag: tag, handle: handle, limit: limit, cursor: cursor))
+        return (result.items.filter { caller.owns(tags: $0.tags) }, result.nextCursor)
     }
 
     /// The stored registration `id`, or 404 / 410 / 403 (another user's).

@@ -3,8 +3,8 @@ import HeraldDomain
 
 /// Cancelling an event, as `DELETE /v1/notifications/{id}` (and the Azure route) and
 /// `herald cancel` do it: what is left of a schedule is cancelled, a fan-out in progress is
-/// stopped, and a completed fan-out whose deliveries the sender has not all answered has the
-/// rest cancelled. Refusals are `APIError`s: 404 for an unknown event, 409 `not_cancellable`
+/// stopped, and a completed fan-out whose deliveries the sender has not all answered, or whose
+/// devices held for their quiet hours are not all released, has the rest cancelled. Refusals are `APIError`s: 404 for an unknown event, 409 `not_cancellable`
 /// for one with nothing left to cancel, 503 when the status store does not answer.
 public struct EventCancellation: Sendable {
     public enum Outcome: Sendable, Hashable {
@@ -14,7 +14,8 @@ public struct EventCancellation: Sendable {
         /// latest one (`scheduled`, `accepted` or `processing`).
         case pending
         /// The fan-out had completed: the sender gives the deliveries it has not sent the
-        /// receipt `cancelled`; the status stays `completed`.
+        /// receipt `cancelled`, and the releases of devices it held for their quiet hours deliver
+        /// nothing (their statuses say `cancelled`); the status stays `completed`.
         case stoppingSends
     }
 
@@ -41,8 +42,13 @@ public struct EventCancellation: Sendable {
         case .accepted, .processing:
             try await scheduler.requestStop(eventId: id, hub: hub)
         case .completed:
-            // Only while a sender is at it: with no receipt counted yet, no sender may run at all.
-            guard current.push != nil, current.pushReceiptCount < current.targets.total else { throw Self.tooLate(current) }
+            // While a sender is at it (with no receipt counted yet, no sender may run at all), or
+            // while devices it held for their quiet hours may still be released.
+            let sending = current.push != nil && current.pushReceiptCount < current.targets.total
+            let holding =
+                (current.skippedReasons?["held_quiet"] ?? 0) > 0
+                && Date().timeIntervalSince(current.timings.completedAt ?? .distantPast) < QuietRelease.longestHold
+            guard sending || holding else { throw Self.tooLate(current) }
             try await scheduler.requestStop(eventId: id, hub: hub)
             return (current, .stoppingSends)
         case .released, .expired, .rejected:
@@ -67,7 +73,7 @@ public struct EventCancellation: Sendable {
     static func tooLate(_ record: StatusRecord) -> APIError {
         APIError.conflict(
             "not_cancellable",
-            "event \"\(record.eventId)\" is \(record.state.rawValue): there is nothing left to cancel; a scheduled event, one still being fanned out, or one whose deliveries are not all sent can be cancelled"
+            "event \"\(record.eventId)\" is \(record.state.rawValue): there is nothing left to cancel; a scheduled event, one still being fanned out, one whose deliveries are not all sent, or one holding devices for their quiet hours can be cancelled"
         )
     }
 }

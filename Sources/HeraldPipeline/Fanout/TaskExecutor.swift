@@ -147,15 +147,22 @@ final class TaskExecutor: @unchecked Sendable {
         return progress
     }
 
-    /// Asks Redis whether the task's event was stopped (`SlotLayout.stopKey`): when the task
-    /// starts (`force`), then before a page at most every `stopCheckInterval`. A stopped task
+    /// Asks Redis whether the task's event was stopped (`SlotLayout.stopKey`), or for a release
+    /// of devices held for quiet hours, the event that held them: when the task starts
+    /// (`force`), then before a page at most every `stopCheckInterval`. A stopped task
     /// writes no more records; those already written commit with its progress, so the status
     /// counts exactly what was delivered before the stop.
     func checkStop(_ run: inout TaskRun, now: ContinuousClock.Instant, force: Bool = false) throws {
         guard !run.stopped, force || now >= run.nextStopCheck else { return }
         run.nextStopCheck = now + Self.stopCheckInterval
-        let reply = try redis.sendBlocking(RedisCommand("EXISTS", layout.stopKey(eventId: run.task.eventId), isReadOnly: true))
-        if reply.int == 1 { run.stopped = true }
+        var keys = [layout.stopKey(eventId: run.task.eventId)]
+        // A release of devices held for quiet hours stops with the event that held them.
+        if run.task.event.quietRelease != nil, let original = QuietRelease.originalEventId(of: run.task.eventId) {
+            keys.append(layout.stopKey(eventId: original))
+        }
+        // One EXISTS per key: on a cluster the two keys may live on different masters.
+        let replies = try redis.pipelineBlocking(keys.map { RedisCommand("EXISTS", $0, isReadOnly: true) })
+        if try replies.contains(where: { try $0.get().int == 1 }) { run.stopped = true }
     }
 
     static let stopCheckInterval = Duration.milliseconds(100)

@@ -136,4 +136,18 @@ public struct QuietRelease: Sendable, Hashable, Codable {
     public static func eventId(of eventId: String, releaseAt: Date) -> String {
         "\(eventId)#quiet-\(Int64(releaseAt.timeIntervalSince1970))"
     }
+
+    /// The id of the event a release (`<id>#quiet-<seconds>`) holds devices of; nil for any other id.
+    public static func originalEventId(of releaseId: String) -> String? {
+        guard let marker = releaseId.range(of: "#quiet-", options: .backwards) else { return nil }
+        let seconds = releaseId[marker.upperBound...]
+        guard !seconds.isEmpty, seconds.allSatisfy({ $0.isASCII && $0.isNumber }), marker.lowerBound > releaseId.startIndex else {
+            return nil
+        }
+        return String(releaseId[..<marker.lowerBound])
+    }
+
+    /// Quiet hours end within a day of the moment they held a device: an event completed
+    /// longer ago than this has no release still to come.
+    public static let longestHold: TimeInterval = 86_400
 }
