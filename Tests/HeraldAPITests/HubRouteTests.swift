@@ -208,4 +208,28 @@ struct HubManagementTests {
         }
         #expect(hub.publisher.count == 5)
     }
+
+    @Test(
+        "a native payload over the hub's maxPayloadBytes is refused naming it, on /v1 and the Azure routes; other hubs keep the platforms' limits"
+    )
+    func aHubsPayloadLimitRefusesLargerNativePayloads() async throws {
+        let hub = TestHub()
+        let alert = String(repeating: "x", count: 200)
+        let native = #"{"native":{"apns":{"aps":{"alert":"\#(alert)"}}}}"#
+        try await hub.run { client async throws in
+            #expect(
+                try await client.call(.put, "/v1/hubs/sports", TestHub.manage, body: #"{"limits":{"maxPayloadBytes":128}}"#).status == .ok)
+            let over = try await client.call(.post, "/v1/hubs/sports/notifications", TestHub.send, body: native)
+            #expect(over.status == .badRequest, "\(over.text)")
+            #expect(over.text.contains("native.apns") && over.text.contains("at most 128"), "\(over.text)")
+            var headers = TestHub.send
+            headers[HTTPField.Name("ServiceBusNotification-Format")!] = "apple"
+            let azure = try await client.call(.post, "/sports/messages", headers, body: #"{"aps":{"alert":"\#(alert)"}}"#)
+            #expect(azure.status == .badRequest && azure.text.contains("at most 128"), "\(azure.text)")
+            #expect(try await client.call(.post, "/v1/notifications", TestHub.send, body: native).status == .accepted)
+            let small = #"{"native":{"apns":{"aps":{"alert":"hi"}}}}"#
+            #expect(try await client.call(.post, "/v1/hubs/sports/notifications", TestHub.send, body: small).status == .accepted)
+        }
+        #expect(hub.publisher.count == 2)
+    }
 }

@@ -94,20 +94,31 @@ struct HubNameTests {
     @Test("a hub's limits round-trip through its stored form; each out of its range is refused naming it")
     func limits() throws {
         let name = try #require(HubName("sports"))
-        let request = #"{"limits":{"sendsPerMinute":60,"maxRegistrations":500,"maxRegistrationsPerHandle":10,"maxTagsPerRegistration":60}}"#
+        let request =
+            #"{"limits":{"sendsPerMinute":60,"maxRegistrations":500,"maxRegistrationsPerHandle":10,"maxTagsPerRegistration":60,"maxPayloadBytes":2048}}"#
         let hub = try HubDefinition.decodeRequest(Array(request.utf8), name: name, current: nil)
         #expect(
-            hub.limits == HubLimits(sendsPerMinute: 60, maxRegistrations: 500, maxRegistrationsPerHandle: 10, maxTagsPerRegistration: 60))
-        #expect(hub.limits.summary == "sendsPerMinute=60  maxRegistrations=500  maxRegistrationsPerHandle=10  maxTagsPerRegistration=60")
+            hub.limits
+                == HubLimits(
+                    sendsPerMinute: 60, maxRegistrations: 500, maxRegistrationsPerHandle: 10, maxTagsPerRegistration: 60,
+                    maxPayloadBytes: 2_048))
+        #expect(
+            hub.limits.summary
+                == "sendsPerMinute=60  maxRegistrations=500  maxRegistrationsPerHandle=10  maxTagsPerRegistration=60  maxPayloadBytes=2048")
         #expect(try HubDefinition.decodeStored(hub.jsonBytes()).limits == hub.limits)
-        let bad = #"{"limits":{"maxRegistrationsPerHandle":0,"maxTagsPerRegistration":-1,"maxDevices":3}}"#
+        // The platforms' own limits, lowered where the hub's is smaller.
+        #expect(PayloadLimits.default.capped(at: 4_500) == PayloadLimits(apns: 4_096, fcm: 4_096, wns: 4_500, webpush: 3_993))
+        #expect(PayloadLimits.default.capped(at: nil) == .default)
+        let bad = #"{"limits":{"maxRegistrationsPerHandle":0,"maxTagsPerRegistration":-1,"maxDevices":3,"maxPayloadBytes":5121}}"#
         do {
             _ = try HubDefinition.decodeRequest(Array(bad.utf8), name: name, current: nil)
             Issue.record("out-of-range limits were accepted")
         } catch {
             #expect(
                 Set(error.issues.map(\.field))
-                    == ["limits.maxRegistrationsPerHandle", "limits.maxTagsPerRegistration", "limits.maxDevices"])
+                    == [
+                        "limits.maxRegistrationsPerHandle", "limits.maxTagsPerRegistration", "limits.maxDevices", "limits.maxPayloadBytes",
+                    ])
         }
     }
 

@@ -81,4 +81,44 @@ struct HubTests {
             #expect(reasons == [.string("unknown_hub")])
         }
     }
+
+    /// A hub's `maxPayloadBytes` bounds its renditions: one over it is skipped
+    /// `payload_too_large`, a test send's too; the default hub keeps the platforms' limits.
+    @Test func aHubsPayloadLimitSkipsLargerRenditions() async throws {
+        try await withPipelineHarness(slots: 8) { harness in
+            var short = testRegistration("short", tags: ["World"])
+            short.hub = Self.sports
+            short.template = RegistrationTemplate(name: "short", body: #"{"aps":{"alert":"$(headline)"}}"#)
+            var long = testRegistration("long", tags: ["World"])
+            long.hub = Self.sports
+            long.template = RegistrationTemplate(name: "long", body: #"{"aps":{"alert":"$(headline)"},"body":"$(body)"}"#)
+            var elsewhere = long
+            elsewhere.hub = .default
+            try await harness.seed([short, long, elsewhere])
+            try await harness.createHub(Self.sports, limits: HubLimits(maxPayloadBytes: 128))
+            harness.startRoles()
+            let properties = ["headline": "Goal", "body": String(repeating: "b", count: 200)]
+            var event = NotificationEvent(id: "big", audience: .expression(.tag("World"), source: "World"), properties: properties)
+            event.hub = Self.sports
+            _ = try await harness.publish(event)
+            var plain = event
+            plain.hub = .default
+            _ = try await harness.publish(plain)
+            var test = event
+            test.id = "big-test"
+            test.testRecipients = [.device("long"), .device("short")]
+            let receipt = try await harness.publishReceipt(test)
+            let testId = DerivedSend.test.eventId(of: "big-test", partition: receipt.partition, offset: receipt.offset)
+
+            let bounded = try await harness.finalStatus("big", hub: Self.sports)
+            #expect(bounded.targets.total == 1 && bounded.skippedReasons?["payload_too_large"] == 1, "\(bounded)")
+            #expect(try await harness.deliveries(eventId: "big", hub: Self.sports).map(\.registrationId) == ["short"])
+            let unbounded = try await harness.finalStatus("big")
+            #expect(unbounded.targets.total == 1 && unbounded.skippedReasons == nil, "\(unbounded)")
+            let tested = try await harness.finalStatus(testId, hub: Self.sports)
+            #expect(tested.targets.total == 1 && tested.skippedReasons?["payload_too_large"] == 1, "\(tested)")
+            try await harness.stopRoles()
+        }
+    }
+
 }

@@ -173,10 +173,12 @@ final class PipelineHarness: @unchecked Sendable {
     }
 
     /// Creates `name` on the hubs topic, as `PUT /v1/hubs/{name}` would.
-    func createHub(_ name: HubName, frequencyCaps: [FrequencyCap] = [], quietHoursHoldBreaking: Bool = false) async throws {
+    func createHub(
+        _ name: HubName, frequencyCaps: [FrequencyCap] = [], quietHoursHoldBreaking: Bool = false, limits: HubLimits = HubLimits()
+    ) async throws {
         let directory = HubDirectory(
             topic: configuration.topics.hubs, bootstrapServers: broker.bootstrapServers, producer: try producer())
-        var hub = HubDefinition(name: name, policies: HubDefinition.defaultPolicies(), frequencyCaps: frequencyCaps)
+        var hub = HubDefinition(name: name, policies: HubDefinition.defaultPolicies(), limits: limits, frequencyCaps: frequencyCaps)
         hub.quietHoursHoldBreaking = quietHoursHoldBreaking
         try await directory.put(hub)
     }

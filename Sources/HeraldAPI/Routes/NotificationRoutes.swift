@@ -200,6 +200,7 @@ struct NotificationRoutes: Sendable {
         if event.id == nil { event.id = Self.newEventId() }
         if event.publishedAt == nil { event.publishedAt = now() }
         let decision = try scheduleRules.decide(event, eventId: event.id!, now: now())
+        try await checkPayloads(of: event, hub: hub)
         try await admit(hub)
         return (try await publisher.publish(event, body: event.canonicalJSON()), decision)
     }
@@ -281,6 +282,19 @@ struct NotificationRoutes: Sendable {
             throw APIError(status: .serviceUnavailable, code: "unavailable", message: "scheduling is not configured on this API")
         }
         return scheduler
+    }
+
+    /// 400 for a native payload over its hub's `maxPayloadBytes` (the platforms' own limits were
+    /// checked when the event was read), naming it. Where the hub store does not answer, the
+    /// fan-out still skips such a payload (`payload_too_large`).
+    private func checkPayloads(of event: NotificationEvent, hub: HubName) async throws {
+        guard !hub.isDefault, !event.native.isEmpty, let bound = try? await hubs.hub(hub)?.limits.maxPayloadBytes else { return }
+        for (platform, payload) in event.native.sorted(by: { $0.key.rawValue < $1.key.rawValue }) where payload.utf8.count > bound {
+            throw APIError.invalidBody(
+                field: "native.\(platform.rawValue)",
+                "the \(platform.rawValue) payload is \(payload.utf8.count) bytes; hub \"\(hub)\" takes at most \(bound) (its maxPayloadBytes)"
+            )
+        }
     }
 
     /// Counts the send against its hub's `sendsPerMinute`: over it, 403 `quota_exceeded`

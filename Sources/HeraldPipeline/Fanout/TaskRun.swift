@@ -79,12 +79,13 @@ struct TaskRun {
     /// (`TaskExecutor.prefetchTemplates`): on the first page, and while pages bring new ones.
     var prefetchesTemplates = true
 
-    /// The rendered body's bound per platform; a rendition past it is skipped, not emitted.
+    /// The rendered body's bound per platform (lowered to the hub's `maxPayloadBytes`); a
+    /// rendition past it is skipped, not emitted.
     let payloadLimits: PayloadLimits
 
     init(task: FanoutTask, configuration: PipelineConfiguration) {
         self.task = task
-        self.payloadLimits = configuration.payloadLimits
+        self.payloadLimits = configuration.payloadLimits.capped(at: task.maxPayloadBytes)
         self.plan = task.event.audience.expression?.setPlan()
         self.properties = TemplateProperties(task.event.properties)
         self.eventKey = task.event.hub.recordKey(task.eventId)

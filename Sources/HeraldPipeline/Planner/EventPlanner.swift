@@ -275,11 +275,12 @@ public final class EventPlanner: Sendable {
             return .expired
         case .tasks(var tasks, let lane):
             let narrow = candidates.map { $0.count <= planner.configuration.narrowSlotLimit } ?? false
-            let care = try await audienceCare(of: event.hub)
+            let rules = try await hubRules(of: event.hub)
             for index in tasks.indices {
                 tasks[index].rehearsal = rehearsal
-                tasks[index].frequencyCaps = care.caps
-                tasks[index].quietHoursHoldBreaking = care.holdBreaking
+                tasks[index].frequencyCaps = rules.caps
+                tasks[index].quietHoursHoldBreaking = rules.holdBreaking
+                tasks[index].maxPayloadBytes = rules.maxPayloadBytes
             }
             return try enqueue(
                 tasks, lane: lane, narrow: narrow, event: event, eventId: eventId, claim: rehearsal ? nil : claim, producer: producer,
@@ -302,7 +303,9 @@ public final class EventPlanner: Sendable {
         let layout = configuration.layout.hub(event.hub)
         _ = try IndexEpoch.require(await redis.send(IndexEpoch.read(layout)), layout: layout)
         if try expired(event, id: testId, producer: producer, planned: &planned, now: now) { return .expired }
-        let task = FanoutTask(eventId: testId, taskIndex: 0, taskCount: 1, slots: 0..<layout.slotCount, event: event, plannedAt: now)
+        var task = FanoutTask(eventId: testId, taskIndex: 0, taskCount: 1, slots: 0..<layout.slotCount, event: event, plannedAt: now)
+        // What the editor sees is what the hub's devices would get: its payload bound holds.
+        task.maxPayloadBytes = try await hubRules(of: event.hub).maxPayloadBytes
         return try enqueue(
             [task], lane: .express, narrow: true, event: event, eventId: testId, claim: nil, producer: producer, planned: &planned,
             now: now, estimate: nil, log: log)
@@ -333,11 +336,13 @@ public final class EventPlanner: Sendable {
             return .deadLetter
         }
         if try expired(event, id: correctionId, producer: producer, planned: &planned, now: now) { return .expired }
+        let maxPayloadBytes = try await hubRules(of: event.hub).maxPayloadBytes
         let tasks = (0..<deliveryPartitions).map { partition in
             var task = FanoutTask(
                 eventId: correctionId, taskIndex: Int(partition), taskCount: Int(deliveryPartitions), slots: 0..<layout.slotCount,
                 event: event, plannedAt: now)
             task.correction = FanoutTask.CorrectionSource(partition: partition, since: original.timings.acceptedAt)
+            task.maxPayloadBytes = maxPayloadBytes
             return task
         }
         let listed = layout.correctionsKey(eventId: eventId)
@@ -426,15 +431,16 @@ public final class EventPlanner: Sendable {
         return tasks.isEmpty ? .empty : .planned
     }
 
-    /// The frequency caps of `hub` (nil: none) and whether it holds breaking alerts in quiet
-    /// hours (the default hub's: `HERALD_FREQUENCY_CAPS`, `HERALD_QUIET_HOURS_HOLD_BREAKING`).
-    func audienceCare(of hub: HubName) async throws -> (caps: [FrequencyCap]?, holdBreaking: Bool) {
+    /// What `hub`'s tasks carry of its rules: its frequency caps (nil: none), whether it holds
+    /// breaking alerts in quiet hours (the default hub's: `HERALD_FREQUENCY_CAPS`,
+    /// `HERALD_QUIET_HOURS_HOLD_BREAKING`) and its largest payload (nil: the platforms' own).
+    func hubRules(of hub: HubName) async throws -> (caps: [FrequencyCap]?, holdBreaking: Bool, maxPayloadBytes: Int?) {
         if hub.isDefault {
-            return (configuration.frequencyCaps.isEmpty ? nil : configuration.frequencyCaps, configuration.quietHoursHoldBreaking)
+            return (configuration.frequencyCaps.isEmpty ? nil : configuration.frequencyCaps, configuration.quietHoursHoldBreaking, nil)
         }
         let definition = try await hubs?.hub(hub)
         let caps = definition?.frequencyCaps ?? []
-        return (caps.isEmpty ? nil : caps, definition?.quietHoursHoldBreaking ?? false)
+        return (caps.isEmpty ? nil : caps, definition?.quietHoursHoldBreaking ?? false, definition?.limits.maxPayloadBytes)
     }
 
     /// The id of an event published without one: where its record is.

@@ -25,6 +25,9 @@ public struct FanoutTask: Sendable, Hashable, Codable {
     public var frequencyCaps: [FrequencyCap]?
     /// The event's hub holds breaking alerts in quiet hours too (`HubDefinition.quietHoursHoldBreaking`).
     public var quietHoursHoldBreaking = false
+    /// The event's hub's largest payload when it was planned (`HubLimits.maxPayloadBytes`; nil:
+    /// the platforms' own): a rendition over it is skipped `payload_too_large`.
+    public var maxPayloadBytes: Int?
 
     /// Where a correction's task finds the corrected event's deliveries.
     public struct CorrectionSource: Sendable, Hashable, Codable {
@@ -74,7 +77,7 @@ public struct FanoutTask: Sendable, Hashable, Codable {
 
     enum CodingKeys: String, CodingKey {
         case eventId, taskIndex, taskCount, slotLower, slotUpper, event, plannedAt, rehearsal, correction, frequencyCaps,
-            quietHoursHoldBreaking
+            quietHoursHoldBreaking, maxPayloadBytes
     }
 
     public init(from decoder: any Decoder) throws {
@@ -90,6 +93,7 @@ public struct FanoutTask: Sendable, Hashable, Codable {
         correction = try container.decodeIfPresent(CorrectionSource.self, forKey: .correction)
         frequencyCaps = try container.decodeIfPresent([FrequencyCap].self, forKey: .frequencyCaps)
         quietHoursHoldBreaking = try container.decodeIfPresent(Bool.self, forKey: .quietHoursHoldBreaking) ?? false
+        maxPayloadBytes = try container.decodeIfPresent(Int.self, forKey: .maxPayloadBytes)
     }
 
     public func encode(to encoder: any Encoder) throws {
@@ -105,5 +109,6 @@ public struct FanoutTask: Sendable, Hashable, Codable {
         try container.encodeIfPresent(correction, forKey: .correction)
         try container.encodeIfPresent(frequencyCaps, forKey: .frequencyCaps)
         if quietHoursHoldBreaking { try container.encode(true, forKey: .quietHoursHoldBreaking) }
+        try container.encodeIfPresent(maxPayloadBytes, forKey: .maxPayloadBytes)
     }
 }

@@ -115,16 +115,21 @@ public struct HubLimits: Sendable, Hashable {
     /// forgotten: deleting the registrations does not give a template's place back. Azure has
     /// no such limit.
     public var maxTemplates: Int?
+    /// The largest payload (bytes) the hub's devices get, below each platform's own (4 KiB for
+    /// APNs and FCM, 5 KiB for WNS, 3,993 bytes for Web Push): a native payload over it is
+    /// refused at publish (400 naming it), a rendition over it is skipped `payload_too_large`.
+    public var maxPayloadBytes: Int?
 
     public init(
         sendsPerMinute: Int? = nil, maxRegistrations: Int? = nil, maxRegistrationsPerHandle: Int? = nil,
-        maxTagsPerRegistration: Int? = nil, maxTemplates: Int? = nil
+        maxTagsPerRegistration: Int? = nil, maxTemplates: Int? = nil, maxPayloadBytes: Int? = nil
     ) {
         self.sendsPerMinute = sendsPerMinute
         self.maxRegistrations = maxRegistrations
         self.maxRegistrationsPerHandle = maxRegistrationsPerHandle
         self.maxTagsPerRegistration = maxTagsPerRegistration
         self.maxTemplates = maxTemplates
+        self.maxPayloadBytes = maxPayloadBytes
     }
 
     /// `name=value` for each limit that is set, in the order of the hub document.
@@ -143,6 +148,7 @@ public struct HubLimits: Sendable, Hashable {
             ("maxRegistrationsPerHandle", 1...100_000, \.maxRegistrationsPerHandle),
             ("maxTagsPerRegistration", 1...1_000_000, \.maxTagsPerRegistration),
             ("maxTemplates", 1...1_000_000, \.maxTemplates),
+            ("maxPayloadBytes", 64...Int64(PayloadLimits.default.largest), \.maxPayloadBytes),
         ]
     }
 }

@@ -56,5 +56,11 @@ public struct PayloadLimits: Sendable, Hashable {
     /// The largest of the four: bounds any rendition whatever its platform.
     public var largest: Int { max(apns, fcm, wns, webpush) }
 
+    /// Each limit lowered to `bytes` where it is larger (a hub's `maxPayloadBytes`); nil: as is.
+    public func capped(at bytes: Int?) -> PayloadLimits {
+        guard let bytes else { return self }
+        return PayloadLimits(apns: min(apns, bytes), fcm: min(fcm, bytes), wns: min(wns, bytes), webpush: min(webpush, bytes))
+    }
+
     public static let `default` = PayloadLimits()
 }
