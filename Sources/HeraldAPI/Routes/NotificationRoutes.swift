@@ -91,7 +91,7 @@ struct NotificationRoutes: Sendable {
         let bytes = try await RequestReading.body(of: request, limit: limits.maxRequestBytes)
         let body = try CorrectionRequest.decode(bytes, limits: EventLimits(payloadLimits: limits.registration.payloadLimits))
         guard let archive else { throw APIError.unavailable("corrections are not configured on this API (no event log reader)") }
-        try await admit(hub)
+        try await admit(hub, limits: hubLimits(hub))
         let correction = AlertCorrection(statusReader: statusReader, archive: archive, publisher: publisher)
         let correctionId = try await correction.correct(eventId: id, hub: hub, request: body, caller: caller.auditName, now: now())
         let location = try RequestReading.hubPath(of: context) + "/notifications/\(correctionId)"
@@ -200,8 +200,9 @@ struct NotificationRoutes: Sendable {
         if event.id == nil { event.id = Self.newEventId() }
         if event.publishedAt == nil { event.publishedAt = now() }
         let decision = try scheduleRules.decide(event, eventId: event.id!, now: now())
-        try await checkPayloads(of: event, hub: hub)
-        try await admit(hub)
+        let limits = await hubLimits(hub)
+        try checkPayloads(of: event, hub: hub, limits: limits)
+        try await admit(hub, limits: limits)
         return (try await publisher.publish(event, body: event.canonicalJSON()), decision)
     }
 
@@ -284,11 +285,18 @@ struct NotificationRoutes: Sendable {
         return scheduler
     }
 
+    /// The limits of a hub other than the default one, read once per request; nil where the hub
+    /// store does not answer (the fan-out still bounds payloads; the send quota is not counted).
+    private func hubLimits(_ hub: HubName) async -> HubLimits? {
+        guard !hub.isDefault else { return nil }
+        return try? await hubs.hub(hub)?.limits
+    }
+
     /// 400 for a native payload over its hub's `maxPayloadBytes` (the platforms' own limits were
     /// checked when the event was read), naming it. Where the hub store does not answer, the
     /// fan-out still skips such a payload (`payload_too_large`).
-    private func checkPayloads(of event: NotificationEvent, hub: HubName) async throws {
-        guard !hub.isDefault, !event.native.isEmpty, let bound = try? await hubs.hub(hub)?.limits.maxPayloadBytes else { return }
+    private func checkPayloads(of event: NotificationEvent, hub: HubName, limits: HubLimits?) throws {
+        guard let bound = limits?.maxPayloadBytes else { return }
         for (platform, payload) in event.native.sorted(by: { $0.key.rawValue < $1.key.rawValue }) where payload.utf8.count > bound {
             throw APIError.invalidBody(
                 field: "native.\(platform.rawValue)",
@@ -299,8 +307,8 @@ struct NotificationRoutes: Sendable {
 
     /// Counts the send against its hub's `sendsPerMinute`: over it, 403 `quota_exceeded`
     /// (Azure's answer for a quota) and nothing is published.
-    private func admit(_ hub: HubName) async throws {
-        guard !hub.isDefault, let sendQuota, let perMinute = try? await hubs.hub(hub)?.limits.sendsPerMinute else { return }
+    private func admit(_ hub: HubName, limits: HubLimits?) async throws {
+        guard let sendQuota, let perMinute = limits?.sendsPerMinute else { return }
         let admitted: Bool
         do {
             admitted = try await sendQuota.admit(hub: hub, perMinute: perMinute)
