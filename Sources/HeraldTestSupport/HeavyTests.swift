@@ -4,7 +4,8 @@ import Testing
 /// Marks a suite or test that starts servers, processes or a pipeline. Each of its test cases
 /// takes a slot of one process-wide limit while it runs, so the pass never runs more of them at
 /// once than the machine has cores (`HERALD_TEST_HEAVY_LIMIT` overrides); pure tests beside
-/// them stay parallel.
+/// them stay parallel. With `HERALD_TEST_SLOTS_DIR` the slots are shared by every test process
+/// pointed at that directory (`make test` runs its passes side by side on one set of slots).
 public struct HeavyTestTrait: TestTrait, SuiteTrait, TestScoping {
     public var isRecursive: Bool { true }
 
@@ -20,22 +21,31 @@ extension Trait where Self == HeavyTestTrait {
     public static var heavy: Self { HeavyTestTrait() }
 }
 
-/// A counting semaphore for heavy tests, first come first served.
+/// A counting semaphore for heavy tests, first come first served within the process; across
+/// processes, through lock files when given a directory.
 public actor HeavyTestSlots {
-    public static let shared = HeavyTestSlots(limit: HeavyTestSlots.configuredLimit())
+    public static let shared = HeavyTestSlots(
+        limit: HeavyTestSlots.configuredLimit(),
+        sharedDirectory: ProcessInfo.processInfo.environment["HERALD_TEST_SLOTS_DIR"].flatMap { $0.isEmpty ? nil : $0 })
 
     public let limit: Int
     private var inUse = 0
     private var waiting: [CheckedContinuation<Void, Never>] = []
+    private let files: SlotFiles?
 
-    public init(limit: Int) { self.limit = max(1, limit) }
+    public init(limit: Int, sharedDirectory: String? = nil) {
+        self.limit = max(1, limit)
+        files = sharedDirectory.map { SlotFiles(directory: $0, count: max(1, limit)) }
+    }
 
     /// Runs `body` in a slot. With `HERALD_TEST_HEAVY_TIMES` set to a file, each slot's time
     /// (seconds, then the test's name) is appended to it: `sort -rn` shows what the pass waits on.
     public func withSlot(named name: String = "", _ body: @Sendable () async throws -> Void) async throws {
         await acquire()
+        let held = await files?.claim()
         let start = ContinuousClock.now
         defer {
+            if let held { files?.release(held) }
             release()
             record(name, start.duration(to: .now))
         }
@@ -83,5 +93,40 @@ public actor HeavyTestSlots {
             fatalError("\(variable)=\(text): expected a whole number of at least 1")
         }
         return value
+    }
+}
+
+/// Slots shared by processes: `slot-<n>.lock` files in one directory, each held with an
+/// exclusive `flock` while a heavy test runs (the kernel drops it when a process dies, so a
+/// crashed pass never keeps a slot).
+final class SlotFiles: Sendable {
+    let directory: String
+    let count: Int
+
+    init(directory: String, count: Int) {
+        self.directory = directory
+        self.count = count
+        try? FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+    }
+
+    /// The descriptor of a slot file now locked, once one is free (polled: a blocking `flock`
+    /// would hold a thread of the cooperative pool).
+    func claim() async -> Int32 {
+        while true {
+            for slot in 0..<count {
+                let descriptor = open("\(directory)/slot-\(slot).lock", O_RDWR | O_CREAT | O_CLOEXEC, 0o644)
+                guard descriptor >= 0 else {
+                    fatalError("HERALD_TEST_SLOTS_DIR=\(directory): cannot open slot-\(slot).lock (errno \(errno))")
+                }
+                if flock(descriptor, LOCK_EX | LOCK_NB) == 0 { return descriptor }
+                close(descriptor)
+            }
+            try? await Task.sleep(for: .milliseconds(100))
+        }
+    }
+
+    func release(_ descriptor: Int32) {
+        flock(descriptor, LOCK_UN)
+        close(descriptor)
     }
 }
