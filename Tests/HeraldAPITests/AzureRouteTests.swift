@@ -55,6 +55,105 @@ struct AzureRouteTests {
         #expect(publisher.count == 3)
     }
 
+    @Test func directSendsNameTheirHandlesAndTakeTheNativePayload() async throws {
+        let hub = TestHub()
+        let publisher = hub.publisher
+        let token = String(repeating: "ab", count: 32)
+        try await hub.run { client async throws in
+            let one = try await client.call(
+                .post, "/sports/messages?direct&api-version=2015-04",
+                Self.headers(["ServiceBusNotification-Format": "apple", "ServiceBusNotification-DeviceHandle": token]),
+                body: #"{"aps":{"alert":"Goal"}}"#)
+            #expect(one.status == .created, "\(one.text)")
+            let id = try #require(try one.json()["notificationId"]?.stringValue)
+            #expect(one.headers[.location] == "http://localhost:8080/sports/messages/\(id)?api-version=2020-06")
+            let event = try #require(publisher.last?.event)
+            #expect(event.direct == [DirectTarget(platform: .apns, handle: token)])
+            #expect(event.native[.apns] == #"{"aps":{"alert":"Goal"}}"#)
+            #expect(event.templates == nil && event.audience == .broadcast)
+
+            // The direct batch send: the payload and up to 1,000 handles in a multipart body.
+            let body = [
+                "--b1", "Content-Type: application/json", "Content-Disposition: inline; name=notification", "",
+                #"{"notification":{"body":"Goal"}}"#, "--b1", "Content-Type: application/json",
+                "Content-Disposition: inline; name=devices", "",
+                #"["fcm-token-0000000000000000000000001","fcm-token-0000000000000000000000002","fcm-token-0000000000000000000000001"]"#,
+                "--b1--", "",
+            ].joined(separator: "\r\n")
+            let batch = try await client.call(
+                .post, "/sports/messages/$batch?direct&api-version=2015-08",
+                Self.headers(["ServiceBusNotification-Format": "fcmv1", "Content-Type": #"multipart/mixed; boundary="b1""#]),
+                body: body)
+            #expect(batch.status == .created, "\(batch.text)")
+            let batched = try #require(publisher.last?.event)
+            #expect(
+                batched.direct
+                    == ["fcm-token-0000000000000000000000001", "fcm-token-0000000000000000000000002"].map {
+                        DirectTarget(platform: .fcm, handle: $0)
+                    })
+            #expect(batched.native[.fcm] == #"{"message":{"notification":{"body":"Goal"}}}"#)
+        }
+        #expect(publisher.count == 2)
+    }
+
+    @Test func directSendsRefuseWhatDoesNotApplyToThemNamingWhere() async throws {
+        let hub = TestHub()
+        let token = String(repeating: "ab", count: 32)
+        try await hub.run { client async throws in
+            let apple = ["ServiceBusNotification-Format": "apple"]
+            let cases: [(String, [String: String], String, String)] = [
+                ("/sports/messages?direct", apple, #"{"aps":{}}"#, "ServiceBusNotification-DeviceHandle"),
+                ("/sports/messages", apple.merging(["ServiceBusNotification-DeviceHandle": token]) { $1 }, #"{"aps":{}}"#, "?direct"),
+                (
+                    "/sports/messages?direct",
+                    ["ServiceBusNotification-Format": "template", "ServiceBusNotification-DeviceHandle": token], "{}",
+                    "native payload"
+                ),
+                (
+                    "/sports/messages?direct",
+                    apple.merging(["ServiceBusNotification-DeviceHandle": token, "ServiceBusNotification-Tags": "World"]) { $1 },
+                    #"{"aps":{}}"#, "ServiceBusNotification-Tags"
+                ),
+                (
+                    "/sports/messages?direct", apple.merging(["ServiceBusNotification-DeviceHandle": "not-hex"]) { $1 },
+                    #"{"aps":{}}"#, "ServiceBusNotification-DeviceHandle"
+                ),
+                (
+                    "/sports/messages?direct=maybe", apple.merging(["ServiceBusNotification-DeviceHandle": token]) { $1 },
+                    #"{"aps":{}}"#, "direct"
+                ),
+                (
+                    "/sports/messages?direct&test",
+                    apple.merging(["ServiceBusNotification-DeviceHandle": token]) { $1 }, #"{"aps":{}}"#, "test"
+                ),
+                ("/sports/messages/$batch", apple.merging(["Content-Type": "multipart/mixed; boundary=b"]) { $1 }, "", "?direct"),
+                ("/sports/messages/$batch?direct", apple.merging(["Content-Type": "application/json"]) { $1 }, "{}", "multipart/mixed"),
+                (
+                    "/sports/messages/$batch?direct", apple.merging(["Content-Type": "multipart/mixed; boundary=b"]) { $1 },
+                    "--b\r\nContent-Disposition: inline; name=notification\r\n\r\n{}\r\n--b--\r\n", "devices"
+                ),
+                (
+                    "/sports/messages/$batch?direct", apple.merging(["Content-Type": "multipart/mixed; boundary=b"]) { $1 },
+                    "--b\r\nContent-Disposition: inline; name=notification\r\n\r\n{\"aps\":{}}\r\n--b\r\n"
+                        + "Content-Disposition: inline; name=devices\r\n\r\n[\"\(token)\", \"zz\"]\r\n--b--\r\n",
+                    "devices[1].handle"
+                ),
+                (
+                    "/sports/messages/$batch?direct", apple.merging(["Content-Type": "multipart/mixed; boundary=b"]) { $1 },
+                    "--b\r\nContent-Disposition: inline; name=notification\r\n\r\n{}\r\n--b\r\n"
+                        + "Content-Disposition: inline; name=devices\r\n\r\n[]\r\n--b--\r\n",
+                    "devices"
+                ),
+            ]
+            for (path, fields, body, field) in cases {
+                let reply = try await client.call(.post, path, Self.headers(fields), body: body)
+                #expect(reply.status == .badRequest, "\(path) \(fields): \(reply.text)")
+                #expect(reply.text.contains(field), "\(path) \(fields) should name \(field): \(reply.text)")
+            }
+        }
+        #expect(hub.publisher.count == 0)
+    }
+
     @Test func whatHeraldCannotHonourIsRefusedInAzuresXMLNamingWhere() async throws {
         let hub = TestHub()
         try await hub.run { client async throws in

@@ -394,6 +394,29 @@ final class SenderStackTests {
         #expect(try await api.send("GET", "/v1/registrations/\(ids[0])").status == 200)
     }
 
+    @Test(
+        "a direct send through the running role: its handles get the native payloads, and an unregistered answer removes no registration, not even one with the same token"
+    )
+    func directSend() async throws {
+        try await startStack(roles: "planner,fanout,indexer,sender")
+        let registered = try await registerAPNs(9)
+        push.apns.script(token: Self.apnsHandle(9), [.unregistered(at: Date().addingTimeInterval(-3_600))])
+        let direct = #"[{"platform":"apns","handle":"\#(Self.apnsHandle(9))"},{"platform":"fcm","handle":"\#(Self.fcmHandle("d1"))"}]"#
+        let native = #"{"apns":{"aps":{"alert":"Direct"}},"fcm":{"message":{"data":{"story":"42"}}}}"#
+        try await publish(#"{"id":"push-direct","direct":\#(direct),"native":\#(native)}"#)
+        let all = try await receipts(of: "push-direct", count: 2, log: stderr)
+        let byId = Dictionary(uniqueKeysWithValues: all.values.compactMap(\.first).map { ($0.registrationId, $0) })
+        #expect(byId["$direct:0"]?.outcome == .unregistered && byId["$direct:0"]?.platform == .apns, "\(byId)")
+        #expect(byId["$direct:1"]?.outcome == .sent && byId["$direct:1"]?.platform == .fcm, "\(byId)")
+        let fcm = push.fcm.requests().filter { $0.token == Self.fcmHandle("d1") }
+        #expect(fcm.count == 1, "\(fcm.count) FCM requests to the direct handle")
+        #expect(fcm.first.map { String(decoding: $0.body, as: UTF8.self) }?.contains(#""story":"42""#) == true)
+        // The removal step runs before the receipts are committed: the registration is kept.
+        #expect(try await api.send("GET", "/v1/registrations/\(registered)").status == 200)
+        let status = try await api.send("GET", "/v1/notifications/push-direct")
+        #expect(status.status == 200 && status.text.contains(#""direct":1"#), "\(status.text)")
+    }
+
     @Test("a delivery past its expiresAt is never sent: its receipt says expired")
     func expired() async throws {
         try await startStack(roles: "planner,fanout,indexer")

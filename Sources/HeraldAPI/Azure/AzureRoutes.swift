@@ -33,6 +33,7 @@ struct AzureRoutes: Sendable {
         group.get("installations/{id}", use: getInstallation)
         group.delete("installations/{id}", use: deleteInstallation)
         group.post("messages", use: send)
+        group.post("messages/$batch", use: sendBatch)
         group.get("messages/{id}", use: details)
         group.post("schedulednotifications", use: schedule)
         group.delete("schedulednotifications/{id}", use: cancel)
@@ -84,6 +85,72 @@ struct AzureRoutes: Sendable {
         try await publish(request, context: context, kind: "messages", schedule: nil)
     }
 
+    /// `POST /{hub}/messages/$batch?direct`: Azure's direct batch send, a `multipart/mixed`
+    /// body with the native payload (the part named `notification`) and a JSON array of up to
+    /// 1,000 device handles (the part named `devices`); answered as a single send.
+    @Sendable func sendBatch(_ request: Request, context: APIRequestContext) async throws -> Response {
+        try context.requireCaller().authorize(.publish)
+        let hub = try RequestReading.hub(of: context)
+        guard let flag = request.uri.queryParameters.get("direct"), flag.isEmpty || flag.lowercased() == "true" else {
+            throw APIError.invalidParameter("direct", "a batch send is a direct send: add ?direct to the URI")
+        }
+        if request.headers[Self.deviceHandle] != nil {
+            throw APIError.invalidParameter(
+                Self.deviceHandle.rawName, "a batch send names its devices in the body's devices part: leave out the header")
+        }
+        let body = try await RequestReading.body(of: request, limit: limits.maxRequestBytes)
+        let (notification, handles) = try Self.batchParts(body, contentType: request.headers[.contentType])
+        var event = try Self.event(body: notification, headers: request.headers, now: now(), direct: handles, directSource: "devices")
+        let (id, _) = try await notifications.accept(&event, hub: hub)
+        let location = location(context, "messages/\(id)")
+        let tracking = UUID().uuidString.lowercased()
+        var fields = HTTPFields()
+        fields[.location] = location
+        fields[Self.trackingId] = tracking
+        fields[Self.correlationId] = tracking
+        return .json(
+            .object([
+                JSONMember(key: "notificationId", value: .string(id)), JSONMember(key: "location", value: .string(location)),
+                JSONMember(key: "trackingId", value: .string(tracking)),
+            ]), status: .created, headers: fields)
+    }
+
+    /// The notification part and the device handles of a direct batch send's body.
+    static func batchParts(_ body: [UInt8], contentType: String?) throws -> (notification: [UInt8], handles: [String]) {
+        let boundary: String
+        switch MultipartMixed.boundary(ofContentType: contentType) {
+        case .success(let found): boundary = found
+        case .failure(let problem): throw APIError.invalidParameter("Content-Type", problem.message)
+        }
+        let multipart: MultipartMixed
+        switch MultipartMixed.parse(body, boundary: boundary) {
+        case .success(let parsed): multipart = parsed
+        case .failure(let problem): throw APIError.invalidParameter("body", problem.message)
+        }
+        let names = multipart.parts.map { $0.name ?? "" }
+        guard let notification = multipart.parts.first(where: { $0.name == "notification" }),
+            let devices = multipart.parts.first(where: { $0.name == "devices" }), multipart.parts.count == 2
+        else {
+            throw APIError.invalidParameter(
+                "body",
+                "a batch send has two parts, named notification and devices in their Content-Disposition; found \(names.map { "\"\($0)\"" }.joined(separator: ", "))"
+            )
+        }
+        let list = try RequestReading.json(devices.body, what: "the devices part")
+        guard case .array(let entries) = list else {
+            throw APIError.invalidParameter("devices", "the devices part is a JSON array of device handles")
+        }
+        var handles: [String] = []
+        for (position, entry) in entries.enumerated() {
+            guard case .string(let handle) = entry else {
+                throw APIError.invalidParameter(
+                    "devices[\(position)]", "expected a device handle (a string), found \(entry.kindDescription)")
+            }
+            handles.append(handle)
+        }
+        return (notification.body, handles)
+    }
+
     /// `POST /{hub}/schedulednotifications` with `ServiceBusNotification-ScheduleTime`.
     @Sendable func schedule(_ request: Request, context: APIRequestContext) async throws -> Response {
         guard let text = request.headers[Self.scheduleTime] else {
@@ -122,14 +189,15 @@ struct AzureRoutes: Sendable {
         try context.requireCaller().authorize(.publish)
         let hub = try RequestReading.hub(of: context)
         let headers = request.headers
-        if request.uri.queryParameters.get("direct") != nil || headers[Self.deviceHandle] != nil {
-            throw APIError.invalidParameter("direct", "direct sends (to one device handle) are not built in Herald; send to a tag")
-        }
+        let direct = try Self.directHandle(request)
         let test = request.uri.queryParameters.get("test").map { $0.isEmpty || $0.lowercased() == "true" } ?? false
         let body = try await RequestReading.body(of: request, limit: limits.maxRequestBytes)
-        var event = try Self.event(body: body, headers: headers, now: now())
+        var event = try Self.event(body: body, headers: headers, now: now(), direct: direct.map { [$0] })
         if test || headers[Self.testSend]?.lowercased() == "true" {
             guard schedule == nil else { throw APIError.invalidParameter("test", "a test send goes now; it cannot be scheduled") }
+            guard direct == nil else {
+                throw APIError.invalidParameter("test", "a test send goes to the hub's own registrations; a direct send needs no test")
+            }
             return try await testSend(event, hub: hub)
         }
         event.schedule = schedule
@@ -240,6 +308,8 @@ struct AzureRoutes: Sendable {
     static let tags = HTTPField.Name("ServiceBusNotification-Tags")!
     static let scheduleTime = HTTPField.Name("ServiceBusNotification-ScheduleTime")!
     static let deviceHandle = HTTPField.Name("ServiceBusNotification-DeviceHandle")!
+    /// The platform of each native format.
+    static let nativePlatforms: [String: Platform] = ["apple": .apns, "fcmv1": .fcm, "windows": .wns]
     static let testSend = HTTPField.Name("ServiceBusNotification-TestSend")!
     static let timeToLive = HTTPField.Name("ServiceBusNotification-TimeToLive")!
     static let urgency = HTTPField.Name("ServiceBusNotification-Urgency")!
@@ -251,11 +321,55 @@ struct AzureRoutes: Sendable {
     /// `windows`); the tags header is its audience (none: everyone); `apns-priority`,
     /// `apns-collapse-id`, `apns-expiration`, the TTL and urgency headers become the event's
     /// priority, collapse id and expiry. What Herald cannot honour is refused, never dropped.
-    static func event(body: [UInt8], headers: HTTPFields, now: Date) throws -> NotificationEvent {
+    /// The device handle of a direct send (`?direct` with `ServiceBusNotification-DeviceHandle`),
+    /// nil for a send to the hub's registrations; either without the other is refused.
+    static func directHandle(_ request: Request) throws -> String? {
+        let handle = request.headers[Self.deviceHandle]
+        guard let flag = request.uri.queryParameters.get("direct") else {
+            guard handle == nil else {
+                throw APIError.invalidParameter(
+                    Self.deviceHandle.rawName,
+                    "a device handle is sent to directly with ?direct in the URI; add it, or leave out the header")
+            }
+            return nil
+        }
+        guard flag.isEmpty || flag.lowercased() == "true" else {
+            throw APIError.invalidParameter("direct", "?direct takes no value (or true); found \"\(flag)\"")
+        }
+        guard let handle else {
+            throw APIError.invalidParameter(
+                Self.deviceHandle.rawName, "a direct send names its device in the ServiceBusNotification-DeviceHandle header")
+        }
+        return handle
+    }
+
+    /// The event of a send: `direct` names the device handles of a direct send, which take the
+    /// payload of the native format (`ServiceBusNotification-Format`) and no tags.
+    /// `directSource` names where the handles came from in errors (the header, or the batch's
+    /// `devices` part).
+    static func event(
+        body: [UInt8], headers: HTTPFields, now: Date, direct: [String]? = nil, directSource: String = deviceHandle.rawName
+    ) throws -> NotificationEvent {
         guard let format = headers[Self.format]?.lowercased() else {
             throw APIError.invalidParameter(Self.format.rawName, "the header is required: template, apple, fcmv1 or windows")
         }
         var members: [JSONMember] = []
+        if let direct {
+            guard let platform = Self.nativePlatforms[format] else {
+                throw APIError.invalidParameter(
+                    Self.format.rawName, "a direct send delivers a native payload: apple, fcmv1 or windows, not \"\(format)\"")
+            }
+            if headers[Self.tags] != nil {
+                throw APIError.invalidParameter(
+                    Self.tags.rawName, "a direct send goes to its device handle, not to tags: leave out the header")
+            }
+            let targets = direct.map { handle in
+                JSONValue.object([
+                    JSONMember(key: "platform", value: .string(platform.rawValue)), JSONMember(key: "handle", value: .string(handle)),
+                ])
+            }
+            members.append(JSONMember(key: "direct", value: .array(targets)))
+        }
         if let expression = headers[Self.tags] {
             members.append(JSONMember(key: "tags", value: .string(expression)))
         }
@@ -285,7 +399,7 @@ struct AzureRoutes: Sendable {
                 Self.format.rawName, "format \"\(format)\" is not one Herald sends: template, apple, fcmv1 or windows")
         }
         // A native send reaches native registrations only, as Azure's does.
-        if format != "template" { members.append(JSONMember(key: "templates", value: .array([]))) }
+        if format != "template", direct == nil { members.append(JSONMember(key: "templates", value: .array([]))) }
         if headers[HTTPField.Name("apns-topic")!] != nil {
             throw APIError.invalidParameter("apns-topic", "the APNs topic is the deployment's (HERALD_APNS_TOPIC); leave the header out")
         }
@@ -330,6 +444,11 @@ struct AzureRoutes: Sendable {
             var issues = error.issues
             for index in issues.indices {
                 if issues[index].field == "tags" || issues[index].field.hasPrefix("tags") { issues[index].field = Self.tags.rawName }
+                let field = issues[index].field
+                if field == "direct" || field.hasPrefix("direct[") {
+                    // devices[3].handle for a batch's list; the header itself for a single handle.
+                    issues[index].field = directSource == "devices" ? "devices" + field.dropFirst("direct".count) : directSource
+                }
             }
             throw APIError.validation(ValidationFailure(issues: issues))
         }

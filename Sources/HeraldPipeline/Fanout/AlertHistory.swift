@@ -115,10 +115,12 @@ struct AlertHistory {
 
 extension TaskExecutor {
     /// The alert history of `task`'s slots when its hub has frequency caps (nil otherwise, and
-    /// for test sends and corrections, which neither count nor are capped). Reads the recent
+    /// for test sends, direct sends and corrections, which neither count nor are capped). Reads the recent
     /// alerts only when a rule holds the event back.
     func alertHistory(of task: FanoutTask, epoch: String, now: Date) throws -> AlertHistory? {
-        guard let caps = task.frequencyCaps, !caps.isEmpty, task.event.testRecipients == nil, task.correction == nil else {
+        guard let caps = task.frequencyCaps, !caps.isEmpty, task.event.testRecipients == nil, task.event.direct == nil,
+            task.correction == nil
+        else {
             return nil
         }
         var history = AlertHistory(

@@ -85,8 +85,8 @@ struct QuietHoursCheck {
 }
 
 extension TaskExecutor {
-    /// The quiet-hours check of `task`: for an event (not a test send, a correction or a Live
-    /// Activity update; a breaking one only when its hub holds breaking alerts in quiet hours)
+    /// The quiet-hours check of `task`: for an event (not a test send, a direct send, a
+    /// correction or a Live Activity update; a breaking one only when its hub holds breaking alerts in quiet hours)
     /// whose slots hold registrations with quiet hours, and for every release of held alerts;
     /// nil otherwise.
     func quietHoursCheck(of task: FanoutTask, now: Date) throws -> QuietHoursCheck? {
@@ -95,6 +95,7 @@ extension TaskExecutor {
         guard
             release != nil
                 || ((event.urgency != .breaking || task.quietHoursHoldBreaking) && event.testRecipients == nil
+                    && event.direct == nil
                     && task.correction == nil
                     && event.liveActivity == nil)
         else { return nil }

@@ -152,6 +152,30 @@ extension TaskExecutor {
         run.plans[FanoutPlanKind.test.rawValue] = read
     }
 
+    /// A direct send's devices (`direct`): each handle as a native registration of its platform
+    /// would be, under its stand-in id (`DirectTarget.registrationId`); no slot is read.
+    func deliver(direct targets: [DirectTarget], run: inout TaskRun, producer: KafkaProducer) throws {
+        try checkStop(&run, now: ContinuousClock.now)
+        if run.stopped { return }
+        let clock = PageClock()
+        var delivered = 0
+        for (position, target) in targets.enumerated() {
+            let view = RegistrationView(
+                platform: target.platform.rawValue, expiresAtEpochSeconds: nil, templateName: "", templateKey: "",
+                handle: target.handle)
+            let id = Array(DirectTarget.registrationId(position: position).utf8)
+            let encoded = Array(view.encoded.utf8)
+            let wrote = try id.withUnsafeBytes { id in
+                try encoded.withUnsafeBytes { view in
+                    try write(id: id, view: view, at: (slot: 0, position: position), clock: clock, run: &run, producer: producer)
+                }
+            }
+            if wrote { delivered += 1 }
+        }
+        finishPage(delivered: delivered, clock: clock, run: &run)
+        run.plans[FanoutPlanKind.direct.rawValue] = 1
+    }
+
     /// A correction's audience: the registrations the corrected event reached on one deliveries
     /// partition (`CorrectionAudience`), less those its sender never sent to (the `unsent` set
     /// of the original, `SlotLayout.unsentKey`), slot by slot, each rendered with its current

@@ -23,6 +23,8 @@ public enum FanoutPlanKind: String, Sendable, Hashable, CaseIterable {
     /// A correction: the registrations the corrected event reached, read from its records on
     /// `herald.deliveries` (`CorrectionAudience`), their views fetched pack by pack.
     case correction
+    /// A direct send: the handles the event names, no slot read (`DirectTarget`).
+    case direct
 }
 
 /// `HERALD_FANOUT_PLAN`: choose per slot, or force one plan.

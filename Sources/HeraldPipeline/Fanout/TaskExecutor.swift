@@ -109,6 +109,8 @@ final class TaskExecutor: @unchecked Sendable {
                 throw RedisError(code: .unexpectedReply, message: "a correction's task ran without its audience")
             }
             try deliver(correction: &audience, run: &run, producer: producer)
+        } else if let targets = task.event.direct {
+            try deliver(direct: targets, run: &run, producer: producer)
         } else if let recipients = task.event.testRecipients {
             try deliver(testRecipients: recipients, slots: task.slots, run: &run, producer: producer)
         } else if Self.selectsEverything(run.plan) {

@@ -259,7 +259,7 @@ public final class EventPlanner: Sendable {
             counts = probe
         }
         var estimate: Int?
-        if candidates.map({ $0.count > planner.configuration.narrowSlotLimit }) ?? true {
+        if event.direct == nil, candidates.map({ $0.count > planner.configuration.narrowSlotLimit }) ?? true {
             estimate = try await audienceEstimate(
                 slots: candidates, expression: event.audience.expression, probed: counts, hub: event.hub)
         }
@@ -274,7 +274,7 @@ public final class EventPlanner: Sendable {
             log.info("event expired before fan-out")
             return .expired
         case .tasks(var tasks, let lane):
-            let narrow = candidates.map { $0.count <= planner.configuration.narrowSlotLimit } ?? false
+            let narrow = event.direct != nil || candidates.map { $0.count <= planner.configuration.narrowSlotLimit } ?? false
             let rules = try await hubRules(of: event.hub)
             for index in tasks.indices {
                 tasks[index].rehearsal = rehearsal

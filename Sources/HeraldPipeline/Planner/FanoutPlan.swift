@@ -87,6 +87,11 @@ public struct FanoutPlanner: Sendable {
         -> FanoutPlan
     {
         if let expiresAt = event.expiresAt, expiresAt <= now { return .expired }
+        // A direct send names its devices: one express task, which reads no slot.
+        if event.direct != nil {
+            return .tasks(
+                [FanoutTask(eventId: eventId, taskIndex: 0, taskCount: 1, slots: 0..<1, event: event, plannedAt: now)], lane: .express)
+        }
         let slotCount = configuration.slotCount
         if let candidateSlots, candidateSlots.count <= configuration.narrowSlotLimit {
             let runs = Self.runs(of: candidateSlots)

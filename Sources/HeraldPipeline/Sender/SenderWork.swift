@@ -382,7 +382,10 @@ final class SenderWork: Sendable {
     /// which is done again without sending anything twice (the markers).
     func removeUnregistered(_ receipts: [PushReceipt], _ items: [Item]) async throws {
         guard let registry else { return }
-        let dead = receipts.indices.filter { receipts[$0].outcome == .unregistered }
+        // A direct send's handle has no registration: its receipt is the whole answer.
+        let dead = receipts.indices.filter {
+            receipts[$0].outcome == .unregistered && !DirectTarget.isStandIn(items[$0].delivery.registrationId)
+        }
         for index in dead {
             let receipt = receipts[index]
             let delivery = items[index].delivery

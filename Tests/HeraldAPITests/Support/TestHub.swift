@@ -86,13 +86,13 @@ struct TestHub {
 }
 
 extension TestClientProtocol {
-    /// Sends `body` (JSON text) with `headers`.
+    /// Sends `body` (JSON text unless `headers` name another Content-Type) with `headers`.
     @discardableResult
     func call(_ method: HTTPRequest.Method, _ uri: String, _ headers: HTTPFields = [:], body: String? = nil, ifMatch: String? = nil)
         async throws -> TestResponse
     {
         var headers = headers
-        if body != nil { headers[.contentType] = "application/json" }
+        if body != nil, headers[.contentType] == nil { headers[.contentType] = "application/json" }
         if let ifMatch { headers[.ifMatch] = ifMatch }
         return try await execute(uri: uri, method: method, headers: headers, body: body.map { ByteBuffer(string: $0) })
     }

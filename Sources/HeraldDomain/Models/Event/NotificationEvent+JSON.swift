@@ -31,6 +31,8 @@ extension NotificationEvent {
         let audience = readAudience(reader.member("tags"), limits: limits, issues: &issues)
         let properties = readProperties(reader.member("properties"), limits: limits, issues: &issues)
         let native = readNative(reader.member("native"), payloadLimits: limits.payloadLimits, issues: &issues)
+        let direct = readDirect(reader, native: native, issues: &issues)
+        if direct != nil { issues += directSendIssues(reader) }
         let templates = reader.stringArray("templates", required: false, issues: &issues)
         if let templates {
             // An empty list sends the native payloads alone (Azure's native sends); without any,
@@ -102,6 +104,7 @@ extension NotificationEvent {
         )
         event.quietHours = quietHours
         event.quietRelease = quietRelease
+        event.direct = direct
         return event
     }
 
@@ -156,7 +159,7 @@ extension NotificationEvent {
     /// The members an event may have.
     static let members: Set<String> = [
         "hub", "id", "tags", "properties", "native", "templates", "expiresAt", "publishedAt", "priority", "collapseId", "sendAt",
-        "sendAtLocal", "liveActivity", "testRecipients", "urgency", "correction", "quietHours", "quietRelease",
+        "sendAtLocal", "liveActivity", "testRecipients", "urgency", "correction", "quietHours", "quietRelease", "direct",
     ]
 
     /// Reads `sendAt` (an instant with its offset) or `sendAtLocal` (a wall-clock time
@@ -438,6 +441,7 @@ extension NotificationEvent: Codable {
         if let testRecipients {
             members.append(JSONMember(key: "testRecipients", value: .array(testRecipients.map { .string($0.text) })))
         }
+        if let direct { members.append(JSONMember(key: "direct", value: .array(direct.map(\.jsonValue)))) }
         if let correction { members.append(JSONMember(key: "correction", value: correction.jsonValue)) }
         if let quietHours { members.append(JSONMember(key: "quietHours", value: .string(quietHours.rawValue))) }
         if let quietRelease {

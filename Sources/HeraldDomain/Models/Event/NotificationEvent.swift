@@ -54,6 +54,9 @@ public struct NotificationEvent: Sendable, Hashable {
     /// What the event does with a device in its quiet hours (nil: `hold`); a breaking event is
     /// not held back by them.
     public var quietHours: QuietHoursPolicy?
+    /// When set, a direct send: the event's native payloads go to these handles only, with no
+    /// registration looked up (`DirectTarget`); it has no `tags`, properties or templates.
+    public var direct: [DirectTarget]?
     /// Set by Herald on the release of alerts held for quiet hours: the event goes only to the
     /// devices whose quiet hours held it then and end now.
     public var quietRelease: QuietRelease?
