@@ -52,7 +52,9 @@ final class PipelineHarness: @unchecked Sendable {
         configuration.fanoutGroup = prefix + "-fanout"
         configuration.expressGroup = prefix + "-express"
         configuration.instanceId = prefix
-        configuration.sessionTimeoutMs = 6_000
+        // Tansu holds a group's join for about half the session: 1.5 s per join here. The roles'
+        // heartbeats come from librdkafka's own threads, which a loaded machine still runs.
+        configuration.sessionTimeoutMs = 3_000
         configuration.leaveGroupOnClose = false
         configuration.bulkLanes = 1
         configuration.expressLanes = 1
