@@ -5,6 +5,7 @@ import HeraldCommandLine
 import HeraldDomain
 import HeraldKafka
 import HeraldPush
+import HeraldRegistry
 import HeraldStreams
 
 /// `herald hubs`: the deployment's hubs on the `herald.hubs` topic, for operators (the API's
@@ -14,7 +15,9 @@ struct HubsCommand: AsyncParsableCommand {
         commandName: "hubs",
         abstract:
             "Create, list, change and delete hubs (apps), read or regenerate their policies' keys, and set their push credentials.",
-        subcommands: [Create.self, List.self, Show.self, Delete.self, Keys.self, Regenerate.self, Credentials.self, Caps.self]
+        subcommands: [
+            Create.self, List.self, Show.self, Delete.self, Purge.self, Keys.self, Regenerate.self, Credentials.self, Caps.self,
+        ]
     )
 
     struct HubArgument: ParsableArguments {
@@ -86,6 +89,36 @@ struct HubsCommand: AsyncParsableCommand {
             let (directory, found) = try await HubsCommand.existing(hub.name(), options.settings(), writing: true)
             try await directory.delete(found.name)
             print("deleted hub \(found.name)")
+        }
+    }
+
+    struct Purge: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Forget a deleted hub's registrations and installations.",
+            discussion:
+                "Writes a deletion to herald.registrations for each registration and installation of the hub that the log still holds; the indexers remove them from Redis, and a hub created again under the name starts empty. The hub must be deleted first. Safe to run again."
+        )
+        @OptionGroup var options: SettingsOptions
+        @OptionGroup var hub: HubArgument
+
+        func run() async throws {
+            let name = try hub.name()
+            let settings = options.settings()
+            let directory = try await HubsCommand.directory(settings, writing: false)
+            if try await directory.hub(name, strict: true) != nil {
+                throw ValidationError("hub \(name) exists: delete it first (herald hubs delete \(name)), then purge it")
+            }
+            let configuration = try settings.registryConfiguration()
+            let producer = try KafkaProducer(configuration: settings.reliableProducerConfiguration(clientId: "herald-purge"))
+            let purge = HubPurge(
+                hub: name, configuration: configuration,
+                consumerConfiguration: try settings.consumerConfiguration(groupId: nil, clientId: "herald-purge"),
+                log: RegistrationLog(producer: producer, topic: configuration.registrationsTopic))
+            let summary = try await purge.run()
+            await producer.shutdown()
+            print(
+                "purged hub \(name): \(summary.registrations) registrations and \(summary.installations) installations deleted "
+                    + "(\(summary.recordsRead) records of \(configuration.registrationsTopic) read); the indexers remove them from Redis")
         }
     }
 

@@ -234,5 +234,34 @@ final class APIStackTests {
         #expect(capsShown.stdout.contains("frequency caps: 3/86400,1/3600:bulk"), "\(capsShown.stdout)")
         let removed = try HeraldBinary.run(["hubs", "caps", "weather", "none"], environment: environment)
         #expect(removed.status == 0 && !removed.stdout.contains("frequency caps"), "\(removed.stdout)")
+
+        // A deleted hub's devices come back with a hub of its name, unless it was purged: the
+        // purge writes their deletions to the log, which a reindex (or an indexer) applies.
+        let withRedis = environment.merging(["HERALD_REDIS_URL": redis.url]) { $1 }
+        let early = try HeraldBinary.run(["hubs", "purge", "sports"], environment: withRedis)
+        #expect(early.status != 0 && early.stderr.contains("delete it first"), "\(early.stderr)")
+        // The API follows the hubs topic: it serves a change a moment after it is written.
+        func hubsChange(_ what: String, _ status: Int) async throws {
+            try await waitUntilTrue("the API to see \(what)") { try await client(full).send("GET", path).status == status }
+        }
+        #expect(try HeraldBinary.run(["hubs", "delete", "sports"], environment: environment).status == 0)
+        try await hubsChange("the hub deleted (its routes answer 404)", 404)
+        #expect(try await client(full).send("PUT", "/v1/hubs/sports").status == 201)
+        try await hubsChange("the hub again, and, not purged, its device", 200)
+        #expect(try HeraldBinary.run(["hubs", "delete", "sports"], environment: environment).status == 0)
+        try await hubsChange("the hub deleted again", 404)
+        let purged = try HeraldBinary.run(["hubs", "purge", "sports"], environment: withRedis)
+        #expect(
+            purged.status == 0 && purged.stdout.contains("1 registrations and 0 installations deleted"), "\(purged.stdout)\(purged.stderr)")
+        let reindexed = try HeraldBinary.run(["reindex", "--registrations-only"], environment: withRedis, timeout: 300)
+        #expect(reindexed.status == 0, "\(reindexed.stderr)")
+        #expect(try await client(full).send("PUT", "/v1/hubs/sports").status == 201)
+        try await waitUntilTrue("the API to serve the hub again") {
+            try await client(full).send("GET", "/v1/hubs/sports").status == 200
+        }
+        let after = try await client(full).send("GET", path)
+        #expect(after.status == 404 || after.status == 410, "purged, the device stays gone: \(after.status) \(after.text)")
+        let again2 = try HeraldBinary.run(["hubs", "purge", "nowhere"], environment: withRedis)
+        #expect(again2.status == 0 && again2.stdout.contains("0 registrations"), "purging what has nothing is a no-op: \(again2.stdout)")
     }
 }
