@@ -101,18 +101,7 @@ struct AzureRoutes: Sendable {
         let body = try await RequestReading.body(of: request, limit: limits.maxRequestBytes)
         let (notification, handles) = try Self.batchParts(body, contentType: request.headers[.contentType])
         var event = try Self.event(body: notification, headers: request.headers, now: now(), direct: handles, directSource: "devices")
-        let (id, _) = try await notifications.accept(&event, hub: hub)
-        let location = location(context, "messages/\(id)")
-        let tracking = UUID().uuidString.lowercased()
-        var fields = HTTPFields()
-        fields[.location] = location
-        fields[Self.trackingId] = tracking
-        fields[Self.correlationId] = tracking
-        return .json(
-            .object([
-                JSONMember(key: "notificationId", value: .string(id)), JSONMember(key: "location", value: .string(location)),
-                JSONMember(key: "trackingId", value: .string(tracking)),
-            ]), status: .created, headers: fields)
+        return try await accept(&event, hub: hub, context: context, kind: "messages")
     }
 
     /// The notification part and the device handles of a direct batch send's body.
@@ -201,6 +190,14 @@ struct AzureRoutes: Sendable {
             return try await testSend(event, hub: hub)
         }
         event.schedule = schedule
+        return try await accept(&event, hub: hub, context: context, kind: kind)
+    }
+
+    /// Publishes `event` and answers as Azure does: 201, `Location` naming the notification under
+    /// `kind` (`messages`, `schedulednotifications`), `TrackingId`, and the same as JSON.
+    private func accept(_ event: inout NotificationEvent, hub: HubName, context: APIRequestContext, kind: String) async throws
+        -> Response
+    {
         let (id, _) = try await notifications.accept(&event, hub: hub)
         let location = location(context, "\(kind)/\(id)")
         let tracking = UUID().uuidString.lowercased()
