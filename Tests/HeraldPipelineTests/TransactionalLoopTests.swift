@@ -132,11 +132,12 @@ struct TransactionalLoopTests {
         defer { broker.stop() }
         let (plain, input, output, group) = try await Self.loopOverInput(broker: broker, count: 0, deadLetterTopic: false)
         // The embedded broker answers an idle fetch when its wait ends, and with a minimum size
-        // no record here reaches, at the end of the whole wait (measured: 8.7 s of 10 s, against
-        // 3.7 s with the default minimum). So the group consumer brings each record seconds
-        // late, and a direct read, a few milliseconds, is first unless it stalls for seconds.
+        // no record here reaches, near the end of the whole wait (measured: 8.7 s of a 10 s wait,
+        // against 3.7 s with the default minimum; the wait here is 6 s). So the group consumer
+        // brings each record seconds late, and a direct read, a few milliseconds, is first
+        // unless it stalls for seconds.
         var settings = plain.settings
-        settings.consumer.fetchWaitMaxMs = 10_000
+        settings.consumer.fetchWaitMaxMs = 6_000
         settings.consumer.fetchMinBytes = 100_000_000
         settings.batchSize = 1
         settings.pollTimeout = .milliseconds(5)
@@ -185,8 +186,12 @@ struct TransactionalLoopTests {
             latencies.append(ContinuousClock.now - published)
         }
         await producer.shutdown()
-        // Long enough for the group consumer to bring every record again.
-        try await Task.sleep(for: .seconds(12))
+        // The group consumer brings every record read directly again, and the loop drops it.
+        try await waitWhileProgressing("the group consumer to bring the records read directly") {
+            () async throws -> ProgressCheck<Int, Void> in
+            let again = loop.recordsBroughtAgain
+            return again >= loop.recordsReadDirectly ? .done(()) : .waiting(again)
+        }
         // A notice of records already handled reads from the committed offset and finds nothing.
         notices.post([KafkaTopicPartition(topic: input, partition: 0)])
         let stale = ContinuousClock.now + .seconds(5)
@@ -257,7 +262,7 @@ struct TransactionalLoopTests {
         // stays its leader until its long session runs out: until then nobody hands out
         // partitions, so the loop's consumer joins and waits.
         var vanishing = KafkaConsumerConfiguration(bootstrapServers: broker.bootstrapServers, groupId: group)
-        vanishing.sessionTimeoutMs = 15_000
+        vanishing.sessionTimeoutMs = 9_000
         vanishing.leaveGroupOnClose = false
         var crashed: KafkaConsumer! = try KafkaConsumer(configuration: vanishing, logger: Self.logger)
         try crashed.subscribe(topics: [input])

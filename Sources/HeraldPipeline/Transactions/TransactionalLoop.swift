@@ -91,6 +91,7 @@ final class TransactionalLoop: Sendable {
     private let committedBatches = Atomic<Int>(0)
     private let deadLettered = Atomic<Int>(0)
     private let directRecords = Atomic<Int>(0)
+    private let broughtAgain = Atomic<Int>(0)
     /// The group consumer polling now, for `stop()` and notices to wake.
     private let polling = Mutex<KafkaConsumer?>(nil)
 
@@ -115,6 +116,10 @@ final class TransactionalLoop: Sendable {
 
     /// Records read at a notice beside the group consumer (`DirectReads`) so far.
     var recordsReadDirectly: Int { directRecords.load(ordering: .relaxed) }
+
+    /// Records the group consumer brought after this loop had handled and committed them
+    /// (read directly), dropped so far.
+    var recordsBroughtAgain: Int { broughtAgain.load(ordering: .relaxed) }
 
     /// Records dead-lettered by the loop itself (permanent failures) so far.
     var recordsDeadLettered: Int { deadLettered.load(ordering: .relaxed) }
@@ -190,7 +195,9 @@ final class TransactionalLoop: Sendable {
             }
             if let first = settings.firstPartitions { paused = putFirst(first, batch: batch, paused: paused, activeConsumer) }
             if let direct {
+                let brought = batch.count
                 batch = direct.unhandled(batch)
+                if batch.count < brought { broughtAgain.add(brought - batch.count, ordering: .relaxed) }
                 if batch.isEmpty { batch = await readDirectly(direct, activeConsumer).map { [$0] } ?? [] }
             }
             guard !batch.isEmpty else {
