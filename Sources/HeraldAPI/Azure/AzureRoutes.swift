@@ -91,7 +91,7 @@ struct AzureRoutes: Sendable {
     @Sendable func sendBatch(_ request: Request, context: APIRequestContext) async throws -> Response {
         try context.requireCaller().authorize(.publish)
         let hub = try RequestReading.hub(of: context)
-        guard let flag = request.uri.queryParameters.get("direct"), flag.isEmpty || flag.lowercased() == "true" else {
+        guard try Self.isDirect(request) else {
             throw APIError.invalidParameter("direct", "a batch send is a direct send: add ?direct to the URI")
         }
         if request.headers[Self.deviceHandle] != nil {
@@ -322,16 +322,13 @@ struct AzureRoutes: Sendable {
     /// nil for a send to the hub's registrations; either without the other is refused.
     static func directHandle(_ request: Request) throws -> String? {
         let handle = request.headers[Self.deviceHandle]
-        guard let flag = request.uri.queryParameters.get("direct") else {
+        guard try isDirect(request) else {
             guard handle == nil else {
                 throw APIError.invalidParameter(
                     Self.deviceHandle.rawName,
                     "a device handle is sent to directly with ?direct in the URI; add it, or leave out the header")
             }
             return nil
-        }
-        guard flag.isEmpty || flag.lowercased() == "true" else {
-            throw APIError.invalidParameter("direct", "?direct takes no value (or true); found \"\(flag)\"")
         }
         guard let handle else {
             throw APIError.invalidParameter(
@@ -340,8 +337,18 @@ struct AzureRoutes: Sendable {
         return handle
     }
 
+    /// Whether the URI says `?direct` (or `?direct=true`); another value is refused.
+    static func isDirect(_ request: Request) throws -> Bool {
+        guard let flag = request.uri.queryParameters.get("direct") else { return false }
+        guard flag.isEmpty || flag.lowercased() == "true" else {
+            throw APIError.invalidParameter("direct", "?direct takes no value (or true); found \"\(flag)\"")
+        }
+        return true
+    }
+
     /// The event of a send: `direct` names the device handles of a direct send, which take the
-    /// payload of the native format (`ServiceBusNotification-Format`) and no tags.
+    /// payload of the native format (`ServiceBusNotification-Format`); what else the event refuses
+    /// with them (tags) is named by its header.
     /// `directSource` names where the handles came from in errors (the header, or the batch's
     /// `devices` part).
     static func event(
@@ -355,10 +362,6 @@ struct AzureRoutes: Sendable {
             guard let platform = Self.nativePlatforms[format] else {
                 throw APIError.invalidParameter(
                     Self.format.rawName, "a direct send delivers a native payload: apple, fcmv1 or windows, not \"\(format)\"")
-            }
-            if headers[Self.tags] != nil {
-                throw APIError.invalidParameter(
-                    Self.tags.rawName, "a direct send goes to its device handle, not to tags: leave out the header")
             }
             let targets = direct.map { handle in
                 JSONValue.object([
