@@ -39,8 +39,9 @@ struct BenchCommand: AsyncParsableCommand {
     @Option(help: "Registrations of each template-diversity population.") var templatePopulation: Int = 100_000
     @Option(
         help:
-            "Registrations of each frequency-cap population (one hub without caps, one with 10/86400:bulk; three bulk broadcasts each, compared one by one; 0: none)."
+            "Registrations of the frequency-cap population, seeded into a hub without caps and one capped 10/86400:bulk, whose bulk broadcasts alternate and are compared pair by pair (0: none)."
     ) var capPopulation: Int = 1_000_000
+    @Option(help: "Pairs of broadcasts (without caps, with caps) of the frequency-cap phase, 1 to 9.") var capPairs: Int = 5
     @Option(help: "Records written by the broker-ceiling phase.") var ceilingRecords: Int = 400_000
     @Option(
         help:
@@ -93,6 +94,13 @@ struct BenchCommand: AsyncParsableCommand {
     @Flag(help: "Skip rehearsing a broadcast (dryRun).") var skipRehearsal = false
     @Option(help: "The breaking event's audience during a bulk broadcast (empty: skip that row).")
     var preemptionExpression = "World && Politics"
+    @Option(
+        help:
+            "Registrations of a second hub whose breaking alert is timed alone and while the main hub broadcasts or is flooded (0: skip those rows)."
+    )
+    var isolationAudience = 100_000
+    @Option(help: "Registrations flooded into a third hub while the second hub's breaking alert fans out (0: skip that row).")
+    var isolationFlood = 300_000
     @Flag(help: "Skip the memory populations other than the main one.") var skipMemory = false
     @Flag(help: "Skip the broker ceiling.") var skipCeiling = false
     @Flag(help: "Skip the micro-benchmarks.") var skipMicro = false
@@ -114,6 +122,12 @@ struct BenchCommand: AsyncParsableCommand {
         guard workers >= 1, workers <= 16 else { throw ValidationError("--workers must be 1 to 16") }
         guard partitions >= 1 else { throw ValidationError("--partitions must be at least 1") }
         guard (0...20).contains(sizedCeilings) else { throw ValidationError("--sized-ceilings must be 0 to 20") }
+        guard (1...9).contains(capPairs) else {
+            throw ValidationError("--cap-pairs must be 1 to 9 (the capped hub allows 10 alerts a day)")
+        }
+        guard isolationAudience >= 0, isolationFlood >= 0 else {
+            throw ValidationError("--isolation-audience and --isolation-flood must be 0 or more")
+        }
         guard (0...20).contains(rounds) else { throw ValidationError("--rounds must be 0 to 20") }
         guard !(roundExpressions || roundExpressionsOnly) || rounds > 0 else {
             throw ValidationError("--round-expressions and --round-expressions-only need --rounds of 1 or more")
@@ -161,6 +175,7 @@ struct BenchCommand: AsyncParsableCommand {
         options.templateVariants = microOnly ? [] : parsedTemplateVariants ?? []
         options.templatePopulation = templatePopulation
         options.capPopulation = microOnly ? 0 : capPopulation
+        options.capPairs = capPairs
         options.ceilingRecords = ceilingRecords
         options.rounds = rounds
         options.sizedCeilingRuns = sizedCeilings
@@ -187,6 +202,8 @@ struct BenchCommand: AsyncParsableCommand {
         options.runStop = !skipStop
         options.runRehearsal = !skipRehearsal
         options.preemptionExpression = preemptionExpression
+        options.isolationAudience = isolationAudience
+        options.isolationFlood = isolationFlood
         options.runMicro = !skipMicro
         options.runCeiling = !skipCeiling && !microOnly
         options.runBroadcast = !skipBroadcast && !microOnly

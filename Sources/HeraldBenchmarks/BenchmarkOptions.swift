@@ -10,12 +10,15 @@ public struct BenchmarkOptions: Sendable {
     public var templateVariants: [Int] = [1, 1_000]
     /// The size of each template-diversity population.
     public var templatePopulation: Int = 100_000
-    /// Registrations of each frequency-cap population: one hub without caps and one with
-    /// `capRules`, three bulk broadcasts each, compared broadcast by broadcast (0: none).
+    /// Registrations of the frequency-cap population, seeded into two hubs of one phase: the
+    /// default hub without caps and one with `capRules`; bulk broadcasts to one and the other
+    /// alternate, `capPairs` of each, compared pair by pair (0: none).
     public var capPopulation: Int = 1_000_000
-    /// The capped population's rules (`HERALD_FREQUENCY_CAPS`): high enough that all three
-    /// broadcasts deliver to everyone (the warm-up events count too), so the rows compare the
-    /// cost of counting, not a smaller audience.
+    /// Pairs of broadcasts (one without caps, one with) of the frequency-cap phase.
+    public var capPairs: Int = 5
+    /// The capped hub's rules (as `HERALD_FREQUENCY_CAPS` reads them): more alerts than
+    /// `capPairs`, so every capped broadcast delivers to everyone and the rows compare the cost
+    /// of counting, not a smaller audience.
     public var capRules: String = "10/86400:bulk"
     /// Worker processes spawned for the pipeline phases.
     public var workers: Int = 1
@@ -73,6 +76,13 @@ public struct BenchmarkOptions: Sendable {
     public var runRehearsal: Bool = true
     /// The audience of the breaking event published during a bulk broadcast (empty: no such row).
     public var preemptionExpression: String = "World && Politics"
+    /// Registrations of another hub whose breaking broadcast is timed alone and while the main
+    /// hub is busy (a broadcast to the main population, then a flood of registrations); 0: no
+    /// such rows.
+    public var isolationAudience: Int = 100_000
+    /// Registrations written to a third hub's index (as the API writes them through) while the
+    /// other hub's breaking alert fans out; 0: no flood row.
+    public var isolationFlood: Int = 300_000
     /// Produce the population to a registrations topic and time `herald reindex` of it.
     public var runReindex: Bool = false
 

@@ -167,15 +167,14 @@ public struct BenchmarkRunner: Sendable {
         }
         if options.capPopulation > 0 {
             Console.say("== frequency caps")
-            for rules in [nil, options.capRules] {
-                let names = names(rules == nil ? "uncapped" : "capped")
-                let phase = PopulationPhase(
-                    population: SeedPopulation(count: options.capPopulation, seed: options.populationSeed), kind: .caps(rules: rules),
-                    names: names, configuration: try environment.configuration(names), options: options, environment: environment,
-                    redisPIDs: redisPIDs, brokerPID: brokerPID, probe: probe
-                )
-                try await phase.run(into: &report)
-            }
+            let names = names("caps")
+            let phase = PopulationPhase(
+                population: SeedPopulation(count: options.capPopulation, seed: options.populationSeed),
+                kind: .caps(rules: options.capRules, pairs: options.capPairs), names: names,
+                configuration: try environment.configuration(names), options: options, environment: environment,
+                redisPIDs: redisPIDs, brokerPID: brokerPID, probe: probe
+            )
+            try await phase.run(into: &report)
         }
         if options.runBroadcast || options.runLatency {
             let names = names("main")

@@ -182,5 +182,51 @@ struct CeilingReferenceTests {
         #expect(line("bulk broadcast 2, hub capped 10/86400:bulk")?.contains("1.02 x the time without caps (<= 1.05: met)") == true)
         #expect(line("bulk broadcast 3, hub capped 10/86400:bulk")?.contains("1.20 x the time without caps (<= 1.05: NOT met)") == true)
         #expect(line("bulk broadcast 3, hub without caps")?.contains("the time without caps") == false)
+        // The pairs' median: the middle of 1.02 and 1.20 is over the target.
+        #expect(report.capOverheads.map { ($0.ratio * 100).rounded() } == [102, 120])
+        func summary() -> Substring? {
+            report.table.split(separator: "\n").first { $0.hasPrefix("| frequency caps: capped over uncapped broadcast") }
+        }
+        #expect(summary()?.contains("median of 2 undisturbed pairs") == true)
+        #expect(summary()?.contains("1.11 x (pairs 1.02, 1.20)") == true && summary()?.contains("NOT met") == true)
+        report.fanouts += [fanout(4, rules: nil, seconds: 4.0), fanout(4, rules: "10/86400:bulk", seconds: 4.0)]
+        #expect(summary()?.contains("median of 3 undisturbed pairs") == true && summary()?.contains("1.02 x") == true)
+        #expect(summary()?.contains(": met") == true)
+        // A pair that other processes disturbed is listed and left out of the median.
+        var disturbed = fanout(5, rules: "10/86400:bulk", seconds: 8.0)
+        disturbed.cpu.wallSeconds = 8.0
+        disturbed.cpu.machine = disturbed.cpu.total + 4.0
+        report.fanouts += [fanout(5, rules: nil, seconds: 4.0), disturbed]
+        #expect(summary()?.contains("median of 3 undisturbed pairs") == true)
+        #expect(summary()?.contains("pairs 1.02, 1.20, 1.00, 2.00 disturbed)") == true)
+    }
+
+    @Test("another hub's breaking alert is judged against itself alone, and only while the load still ran")
+    func hubIsolationRows() {
+        var report = report(first: 300_000, after: nil, broadcastPerSecond: 240_000)
+        report.isolation = [
+            BenchmarkReport.HubIsolation(
+                load: "a broadcast to 1,000,000 in the main hub", alertAudience: 100_000, aloneSeconds: 0.40, duringSeconds: 0.56,
+                loadSecondsAfterAlert: 2.5, alertDelivered: 100_000, loadAudience: 1_000_000, loadDelivered: 1_000_000),
+            BenchmarkReport.HubIsolation(
+                load: "a flood of 300,000 registrations into a third hub", alertAudience: 100_000, aloneSeconds: 0.40,
+                duringSeconds: 0.70, loadSecondsAfterAlert: 3.0, alertDelivered: 99_999, loadAudience: nil, loadDelivered: nil),
+            BenchmarkReport.HubIsolation(
+                load: "a flood of 1,000 registrations into a third hub", alertAudience: 100_000, aloneSeconds: 0.40,
+                duringSeconds: 0.41, loadSecondsAfterAlert: 0.2, alertDelivered: 100_000, loadAudience: nil, loadDelivered: nil),
+        ]
+        let lines = report.table.split(separator: "\n")
+        let rows = lines.filter { $0.hasPrefix("| another hub's breaking alert") }
+        #expect(rows.count == 3)
+        #expect(rows.first?.contains("during a broadcast to 1,000,000 in the main hub") == true)
+        #expect(rows.first?.contains("0.56 s, alone 0.40 s: 1.40 x") == true && rows.first?.contains(": met") == true)
+        #expect(rows.dropFirst().first?.contains("1.75 x") == true && rows.dropFirst().first?.contains("NOT met") == true)
+        // Fast enough, but the flood was over before the alert was: not a measurement under load.
+        #expect(rows.last?.contains("NOT met (the load ended first)") == true)
+        let counted = lines.filter { $0.hasPrefix("|   the load ran on for / deliveries counted") }
+        #expect(counted.count == 3)
+        #expect(counted.first?.contains("broadcast 1,000,000 of 1,000,000") == true && counted.first?.contains("exact: met") == true)
+        #expect(counted.dropFirst().first?.contains("alert 99,999 of 100,000") == true)
+        #expect(counted.dropFirst().first?.contains("exact: NOT met") == true)
     }
 }

@@ -174,5 +174,10 @@ struct DeliveryWatcherTests {
         #expect(DeliveryWatcher.eventIdBytes(record).map { String(decoding: $0, as: UTF8.self) } == "bn-7")
         #expect(DeliveryWatcher.eventIdBytes(Array(#"{"eventId":"bn-7"}"#.utf8)) == nil)
         #expect(DeliveryWatcher.eventIdBytes(Array(#"{"deliveryId":"no-slash"}"#.utf8)) == nil)
+        // A hub other than the default one comes first, in front of the delivery id.
+        #expect(
+            DeliveryWatcher.eventIdBytes(Array(#"{"hub":"bench-sports","deliveryId":"bn-8/r1/t","eventId":"bn-8"}"#.utf8))
+                .map { String(decoding: $0, as: UTF8.self) } == "bn-8")
+        #expect(DeliveryWatcher.eventIdBytes(Array(#"{"hub":"bench-sports","eventId":"bn-8"}"#.utf8)) == nil)
     }
 }

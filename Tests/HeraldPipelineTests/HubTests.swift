@@ -121,4 +121,58 @@ struct HubTests {
         }
     }
 
+    /// A hub's breaking alert never queues behind another hub's broadcast: with no bulk lane
+    /// running, the default hub's broadcast stays planned while the sports hub's breaking
+    /// alert completes on the express lane; a bulk lane started afterwards completes the
+    /// broadcast, and each event reaches its own hub's devices exactly once, each on its lane.
+    /// (How long the alert takes while the other hub broadcasts is the bench's row.)
+    @Test func aBreakingAlertDoesNotQueueBehindAnotherHubsBroadcast() async throws {
+        try await withPipelineHarness(
+            slots: 16, configure: { $0.bulkLanes = 0 },
+            body: { harness in
+                let news = (0..<300).map { testRegistration("n\($0)", tags: ["World"]) }
+                let fans = (0..<80).map { index -> Registration in
+                    var registration = testRegistration("s\(index)", tags: ["Football"])
+                    registration.hub = Self.sports
+                    return registration
+                }
+                try await harness.seed(news + fans)
+                try await harness.createHub(Self.sports)
+                harness.startRoles()
+
+                _ = try await harness.publish(NotificationEvent(id: "digest", properties: ["News_English": "Digest"]))
+                let reader = StatusReader(pool: harness.pool, layout: harness.configuration.layout)
+                let planned = try await waitWhileProgressing("the digest being planned") {
+                    () async throws -> ProgressCheck<Int, StatusRecord> in
+                    if let status = try await reader.status(eventId: "digest") { return .done(status) }
+                    return .waiting(0)
+                }
+                #expect(!planned.state.isTerminal, "\(planned)")
+                var goal = NotificationEvent(id: "goal", properties: ["News_English": "Goal"], urgency: .breaking)
+                goal.hub = Self.sports
+                _ = try await harness.publish(goal)
+                let goalStatus = try await harness.finalStatus("goal", hub: Self.sports)
+                #expect(goalStatus.state == .completed && goalStatus.targets.total == 80, "\(goalStatus)")
+                let waiting = try await reader.status(eventId: "digest")
+                #expect(
+                    waiting.map { !$0.state.isTerminal } == true, "the digest completed without a bulk lane: \(String(describing: waiting))"
+                )
+
+                harness.startFanout(lanes: (bulk: 1, express: 0))
+                let digestStatus = try await harness.finalStatus("digest")
+                try await harness.stopRoles()
+                #expect(digestStatus.state == .completed && digestStatus.targets.total == 300, "\(digestStatus)")
+                let digest = try await harness.deliveries(eventId: "digest")
+                #expect(digest.count == 300 && Set(digest.map(\.registrationId)) == Set(news.map(\.registrationId)))
+                let goals = try await harness.deliveries(eventId: "goal", hub: Self.sports)
+                #expect(goals.count == 80 && Set(goals.map(\.registrationId)) == Set(fans.map(\.registrationId)))
+                #expect(goals.allSatisfy { $0.hub == Self.sports && $0.payload.contains("Goal") })
+                func taskEvents(_ topic: String) async throws -> Set<String> {
+                    let records = try await harness.records(topic)
+                    return Set(try records.map { try JSONDecoder().decode(FanoutTask.self, from: Data($0.value ?? [])).eventId })
+                }
+                #expect(try await taskEvents(harness.configuration.topics.expressTasks) == ["goal"])
+                #expect(try await taskEvents(harness.configuration.topics.tasks) == ["digest"])
+            })
+    }
 }

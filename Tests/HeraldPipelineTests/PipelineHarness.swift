@@ -18,7 +18,7 @@ final class PipelineHarness: @unchecked Sendable {
     let pool: RedisConnectionPool
     let index: RegistrationIndex
     private var planner: PlannerService?
-    private var fanout: FanoutService?
+    private var fanouts: [FanoutService] = []
     private(set) var scheduler: SchedulerService?
     private var running: [Task<Void, any Error>] = []
     /// Roles whose `run` returned or threw.
@@ -105,11 +105,19 @@ final class PipelineHarness: @unchecked Sendable {
             planner = service
             running.append(role { try await service.run() })
         }
-        if runFanout {
-            let service = FanoutService(configuration: configuration, context: context, logger: Self.logger)
-            fanout = service
-            running.append(role { try await service.run() })
+        if runFanout { startFanout() }
+    }
+
+    /// One more fan-out role, with the configuration's lanes or `lanes` (bulk, express).
+    func startFanout(lanes: (bulk: Int, express: Int)? = nil) {
+        var settings = configuration
+        if let lanes {
+            settings.bulkLanes = lanes.bulk
+            settings.expressLanes = lanes.express
         }
+        let service = FanoutService(configuration: settings, context: context, logger: Self.logger)
+        fanouts.append(service)
+        running.append(role { try await service.run() })
     }
 
     private func role(_ run: @escaping @Sendable () async throws -> Void) -> Task<Void, any Error> {
@@ -125,13 +133,13 @@ final class PipelineHarness: @unchecked Sendable {
     /// Graceful stop: each role finishes its batch, commits and leaves its group.
     func stopRoles() async throws {
         planner?.stop()
-        fanout?.stop()
+        for service in fanouts { service.stop() }
         scheduler?.stop()
         for task in running { try await task.value }
         running = []
         rolesEnded.store(0, ordering: .releasing)
         planner = nil
-        fanout = nil
+        fanouts = []
         scheduler = nil
     }
 

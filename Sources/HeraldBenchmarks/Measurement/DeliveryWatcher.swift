@@ -159,6 +159,9 @@ final class DeliveryWatcher: Sendable {
     }
 
     private static let opening = Array(#"{"deliveryId":""#.utf8)
+    /// A record of a hub other than the default one starts with its hub: `{"hub":"<hub>",`.
+    private static let hubOpening = Array(#"{"hub":""#.utf8)
+    private static let deliveryIdKey = Array(#""deliveryId":""#.utf8)
 
     /// One poll's records, counted per event id.
     struct BatchCounts: Sendable {
@@ -207,16 +210,28 @@ final class DeliveryWatcher: Sendable {
         }
     }
 
-    /// The event id at the start of a delivery record: `{"deliveryId":"<event>/...`.
+    /// The event id at the start of a delivery record: `{"deliveryId":"<event>/...`, or
+    /// `{"hub":"<hub>","deliveryId":"<event>/...` in a hub other than the default one.
     static func eventIdBytes(_ value: [UInt8]) -> ArraySlice<UInt8>? {
         value.withUnsafeBytes { eventIdRange($0) }.map { value[$0] }
     }
 
     /// Where the event id sits in a delivery record's bytes.
     static func eventIdRange(_ value: UnsafeRawBufferPointer) -> Range<Int>? {
-        let opening = Self.opening
-        guard value.count > opening.count, value[0..<opening.count].elementsEqual(opening) else { return nil }
-        let start = opening.count
+        var start: Int
+        if value.count > opening.count, value[0..<opening.count].elementsEqual(opening) {
+            start = opening.count
+        } else if value.count > hubOpening.count, value[0..<hubOpening.count].elementsEqual(hubOpening) {
+            // A hub name has no quote to escape: the first quote ends it, and `,` follows.
+            guard let quote = value[hubOpening.count...].firstIndex(of: UInt8(ascii: "\"")) else { return nil }
+            start = quote + 2
+            guard value.count > start + deliveryIdKey.count,
+                value[start..<(start + deliveryIdKey.count)].elementsEqual(deliveryIdKey)
+            else { return nil }
+            start += deliveryIdKey.count
+        } else {
+            return nil
+        }
         guard let slash = value[start...].firstIndex(of: UInt8(ascii: "/")) else { return nil }
         return start..<slash
     }

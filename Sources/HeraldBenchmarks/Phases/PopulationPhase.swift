@@ -46,9 +46,10 @@ struct PopulationPhase {
         /// A population whose registrations carry this many distinct templates: one broadcast
         /// that meets them all for the first time, and one more.
         case templates(distinct: Int)
-        /// Three bulk broadcasts in the default hub, whose frequency caps are `rules`
-        /// (`HERALD_FREQUENCY_CAPS`; nil: none): each counts the alerts of the ones before.
-        case caps(rules: String?)
+        /// The population in two hubs, the default one without caps and one capped by `rules`
+        /// (as `HERALD_FREQUENCY_CAPS` reads them): `pairs` bulk broadcasts to each, alternating,
+        /// each capped one counting the alerts before it.
+        case caps(rules: String, pairs: Int)
     }
 
     private var isMain: Bool { kind == .main }
@@ -57,7 +58,7 @@ struct PopulationPhase {
         case .cluster(let masters): "broadcast on a Redis Cluster of \(masters) masters"
         case .templates(let distinct): "broadcast over \(Console.count(distinct)) templates"
         case .main, .memory: "broadcast"
-        case .caps(let rules): Self.capsLabel(1, rules: rules)
+        case .caps(let rules, _): Self.capsLabel(1, rules: rules)
         }
     }
 
@@ -168,7 +169,6 @@ struct PopulationPhase {
         resources.publisher = publisher
         for index in 0..<options.workers {
             var spec = WorkerSpec(names: names, index: index)
-            if case .caps(let rules?) = kind { spec.environment["HERALD_FREQUENCY_CAPS"] = rules }
             resources.workers.append(
                 try WorkerProcess(launch: environment.workerLaunch(spec), spec: spec, logDirectory: environment.workDirectory))
         }
@@ -183,6 +183,14 @@ struct PopulationPhase {
             report.latency.append(idle)
         }
 
+        if case .caps(let rules, let pairs) = kind {
+            try watcher.readPriorityPartitions(false)
+            report.fanouts += try await context.capPairs(rules: rules, pairs: pairs, expected: expected[0]) {
+                resources.extraPrefixes.append($0)
+            }
+            return
+        }
+
         // 4. The measured broadcast (no one-user events: the express partitions are not read),
         // with what each Redis master did for it.
         try watcher.readPriorityPartitions(false)
@@ -193,16 +201,6 @@ struct PopulationPhase {
         measured.redisNodes = try await usage.finish(usageBefore)
         report.fanouts.append(measured)
         if case .cluster = kind { return }
-        if case .caps(let rules) = kind {
-            // Two more: each reads the bitmaps of the alerts before it in every slot (when capped).
-            for index in 2...3 {
-                var again = broadcast
-                again.id = "\(names.broadcastEventId)-\(index)"
-                report.fanouts.append(
-                    try await context.fanout(label: Self.capsLabel(index, rules: rules), event: again, expected: expected[0]))
-            }
-            return
-        }
         if case .templates = kind {
             // Every template is compiled by the first broadcast; the second finds them cached.
             let again = BenchmarkEvents.broadcast(id: names.broadcastEventId + "-again")
@@ -247,6 +245,11 @@ struct PopulationPhase {
                 report.preemption = try await context.preemption(
                     bulk: bulk, bulkExpected: expected[0], breaking: (alone, during),
                     breakingExpected: population.expectedDeliveries(for: [alone])[0])
+            }
+            if options.isolationAudience > 0 {
+                report.isolation = try await context.hubIsolation(broadcastExpected: expected[0]) {
+                    resources.extraPrefixes.append($0)
+                }
             }
             if !burst.isEmpty {
                 let before = try await usage.start()
@@ -346,7 +349,7 @@ struct PopulationPhase {
         let publisher: EventPublisher
         let workers: [WorkerProcess]
 
-        private var options: BenchmarkOptions { phase.options }
+        var options: BenchmarkOptions { phase.options }
         private var prefix: String { phase.names.redisPrefix }
 
         /// Publishes warm-up events (a bulk-lane one and an express one) until a round
@@ -445,7 +448,7 @@ struct PopulationPhase {
             try await Task.sleep(for: .milliseconds(500))
             let finals = ids.map { watcher.stats($0) }
             let observed = finals.map(\.count).reduce(0, +)
-            let statuses = await finalStatuses(ids)
+            let statuses = await finalStatuses(ids, hub: events.first?.event.hub ?? .default)
             let complete = statuses.count == ids.count
             let perSecond = Double(expected) / max(seconds, 1e-9)
             let how = byCommits ? "committed" : "seen"
@@ -649,7 +652,7 @@ struct PopulationPhase {
         /// Waits for the deliveries, failing early (with the worker's log) if a worker died.
         /// Workers are asked whether they are alive every 100 ms, not at every 2 ms look: with
         /// `--clock seen` this wait runs while the fan-out is measured, on the same cores.
-        private func awaitDeliveries(eventId: String, expected: Int, timeout: Duration) async throws -> DeliveryWatcher.EventStats {
+        func awaitDeliveries(eventId: String, expected: Int, timeout: Duration) async throws -> DeliveryWatcher.EventStats {
             let deadline = ContinuousClock.now + timeout
             var nextCheck = ContinuousClock.now
             while true {
@@ -679,7 +682,7 @@ struct PopulationPhase {
 
         /// Waits until the status reader saw the commit of every task of `eventId`, failing early
         /// (with the worker's log) if a worker died.
-        private func awaitCommits(eventId: String, timeout: Duration) async throws -> CommitWatcher.EventCommits {
+        func awaitCommits(eventId: String, timeout: Duration) async throws -> CommitWatcher.EventCommits {
             try await commits.waitForAll(eventId: eventId, timeout: timeout) {
                 if let dead = workers.first(where: { !$0.isRunning }) {
                     throw BenchmarkError("worker \(dead.spec.instanceId) exited while \(eventId) was in flight", code: "worker_exited")
@@ -745,41 +748,67 @@ struct PopulationPhase {
             // The breaking deliveries go to the express lanes' partitions.
             try watcher.readPriorityPartitions(true)
             let alone = try await fanout(label: "breaking alone", event: breaking.alone, expected: breakingExpected)
-            let timeout = Duration.seconds(options.eventTimeoutSeconds)
-            let bulkId = bulk.id ?? ""
-            let breakingId = breaking.during.id ?? ""
-            Console.say(
-                "  preemption: \(bulkId) to \(Console.count(bulkExpected)), then \(breakingId) to \(Console.count(breakingExpected))")
-            if options.clock == .committed { try watcher.readBulkPartitions(false) }
-            _ = await phase.meter.waitForQuiet(workers: workers)
-            let bulkPublished = Date()
-            _ = try await publisher.publish(bulk, now: bulkPublished)
-            let deadline = ContinuousClock.now + timeout
-            while commits.commits(bulkId).tasks.isEmpty {
-                guard ContinuousClock.now < deadline else {
-                    throw BenchmarkError("no task of \(bulkId) reported within \(options.eventTimeoutSeconds) s", code: "fanout_timeout")
-                }
-                try await Task.sleep(for: .milliseconds(2))
-            }
-            let published = Date()
-            _ = try await publisher.publish(breaking.during, now: published)
-            let during = try await awaitCommits(eventId: breakingId, timeout: timeout)
-            let bulkCommits = try await awaitCommits(eventId: bulkId, timeout: timeout)
-            try watcher.readBulkPartitions(true)
-            let breakingSeen = try await awaitDeliveries(eventId: breakingId, expected: breakingExpected, timeout: timeout)
-            let bulkSeen = try await awaitDeliveries(eventId: bulkId, expected: bulkExpected, timeout: timeout)
-            // Anything beyond the expected counts (a duplicate) arrives right behind the rest.
-            try await Task.sleep(for: .milliseconds(500))
+            let during = try await alert(
+                breaking.during, expected: breakingExpected, duringBroadcast: bulk, broadcastExpected: bulkExpected)
             let result = BenchmarkReport.Preemption(
                 breakingAudience: breakingExpected, bulkAudience: bulkExpected, aloneSeconds: alone.seconds,
-                duringSeconds: max(0, (during.lastCommitted ?? published).timeIntervalSince(published)),
-                bulkSeconds: max(0, (bulkCommits.lastCommitted ?? bulkPublished).timeIntervalSince(bulkPublished)),
-                breakingDelivered: max(breakingSeen.count, watcher.stats(breakingId).count),
-                bulkDelivered: max(bulkSeen.count, watcher.stats(bulkId).count))
+                duringSeconds: during.alertSeconds, bulkSeconds: during.broadcastSeconds, breakingDelivered: during.alertDelivered,
+                bulkDelivered: during.broadcastDelivered)
             Console.say(
                 "  preemption: breaking \(Console.fixed(result.duringSeconds, 2)) s during the bulk broadcast, \(Console.fixed(result.aloneSeconds, 2)) s alone"
             )
             return result
+        }
+
+        /// What `alert(_:expected:duringBroadcast:broadcastExpected:)` measured.
+        struct AlertDuringBroadcast {
+            /// Publish to the last task's commit of the alert, and of the broadcast.
+            var alertSeconds: Double
+            var broadcastSeconds: Double
+            /// From the alert's publish to the broadcast's last commit.
+            var broadcastSecondsAfterAlert: Double
+            var alertDelivered: Int
+            var broadcastDelivered: Int
+        }
+
+        /// Publishes `broadcast`, and once its first task has reported `alert`: each timed from
+        /// its publish to its last task's commit, then every delivery of both counted.
+        func alert(
+            _ alert: NotificationEvent, expected alertExpected: Int, duringBroadcast broadcast: NotificationEvent, broadcastExpected: Int
+        ) async throws -> AlertDuringBroadcast {
+            let timeout = Duration.seconds(options.eventTimeoutSeconds)
+            let broadcastId = broadcast.id ?? ""
+            let alertId = alert.id ?? ""
+            Console.say(
+                "  \(broadcastId) to \(Console.count(broadcastExpected)), then \(alertId) to \(Console.count(alertExpected))")
+            if options.clock == .committed { try watcher.readBulkPartitions(false) }
+            _ = await phase.meter.waitForQuiet(workers: workers)
+            let broadcastPublished = Date()
+            _ = try await publisher.publish(broadcast, now: broadcastPublished)
+            let deadline = ContinuousClock.now + timeout
+            while commits.commits(broadcastId).tasks.isEmpty {
+                guard ContinuousClock.now < deadline else {
+                    throw BenchmarkError(
+                        "no task of \(broadcastId) reported within \(options.eventTimeoutSeconds) s", code: "fanout_timeout")
+                }
+                try await Task.sleep(for: .milliseconds(2))
+            }
+            let published = Date()
+            _ = try await publisher.publish(alert, now: published)
+            let alertCommits = try await awaitCommits(eventId: alertId, timeout: timeout)
+            let broadcastCommits = try await awaitCommits(eventId: broadcastId, timeout: timeout)
+            try watcher.readBulkPartitions(true)
+            let alertSeen = try await awaitDeliveries(eventId: alertId, expected: alertExpected, timeout: timeout)
+            let broadcastSeen = try await awaitDeliveries(eventId: broadcastId, expected: broadcastExpected, timeout: timeout)
+            // Anything beyond the expected counts (a duplicate) arrives right behind the rest.
+            try await Task.sleep(for: .milliseconds(500))
+            let broadcastDone = broadcastCommits.lastCommitted ?? published
+            return AlertDuringBroadcast(
+                alertSeconds: max(0, (alertCommits.lastCommitted ?? published).timeIntervalSince(published)),
+                broadcastSeconds: max(0, broadcastDone.timeIntervalSince(broadcastPublished)),
+                broadcastSecondsAfterAlert: max(0, broadcastDone.timeIntervalSince(published)),
+                alertDelivered: max(alertSeen.count, watcher.stats(alertId).count),
+                broadcastDelivered: max(broadcastSeen.count, watcher.stats(broadcastId).count))
         }
 
         /// Publish to the planner's `acceptedAt` of each event, nil where its status is missing.
@@ -795,11 +824,12 @@ struct PopulationPhase {
             return result
         }
 
-        /// The terminal status of each of `eventIds` that has one within 5 s, read on one connection.
-        private func finalStatuses(_ eventIds: [String]) async -> [StatusRecord] {
+        /// The terminal status of each of `eventIds` (events of `hub`) that has one within 5 s,
+        /// read on one connection.
+        func finalStatuses(_ eventIds: [String], hub: HubName = .default) async -> [StatusRecord] {
             let pool = RedisConnectionPool(configuration: phase.configuration.redis, size: 1)
             defer { pool.shutdown() }
-            let reader = StatusReader(pool: pool, layout: phase.configuration.layout)
+            let reader = StatusReader(pool: pool, layout: phase.configuration.layout.hub(hub))
             let deadline = ContinuousClock.now + .seconds(5)
             var statuses: [StatusRecord] = []
             for eventId in eventIds {

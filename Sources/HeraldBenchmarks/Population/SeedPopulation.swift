@@ -33,12 +33,15 @@ public struct SeedPopulation: Sendable {
     /// carries an `edition` of `index % templateVariants`, so the population holds about six
     /// times as many distinct templates (`distinctTemplates`), each on a share of the devices.
     public let templateVariants: Int?
+    /// The hub every registration belongs to (seeded under `SlotLayout.hub(_:)` of it).
+    public let hub: HubName
 
-    public init(count: Int, seed: UInt64, latencyUsers: Int = 200, templateVariants: Int? = nil) {
+    public init(count: Int, seed: UInt64, latencyUsers: Int = 200, templateVariants: Int? = nil, hub: HubName = .default) {
         self.count = count
         self.seed = seed
         self.latencyUsers = min(latencyUsers, count)
         self.templateVariants = templateVariants.map { max(1, $0) }
+        self.hub = hub
     }
 
     /// The compact facts about one registration that decide who receives what.
@@ -117,7 +120,7 @@ public struct SeedPopulation: Sendable {
         let template = profile.language.map { Self.template(platform: profile.platform, language: Self.languages[$0], edition: edition) }
         return Registration(
             registrationId: registrationId(at: index), platform: profile.platform, handle: handle,
-            tags: profile.tags, template: template, expiresAt: nil, version: 1
+            tags: profile.tags, template: template, expiresAt: nil, version: 1, hub: hub
         )
     }
 

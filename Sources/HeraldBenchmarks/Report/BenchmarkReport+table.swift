@@ -31,6 +31,9 @@ extension BenchmarkReport {
         public static let stopSeconds = 1.0
         /// A breaking event during a bulk broadcast against the same event alone, in time.
         public static let preemptionCost = 1.5
+        /// A hub's breaking alert while another hub broadcasts or is flooded with registrations
+        /// against the same alert alone, in time.
+        public static let hubIsolationCost = 1.5
         /// A rehearsal of a million-device broadcast, from the publish to its last task's report.
         public static let rehearsalSeconds = 1.0
     }
@@ -70,6 +73,16 @@ extension BenchmarkReport {
         let again = fanout.label.hasSuffix(", again")
         let first = fanouts.first { $0.label.hasPrefix(prefix) && $0.label.hasSuffix(", again") == again }
         return first?.eventId == fanout.eventId ? nil : first
+    }
+
+    /// Each capped broadcast's time over its pair's without caps, in the order they ran, and
+    /// whether other processes disturbed either of the two.
+    public var capOverheads: [(ratio: Double, disturbed: Bool)] {
+        fanouts.compactMap { fanout in
+            uncappedBaseline(of: fanout).map {
+                ($0.seconds > 0 ? fanout.seconds / $0.seconds : 0, fanout.cpu.isDisturbed || $0.cpu.isDisturbed)
+            }
+        }
     }
 
     /// The broadcast of the hub without caps that a capped hub's broadcast is compared with.
@@ -438,6 +451,18 @@ extension BenchmarkReport {
             rows.append(contentsOf: cpuRows(fanout.cpu))
             rows.append(contentsOf: redisNodeRows(fanout))
         }
+        let capPairs = capOverheads
+        let undisturbed = capPairs.filter { !$0.disturbed }.map(\.ratio)
+        if !capPairs.isEmpty {
+            let listed = capPairs.map { Console.fixed($0.ratio, 2) + ($0.disturbed ? " disturbed" : "") }.joined(separator: ", ")
+            let median = Rounds.median(undisturbed)
+            rows.append(
+                (
+                    "frequency caps: capped over uncapped broadcast, median of \(undisturbed.count) undisturbed pairs",
+                    "\(median.map { Console.fixed($0, 2) + " x" } ?? "-") (pairs \(listed))",
+                    "<= \(Target.capOverhead) x: \(median.map { Self.verdict($0 <= Target.capOverhead) } ?? "not measured: every pair disturbed")"
+                ))
+        }
         if let rounds, !rounds.fanouts.isEmpty {
             rows.append(contentsOf: roundRows(rounds))
         }
@@ -541,6 +566,29 @@ extension BenchmarkReport {
                 (
                     "  bulk broadcast: committed in / deliveries counted",
                     "\(Console.fixed(preemption.bulkSeconds, 2)) s; \(Console.count(preemption.bulkDelivered)) of \(Console.count(preemption.bulkAudience)), breaking \(Console.count(preemption.breakingDelivered)) of \(Console.count(preemption.breakingAudience))",
+                    "exact: \(Self.verdict(exact))"
+                ))
+        }
+        for entry in isolation {
+            let ratio = entry.duringSeconds / max(entry.aloneSeconds, 1e-9)
+            let loaded = entry.loadSecondsAfterAlert > entry.duringSeconds
+            rows.append(
+                (
+                    "another hub's breaking alert to \(Console.count(entry.alertAudience)) during \(entry.load)",
+                    "\(Console.fixed(entry.duringSeconds, 2)) s, alone \(Console.fixed(entry.aloneSeconds, 2)) s: \(Console.fixed(ratio, 2)) x",
+                    "<= \(Console.fixed(Target.hubIsolationCost, 1)) x alone: \(Self.verdict(ratio <= Target.hubIsolationCost && loaded))"
+                        + (loaded ? "" : " (the load ended first)")
+                ))
+            let counted =
+                "alert \(Console.count(entry.alertDelivered)) of \(Console.count(entry.alertAudience))"
+                + (entry.loadAudience.map { audience in
+                    ", broadcast \(Console.count(entry.loadDelivered ?? 0)) of \(Console.count(audience))"
+                } ?? "")
+            let exact = entry.alertDelivered == entry.alertAudience && entry.loadDelivered == entry.loadAudience
+            rows.append(
+                (
+                    "  the load ran on for / deliveries counted",
+                    "\(Console.fixed(entry.loadSecondsAfterAlert, 2)) s after the alert's publish; \(counted)",
                     "exact: \(Self.verdict(exact))"
                 ))
         }

@@ -27,6 +27,8 @@ public struct BenchmarkReport: Sendable, Codable {
     public var rehearsal: Rehearsal?
     /// A breaking event published while a bulk broadcast is in flight.
     public var preemption: Preemption?
+    /// Another hub's breaking alert, alone and while the main hub is busy (`HubIsolation`).
+    public var isolation: [HubIsolation] = []
     /// Schedules due in the same second, released by one scheduler (`SchedulePhase`).
     public var schedules: Schedules?
     /// Deliveries pushed by one sender worker to the local APNs server, beside that server's
@@ -337,6 +339,25 @@ public struct BenchmarkReport: Sendable, Codable {
         /// Deliveries counted on the topic: each must equal its audience.
         public var breakingDelivered: Int
         public var bulkDelivered: Int
+    }
+
+    /// One hub's breaking alert while another hub of the deployment is busy: the hubs share the
+    /// workers, the broker and Redis, and nothing but the express lanes keeps them apart.
+    public struct HubIsolation: Sendable, Codable, Hashable {
+        /// What the busy hub did meanwhile ("a broadcast to 1,000,000", ...).
+        public var load: String
+        public var alertAudience: Int
+        /// Publish to the last task's commit of the alert: alone, and during the load.
+        public var aloneSeconds: Double
+        public var duringSeconds: Double
+        /// How long the load ran from the alert's publish; the alert was measured under load
+        /// only when this is longer than `duringSeconds`.
+        public var loadSecondsAfterAlert: Double
+        /// Deliveries counted on the topic: the alert's, and the busy hub's broadcast's (nil
+        /// for a flood of registrations); each must equal its audience.
+        public var alertDelivered: Int
+        public var loadAudience: Int?
+        public var loadDelivered: Int?
     }
 
     public struct Reindex: Sendable, Codable, Hashable {
