@@ -99,7 +99,10 @@ struct BenchCommand: AsyncParsableCommand {
             "Registrations of a second hub whose breaking alert is timed alone and while the main hub broadcasts or is flooded (0: skip those rows)."
     )
     var isolationAudience = 100_000
-    @Option(help: "Registrations flooded into a third hub while the second hub's breaking alert fans out (0: skip that row).")
+    @Option(help: "Pairs (the alert alone, then under the load) per load of the hub isolation rows, 1 to 9.") var isolationPairs = 3
+    @Option(
+        help: "At most this many registrations flooded into a third hub while the second hub's breaking alert fans out (0: skip that row)."
+    )
     var isolationFlood = 300_000
     @Flag(help: "Skip the memory populations other than the main one.") var skipMemory = false
     @Flag(help: "Skip the broker ceiling.") var skipCeiling = false
@@ -125,6 +128,7 @@ struct BenchCommand: AsyncParsableCommand {
         guard (1...9).contains(capPairs) else {
             throw ValidationError("--cap-pairs must be 1 to 9 (the capped hub allows 10 alerts a day)")
         }
+        guard (1...9).contains(isolationPairs) else { throw ValidationError("--isolation-pairs must be 1 to 9") }
         guard isolationAudience >= 0, isolationFlood >= 0 else {
             throw ValidationError("--isolation-audience and --isolation-flood must be 0 or more")
         }
@@ -204,6 +208,7 @@ struct BenchCommand: AsyncParsableCommand {
         options.preemptionExpression = preemptionExpression
         options.isolationAudience = isolationAudience
         options.isolationFlood = isolationFlood
+        options.isolationPairs = isolationPairs
         options.runMicro = !skipMicro
         options.runCeiling = !skipCeiling && !microOnly
         options.runBroadcast = !skipBroadcast && !microOnly

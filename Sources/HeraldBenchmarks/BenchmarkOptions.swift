@@ -80,8 +80,11 @@ public struct BenchmarkOptions: Sendable {
     /// hub is busy (a broadcast to the main population, then a flood of registrations); 0: no
     /// such rows.
     public var isolationAudience: Int = 100_000
-    /// Registrations written to a third hub's index (as the API writes them through) while the
-    /// other hub's breaking alert fans out; 0: no flood row.
+    /// Pairs (the alert alone, then under the load) per load of the hub isolation rows, judged
+    /// by the median of their ratios.
+    public var isolationPairs: Int = 3
+    /// At most this many registrations written into a third hub through the API's write path,
+    /// from a second before the other hub's breaking alert until it is done; 0: no flood row.
     public var isolationFlood: Int = 300_000
     /// Produce the population to a registrations topic and time `herald reindex` of it.
     public var runReindex: Bool = false

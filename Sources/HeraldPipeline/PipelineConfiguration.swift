@@ -72,6 +72,14 @@ public struct PipelineConfiguration: Sendable {
     /// for an express lane: one transaction and one fetch fewer between publish and delivery.
     /// Off, express lanes deliver them (they also serve tasks that other planners wrote).
     public var plannerDeliversNarrowEvents: Bool = true
+    /// How far ahead an express lane running a breaking alert's tasks says its signal ends (its
+    /// field of `SlotLayout.breakingKey`, renewed once a third of it has passed and shortened to
+    /// `breakingSignalLingerMilliseconds` when the lane's batch is done): the deployment's registration writes wait while a signal
+    /// lasts (`AlertYield`), and a crashed worker's ends on its own. 0: no signal.
+    public var breakingSignalMilliseconds: Int = 3_000
+    /// How long the signal lasts after a lane's batch of the alert's tasks is done, so the gap
+    /// before its next batch does not let the writers back in between.
+    public var breakingSignalLingerMilliseconds: Int = 500
     /// Planner: the longest an idle fetch of `herald.events` waits for data
     /// (`HERALD_PLANNER_FETCH_WAIT_MS`). Apache Kafka answers a waiting fetch as soon as data
     /// arrives, so a long wait costs no latency and keeps an idle consumer cheap for the worker

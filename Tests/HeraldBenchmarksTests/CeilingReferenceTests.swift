@@ -228,5 +228,26 @@ struct CeilingReferenceTests {
         #expect(counted.first?.contains("broadcast 1,000,000 of 1,000,000") == true && counted.first?.contains("exact: met") == true)
         #expect(counted.dropFirst().first?.contains("alert 99,999 of 100,000") == true)
         #expect(counted.dropFirst().first?.contains("exact: NOT met") == true)
+        // One row per load: no median yet.
+        #expect(!report.table.contains("median of"))
+
+        // Pairs of one load: judged by the median of the pairs whose load outlasted the alert.
+        func pair(_ index: Int, alone: Double, during: Double, loaded: Bool = true) -> BenchmarkReport.HubIsolation {
+            BenchmarkReport.HubIsolation(
+                load: "a flood of registrations into a third hub through the API's write path", alertAudience: 100_000,
+                aloneSeconds: alone, duringSeconds: during, loadSecondsAfterAlert: loaded ? during + 1 : 0, alertDelivered: 100_000,
+                loadAudience: nil, loadDelivered: nil, loadPerSecondBefore: 1_400, loadPerSecondDuring: 20, pair: index)
+        }
+        report.isolation = [
+            pair(1, alone: 0.5, during: 0.9), pair(2, alone: 0.5, during: 0.6), pair(3, alone: 0.5, during: 0.65),
+            pair(4, alone: 0.5, during: 0.3, loaded: false),
+        ]
+        let pairLines = report.table.split(separator: "\n")
+        #expect(pairLines.contains { $0.hasPrefix("| another hub's breaking alert to 100,000 during a flood") && $0.contains("(pair 2)") })
+        #expect(pairLines.contains { $0.contains("writes/s before the alert 1,400, during it 20") })
+        let median = pairLines.first { $0.hasPrefix("| another hub's breaking alert during a flood") }
+        #expect(median?.contains("median of 3 pairs") == true)
+        #expect(median?.contains("1.30 x (pairs 1.80, 1.20, 1.30, 0.60 unloaded)") == true)
+        #expect(median?.contains("<= 1.5 x alone: met") == true)
     }
 }

@@ -1,6 +1,7 @@
 import Foundation
 import HeraldDomain
 import HeraldPipeline
+import HeraldRedis
 import HeraldRegistry
 import HeraldTestSupport
 import Testing
@@ -128,7 +129,8 @@ struct HubTests {
     /// (How long the alert takes while the other hub broadcasts is the bench's row.)
     @Test func aBreakingAlertDoesNotQueueBehindAnotherHubsBroadcast() async throws {
         try await withPipelineHarness(
-            slots: 16, configure: { $0.bulkLanes = 0 },
+            slots: 16,
+            configure: { $0.bulkLanes = 0 },
             body: { harness in
                 let news = (0..<300).map { testRegistration("n\($0)", tags: ["World"]) }
                 let fans = (0..<80).map { index -> Registration in
@@ -148,10 +150,23 @@ struct HubTests {
                     return .waiting(0)
                 }
                 #expect(!planned.state.isTerminal, "\(planned)")
+                // The deployment's registration writers are told while a breaking alert runs; once
+                // its tasks are done the signal ends a moment later, not a whole signal later.
+                func signalEnds() async throws -> [Int64] {
+                    let key = harness.configuration.layout.breakingKey
+                    let values = try await harness.pool.withConnection { try await $0.send(RedisCommand("HVALS", key)) }.array ?? []
+                    return values.compactMap { $0.string.flatMap { Int64($0) } }
+                }
+                #expect(harness.context.express.breakingSignalsSent == 0)
+                #expect(try await signalEnds().isEmpty)
                 var goal = NotificationEvent(id: "goal", properties: ["News_English": "Goal"], urgency: .breaking)
                 goal.hub = Self.sports
                 _ = try await harness.publish(goal)
                 let goalStatus = try await harness.finalStatus("goal", hub: Self.sports)
+                #expect(harness.context.express.breakingSignalsSent >= 1)
+                let ends = try await signalEnds()
+                let latest = Int64(Date().timeIntervalSince1970 * 1_000) + Int64(harness.configuration.breakingSignalLingerMilliseconds)
+                #expect(!ends.isEmpty && ends.allSatisfy { $0 <= latest }, "\(ends) against \(latest)")
                 #expect(goalStatus.state == .completed && goalStatus.targets.total == 80, "\(goalStatus)")
                 let waiting = try await reader.status(eventId: "digest")
                 #expect(

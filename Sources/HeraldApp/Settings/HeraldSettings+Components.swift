@@ -216,6 +216,8 @@ extension HeraldSettings {
         configuration.slotCount = try int(.slots)
         configuration.redisPrefix = self[.redisPrefix]
         if !self[.idSecret].isEmpty { configuration.registrationIdSecret = self[.idSecret] }
+        configuration.alertYieldSeconds = Double(
+            try int(.registrationYieldSeconds, in: 0...60, expected: "seconds from 0 (never wait) to 60"))
         return configuration
     }
 

@@ -58,6 +58,7 @@ public struct Setting: Sendable, Hashable {
         case callerRequestsPerSecond = "caller-requests-per-second"
         case hubRequestsPerSecond = "hub-requests-per-second"
         case hubMaxRegistrations = "hub-max-registrations"
+        case registrationYieldSeconds = "registration-yield-seconds"
         case testSendWaitSeconds = "test-send-wait-seconds"
         case idSecret = "id-secret"
         case logLevel = "log-level"
@@ -239,6 +240,11 @@ public struct Setting: Sendable, Hashable {
                 (
                     "10000000",
                     "Live registrations of a hub other than the default one whose limits set no maxRegistrations (Azure Notification Hubs' Standard tier holds 10 million devices); past it, 403 quota_exceeded. 0: no limit."
+                )
+            case .registrationYieldSeconds:
+                (
+                    "5",
+                    "While a breaking alert fans out anywhere in the deployment, a registration or installation write (and an indexer batch) waits for it to end, at most this many seconds (0 to 60), so a flood of registrations does not slow the alert. 0: writes never wait."
                 )
             case .testSendWaitSeconds:
                 (

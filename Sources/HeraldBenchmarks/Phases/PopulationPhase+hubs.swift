@@ -19,8 +19,10 @@ extension PopulationPhase.Context {
     /// then while a third hub takes `options.isolationFlood` new registrations through the
     /// script the API's write-through runs. The hubs share the workers, the broker and Redis.
     ///
-    /// `keyPrefix` is told each hub's Redis key prefix, to be removed with the phase's keys.
-    func hubIsolation(broadcastExpected: Int, keyPrefix: (String) -> Void) async throws -> [BenchmarkReport.HubIsolation] {
+    /// `cleanUp` is told each Redis key prefix and topic to be removed with the phase's.
+    func hubIsolation(broadcastExpected: Int, cleanUp: @escaping @Sendable (PhaseLeftover) -> Void) async throws
+        -> [BenchmarkReport.HubIsolation]
+    {
         let configuration = phase.configuration
         let logger = phase.environment.logger
         let prefix = phase.names.redisPrefix
@@ -33,7 +35,7 @@ extension PopulationPhase.Context {
         let audience = SeedPopulation(
             count: options.isolationAudience, seed: phase.population.seed &+ 0x5B0A_7500, latencyUsers: 0, hub: Self.alertHub)
         let layout = configuration.layout.hub(Self.alertHub)
-        keyPrefix(layout.hubPrefix)
+        cleanUp(.keys(prefix: layout.hubPrefix))
         let seeded = try await PopulationSeeder(
             population: audience, layout: layout, redis: configuration.redis, path: options.seedPath, batchSize: options.seedBatch,
             threads: options.seedThreads, logger: logger
@@ -43,82 +45,94 @@ extension PopulationPhase.Context {
         )
         _ = try await RedisBackgroundWork.waitUntilIdle(configuration.redis)
 
-        var alone = BenchmarkEvents.broadcast(id: "\(prefix)-other-hub-alone")
-        alone.hub = Self.alertHub
-        alone.urgency = .breaking
-        let expected = audience.expectedDeliveries(for: [alone])[0]
+        var alert = BenchmarkEvents.broadcast(id: "\(prefix)-other-hub")
+        alert.hub = Self.alertHub
+        alert.urgency = .breaking
+        let expected = audience.expectedDeliveries(for: [alert])[0]
+        func event(_ name: String, _ pair: Int) -> NotificationEvent {
+            var event = alert
+            event.id = "\(prefix)-other-hub-\(name)-\(pair)"
+            return event
+        }
         // A breaking alert's deliveries go to the express lanes' partitions.
         try watcher.readPriorityPartitions(true)
-        let aloneRun = try await fanout(label: "another hub's breaking alert alone", event: alone, expected: expected)
         var rows: [BenchmarkReport.HubIsolation] = []
-
-        var duringBroadcast = alone
-        duringBroadcast.id = "\(prefix)-other-hub-broadcast"
-        let busy = BenchmarkEvents.broadcast(id: "\(prefix)-busy-hub")
-        let measured = try await alert(
-            duringBroadcast, expected: expected, duringBroadcast: busy, broadcastExpected: broadcastExpected)
-        rows.append(
-            BenchmarkReport.HubIsolation(
-                load: "a broadcast to \(Console.count(broadcastExpected)) in the main hub", alertAudience: expected,
-                aloneSeconds: aloneRun.seconds, duringSeconds: measured.alertSeconds,
-                loadSecondsAfterAlert: measured.broadcastSecondsAfterAlert, alertDelivered: measured.alertDelivered,
-                loadAudience: broadcastExpected, loadDelivered: measured.broadcastDelivered))
-        Console.say(
-            "  isolation: the other hub's alert \(Console.fixed(measured.alertSeconds, 2)) s during the broadcast, \(Console.fixed(aloneRun.seconds, 2)) s alone"
-        )
-        guard options.isolationFlood > 0 else { return rows }
-
-        // The flood: small pipelines from two connections, as many API processes writing
-        // registrations through would send them.
-        let flood = SeedPopulation(
-            count: options.isolationFlood, seed: phase.population.seed &+ 0xF100_D000, latencyUsers: 0, hub: Self.floodHub)
-        let floodLayout = configuration.layout.hub(Self.floodHub)
-        keyPrefix(floodLayout.hubPrefix)
-        let seeder = PopulationSeeder(
-            population: flood, layout: floodLayout, redis: configuration.redis, path: .lua, batchSize: 50, threads: 2, logger: logger)
-        let running = StopFlag()
-        let flooding = Task {
-            // Set when it fails too: the error is thrown where the flood is awaited.
-            defer { running.set() }
-            let summary = try await seeder.seed { _ in running.set() }
-            return (summary: summary, ended: Date())
+        // Each pair times the alert alone right before the same alert under load, so both share
+        // the machine's state of the moment.
+        let pairs = max(1, options.isolationPairs)
+        for pair in 1...pairs {
+            let alone = try await fanout(label: "another hub's breaking alert alone", event: event("alone", pair), expected: expected)
+            let busy = BenchmarkEvents.broadcast(id: "\(prefix)-busy-hub-\(pair)")
+            let measured = try await self.alert(
+                event("broadcast", pair), expected: expected, duringBroadcast: busy, broadcastExpected: broadcastExpected)
+            rows.append(
+                BenchmarkReport.HubIsolation(
+                    load: "a broadcast to \(Console.count(broadcastExpected)) in the main hub", alertAudience: expected,
+                    aloneSeconds: alone.seconds, duringSeconds: measured.alertSeconds,
+                    loadSecondsAfterAlert: measured.broadcastSecondsAfterAlert, alertDelivered: measured.alertDelivered,
+                    loadAudience: broadcastExpected, loadDelivered: measured.broadcastDelivered, pair: pair))
+            Console.say(
+                "  isolation \(pair): the other hub's alert \(Console.fixed(measured.alertSeconds, 2)) s during the broadcast, \(Console.fixed(alone.seconds, 2)) s alone"
+            )
         }
-        // The first progress report comes after about a second of writing: the flood is at speed.
-        while !running.isSet { try await Task.sleep(for: .milliseconds(10)) }
-        var duringFlood = alone
-        duringFlood.id = "\(prefix)-other-hub-flood"
-        let alertId = duringFlood.id ?? ""
-        let published = Date()
+        guard options.isolationFlood > 0 else { return rows }
+        for pair in 1...pairs {
+            let alone = try await fanout(label: "another hub's breaking alert alone", event: event("alone-flood", pair), expected: expected)
+            rows.append(
+                try await duringFlood(
+                    event("flood", pair), expected: expected, alone: alone.seconds, pair: pair, timeout: timeout, cleanUp: cleanUp))
+        }
+        return rows
+    }
+
+    /// `alert` published once a flood of registrations into `floodHub` has run for a second,
+    /// timed to its last task's commit; the flood stops then.
+    private func duringFlood(
+        _ alert: NotificationEvent, expected: Int, alone: Double, pair: Int, timeout: Duration,
+        cleanUp: @escaping @Sendable (PhaseLeftover) -> Void
+    ) async throws -> BenchmarkReport.HubIsolation {
+        // Registrations written through the API's own write path (version reserved, the record
+        // acknowledged by the broker, the change written through to Redis), as many at once as a
+        // busy API process has requests in flight, into a third hub.
+        let flood = try await RegistrationFlood(
+            phase: phase, hub: Self.floodHub, population: options.isolationFlood, concurrency: 64, cleanUp: cleanUp)
+        let writing = Task { try await flood.run() }
         do {
-            _ = try await publisher.publish(duringFlood, now: published)
+            let head = try await flood.waitUntilWriting(for: .seconds(1), timeout: timeout)
+            let alertId = alert.id ?? ""
+            let published = Date()
+            let writtenBefore = flood.written
+            _ = try await publisher.publish(alert, now: published)
             let alertCommits = try await awaitCommits(eventId: alertId, timeout: timeout)
-            let (summary, ended) = try await flooding.value
+            let committed = alertCommits.lastCommitted ?? published
+            let writtenDuring = flood.written - writtenBefore
+            flood.stop()
+            let summary = try await writing.value
             _ = try await awaitDeliveries(eventId: alertId, expected: expected, timeout: timeout)
             // Anything beyond the expected count (a duplicate) arrives right behind the rest.
             try await Task.sleep(for: .milliseconds(500))
-            let seconds = max(0, (alertCommits.lastCommitted ?? published).timeIntervalSince(published))
+            let seconds = max(0, committed.timeIntervalSince(published))
+            let during = Double(writtenDuring) / max(seconds, 1e-9)
             Console.say(
-                "  isolation: the other hub's alert \(Console.fixed(seconds, 2)) s during a flood of \(Console.count(summary.registrations)) registrations (\(Console.count(Int(summary.perSecond)))/s)"
+                "  isolation \(pair): the other hub's alert \(Console.fixed(seconds, 2)) s during a flood of registrations, \(Console.fixed(alone, 2)) s alone (\(Console.count(Int(head))) writes/s before it, \(Console.count(Int(during)))/s while it ran; \(Console.count(flood.yielded)) writes waited for it)"
             )
-            rows.append(
-                BenchmarkReport.HubIsolation(
-                    load: "a flood of \(Console.count(summary.registrations)) registrations into a third hub",
-                    alertAudience: expected, aloneSeconds: aloneRun.seconds, duringSeconds: seconds,
-                    loadSecondsAfterAlert: max(0, ended.timeIntervalSince(published)), alertDelivered: watcher.stats(alertId).count,
-                    loadAudience: nil, loadDelivered: nil))
+            return BenchmarkReport.HubIsolation(
+                load: "a flood of registrations into a third hub through the API's write path", alertAudience: expected,
+                aloneSeconds: alone, duringSeconds: seconds, loadSecondsAfterAlert: max(0, summary.ended.timeIntervalSince(published)),
+                alertDelivered: watcher.stats(alertId).count, loadAudience: nil, loadDelivered: nil, loadPerSecondBefore: head,
+                loadPerSecondDuring: during, pair: pair)
         } catch {
-            flooding.cancel()
-            _ = try? await flooding.value
+            flood.stop()
+            _ = try? await writing.value
             throw error
         }
-        return rows
     }
 
     /// The frequency-cap rows: the phase's population seeded again into a hub capped by `rules`,
     /// then `pairs` bulk broadcasts to the default hub (no caps) and to the capped one, one after
     /// the other, so each pair shares the machine's state of the moment. Every capped broadcast
     /// reads the alert bitmaps of the ones before it in every slot and records its own.
-    func capPairs(rules: String, pairs: Int, expected: Int, keyPrefix: (String) -> Void) async throws -> [BenchmarkReport.Fanout] {
+    func capPairs(rules: String, pairs: Int, expected: Int, cleanUp: (PhaseLeftover) -> Void) async throws -> [BenchmarkReport.Fanout] {
         let configuration = phase.configuration
         let caps: [FrequencyCap]
         do { caps = try FrequencyCap.parseList(rules) } catch {
@@ -130,7 +144,7 @@ extension PopulationPhase.Context {
             count: population.count, seed: population.seed, latencyUsers: population.latencyUsers,
             templateVariants: population.templateVariants, hub: Self.cappedHub)
         let layout = configuration.layout.hub(Self.cappedHub)
-        keyPrefix(layout.hubPrefix)
+        cleanUp(.keys(prefix: layout.hubPrefix))
         let seeded = try await PopulationSeeder(
             population: capped, layout: layout, redis: configuration.redis, path: options.seedPath, batchSize: options.seedBatch,
             threads: options.seedThreads, logger: phase.environment.logger

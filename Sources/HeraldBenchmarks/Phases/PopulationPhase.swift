@@ -93,6 +93,13 @@ struct PopulationPhase {
         var publisher: EventPublisher?
         var extraTopics: [String] = []
         var extraPrefixes: [String] = []
+
+        func add(_ leftover: PhaseLeftover) {
+            switch leftover {
+            case .keys(let prefix): extraPrefixes.append(prefix)
+            case .topic(let name): extraTopics.append(name)
+            }
+        }
     }
 
     private func body(into report: inout BenchmarkReport, resources: Resources) async throws {
@@ -185,9 +192,7 @@ struct PopulationPhase {
 
         if case .caps(let rules, let pairs) = kind {
             try watcher.readPriorityPartitions(false)
-            report.fanouts += try await context.capPairs(rules: rules, pairs: pairs, expected: expected[0]) {
-                resources.extraPrefixes.append($0)
-            }
+            report.fanouts += try await context.capPairs(rules: rules, pairs: pairs, expected: expected[0]) { resources.add($0) }
             return
         }
 
@@ -247,9 +252,7 @@ struct PopulationPhase {
                     breakingExpected: population.expectedDeliveries(for: [alone])[0])
             }
             if options.isolationAudience > 0 {
-                report.isolation = try await context.hubIsolation(broadcastExpected: expected[0]) {
-                    resources.extraPrefixes.append($0)
-                }
+                report.isolation = try await context.hubIsolation(broadcastExpected: expected[0]) { resources.add($0) }
             }
             if !burst.isEmpty {
                 let before = try await usage.start()

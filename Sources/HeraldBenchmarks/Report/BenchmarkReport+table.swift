@@ -75,6 +75,26 @@ extension BenchmarkReport {
         return first?.eventId == fanout.eventId ? nil : first
     }
 
+    /// Per load of the hub isolation rows measured in pairs: the median of the pairs' ratios,
+    /// leaving out a pair whose load ended before the alert did.
+    private func isolationSummaryRows() -> [(String, String, String)] {
+        var loads: [String] = []
+        for entry in isolation where !loads.contains(entry.load) { loads.append(entry.load) }
+        return loads.compactMap { load in
+            let pairs = isolation.filter { $0.load == load }
+            guard pairs.count > 1 else { return nil }
+            let ratios = pairs.filter(\.wasLoaded).map(\.ratio)
+            let median = Rounds.median(ratios)
+            return (
+                "another hub's breaking alert during \(load): median of \(ratios.count) pairs",
+                (median.map { Console.fixed($0, 2) + " x" } ?? "-")
+                    + " (pairs \(pairs.map { Console.fixed($0.ratio, 2) + ($0.wasLoaded ? "" : " unloaded") }.joined(separator: ", ")))",
+                "<= \(Console.fixed(Target.hubIsolationCost, 1)) x alone: "
+                    + (median.map { Self.verdict($0 <= Target.hubIsolationCost) } ?? "not measured: the load ended first every time")
+            )
+        }
+    }
+
     /// Each capped broadcast's time over its pair's without caps, in the order they ran, and
     /// whether other processes disturbed either of the two.
     public var capOverheads: [(ratio: Double, disturbed: Bool)] {
@@ -570,11 +590,12 @@ extension BenchmarkReport {
                 ))
         }
         for entry in isolation {
-            let ratio = entry.duringSeconds / max(entry.aloneSeconds, 1e-9)
-            let loaded = entry.loadSecondsAfterAlert > entry.duringSeconds
+            let ratio = entry.ratio
+            let loaded = entry.wasLoaded
             rows.append(
                 (
-                    "another hub's breaking alert to \(Console.count(entry.alertAudience)) during \(entry.load)",
+                    "another hub's breaking alert to \(Console.count(entry.alertAudience)) during \(entry.load)"
+                        + (entry.pair.map { " (pair \($0))" } ?? ""),
                     "\(Console.fixed(entry.duringSeconds, 2)) s, alone \(Console.fixed(entry.aloneSeconds, 2)) s: \(Console.fixed(ratio, 2)) x",
                     "<= \(Console.fixed(Target.hubIsolationCost, 1)) x alone: \(Self.verdict(ratio <= Target.hubIsolationCost && loaded))"
                         + (loaded ? "" : " (the load ended first)")
@@ -584,6 +605,9 @@ extension BenchmarkReport {
                 + (entry.loadAudience.map { audience in
                     ", broadcast \(Console.count(entry.loadDelivered ?? 0)) of \(Console.count(audience))"
                 } ?? "")
+                + (entry.loadPerSecondDuring.map { during in
+                    "; writes/s before the alert \(Console.count(Int(entry.loadPerSecondBefore ?? 0))), during it \(Console.count(Int(during)))"
+                } ?? "")
             let exact = entry.alertDelivered == entry.alertAudience && entry.loadDelivered == entry.loadAudience
             rows.append(
                 (
@@ -592,6 +616,7 @@ extension BenchmarkReport {
                     "exact: \(Self.verdict(exact))"
                 ))
         }
+        rows.append(contentsOf: isolationSummaryRows())
         for sender in [sender, webPushSender].compactMap({ $0 }) { rows.append(contentsOf: senderRows(sender)) }
         if let idle { rows.append(contentsOf: idleRows(idle)) }
         for entry in micro {

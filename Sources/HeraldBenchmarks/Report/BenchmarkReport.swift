@@ -358,6 +358,17 @@ public struct BenchmarkReport: Sendable, Codable {
         public var alertDelivered: Int
         public var loadAudience: Int?
         public var loadDelivered: Int?
+        /// A flood's registrations written per second in the second before the alert's
+        /// publish, and while the alert ran (they wait for it: `AlertYield`).
+        public var loadPerSecondBefore: Double? = nil
+        public var loadPerSecondDuring: Double? = nil
+        /// Which pair (the alert alone, then under the load) of its load this is, from 1.
+        public var pair: Int? = nil
+
+        /// The alert under the load over the alert alone.
+        public var ratio: Double { duringSeconds / Swift.max(aloneSeconds, 1e-9) }
+        /// The load still ran when the alert's last task committed.
+        public var wasLoaded: Bool { loadSecondsAfterAlert > duringSeconds }
     }
 
     public struct Reindex: Sendable, Codable, Hashable {

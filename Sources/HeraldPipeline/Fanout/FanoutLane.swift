@@ -104,6 +104,9 @@ public final class ExpressGate: Sendable {
     private let breaking = Atomic<Int>(0)
     /// Pages that waited for breaking work (tests and the bench read it).
     private let pausedPages = Atomic<Int>(0)
+    /// Times an express lane of this process told registration writers of a breaking alert
+    /// (`TaskDelivery.signalBreaking`; tests read it).
+    private let breakingSignals = Atomic<Int>(0)
 
     static let narrowLimit = Duration.milliseconds(50)
     /// How long one bulk task may stand aside for breaking work in all (its transaction stays
@@ -125,6 +128,8 @@ public final class ExpressGate: Sendable {
     var isBusy: Bool { inFlight.load(ordering: .relaxed) > 0 }
     var isBreaking: Bool { breaking.load(ordering: .relaxed) > 0 }
     var pagesPausedForBreaking: Int { pausedPages.load(ordering: .relaxed) }
+    public var breakingSignalsSent: Int { breakingSignals.load(ordering: .relaxed) }
+    func countBreakingSignal() { breakingSignals.add(1, ordering: .relaxed) }
 
     /// Waits while express work is in flight: narrow work at most `narrowLimit`, breaking work
     /// until it is done or `budget` (what the task has left of `breakingBudget`) is spent.

@@ -4,6 +4,7 @@ import HeraldKafka
 import HeraldRedis
 import Logging
 import HeraldStreams
+import Synchronization
 
 /// Delivers batches of fan-out tasks inside the caller's open transaction: runs each task
 /// (`TaskExecutor`), queues its `TaskProgress` and, for the event's last task, the final
@@ -25,6 +26,10 @@ final class TaskDelivery: Sendable {
     private let metrics: PipelineMetrics
     /// The worker's: express work enters it, bulk lanes step aside in it.
     private let gate: ExpressGate
+    /// When this lane last renewed its signal of a breaking alert (`signalBreaking`).
+    private let breakingSignalled = Mutex<ContinuousClock.Instant?>(nil)
+    /// This lane's field of `SlotLayout.breakingKey`: `<instance id>/<lane>`.
+    private let signalField: String
 
     init(
         lane: TaskLane, name: String, configuration: PipelineConfiguration, templates: TemplateCache, gate: ExpressGate, logger: Logger,
@@ -35,6 +40,7 @@ final class TaskDelivery: Sendable {
         self.configuration = configuration
         self.logger = logger
         self.metrics = metrics
+        signalField = configuration.instanceId + "/" + name
         redis = RedisConnection(configuration: configuration.redis, logger: logger)
         packReader = RedisConnection(configuration: configuration.redis, logger: logger)
         queue = DispatchQueue(label: "herald.\(name)")
@@ -139,12 +145,63 @@ final class TaskDelivery: Sendable {
     }
 
     /// Runs on the lane's thread: blocking Redis calls and producer enqueues, no awaits.
+    /// Tells the deployment's registration writers that this lane runs a breaking alert's
+    /// tasks, so they wait (`AlertYield`) instead of taking the cores, Redis and the broker from
+    /// the alert: the lane's field of `SlotLayout.breakingKey` holds when the signal ends
+    /// (milliseconds since 1970, `breakingSignalMilliseconds` ahead), renewed before a task once
+    /// a third of that has passed, and shortened when the lane's batch is done
+    /// (`endBreakingSignal`). A failure is logged; the alert goes on without it.
+    private func signalBreaking() {
+        let milliseconds = configuration.breakingSignalMilliseconds
+        guard milliseconds > 0 else { return }
+        let now = ContinuousClock.now
+        let due = breakingSignalled.withLock { last -> Bool in
+            if let last, last.duration(to: now) < .milliseconds(milliseconds / 3) { return false }
+            last = now
+            return true
+        }
+        guard due else { return }
+        gate.countBreakingSignal()
+        let until = Int64(Date().timeIntervalSince1970 * 1_000) + Int64(milliseconds)
+        let key = configuration.layout.breakingKey
+        do {
+            for reply in try redis.pipelineBlocking([
+                RedisCommand("HSET", key, signalField, String(until)), RedisCommand("PEXPIRE", key, String(milliseconds)),
+            ]) {
+                _ = try reply.get()
+            }
+        } catch {
+            logger.warning("could not signal a breaking alert to registration writers", metadata: ["error": "\(error)"])
+        }
+    }
+
+    /// Shortens this lane's signal, if it set one, to `breakingSignalLingerMilliseconds` from
+    /// now: the next batch of the alert's tasks renews it, and once none comes the writers go on
+    /// a moment later.
+    private func endBreakingSignal() {
+        guard
+            breakingSignalled.withLock({ last in
+                defer { last = nil }
+                return last != nil
+            })
+        else { return }
+        let until = Int64(Date().timeIntervalSince1970 * 1_000) + Int64(max(0, configuration.breakingSignalLingerMilliseconds))
+        do {
+            _ = try redis.sendBlocking(RedisCommand("HSET", configuration.layout.breakingKey, signalField, String(until)))
+        } catch {
+            logger.warning("could not end the breaking alert's signal; it ends on its own", metadata: ["error": "\(error)"])
+        }
+    }
+
     private func process(_ tasks: [FanoutTask], source: Int32?, audiences: [Int: CorrectionAudience], producer: KafkaProducer) throws
         -> Outcome
     {
         executor.choosePartition(source: source)
         var outcome = Outcome()
+        // The batch's breaking tasks are done (or failed): registration writers go on.
+        defer { endBreakingSignal() }
         for (index, task) in tasks.enumerated() {
+            if lane == .express && task.event.urgency == .breaking { signalBreaking() }
             var log = logger
             log[metadataKey: "eventId"] = "\(task.eventId)"
             let progress: TaskProgress

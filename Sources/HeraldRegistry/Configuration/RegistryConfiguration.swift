@@ -24,6 +24,9 @@ public struct RegistryConfiguration: Sendable {
     public var maximumPageSize: Int = 1_000
     /// Seconds a write waits for Kafka's acknowledgement before failing with `.timeout`. Default 10.
     public var kafkaAckTimeout: Double = 10
+    /// Seconds one registration or installation write, and one indexer batch, waits at most
+    /// while a breaking alert fans out (`AlertYield`). Default 5; 0: writes never wait.
+    public var alertYieldSeconds: Double = 5
     /// Consumer group of the indexer role. Default `herald-indexer`.
     public var indexerGroup: String = "herald-indexer"
     /// Records per indexer batch (one poll, one Redis pipeline, one commit). Default 1,000.

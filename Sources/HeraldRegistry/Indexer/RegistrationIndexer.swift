@@ -37,6 +37,8 @@ public final class RegistrationIndexer: Service, Sendable {
     private let appliedCounter = Counter(label: "herald_registrations_applied_total")
     private let ignoredCounter = Counter(label: "herald_registrations_ignored_total")
     private let expiredCounter = Counter(label: "herald_registrations_expired_total")
+    /// A batch waits while a breaking alert fans out (`AlertYield`).
+    let alertYield: AlertYield
 
     /// - Parameter consumerConfiguration: broker address and client settings; the group is
     ///   `configuration.indexerGroup` unless one is set here.
@@ -58,6 +60,8 @@ public final class RegistrationIndexer: Service, Sendable {
         self.consumerConfiguration = consumer
         self.index = index
         self.logger = logger
+        self.alertYield = AlertYield(
+            pool: index.pool, key: index.layout.breakingKey, limit: .seconds(max(0, configuration.alertYieldSeconds)))
     }
 
     public var statistics: Statistics { state.withLock { $0 } }
@@ -118,6 +122,8 @@ public final class RegistrationIndexer: Service, Sendable {
     /// (the batch is then neither applied for sure nor committed; the next owner replays it).
     private func applyWithRetry(_ batch: [KafkaMessage]) async throws -> Bool {
         let (changes, unreadable) = RegistryRecord.decode(batch, logger: logger)
+        // The API has written most of these through already; they can wait for an alert.
+        await alertYield.waitWhileBreaking()
         var delay = Duration.milliseconds(100)
         var lettered = unreadable.isEmpty || deadLetters == nil
         while true {

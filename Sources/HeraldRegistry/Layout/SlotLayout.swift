@@ -118,6 +118,9 @@ public struct SlotLayout: Sendable, Hashable {
     public func templateKey(_ contentKey: String) -> String { "\(prefix):tpl:" + contentKey }
     /// The deployment's meta hash (slot count, layout, the index epoch of every hub).
     public var metaKey: String { "\(prefix):meta" }
+    /// Set while a worker of the deployment fans out a breaking alert, whatever its hub: the
+    /// deployment's registration writes wait while it is there (`AlertYield`).
+    public var breakingKey: String { "\(prefix):breaking" }
     /// The deployment's set of hubs other than the default that the index holds
     /// registrations of (the indexer adds a hub when it applies its first change).
     public var hubsKey: String { "\(prefix):hubs" }

@@ -26,6 +26,7 @@ extension RegistrationService {
         } catch {
             throw RegistryError(code: .invalid, message: "installation \(id) is invalid", issues: error.issues)
         }
+        await alertYield.waitWhileBreaking()
         let member = RegistryChange.installationKeyPrefix + id
         let version = try await reserve(
             member: member, slotId: id, expected: expectedVersion, refuseGone: false, what: "installation \(id)")
@@ -46,6 +47,7 @@ extension RegistrationService {
         case .notFound: throw RegistryError(code: .notFound, message: "installation \(id) does not exist")
         case .found: break
         }
+        await alertYield.waitWhileBreaking()
         let member = RegistryChange.installationKeyPrefix + id
         let version = try await reserve(
             member: member, slotId: id, expected: expectedVersion, refuseGone: false, what: "installation \(id)")

@@ -26,6 +26,8 @@ public final class RegistrationService: Sendable {
     let admin: KafkaAdmin?
     let issuer: RegistrationIdIssuer
     let logger: Logger
+    /// Writes wait while a breaking alert fans out (one per process: every hub's service shares it).
+    public let alertYield: AlertYield
 
     /// - Parameter admin: used by `isReady` to ask the broker about the topic; without one,
     ///   readiness only checks Redis.
@@ -39,6 +41,8 @@ public final class RegistrationService: Sendable {
         self.admin = admin
         self.issuer = RegistrationIdIssuer(secret: configuration.registrationIdSecret)
         self.logger = logger
+        self.alertYield = AlertYield(
+            pool: index.pool, key: index.layout.breakingKey, limit: .seconds(max(0, configuration.alertYieldSeconds)))
     }
 
     private init(_ base: RegistrationService, index: RegistrationIndex) {
@@ -48,6 +52,7 @@ public final class RegistrationService: Sendable {
         self.admin = base.admin
         self.issuer = base.issuer
         self.logger = base.logger
+        self.alertYield = base.alertYield
     }
 
     /// The hub whose registrations and installations this service reads and writes.
@@ -89,6 +94,7 @@ public final class RegistrationService: Sendable {
         } catch {
             throw RegistryError(code: .invalid, message: "registration \(id) is invalid", issues: error.issues)
         }
+        await alertYield.waitWhileBreaking()
         let version = try await reserve(member: id, slotId: id, expected: expectedVersion, refuseGone: true, what: "registration \(id)")
         var stored = registration
         stored.version = version
@@ -107,6 +113,7 @@ public final class RegistrationService: Sendable {
         case .notFound: throw RegistryError(code: .notFound, message: "registration \(id) does not exist")
         case .found: break
         }
+        await alertYield.waitWhileBreaking()
         let version = try await reserve(member: id, slotId: id, expected: expectedVersion, refuseGone: true, what: "registration \(id)")
         try await record(
             [.registrationDeleted(id: id, version: version)], member: id, slotId: id, version: version, what: "registration \(id)")
