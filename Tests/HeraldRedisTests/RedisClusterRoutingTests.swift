@@ -26,6 +26,9 @@ struct RedisClusterRoutingTests {
             try RedisClusterKeys.keys(of: command).map { String(decoding: $0, as: UTF8.self) }
         }
         #expect(try keys(RedisCommand("HGETALL", "herald:{3}:packs")) == ["herald:{3}:packs"])
+        // The breaking alert's signal (`herald:breaking`): set by a lane, read by registration writers.
+        #expect(try keys(RedisCommand("HVALS", "herald:breaking")) == ["herald:breaking"])
+        #expect(try keys(RedisCommand("PEXPIRE", "herald:breaking", "3000")) == ["herald:breaking"])
         #expect(try keys(RedisCommand("MGET", "a", "b")) == ["a", "b"])
         #expect(try keys(RedisCommand("MSET", "a", "1", "b", "2")) == ["a", "b"])
         #expect(try keys(RedisCommand("EVALSHA", "0123", 2, "k1", "k2", "arg")) == ["k1", "k2"])
