@@ -74,8 +74,9 @@ public struct PipelineConfiguration: Sendable {
     public var plannerDeliversNarrowEvents: Bool = true
     /// How far ahead an express lane running a breaking alert's tasks says its signal ends (its
     /// field of `SlotLayout.breakingKey`, renewed once a third of it has passed and shortened to
-    /// `breakingSignalLingerMilliseconds` when the lane's batch is done): the deployment's registration writes wait while a signal
-    /// lasts (`AlertYield`), and a crashed worker's ends on its own. 0: no signal.
+    /// `breakingSignalLingerMilliseconds` when the lane's batch is done): the deployment's
+    /// registration writes wait while a signal lasts (`AlertYield`), and a crashed worker's
+    /// ends on its own. 0: no signal.
     public var breakingSignalMilliseconds: Int = 3_000
     /// How long the signal lasts after a lane's batch of the alert's tasks is done, so the gap
     /// before its next batch does not let the writers back in between.

@@ -16,15 +16,14 @@ extension PopulationPhase.Context {
     /// The hub isolation rows (`BenchmarkReport.HubIsolation`). A second hub of
     /// `options.isolationAudience` registrations gets a breaking broadcast, timed alone, then
     /// while the main hub broadcasts to its whole population (`broadcastExpected` deliveries),
-    /// then while a third hub takes `options.isolationFlood` new registrations through the
-    /// script the API's write-through runs. The hubs share the workers, the broker and Redis.
+    /// then while a third hub takes a flood of new registrations through the API's write path
+    /// (at most `options.isolationFlood`), each in `options.isolationPairs` pairs with the alert
+    /// alone right before. The hubs share the workers, the broker and Redis.
     ///
     /// `cleanUp` is told each Redis key prefix and topic to be removed with the phase's.
     func hubIsolation(broadcastExpected: Int, cleanUp: @escaping @Sendable (PhaseLeftover) -> Void) async throws
         -> [BenchmarkReport.HubIsolation]
     {
-        let configuration = phase.configuration
-        let logger = phase.environment.logger
         let prefix = phase.names.redisPrefix
         let timeout = Duration.seconds(options.eventTimeoutSeconds)
         try await createHubs(
@@ -34,16 +33,7 @@ extension PopulationPhase.Context {
 
         let audience = SeedPopulation(
             count: options.isolationAudience, seed: phase.population.seed &+ 0x5B0A_7500, latencyUsers: 0, hub: Self.alertHub)
-        let layout = configuration.layout.hub(Self.alertHub)
-        cleanUp(.keys(prefix: layout.hubPrefix))
-        let seeded = try await PopulationSeeder(
-            population: audience, layout: layout, redis: configuration.redis, path: options.seedPath, batchSize: options.seedBatch,
-            threads: options.seedThreads, logger: logger
-        ).seed()
-        Console.say(
-            "  isolation: seeded \(Console.count(seeded.registrations)) registrations of hub \(Self.alertHub) in \(Console.fixed(seeded.seconds)) s"
-        )
-        _ = try await RedisBackgroundWork.waitUntilIdle(configuration.redis)
+        try await seed(audience, cleanUp: cleanUp)
 
         var alert = BenchmarkEvents.broadcast(id: "\(prefix)-other-hub")
         alert.hub = Self.alertHub
@@ -133,7 +123,6 @@ extension PopulationPhase.Context {
     /// the other, so each pair shares the machine's state of the moment. Every capped broadcast
     /// reads the alert bitmaps of the ones before it in every slot and records its own.
     func capPairs(rules: String, pairs: Int, expected: Int, cleanUp: (PhaseLeftover) -> Void) async throws -> [BenchmarkReport.Fanout] {
-        let configuration = phase.configuration
         let caps: [FrequencyCap]
         do { caps = try FrequencyCap.parseList(rules) } catch {
             throw BenchmarkError("the frequency-cap rules \"\(rules)\" cannot be read: \(error)")
@@ -143,16 +132,7 @@ extension PopulationPhase.Context {
         let capped = SeedPopulation(
             count: population.count, seed: population.seed, latencyUsers: population.latencyUsers,
             templateVariants: population.templateVariants, hub: Self.cappedHub)
-        let layout = configuration.layout.hub(Self.cappedHub)
-        cleanUp(.keys(prefix: layout.hubPrefix))
-        let seeded = try await PopulationSeeder(
-            population: capped, layout: layout, redis: configuration.redis, path: options.seedPath, batchSize: options.seedBatch,
-            threads: options.seedThreads, logger: phase.environment.logger
-        ).seed()
-        Console.say(
-            "  seeded the \(Console.count(seeded.registrations)) registrations again into hub \(Self.cappedHub) (\(rules)) in \(Console.fixed(seeded.seconds)) s"
-        )
-        _ = try await RedisBackgroundWork.waitUntilIdle(configuration.redis)
+        try await seed(capped, cleanUp: cleanUp)
         let prefix = phase.names.redisPrefix
         var rows: [BenchmarkReport.Fanout] = []
         for index in 1...pairs {
@@ -165,6 +145,22 @@ extension PopulationPhase.Context {
             rows.append(try await fanout(label: PopulationPhase.capsLabel(index, rules: rules), event: limited, expected: expected))
         }
         return rows
+    }
+
+    /// Seeds `population` into its hub's keys (told to `cleanUp`) and waits for Redis's
+    /// background rewrite of them to end.
+    private func seed(_ population: SeedPopulation, cleanUp: (PhaseLeftover) -> Void) async throws {
+        let configuration = phase.configuration
+        let layout = configuration.layout.hub(population.hub)
+        cleanUp(.keys(prefix: layout.hubPrefix))
+        let seeded = try await PopulationSeeder(
+            population: population, layout: layout, redis: configuration.redis, path: options.seedPath, batchSize: options.seedBatch,
+            threads: options.seedThreads, logger: phase.environment.logger
+        ).seed()
+        Console.say(
+            "  seeded \(Console.count(seeded.registrations)) registrations of hub \(population.hub) in \(Console.fixed(seeded.seconds)) s"
+        )
+        _ = try await RedisBackgroundWork.waitUntilIdle(configuration.redis)
     }
 
     /// Creates `hubs` on the phase's hubs topic, as `PUT /v1/hubs/{hub}` does; the planners

@@ -175,7 +175,7 @@ struct PopulationPhase {
         )
         resources.publisher = publisher
         for index in 0..<options.workers {
-            var spec = WorkerSpec(names: names, index: index)
+            let spec = WorkerSpec(names: names, index: index)
             resources.workers.append(
                 try WorkerProcess(launch: environment.workerLaunch(spec), spec: spec, logDirectory: environment.workDirectory))
         }

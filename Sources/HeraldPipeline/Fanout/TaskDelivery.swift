@@ -144,7 +144,6 @@ final class TaskDelivery: Sendable {
         var statuses: [StatusRecord] = []
     }
 
-    /// Runs on the lane's thread: blocking Redis calls and producer enqueues, no awaits.
     /// Tells the deployment's registration writers that this lane runs a breaking alert's
     /// tasks, so they wait (`AlertYield`) instead of taking the cores, Redis and the broker from
     /// the alert: the lane's field of `SlotLayout.breakingKey` holds when the signal ends
@@ -162,7 +161,7 @@ final class TaskDelivery: Sendable {
         }
         guard due else { return }
         gate.countBreakingSignal()
-        let until = Int64(Date().timeIntervalSince1970 * 1_000) + Int64(milliseconds)
+        let until = Self.epochMilliseconds(after: milliseconds)
         let key = configuration.layout.breakingKey
         do {
             for reply in try redis.pipelineBlocking([
@@ -185,7 +184,7 @@ final class TaskDelivery: Sendable {
                 return last != nil
             })
         else { return }
-        let until = Int64(Date().timeIntervalSince1970 * 1_000) + Int64(max(0, configuration.breakingSignalLingerMilliseconds))
+        let until = Self.epochMilliseconds(after: configuration.breakingSignalLingerMilliseconds)
         do {
             _ = try redis.sendBlocking(RedisCommand("HSET", configuration.layout.breakingKey, signalField, String(until)))
         } catch {
@@ -193,6 +192,12 @@ final class TaskDelivery: Sendable {
         }
     }
 
+    /// A signal's end `milliseconds` from now, as `AlertYield` compares it: milliseconds since 1970.
+    private static func epochMilliseconds(after milliseconds: Int) -> Int64 {
+        Int64(Date().timeIntervalSince1970 * 1_000) + Int64(max(0, milliseconds))
+    }
+
+    /// Runs on the lane's thread: blocking Redis calls and producer enqueues, no awaits.
     private func process(_ tasks: [FanoutTask], source: Int32?, audiences: [Int: CorrectionAudience], producer: KafkaProducer) throws
         -> Outcome
     {

@@ -60,8 +60,7 @@ public final class RegistrationIndexer: Service, Sendable {
         self.consumerConfiguration = consumer
         self.index = index
         self.logger = logger
-        self.alertYield = AlertYield(
-            pool: index.pool, key: index.layout.breakingKey, limit: .seconds(max(0, configuration.alertYieldSeconds)))
+        self.alertYield = AlertYield(index: index, configuration: configuration)
     }
 
     public var statistics: Statistics { state.withLock { $0 } }

@@ -6,7 +6,7 @@ import Synchronization
 ///
 /// An express lane running a breaking alert's tasks holds a field of `SlotLayout.breakingKey`
 /// (a hash: lane -> when its signal ends, in milliseconds since 1970), renewed while the work
-/// lasts and removed when it is done. A write of a registration or an installation
+/// lasts and cut short when it is done. A write of a registration or an installation
 /// (`RegistrationService`) and a batch of the indexer wait while a signal lasts, at most
 /// `limit` each, before they touch Redis or Kafka: where an alert shares the cores,
 /// Redis's one thread and the broker with a flood of registration writes, the flood pauses and
@@ -33,6 +33,12 @@ public final class AlertYield: Sendable {
         self.key = key
         self.limit = limit
         self.checkEvery = checkEvery
+    }
+
+    /// The yield of the registrations in `index`'s deployment, waiting at most
+    /// `configuration.alertYieldSeconds`.
+    public convenience init(index: RegistrationIndex, configuration: RegistryConfiguration) {
+        self.init(pool: index.pool, key: index.layout.breakingKey, limit: .seconds(max(0, configuration.alertYieldSeconds)))
     }
 
     /// Writes that found a breaking alert in flight and waited (tests and diagnostics).

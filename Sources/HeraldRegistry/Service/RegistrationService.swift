@@ -41,8 +41,7 @@ public final class RegistrationService: Sendable {
         self.admin = admin
         self.issuer = RegistrationIdIssuer(secret: configuration.registrationIdSecret)
         self.logger = logger
-        self.alertYield = AlertYield(
-            pool: index.pool, key: index.layout.breakingKey, limit: .seconds(max(0, configuration.alertYieldSeconds)))
+        self.alertYield = AlertYield(index: index, configuration: configuration)
     }
 
     private init(_ base: RegistrationService, index: RegistrationIndex) {
