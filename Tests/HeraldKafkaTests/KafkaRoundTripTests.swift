@@ -218,19 +218,21 @@ struct KafkaRoundTripTests {
 
     @Test("flush reports enqueued records that failed delivery, once")
     func flushReportsEnqueueFailures() async throws {
-        let topic = TestBroker.uniqueName("enqueue-failure")
-        try await broker.createTopic(topic, partitions: 1)
-        var configuration = broker.producerConfiguration()
-        configuration.messageTimeoutMs = 3_000
+        // Against a broker that never answers, every record fails at its message timeout, in
+        // the delivery reports (a refusal at enqueue would depend on when metadata arrives).
+        let silent = try SilentListener()
+        var configuration = KafkaProducerConfiguration(bootstrapServers: silent.address)
+        configuration.messageTimeoutMs = 1_000
         let producer = try KafkaProducer(configuration: configuration, logger: testLogger)
-        try producer.enqueue(KafkaOutgoingMessage(topic: topic, key: nil, value: "fine"))
+        let topic = TestBroker.uniqueName("enqueue-failure")
         for _ in 0..<3 { try producer.enqueue(KafkaOutgoingMessage(topic: topic, partition: 9, key: nil, value: bytes("lost"))) }
         let error = await #expect(throws: KafkaError.self) { try await producer.flush() }
         #expect(error?.message.contains("3 enqueued record(s) failed") == true)
         #expect(error?.topic == topic)
         try await producer.flush()
         #expect(producer.deliveryFailureCount == 3)
-        #expect(producer.deliveredCount == 1)
+        #expect(producer.deliveredCount == 0)
+        #expect(producer.outstandingCount == 0)
         await producer.shutdown()
     }
 
@@ -238,8 +240,24 @@ struct KafkaRoundTripTests {
     func failureOnlyReportsAndTopicHandles() async throws {
         let topic = TestBroker.uniqueName("failure-only")
         try await broker.createTopic(topic, partitions: 1)
+        // Failures are reported: against a broker that never answers, each record fails at its
+        // message timeout, and flush reports them.
+        let silent = try SilentListener()
+        var unanswered = KafkaProducerConfiguration(bootstrapServers: silent.address)
+        unanswered.messageTimeoutMs = 1_000
+        unanswered.reportsSuccessfulDeliveries = false
+        let failing = try KafkaProducer(configuration: unanswered, logger: testLogger)
+        let failingHandle = try failing.topic(topic)
+        for _ in 0..<3 {
+            try bytes("lost").withUnsafeBytes { try failing.enqueue(to: failingHandle, partition: 9, key: nil, value: $0) }
+        }
+        let error = await #expect(throws: KafkaError.self) { try await failing.flush() }
+        #expect(error?.message.contains("3 enqueued record(s) failed") == true)
+        #expect(failing.deliveryFailureCount == 3)
+        #expect(failing.outstandingCount == 0)
+        await failing.shutdown()
+
         var configuration = broker.producerConfiguration()
-        configuration.messageTimeoutMs = 3_000
         configuration.reportsSuccessfulDeliveries = false
         let producer = try KafkaProducer(configuration: configuration, logger: testLogger)
         let handle = try producer.topic(topic)
@@ -252,21 +270,14 @@ struct KafkaRoundTripTests {
                 }
             }
         }
-        for _ in 0..<3 {
-            try bytes("lost").withUnsafeBytes { try producer.enqueue(to: handle, partition: 9, key: nil, value: $0) }
-        }
-        let error = await #expect(throws: KafkaError.self) { try await producer.flush() }
-        #expect(error?.message.contains("3 enqueued record(s) failed") == true)
-        #expect(producer.deliveryFailureCount == 3)
-        #expect(producer.deliveredCount == 0, "successful records are not reported")
-        #expect(producer.outstandingCount == 0)
         // Without success reports, flush steps in 1 ms waits until every record is acknowledged.
         for number in 0..<50 {
             try bytes("more\(number)").withUnsafeBytes { try producer.enqueue(to: handle, key: nil, value: $0) }
         }
         try await producer.flush()
         #expect(producer.outstandingCount == 0)
-        #expect(producer.deliveryFailureCount == 3)
+        #expect(producer.deliveredCount == 0, "successful records are not reported")
+        #expect(producer.deliveryFailureCount == 0)
 
         let refused = await #expect(throws: KafkaError.self) {
             try await producer.send(KafkaOutgoingMessage(topic: topic, key: nil, value: bytes("x")))

@@ -74,3 +74,34 @@ extension KafkaOutgoingMessage {
         self.init(topic: topic, key: key.map { Array($0.utf8) }, value: Array(value.utf8))
     }
 }
+
+/// A TCP port on 127.0.0.1 that takes connections and never answers them, as a hung broker
+/// would: a client pointed at it never learns any metadata, so every record it enqueues fails
+/// at its message timeout, in the delivery reports, and never at enqueue.
+final class SilentListener {
+    let address: String
+    private let descriptor: Int32
+
+    init() throws {
+        let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard descriptor >= 0 else { throw TestServerError(message: "socket() failed for the silent listener") }
+        var socketAddress = sockaddr_in()
+        socketAddress.sin_family = sa_family_t(AF_INET)
+        socketAddress.sin_addr.s_addr = inet_addr("127.0.0.1")
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let listening = withUnsafeMutablePointer(to: &socketAddress) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                bind(descriptor, $0, length) == 0 && listen(descriptor, 16) == 0
+                    && getsockname(descriptor, $0, &length) == 0
+            }
+        }
+        guard listening else {
+            close(descriptor)
+            throw TestServerError(message: "the silent listener could not listen on 127.0.0.1")
+        }
+        self.descriptor = descriptor
+        address = "127.0.0.1:\(UInt16(bigEndian: socketAddress.sin_port))"
+    }
+
+    deinit { close(descriptor) }
+}
