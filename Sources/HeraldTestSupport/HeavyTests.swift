@@ -38,28 +38,30 @@ public actor HeavyTestSlots {
         files = sharedDirectory.map { SlotFiles(directory: $0, count: max(1, limit)) }
     }
 
-    /// Runs `body` in a slot. With `HERALD_TEST_HEAVY_TIMES` set to a file, each slot's time
-    /// (seconds, then the test's name) is appended to it: `sort -rn` shows what the pass waits on.
+    /// Runs `body` in a slot. With `HERALD_TEST_HEAVY_TIMES` set to a file, each slot's time is
+    /// appended to it (seconds held, when it was taken in seconds since 1970, the test's name):
+    /// `sort -rn` shows what the pass waits on, `sort -k2 -n` the order the slots were taken in.
     public func withSlot(named name: String = "", _ body: @Sendable () async throws -> Void) async throws {
         await acquire()
         let held = await files?.claim()
         let start = ContinuousClock.now
+        let taken = Date().timeIntervalSince1970
         defer {
             if let held { files?.release(held) }
             release()
-            record(name, start.duration(to: .now))
+            record(name, taken: taken, held: start.duration(to: .now))
         }
         try await body()
     }
 
-    private func record(_ name: String, _ held: Duration) {
+    private func record(_ name: String, taken: TimeInterval, held: Duration) {
         guard let path = ProcessInfo.processInfo.environment["HERALD_TEST_HEAVY_TIMES"], !path.isEmpty,
             let file = FileHandle(forWritingAtPath: path) ?? Self.create(path)
         else { return }
         defer { try? file.close() }
         let seconds = Double(held.components.seconds) + Double(held.components.attoseconds) / 1e18
         _ = try? file.seekToEnd()
-        try? file.write(contentsOf: Data((String(format: "%.1f", seconds) + "\t\(name)\n").utf8))
+        try? file.write(contentsOf: Data((String(format: "%.1f\t%.1f", seconds, taken) + "\t\(name)\n").utf8))
     }
 
     private static func create(_ path: String) -> FileHandle? {
