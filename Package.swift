@@ -127,7 +127,7 @@ let package = Package(
                 .product(name: "Metrics", package: "swift-metrics"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
             ],
-            resources: [.copy("openapi.yaml")]
+            resources: [.copy("openapi.yaml"), .copy("Console")]
         ),
         .target(
             name: "HeraldApp",

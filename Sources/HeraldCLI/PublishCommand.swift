@@ -15,6 +15,8 @@ struct PublishCommand: AsyncParsableCommand {
             Either build the event from flags:
               herald publish --tags 'World || Politics' --property News_English='Summit ends' --property News_French='Fin du sommet'
             or give a whole event: herald publish --file event.json (JSON as in docs/topics.md).
+            A breaking alert goes ahead of the fan-outs already running: --urgency breaking
+            (normal is the default; bulk for digests).
             Schedule it with --at 2026-11-25T07:30:00Z (one instant) or --at-local 2026-11-25T07:30:00
             (that hour in each device's own time zone).
             Test it first on your own devices: --test-recipient <registration or installation id> or
@@ -37,6 +39,7 @@ struct PublishCommand: AsyncParsableCommand {
     @Option(name: .customLong("template"), help: "Only deliver to templates with this name; repeatable.") var templates: [String] = []
     @Option(help: "ISO-8601 expiry, e.g. 2026-11-21T19:00:00Z.") var expiresAt: String?
     @Option(help: "high or normal.") var priority: String?
+    @Option(help: "breaking (ahead of the fan-outs already running), normal (the default) or bulk.") var urgency: String?
     @Option(help: "Collapse id (apns-collapse-id, FCM collapse key).") var collapseId: String?
     @Option(help: "Send at this instant (RFC 3339, e.g. 2026-11-25T07:30:00Z): sendAt.") var at: String?
     @Option(help: "Send at this wall-clock time in each device's time zone (e.g. 2026-11-25T07:30:00): sendAtLocal.")
@@ -52,7 +55,7 @@ struct PublishCommand: AsyncParsableCommand {
     func validate() throws {
         if file != nil,
             tags != nil || !properties.isEmpty || !natives.isEmpty || !templates.isEmpty
-                || expiresAt != nil || priority != nil || collapseId != nil || id != nil || at != nil || atLocal != nil
+                || expiresAt != nil || priority != nil || urgency != nil || collapseId != nil || id != nil || at != nil || atLocal != nil
                 || !testRecipients.isEmpty
         {
             throw ValidationError("--file gives the whole event; do not combine it with other event flags")
@@ -118,6 +121,7 @@ struct PublishCommand: AsyncParsableCommand {
         if !templates.isEmpty { object["templates"] = templates }
         if let expiresAt { object["expiresAt"] = expiresAt }
         if let priority { object["priority"] = priority }
+        if let urgency { object["urgency"] = urgency }
         if let collapseId { object["collapseId"] = collapseId }
         if let at { object["sendAt"] = at }
         if let atLocal { object["sendAtLocal"] = atLocal }

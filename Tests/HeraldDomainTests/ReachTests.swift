@@ -27,6 +27,24 @@ struct ReachTests {
         #expect(points.sorted { $0.elapsedMs < $1.elapsedMs }.map { "\($0.elapsedMs):\($0.count)" } == ["100:2", "12000:1"])
     }
 
+    @Test("the reach over time: running totals per stage from the stores' step fields, ascending, times before the publish at 0")
+    func reachSeriesFromTheStoresFields() {
+        let start: Int64 = 1_700_000_000_000
+        let series = ReachSeries(
+            progress: ["c:\(start + 250)": 40, "c:\(start + 100)": 60, "c:\(start - 30)": 5, "n:total": 105, "c:x": 9, "c:\(start + 900)": 0],
+            push: ["sent@200": 30, "sent@0": 10, "apns:sent": 40, "sent@12000": 2],
+            engagements: ["opened@1500": 1, "opened": 3, "opened@40": 2, "opened:p:apns": 3],
+            startMs: start)
+        let text = { (points: [ReachSeries.Point]) in points.map { "\($0.elapsedMs):\($0.count)" } }
+        #expect(text(series.committed) == ["0:5", "100:65", "250:105"])
+        #expect(text(series.sent) == ["0:10", "200:40", "12000:42"])
+        #expect(text(series.opened) == ["40:2", "1500:3"])
+        // Two steps at one time (a commit before the publish and one at it) make one point.
+        let same = ReachSeries(progress: ["c:\(start - 1)": 1, "c:\(start)": 2], push: [:], engagements: [:], startMs: start)
+        #expect(text(same.committed) == ["0:3"])
+        #expect(ReachSeries(progress: [:], push: [:], engagements: [:], startMs: start) == ReachSeries())
+    }
+
     @Test func theStatusCarriesItsReach() throws {
         var status = StatusRecord.accepted(eventId: "bn-1", taskCount: 1, publishedAt: nil, acceptedAt: Date(timeIntervalSince1970: 0))
         status.reach = Reach(committed: ReachCurve(count: 2, firstMs: 4, p50Ms: 4, p90Ms: 9, p99Ms: 9, allMs: 9))

@@ -63,7 +63,7 @@ extension Caller {
         case (_, .manageHubs): allowed = managesNamespace
         case (_, .manageOwnDevice): allowed = has(.listen) || has(.manage)
         case (_, .listDevices): allowed = has(.manage) || has(.listen)
-        case (_, .publish), (_, .readNotificationStatus): allowed = has(.send) || has(.manage)
+        case (_, .publish), (_, .readNotificationStatus), (_, .openConsole): allowed = has(.send) || has(.manage)
         case (_, .reportEngagement): allowed = has(.listen) || has(.manage)
         case (_, .listSchedules): allowed = has(.manage)
         }
@@ -135,10 +135,12 @@ enum APIAction: Sendable, CustomStringConvertible {
     case listDevices
     /// `POST /v1/notifications`.
     case publish
-    /// `GET /v1/notifications/{id}`.
     /// Report that a device opened or dismissed an alert (the app, with a Listen key).
     case reportEngagement
+    /// `GET /v1/notifications/{id}`, its reach, and the hub's recent events.
     case readNotificationStatus
+    /// Sign in to the console (`GET /v1/console/session`): the newsroom's keys, not a device's.
+    case openConsole
     /// `GET /v1/notifications?state=scheduled`.
     case listSchedules
     /// Create, read, change and delete hubs and read their keys (`/v1/hubs`).
@@ -153,6 +155,7 @@ enum APIAction: Sendable, CustomStringConvertible {
         case .publish: "send notifications"
         case .readNotificationStatus: "read notification status"
         case .reportEngagement: "report engagements"
+        case .openConsole: "open the console (a Send or Manage key may; a Listen key may not)"
         }
     }
 }

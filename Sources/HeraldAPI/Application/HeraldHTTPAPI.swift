@@ -33,6 +33,11 @@ public func buildRouter(
             message: "openapi.yaml is missing: install the herald_HeraldAPI.resources folder next to the herald executable")
     }
     OperationsRoutes(readinessChecks: services.readinessChecks, prometheus: prometheus, openAPI: openAPI).add(to: router)
+    guard let consoleAssets = ConsoleRoutes.bundledAssets() else {
+        throw APIConfigurationError(
+            code: "console_files_missing",
+            message: "the console's files are missing: install the herald_HeraldAPI.resources folder next to the herald executable")
+    }
 
     var userTokens: UserTokenVerifier?
     if let key = configuration.userTokenKey {
@@ -44,6 +49,7 @@ public func buildRouter(
     let authenticator = RequestAuthenticator(configuration: configuration, userTokens: userTokens, now: now)
     let v1 = router.group("v1").add(middleware: AuthenticationMiddleware(authenticator: authenticator, hubs: services.hubs))
     HubRoutes(hubs: services.hubs, hubResource: configuration.hubResource, credentialCheck: services.credentialCheck).add(to: v1)
+    ConsoleRoutes(assets: consoleAssets, hubResource: configuration.hubResource).add(to: router, v1: v1)
     // The default hub's routes at /v1/…, and every hub's at /v1/hubs/{hub}/…: the same
     // handlers, which read the hub from the path (`RequestReading.hub(of:)`).
     // Azure Notification Hubs' REST protocol at /{hub}/…, on the same cores.

@@ -22,6 +22,8 @@ struct NotificationRoutes: Sendable {
     var cancelWait: Duration = .seconds(5)
     /// How long a rehearsal (`?dryRun=true`) is waited for before answering 202.
     var rehearsalWait: Duration = .seconds(5)
+    /// How `GET /v1/notifications/{id}/live` follows an event.
+    var live = LiveWatch()
     /// Gives the original back for a correction; nil: corrections answer 503.
     var archive: (any EventArchive)? = nil
     /// Keeps readers' engagements; nil: they answer 503.
@@ -36,6 +38,7 @@ struct NotificationRoutes: Sendable {
         group.delete("notifications/{id}", use: cancel)
         group.post("notifications/{id}/corrections", use: correct)
         group.post("notifications/{id}/engagements", use: engage)
+        addWatching(to: group)
     }
 
     /// `POST /v1/notifications/{id}/engagements` (Listen, from the app): the device opened or
@@ -234,11 +237,14 @@ struct NotificationRoutes: Sendable {
         return (record, outcome == .cancelled ? .ok : .accepted)
     }
 
-    /// `GET /v1/notifications?state=scheduled` (Manage): the schedules with releases pending.
+    /// `GET /v1/notifications?state=scheduled` (Manage): the schedules with releases pending;
+    /// `?state=recent` (Send, Manage): the hub's most recent events (`recent`).
     @Sendable func list(_ request: Request, context: APIRequestContext) async throws -> Response {
+        if request.uri.queryParameters.get("state") == "recent" { return try await recent(request, context: context) }
         try context.requireCaller().authorize(.listSchedules)
         guard request.uri.queryParameters.get("state") == StatusRecord.State.scheduled.rawValue else {
-            throw APIError.invalidParameter("state", "only state=scheduled is listed (the pending schedules)")
+            throw APIError.invalidParameter(
+                "state", "state=scheduled lists the pending schedules, state=recent the hub's recent events; nothing else is listed")
         }
         let scheduler = try requireScheduler()
         let pending: [ScheduledEvent]
@@ -269,7 +275,7 @@ struct NotificationRoutes: Sendable {
         return .json(.object([JSONMember(key: "notifications", value: .array(items))]), status: .ok)
     }
 
-    private func eventId(_ context: APIRequestContext) throws -> String {
+    func eventId(_ context: APIRequestContext) throws -> String {
         let id = try RequestReading.parameter("id", of: context)
         // A test send's status is read under its own id (`<id>~test-<partition>-<offset>`).
         if let problem = IdentifierRules.eventIdProblem(id), DerivedSend.parse(id) == nil {

@@ -116,9 +116,15 @@ public protocol NotificationStatusReading: Sendable {
     func measuredThroughput() async throws -> Int?
     /// A test send's receipts so far, by registration id: the outcome and its reason.
     func testOutcomes(eventId: String, hub: HubName) async throws -> [String: (outcome: PushOutcome, reason: String?)]
+    /// The hub's most recent events, newest first, at most `limit`, each with its latest status.
+    func recent(hub: HubName, limit: Int) async throws -> [StatusRecord]
+    /// The event's reach over time; nil when no status is known for it.
+    func reachSeries(eventId: String, hub: HubName) async throws -> ReachSeries?
 }
 
 extension NotificationStatusReading {
+    public func recent(hub: HubName, limit: Int) async throws -> [StatusRecord] { [] }
+    public func reachSeries(eventId: String, hub: HubName) async throws -> ReachSeries? { nil }
     public func previews(eventId: String, hub: HubName) async throws -> [RehearsalPreview] { [] }
     public func measuredThroughput() async throws -> Int? { nil }
     public func testOutcomes(eventId: String, hub: HubName) async throws -> [String: (outcome: PushOutcome, reason: String?)] { [:] }

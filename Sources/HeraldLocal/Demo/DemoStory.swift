@@ -58,11 +58,22 @@ struct DemoStory: Service {
             say(
                 "\nHerald keeps running: API on \(client.baseURL.absoluteString), worker roles planner, fanout, indexer, scheduler, sender."
             )
+            say("The newsroom console: \(consoleURL)  (sign in with the newsroom's Send key, as this connection string:)")
+            say("  \(connectionString(send))")
             say("Try: herald tail deliveries --follow   (in another terminal).  Ctrl-C stops everything cleanly.")
         } else {
             kill(getpid(), SIGTERM)
         }
         try? await gracefulShutdown()
+    }
+
+    /// The console's page on this API.
+    var consoleURL: String { client.baseURL.appendingPathComponent("console/").absoluteString }
+
+    /// Azure's form of a policy's key, which the console signs in with.
+    func connectionString(_ policy: (name: String, key: String)) -> String {
+        let host = client.baseURL.host.map { "\($0):\(client.baseURL.port ?? 80)" } ?? "localhost"
+        return "Endpoint=sb://\(host)/;SharedAccessKeyName=\(policy.name);SharedAccessKey=\(policy.key)"
     }
 
     private func sas(_ policy: (name: String, key: String)) -> String {

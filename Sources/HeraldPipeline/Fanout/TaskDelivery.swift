@@ -161,7 +161,7 @@ final class TaskDelivery: Sendable {
         }
         guard due else { return }
         gate.countBreakingSignal()
-        let until = Self.epochMilliseconds(after: milliseconds)
+        let until = BreakingSignal.until(after: milliseconds)
         let key = configuration.layout.breakingKey
         do {
             for reply in try redis.pipelineBlocking([
@@ -184,17 +184,12 @@ final class TaskDelivery: Sendable {
                 return last != nil
             })
         else { return }
-        let until = Self.epochMilliseconds(after: configuration.breakingSignalLingerMilliseconds)
+        let until = BreakingSignal.until(after: configuration.breakingSignalLingerMilliseconds)
         do {
             _ = try redis.sendBlocking(RedisCommand("HSET", configuration.layout.breakingKey, signalField, String(until)))
         } catch {
             logger.warning("could not end the breaking alert's signal; it ends on its own", metadata: ["error": "\(error)"])
         }
-    }
-
-    /// A signal's end `milliseconds` from now, as `AlertYield` compares it: milliseconds since 1970.
-    private static func epochMilliseconds(after milliseconds: Int) -> Int64 {
-        Int64(Date().timeIntervalSince1970 * 1_000) + Int64(max(0, milliseconds))
     }
 
     /// Runs on the lane's thread: blocking Redis calls and producer enqueues, no awaits.

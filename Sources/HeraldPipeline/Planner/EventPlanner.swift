@@ -31,8 +31,8 @@ public final class EventPlanner: Sendable {
 
     let configuration: PipelineConfiguration
     let planner: FanoutPlanner
-    private let redis: RedisConnection
-    private let logger: Logger
+    let redis: RedisConnection
+    let logger: Logger
     private let metrics: PipelineMetrics
     /// Partition counts of the task topics as the cluster reports them.
     private let taskPartitions: Int32
@@ -70,6 +70,9 @@ public final class EventPlanner: Sendable {
         var statuses: [StatusRecord] = []
         /// Partitions of `herald.tasks` written to, for `TaskNotices` once the transaction committed.
         var taskPartitions: Set<KafkaTopicPartition> = []
+        /// True once the batch held a breaking alert to send now: the planner signalled it to the
+        /// registration writers (`signalBreaking`).
+        var signalledBreaking = false
     }
 
     /// Handles one batch inside the caller's open transaction: queues its tasks, statuses and
@@ -80,6 +83,7 @@ public final class EventPlanner: Sendable {
             let outcome = try await handle(message, producer: producer, planned: &planned, now: configuration.scheduleClock())
             metrics.events(outcome.rawValue).increment()
         }
+        if planned.signalledBreaking { await endBreakingSignal() }
         return planned
     }
 
@@ -87,11 +91,36 @@ public final class EventPlanner: Sendable {
     /// see `StatusScripts`).
     func store(_ statuses: [StatusRecord]) async throws {
         guard !statuses.isEmpty else { return }
-        let commands = statuses.map {
+        var commands = statuses.map {
             StatusScripts.write($0, layout: configuration.layout, ttlSeconds: configuration.statusTTLSeconds)
         }
+        commands += Self.recentCommands(statuses, layout: configuration.layout, ttlSeconds: configuration.statusTTLSeconds)
         for reply in try await redis.pipeline(commands) { _ = try reply.get() }
     }
+
+    /// The hubs' lists of recent events (`SlotLayout.recentKey`) with the events of `statuses`
+    /// added (once, at their publish time; rehearsals left out), each list cut to its newest
+    /// `recentEventsKept` and living as long as a status.
+    static func recentCommands(_ statuses: [StatusRecord], layout: SlotLayout, ttlSeconds: Int) -> [RedisCommand] {
+        var byHub: [HubName: [StatusRecord]] = [:]
+        for record in statuses where !record.isRehearsal { byHub[record.hub, default: []].append(record) }
+        var commands: [RedisCommand] = []
+        for (hub, records) in byHub.sorted(by: { $0.key.rawValue < $1.key.rawValue }) {
+            let key = layout.hub(hub).recentKey
+            var add: [any RedisArgument] = [key, "NX"]
+            for record in records {
+                add.append(String(ISO8601Timestamp.milliseconds(record.timings.publishedAt ?? record.timings.acceptedAt)))
+                add.append(record.eventId)
+            }
+            commands.append(RedisCommand("ZADD", arguments: add))
+            commands.append(RedisCommand("ZREMRANGEBYRANK", key, "0", String(-(recentEventsKept + 1))))
+            commands.append(.expire(key, seconds: ttlSeconds))
+        }
+        return commands
+    }
+
+    /// How many recent events each hub's list keeps.
+    static let recentEventsKept = 1_000
 
     func handle(_ message: KafkaMessage, producer: KafkaProducer, planned: inout PlannedBatch, now: Date = Date()) async throws -> Outcome {
         let topics = configuration.topics
@@ -168,6 +197,10 @@ public final class EventPlanner: Sendable {
                 return .deadLetter
             }
             return try await planCorrection(event, eventId: eventId, message: message, producer: producer, planned: &planned, now: now)
+        }
+        if !rehearsal, event.urgency == .breaking, event.testRecipients == nil, case .sendNow = decision, !planned.signalledBreaking {
+            planned.signalledBreaking = true
+            await signalBreaking()
         }
         if event.testRecipients != nil, !rehearsal {
             return try await planTestSend(event, eventId: eventId, message: message, producer: producer, planned: &planned, now: now)

@@ -50,6 +50,41 @@ public struct StatusReader: Sendable {
         return record
     }
 
+    /// The hub's most recent events (`SlotLayout.recentKey`), newest first, at most `limit`,
+    /// each with its latest status (with the sender's counts); events whose status has expired
+    /// are left out.
+    public func recent(hub: HubName = .default, limit: Int) async throws -> [StatusRecord] {
+        let key = layout.hub(hub).recentKey
+        let ids = try await pool.withConnection {
+            try await $0.send(RedisCommand("ZREVRANGE", key, "0", String(max(0, limit - 1)), isReadOnly: true))
+        }.array?.compactMap(\.string) ?? []
+        var records: [StatusRecord] = []
+        for id in ids {
+            if let record = try await status(eventId: id, hub: hub) { records.append(record) }
+        }
+        return records
+    }
+
+    /// The event's reach over time (`ReachSeries`): its deliveries committed, sent and opened,
+    /// by milliseconds from its publish; nil when the event is unknown.
+    public func reachSeries(eventId: String, hub: HubName = .default) async throws -> ReachSeries? {
+        let layout = layout.hub(hub)
+        let replies = try await pool.withConnection { connection in
+            try await connection.pipeline([
+                .get(layout.statusKey(eventId: eventId)), .hgetall(layout.progressKey(eventId: eventId)),
+                .hgetall(layout.pushCountsKey(eventId: eventId)), .hgetall(layout.engagementsKey(eventId: eventId)),
+            ])
+        }
+        guard let bytes = try replies[0].get().bytes else { return nil }
+        let record = try StatusCoding.decodeStatus(bytes)
+        let counts = { (reply: RedisValue) -> [String: Int] in
+            (reply.fieldValuePairs ?? [:]).compactMapValues { $0.string.flatMap { Int($0) } }
+        }
+        return ReachSeries(
+            progress: counts(try replies[1].get()), push: counts(try replies[2].get()), engagements: counts(try replies[3].get()),
+            startMs: ISO8601Timestamp.milliseconds(record.timings.publishedAt ?? record.timings.acceptedAt))
+    }
+
     /// A rehearsal's previews, one per (platform, template), in that order.
     public func previews(eventId: String, hub: HubName = .default) async throws -> [RehearsalPreview] {
         let key = layout.hub(hub).previewsKey(eventId: eventId)

@@ -26,7 +26,7 @@ public enum RedisClusterKeys {
             "ZREVRANGEBYSCORE", "ZREMRANGEBYSCORE",
             "ZCARD",
             "OBJECT",
-            "SETBIT", "GETBIT", "STRLEN", "HLEN", "HVALS", "PEXPIRE",
+            "SETBIT", "GETBIT", "STRLEN", "HLEN", "HVALS", "PEXPIRE", "ZREVRANGE", "ZREMRANGEBYRANK",
         ] {
             table[name] = .first
         }

@@ -126,6 +126,10 @@ public struct SlotLayout: Sendable, Hashable {
     public var hubsKey: String { "\(prefix):hubs" }
     public func eventClaimKey(eventId: String) -> String { "\(hubPrefix):event:" + eventId }
     public func statusKey(eventId: String) -> String { "\(hubPrefix):status:" + eventId }
+    /// The hub's most recent events (member: event id, score: its publish time, else when it was
+    /// accepted, in milliseconds since 1970), written by the planner, read by the console's list
+    /// of alerts; rehearsals are left out.
+    public var recentKey: String { "\(hubPrefix):recent" }
     /// Set when an event is stopped in flight (`DELETE /v1/notifications/{id}`): its tasks
     /// write no more deliveries.
     public func stopKey(eventId: String) -> String { "\(hubPrefix):stop:" + eventId }

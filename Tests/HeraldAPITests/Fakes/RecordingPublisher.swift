@@ -44,9 +44,44 @@ struct FixedStatusReader: NotificationStatusReading {
     /// Thrown by every read when set, as a store that is down would.
     var failure: (any Error & Sendable)?
 
+    /// By record key, as `records`: each event's reach over time.
+    var series: [String: ReachSeries] = [:]
+    /// By record key: statuses handed out in turn by each read (the last one stays), for an
+    /// event followed live; `records` answers for keys not here.
+    var sequences: [String: StatusSequence] = [:]
+
     func status(eventId: String, hub: HubName) async throws -> StatusRecord? {
         if let failure { throw failure }
+        if let sequence = sequences[hub.recordKey(eventId)] { return sequence.next() }
         return records[hub.recordKey(eventId)]
+    }
+
+    /// The hub's records, newest publish first.
+    func recent(hub: HubName, limit: Int) async throws -> [StatusRecord] {
+        if let failure { throw failure }
+        let start = { (record: StatusRecord) in record.timings.publishedAt ?? record.timings.acceptedAt }
+        return Array(records.values.filter { $0.hub == hub && !$0.isRehearsal }.sorted { start($0) > start($1) }.prefix(limit))
+    }
+
+    func reachSeries(eventId: String, hub: HubName) async throws -> ReachSeries? {
+        if let failure { throw failure }
+        guard try await status(eventId: eventId, hub: hub) != nil else { return nil }
+        return series[hub.recordKey(eventId)] ?? ReachSeries()
+    }
+}
+
+/// Statuses read in turn: each read gets the next, the last one stays.
+final class StatusSequence: Sendable {
+    private let records: [StatusRecord]
+    private let reads = Mutex(0)
+
+    init(_ records: [StatusRecord]) { self.records = records }
+
+    func next() -> StatusRecord? {
+        reads.withLock { count in
+            defer { count += 1 }
+            return records.isEmpty ? nil : records[min(count, records.count - 1)]
+        }
     }
 }
 

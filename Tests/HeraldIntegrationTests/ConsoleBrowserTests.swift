@@ -1,0 +1,167 @@
+import Foundation
+import HeraldApp
+import HeraldDomain
+import HeraldLocalPush
+import HeraldTestSupport
+import Testing
+
+/// The newsroom console in a real browser: headless Chromium (Debian's, driven by Selenium from
+/// PyPI, `console_browser.py`) against the real `herald api` and `herald worker` (sender
+/// included, against the local APNs server). What the page shows is checked against the API.
+@Suite(
+    "the newsroom console in a real browser", .heavy, .serialized,
+    .enabled(if: HeraldBinary.isBuilt, "build the herald executable first"))
+final class ConsoleBrowserTests {
+    let stack: LocalPushStack
+    let prefix = TestBroker.uniqueName("console")
+    let newsroom = (name: "Newsroom", key: "newsroom-key-for-the-console-tests-0001")
+    let devices = (name: "Devices", key: "devices-key-for-the-console-tests-00001")
+    let operatorPolicy = (name: "Operator", key: "operator-key-for-the-console-tests-0001")
+    /// Where the browser's screenshots go (an ignored folder).
+    let screenshots = ToolPaths.repositoryRoot.appendingPathComponent(".herald/test-runs/console").path
+
+    init() async throws { stack = try await LocalPushStack() }
+
+    var api: HeraldHTTPClient { .signed(stack.base, operatorPolicy) }
+
+    func environment(roles: String) -> [String: String] {
+        [
+            "HERALD_KAFKA_BROKERS": stack.broker.bootstrapServers, "HERALD_REDIS_URL": stack.redis.url,
+            "HERALD_TOPIC_PREFIX": prefix + ".herald.", "HERALD_REDIS_PREFIX": prefix, "HERALD_SLOTS": "16",
+            "HERALD_INSTANCE_ID": prefix, "HERALD_SESSION_TIMEOUT_MS": "6000", "HERALD_METRICS_PORT": "0",
+            "HERALD_API_HOST": "127.0.0.1", "HERALD_API_PORT": String(stack.base.port!), "HERALD_HUB_URI": stack.base.absoluteString,
+            "HERALD_POLICIES": [newsroom, devices, operatorPolicy].map { policy in
+                let rights = policy.name == "Newsroom" ? "send" : policy.name == "Devices" ? "listen" : "listen+send+manage"
+                return "\(policy.name):\(rights):\(policy.key)"
+            }.joined(separator: ";"),
+            "HERALD_ID_SECRET": "id-secret-for-the-console-tests-0000001", "HERALD_LOG_LEVEL": "notice",
+            "HERALD_ROLES": roles,
+        ].merging(stack.push.environment) { $1 }
+    }
+
+    /// The connection string a newsroom pastes into the console.
+    func connection(_ policy: (name: String, key: String)) -> String {
+        "Endpoint=sb://127.0.0.1:\(stack.base.port!)/;SharedAccessKeyName=\(policy.name);SharedAccessKey=\(policy.key)"
+    }
+
+    /// Runs one scenario of console_browser.py and returns what it printed; a page that logged
+    /// a Content-Security-Policy violation or an uncaught error fails the test.
+    func browser(_ scenario: String, _ arguments: [String] = []) throws -> JSONValue {
+        let python = ToolPaths.repositoryRoot.appendingPathComponent(".herald/selenium/bin/python").path
+        let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("console_browser.py").path
+        guard FileManager.default.isExecutableFile(atPath: python) else {
+            throw TestServerError(message: "no Selenium at \(python): run scripts/bootstrap (make test does)")
+        }
+        let run = try HeraldBinary.start(
+            [
+                script, stack.base.absoluteString, connection(newsroom), connection(devices), connection(operatorPolicy), screenshots,
+                scenario,
+            ] + arguments,
+            executable: python)
+        _ = run.waitForExit(timeout: 900)
+        guard run.process.terminationStatus == 0, let line = run.stdout().split(separator: "\n").last else {
+            throw TestServerError(message: "console_browser.py \(scenario) failed:\n\(run.stderr().suffix(3_000))")
+        }
+        let result = try JSONValue.parse(Array(line.utf8))
+        let errors = result["browserErrors"]?.arrayValue?.compactMap(\.stringValue) ?? []
+        let faults = errors.filter { $0.contains("Content Security Policy") || $0.contains("Uncaught") }
+        #expect(faults.isEmpty, "the page logged: \(faults)")
+        return result
+    }
+
+    /// An APNs installation of one language with its localized template.
+    func install(_ id: String, device: Int, language: String, tags: [String]) async throws {
+        let template = #"{"aps":{"alert":{"title":"Breaking news","body":"$(News_\#(language))"}}}"#
+        let body: [String: Any] = [
+            "platform": "apns", "pushChannel": String(repeating: "ab", count: 31) + String(format: "%02x", device), "tags": tags,
+            "templates": ["news\(language)": ["body": template]],
+        ]
+        let reply = try await api.send("PUT", "/v1/installations/\(id)", body: try api.json(body))
+        #expect(reply.status == 200, "\(reply.text)")
+    }
+
+    /// The status as the API gives it.
+    func status(_ id: String) async throws -> JSONValue {
+        try JSONValue.parse(Array(try await api.send("GET", "/v1/notifications/\(id)").body))
+    }
+
+    @Test(
+        "an editor signs in (a Listen key refused), sees an expression's error at its column and then its exact audience, previews three languages, sends and watches it land, corrects it, stops a broadcast in flight, and looks a device up"
+    )
+    func editorsDay() async throws {
+        // The fan-out runs in a process of its own, so a broadcast can be held in flight.
+        try stack.start(["worker"], environment: environment(roles: "planner,indexer,scheduler,sender"))
+        var fanout = try stack.start(["worker"], environment: environment(roles: "fanout"))
+        try stack.start(["api"], environment: environment(roles: "planner"))
+        let processes = stack.processes
+        try await api.waitUntilReady(attempts: 600) { processes.map { String($0.stderr().suffix(2_000)) }.joined() }
+        let languages = ["English", "French", "Mandarin"]
+        for index in 0..<9 {
+            try await install("reader-\(index)", device: index, language: languages[index % 3], tags: index < 6 ? ["World"] : ["Sports"])
+        }
+        for index in 0..<3 { try await install("politics-\(index)", device: 9 + index, language: "English", tags: ["Politics"]) }
+        // The index holds all twelve before the editor types.
+        try await waitWhileProgressing("the devices to be indexed", interval: .milliseconds(200)) {
+            () async throws -> ProgressCheck<Int, Void> in
+            let listed = try JSONValue.parse(Array(try await api.send("GET", "/v1/installations?tag=World&limit=50").body))
+            let count = listed["items"]?.arrayValue?.count ?? 0
+            return count == 6 ? .done(()) : .waiting(count)
+        }
+
+        let signin = try browser("signin")
+        #expect(signin["listenRefused"]?.stringValue?.contains("Listen") == true, "\(signin)")
+        #expect(signin["session"]?.stringValue?.contains("Newsroom") == true, "\(signin)")
+
+        let compose = try browser("compose")
+        #expect(compose["error"]?.stringValue?.contains("column 11") == true, "\(compose)")
+        #expect(compose["audience"]?.intValue == 9, "\(compose)")
+
+        let preview = try browser("preview")
+        let cards = preview["previews"]?.arrayValue ?? []
+        let texts = cards.compactMap { $0["text"]?.stringValue }
+        for line in ["Summit ends", "Fin du sommet", "峰会结束"] {
+            #expect(texts.contains { $0.contains(line) }, "no preview shows \(line): \(texts)")
+        }
+        #expect(cards.allSatisfy { $0["overLimit"]?.boolValue == false })
+
+        let sent = try browser("send", ["bn-console-1"])
+        let final = try await status("bn-console-1")
+        #expect(sent["state"]?.stringValue == "completed" && final["state"]?.stringValue == "completed", "\(sent) \(final)")
+        #expect(final["targets"]?["total"]?.intValue == 9, "\(final)")
+        #expect(sent["counts"]?["total"]?["targets"]?.intValue == 9, "\(sent)")
+        #expect(sent["counts"]?["total"]?["sent"]?.intValue == final["push"]?["apns"]?["sent"]?.intValue, "\(sent) \(final)")
+        #expect((sent["curves"]?["curve-committed"]?.intValue ?? 0) >= 1 && (sent["curves"]?["curve-sent"]?.intValue ?? 0) >= 1, "\(sent)")
+        #expect(sent["reach"]?.stringValue?.contains("90") == true, "\(sent)")
+
+        let corrected = try browser("correct", ["bn-console-1"])
+        let correction = try #require(corrected["correction"]?.stringValue, "\(corrected)")
+        #expect(correction.hasPrefix("bn-console-1~correction-"), "\(corrected)")
+        try await waitWhileProgressing("the correction to complete", interval: .milliseconds(200)) {
+            () async throws -> ProgressCheck<String, Void> in
+            let state = try await status(correction)["state"]?.stringValue ?? "-"
+            return state == "completed" ? .done(()) : .waiting(state)
+        }
+        #expect(try await status(correction)["targets"]?["total"]?.intValue == 9)
+
+        let recent = try browser("alerts")
+        #expect(recent["alerts"]?.strings.contains("bn-console-1") == true, "\(recent)")
+
+        // A broadcast held in flight: no fan-out runs while the editor stops it; once one runs
+        // again, its tasks find the stop and deliver nothing more.
+        fanout.signal(SIGTERM)
+        _ = fanout.waitForExit(timeout: 60)
+        let stop = try browser("stop", ["bn-console-2"])
+        #expect(stop["message"]?.stringValue?.contains("Stop") == true, "\(stop)")
+        fanout = try stack.start(["worker"], environment: environment(roles: "fanout"))
+        let watched = try browser("watch", ["bn-console-2", "cancelled"])
+        #expect(watched["state"]?.stringValue == "cancelled")
+        #expect(try await status("bn-console-2")["state"]?.stringValue == "cancelled")
+
+        let lookup = try browser("lookup", ["installation", "reader-1"])
+        let found = lookup["results"]?.strings ?? []
+        #expect(found.count == 1 && found[0].contains("World") && found[0].contains("apns"), "\(lookup)")
+        #expect(
+            [processes[0], processes[2], fanout].allSatisfy { $0.process.isRunning },
+            "a Herald process ended: \(stack.processes.map { $0.stderr().suffix(2_000) })")
+    }
+}
