@@ -1,7 +1,9 @@
 import Foundation
 import HeraldApp
 import HeraldDomain
+import HeraldKafka
 import HeraldLocalPush
+import HeraldStreams
 import HeraldTestSupport
 import Testing
 
@@ -156,6 +158,32 @@ final class ConsoleBrowserTests {
         let watched = try browser("watch", ["bn-console-2", "cancelled"])
         #expect(watched["state"]?.stringValue == "cancelled")
         #expect(try await status("bn-console-2")["state"]?.stringValue == "cancelled")
+
+        // An alert of an app whose hub did not exist yet is refused (published straight to the
+        // event log, as a newsroom system does); once the operator has made the hub, it is
+        // replayed from the console's dead letters and delivered.
+        let producer = try KafkaProducer(configuration: KafkaProducerConfiguration(bootstrapServers: stack.broker.bootstrapServers))
+        _ = try await producer.send(
+            KafkaOutgoingMessage(
+                topic: HeraldTopics.prefixed(prefix).events, key: nil,
+                value: Array(#"{"hub":"weather","id":"storm-1","properties":{"News_English":"Storm warning"}}"#.utf8)))
+        await producer.shutdown()
+        let letter = try await waitWhileProgressing("the refused alert's dead letter", interval: .milliseconds(200)) {
+            () async throws -> ProgressCheck<Int, JSONValue> in
+            let listed = try JSONValue.parse(Array(try await api.send("GET", "/v1/hubs/weather/deadletters").body))
+            if let first = listed["deadLetters"]?[0] { return .done(first) }
+            return .waiting(0)
+        }
+        #expect(letter["reason"]?.stringValue == "unknown_hub", "\(letter)")
+        #expect(try await api.send("PUT", "/v1/hubs/weather").status == 201)
+        let replayed = try browser(
+            "deadletters", [String(letter["offset"]?.intValue ?? -1), String(letter["partition"]?.intValue ?? -1), "weather"])
+        #expect(replayed["replayed"]?.stringValue == "storm-1", "\(replayed)")
+        try await waitWhileProgressing("the replayed alert to be planned", interval: .milliseconds(200)) {
+            () async throws -> ProgressCheck<String, Void> in
+            let reply = try await api.send("GET", "/v1/hubs/weather/notifications/storm-1")
+            return reply.status == 200 ? .done(()) : .waiting(reply.text)
+        }
 
         let lookup = try browser("lookup", ["installation", "reader-1"])
         let found = lookup["results"]?.strings ?? []

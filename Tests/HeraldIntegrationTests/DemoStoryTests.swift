@@ -29,10 +29,11 @@ struct DemoStoryTests {
             demo.signal(SIGTERM)
             _ = demo.waitForExit(timeout: 60)
         }
-        // The story ends with "Herald keeps running"; the wait fails only when its output stops growing.
+        // The story ends with how to go on ("… Ctrl-C stops everything cleanly."); the wait fails
+        // only when its output stops growing.
         try await waitWhileProgressing("the make run story", interval: .milliseconds(200)) { () async throws -> ProgressCheck<Int, Void> in
             let printed = demo.stdout()
-            if printed.contains("Herald keeps running") { return .done(()) }
+            if printed.contains("Ctrl-C stops everything cleanly") { return .done(()) }
             guard demo.process.isRunning else {
                 throw TestServerError(
                     message: "the demo ended with status \(demo.process.terminationStatus):\n\(printed)\n\(demo.stderr().suffix(3000))")
@@ -53,6 +54,20 @@ struct DemoStoryTests {
         let text = output.stdout
         // The console tells the story: the log is in its file, and a normal run logs no error.
         #expect(text.contains("(the log of the API and the worker roles: \(logFile))"))
+        // It ends with the console's address and a key that opens it.
+        #expect(text.contains("The newsroom console: http://127.0.0.1:\(port)/console/"), "\(text.suffix(1_000))")
+        let connection = try #require(
+            text.split(separator: "\n").first { $0.contains("Endpoint=sb://") }.map { $0.trimmingCharacters(in: .whitespaces) },
+            "no connection string to sign in with")
+        let parts = Dictionary(
+            connection.split(separator: ";").compactMap { part -> (String, String)? in
+                guard let equals = part.firstIndex(of: "=") else { return nil }
+                return (String(part[..<equals]), String(part[part.index(after: equals)...]))
+            }, uniquingKeysWith: { $1 })
+        let base = URL(string: "http://127.0.0.1:\(port)/")!
+        let editor = try #require(parts["SharedAccessKeyName"].flatMap { name in parts["SharedAccessKey"].map { (name: name, key: $0) } })
+        let session = try await HeraldHTTPClient.signed(base, editor).send("GET", "/v1/console/session")
+        #expect(session.status == 200 && session.text.contains("\"send\""), "\(session.text)")
         let errorLines = (output.stdout + output.stderr).split(separator: "\n").filter { $0.contains(" error ") }
         #expect(errorLines.isEmpty, "error lines on the console:\n\(errorLines.prefix(10).joined(separator: "\n"))")
         let log = (try? String(contentsOfFile: logFile, encoding: .utf8)) ?? ""

@@ -6,7 +6,7 @@ herald worker and checks that line against the API.
     console_browser.py BASE_URL SEND_CONNECTION LISTEN_CONNECTION MANAGE_CONNECTION SCREENSHOTS SCENARIO [ARGS...]
 
 Scenarios: signin, compose, preview, send ID, stop ID, watch ID STATE, correct ID, lookup KIND VALUE,
-alerts. Any error the page logs (a Content-Security-Policy violation, an uncaught exception)
+alerts, deadletters OFFSET PARTITION [HUB]. Any error the page logs (a Content-Security-Policy violation, an uncaught exception)
 fails the run.
 """
 
@@ -80,8 +80,8 @@ def sign_in(driver, connection, hub=""):
     by_id(driver, "signin-submit").click()
 
 
-def signed_in(driver, connection=SEND):
-    sign_in(driver, connection)
+def signed_in(driver, connection=SEND, hub=""):
+    sign_in(driver, connection, hub)
     wait(driver, "signed-in page", lambda d: visible(d, "app") and text(d, "session-info") != "")
 
 
@@ -239,6 +239,30 @@ def scenario(driver):
         wait(driver, "recent alerts", lambda d: d.find_elements(By.CSS_SELECTOR, "#alerts-list .alert-row"))
         return {"alerts": [row.get_attribute("data-event-id") for row in
                            driver.find_elements(By.CSS_SELECTOR, "#alerts-list .alert-row")]}
+
+    if SCENARIO == "deadletters":
+        offset, partition = ARGS[:2]
+        hub = ARGS[2] if len(ARGS) > 2 else ""
+        # Dead letters take a Manage key.
+        signed_in(driver, MANAGE, hub)
+        go(driver, "#/deadletters")
+        wait(driver, "a dead letter", lambda d: d.find_elements(By.CSS_SELECTOR, "#deadletters-list .deadletter"))
+        articles = driver.find_elements(By.CSS_SELECTOR, "#deadletters-list .deadletter")
+        reasons = [article.find_element(By.CSS_SELECTOR, ".deadletter-reason").text.strip() for article in articles]
+        article = next((article for article in articles if article.get_attribute("data-offset") == offset
+                        and article.get_attribute("data-partition") == partition), None)
+        if article is None:
+            shot(driver, "deadletters")
+            raise SystemExit(f"console_browser: {SCENARIO}: no dead letter at partition {partition}, offset {offset}")
+        article.find_element(By.CSS_SELECTOR, ".deadletter-replay").click()
+        confirm(driver)
+        result = article.find_element(By.CSS_SELECTOR, ".deadletter-result")
+        # "Replaying…" shows first (message-info); the answer is message-ok or message-error.
+        wait(driver, "the replay's answer", lambda d: result.text.strip() != "" and (
+            "message-ok" in result.get_attribute("class") or "message-error" in result.get_attribute("class")))
+        shot(driver, "deadletters")
+        links = result.find_elements(By.CSS_SELECTOR, "a")
+        return {"reasons": reasons, "result": result.text.strip(), "replayed": links[0].text.strip() if links else None}
 
     raise SystemExit(f"console_browser: unknown scenario {SCENARIO}")
 

@@ -62,6 +62,13 @@ struct RehearsalTests {
                 let delivered = try await harness.deliveries(eventId: "bn-90")
                 #expect(delivered.count == 54)
                 #expect(delivered.filter { $0.template == "newsCantonese" }.allSatisfy { $0.fallbacks == ["news_english"] })
+                // The hub's recent events (the console's list) name the send, not its rehearsal,
+                // with the reach of its deliveries over time.
+                let reader = StatusReader(pool: harness.pool, layout: harness.configuration.layout)
+                #expect(try await reader.recent(limit: 10).map(\.eventId) == ["bn-90"])
+                let series = try #require(try await reader.reachSeries(eventId: "bn-90"))
+                #expect(series.committed.last?.count == 54, "\(series)")
+                #expect(zip(series.committed, series.committed.dropFirst()).allSatisfy { $0.elapsedMs < $1.elapsedMs && $0.count < $1.count })
             })
     }
 }

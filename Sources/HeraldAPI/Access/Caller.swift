@@ -65,7 +65,7 @@ extension Caller {
         case (_, .listDevices): allowed = has(.manage) || has(.listen)
         case (_, .publish), (_, .readNotificationStatus), (_, .openConsole): allowed = has(.send) || has(.manage)
         case (_, .reportEngagement): allowed = has(.listen) || has(.manage)
-        case (_, .listSchedules): allowed = has(.manage)
+        case (_, .listSchedules), (_, .manageDeadLetters): allowed = has(.manage)
         }
         guard allowed else { throw .forbidden("insufficient_rights", "\(self.displayName) may not \(action)") }
     }
@@ -141,6 +141,8 @@ enum APIAction: Sendable, CustomStringConvertible {
     case readNotificationStatus
     /// Sign in to the console (`GET /v1/console/session`): the newsroom's keys, not a device's.
     case openConsole
+    /// List and replay the events' dead letters (`/v1/deadletters`).
+    case manageDeadLetters
     /// `GET /v1/notifications?state=scheduled`.
     case listSchedules
     /// Create, read, change and delete hubs and read their keys (`/v1/hubs`).
@@ -156,6 +158,7 @@ enum APIAction: Sendable, CustomStringConvertible {
         case .readNotificationStatus: "read notification status"
         case .reportEngagement: "report engagements"
         case .openConsole: "open the console (a Send or Manage key may; a Listen key may not)"
+        case .manageDeadLetters: "list or replay dead letters"
         }
     }
 }

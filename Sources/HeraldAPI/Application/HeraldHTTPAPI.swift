@@ -73,7 +73,7 @@ public func buildRouter(
             publisher: services.publisher, statusReader: services.statusReader, scheduler: services.scheduler,
             hubs: services.hubs, sendQuota: services.sendQuota, limits: configuration.limits,
             scheduleRules: configuration.scheduleRules, now: now, archive: services.archive, engagements: services.engagements,
-            registry: services.registry
+            registry: services.registry, deadLetters: services.deadLetters
         ).add(to: group)
     }
     return router

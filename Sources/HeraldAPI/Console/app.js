@@ -1,6 +1,7 @@
 // app.js: the console's entry point. Sign-in (connection string -> SAS tokens, kept in
 // memory only), the session header and hub picker, sign-out (also on any 401), and routing
-// between the views from location.hash: #/compose, #/alerts, #/alerts/<id>, #/lookup.
+// between the views from location.hash: #/compose, #/alerts, #/alerts/<id>, #/lookup,
+// #/deadletters.
 
 import * as api from './api.js';
 import { TokenSource, parseConnectionString, endpointHost } from './sas.js';
@@ -9,12 +10,14 @@ import { initCompose, resetCompose } from './compose.js';
 import { initAlertsList, showAlertsList, resetAlertsList } from './alerts.js';
 import { initAlertPage, openAlert, closeAlert } from './alert-page.js';
 import { initLookup, resetLookup } from './lookup.js';
+import { initDeadLetters, showDeadLetters, resetDeadLetters } from './deadletters.js';
 
 let session = null; // {hub, policy, rights, namespace, endpoint}
 let settings = null; // {hubUri, defaultHub}
 let shownRoute = '';
 
-const VIEWS = ['view-compose', 'view-alerts', 'alert-page', 'view-lookup'];
+const VIEWS = ['view-compose', 'view-alerts', 'alert-page', 'view-lookup', 'view-deadletters'];
+const NAVS = ['nav-compose', 'nav-alerts', 'nav-lookup', 'nav-deadletters'];
 const LISTEN_ONLY = 'A Listen key cannot open the console: sign in with a Send or Manage key.';
 
 async function loadSettings() {
@@ -151,6 +154,7 @@ async function changeHub() {
   resetCompose();
   resetAlertsList();
   resetLookup();
+  resetDeadLetters();
   if (location.hash.startsWith('#/alerts/')) location.hash = '#/alerts';
   else { shownRoute = ''; route(); }
 }
@@ -163,6 +167,7 @@ function signOut(message = '') {
   resetCompose();
   resetAlertsList();
   resetLookup();
+  resetDeadLetters();
   const dialog = byId('confirm-dialog');
   if (dialog.open) dialog.close('cancel');
   showMessage(byId('app-message'), '');
@@ -182,9 +187,9 @@ function route() {
   const alertMatch = /^#\/alerts\/(.+)$/.exec(hash);
   let view = 'view-compose';
   let nav = 'nav-compose';
-  if (alertMatch) { view = 'alert-page'; nav = 'nav-alerts'; } else if (hash.startsWith('#/alerts')) { view = 'view-alerts'; nav = 'nav-alerts'; } else if (hash.startsWith('#/lookup')) { view = 'view-lookup'; nav = 'nav-lookup'; }
+  if (alertMatch) { view = 'alert-page'; nav = 'nav-alerts'; } else if (hash.startsWith('#/alerts')) { view = 'view-alerts'; nav = 'nav-alerts'; } else if (hash.startsWith('#/lookup')) { view = 'view-lookup'; nav = 'nav-lookup'; } else if (hash.startsWith('#/deadletters')) { view = 'view-deadletters'; nav = 'nav-deadletters'; }
   for (const id of VIEWS) byId(id).hidden = id !== view;
-  for (const id of ['nav-compose', 'nav-alerts', 'nav-lookup']) {
+  for (const id of NAVS) {
     if (id === nav) byId(id).setAttribute('aria-current', 'page');
     else byId(id).removeAttribute('aria-current');
   }
@@ -197,6 +202,8 @@ function route() {
     openAlert(id);
   } else if (view === 'view-alerts') {
     showAlertsList();
+  } else if (view === 'view-deadletters') {
+    showDeadLetters();
   }
   const heading = byId(view).querySelector('h2');
   if (heading) heading.focus({ preventScroll: false });
@@ -211,6 +218,7 @@ function init() {
   initAlertsList();
   initAlertPage();
   initLookup();
+  initDeadLetters();
   byId('signin-form').addEventListener('submit', signIn);
   byId('signin-show').addEventListener('change', (event) => {
     byId('signin-connection').type = event.target.checked ? 'text' : 'password';

@@ -30,6 +30,8 @@ struct NotificationRoutes: Sendable {
     var engagements: (any EngagementRecording)? = nil
     /// Looks up the device an engagement names (its platform and template).
     var registry: (any RegistrationStore)? = nil
+    /// The events' dead letters; nil: `/v1/deadletters` answers 503.
+    var deadLetters: (any DeadLetterStore)? = nil
 
     func add(to group: RouterGroup<APIRequestContext>) {
         group.post("notifications", use: publish)
@@ -39,6 +41,7 @@ struct NotificationRoutes: Sendable {
         group.post("notifications/{id}/corrections", use: correct)
         group.post("notifications/{id}/engagements", use: engage)
         addWatching(to: group)
+        addDeadLetters(to: group)
     }
 
     /// `POST /v1/notifications/{id}/engagements` (Listen, from the app): the device opened or

@@ -24,6 +24,8 @@ public struct APIServices: Sendable {
     public var credentialCheck: CredentialCheck?
     /// Keeps readers' opens and dismissals; nil: `…/engagements` answers 503.
     public var engagements: (any EngagementRecording)?
+    /// The events' dead letters; nil: `/v1/deadletters` answers 503.
+    public var deadLetters: (any DeadLetterStore)?
 
     /// What is wrong with `credentials` of `hub`, as the issues of a hub document.
     public typealias CredentialCheck = @Sendable (_ credentials: HubCredentials, _ hub: HubName) -> [ValidationIssue]
@@ -39,8 +41,10 @@ public struct APIServices: Sendable {
         registrationCounts: (any RegistrationCounting)? = nil,
         archive: (any EventArchive)? = nil,
         credentialCheck: CredentialCheck? = nil,
-        engagements: (any EngagementRecording)? = nil
+        engagements: (any EngagementRecording)? = nil,
+        deadLetters: (any DeadLetterStore)? = nil
     ) {
+        self.deadLetters = deadLetters
         self.engagements = engagements
         self.archive = archive
         self.credentialCheck = credentialCheck

@@ -104,7 +104,10 @@ public struct APIRunner: Sendable {
             credentialCheck: { HubPushCredentials.problems($0, hub: $1) },
             engagements: KafkaEngagementRecorder(
                 producer: producer, topic: topics.engagements, pool: pool, layout: layout,
-                ttlSeconds: PipelineConfiguration.defaultStatusTTLSeconds)
+                ttlSeconds: PipelineConfiguration.defaultStatusTTLSeconds),
+            deadLetters: KafkaDeadLetters(
+                topic: topics.eventsDeadLetters, eventsTopic: topics.events, bootstrapServers: settings[.kafkaBrokers],
+                extra: kafkaProperties, logger: logger)
         )
         let configuration = try apiConfiguration()
         if configuration.policies.isEmpty {

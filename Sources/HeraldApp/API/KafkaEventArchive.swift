@@ -14,6 +14,31 @@ import Logging
 struct KafkaEventArchive: EventArchive {
     let pool: RedisConnectionPool
     let layout: SlotLayout
+    let records: KafkaRecordReader
+
+    init(pool: RedisConnectionPool, layout: SlotLayout, topic: String, bootstrapServers: String, extra: [String: String], logger: Logger) {
+        self.pool = pool
+        self.layout = layout
+        records = KafkaRecordReader(topic: topic, bootstrapServers: bootstrapServers, extra: extra, logger: logger)
+    }
+
+    func event(eventId: String, hub: HubName) async throws -> NotificationEvent? {
+        let key = layout.hub(hub).eventClaimKey(eventId: eventId)
+        guard let claim = try await pool.withConnection({ try await $0.send(.get(key)) }).string.flatMap(EventClaim.init) else {
+            return nil
+        }
+        guard let message = try await records.record(partition: claim.partition, offset: claim.offset), let value = message.value
+        else {
+            return nil
+        }
+        var event = try NotificationEvent.decode(value, limits: .trusted)
+        event.id = event.id ?? eventId
+        return event
+    }
+}
+
+/// Reads one record of a topic by its partition and offset (committed records only).
+struct KafkaRecordReader: Sendable {
     let topic: String
     let bootstrapServers: String
     let extra: [String: String]
@@ -21,23 +46,10 @@ struct KafkaEventArchive: EventArchive {
     /// How long the record is waited for before the read gives up.
     var wait: Duration = .seconds(10)
 
-    func event(eventId: String, hub: HubName) async throws -> NotificationEvent? {
-        let key = layout.hub(hub).eventClaimKey(eventId: eventId)
-        guard let claim = try await pool.withConnection({ try await $0.send(.get(key)) }).string.flatMap(EventClaim.init) else {
-            return nil
-        }
-        guard let message = try await record(partition: claim.partition, offset: claim.offset), let value = message.value else {
-            return nil
-        }
-        var event = try NotificationEvent.decode(value, limits: .trusted)
-        event.id = event.id ?? eventId
-        return event
-    }
-
     /// The record at `offset` of `partition`; nil when the log no longer holds it.
     func record(partition: Int32, offset: Int64) async throws -> KafkaMessage? {
         var configuration = KafkaConsumerConfiguration(bootstrapServers: bootstrapServers)
-        configuration.clientId = "herald-event-archive"
+        configuration.clientId = "herald-record-reader"
         configuration.isolationLevel = .readCommitted
         configuration.extra = extra
         let consumer = try KafkaConsumer(configuration: configuration, logger: logger)
@@ -59,14 +71,49 @@ struct KafkaEventArchive: EventArchive {
                 return message.offset == offset ? message : nil
             }
         }
-        throw ArchiveTimeout(topic: topic, partition: partition, offset: offset)
+        throw ReadTimeout(topic: topic, partition: partition, offset: offset)
     }
 
-    struct ArchiveTimeout: Error, CustomStringConvertible {
+    struct ReadTimeout: Error, CustomStringConvertible {
         var topic: String
         var partition: Int32
         var offset: Int64
         var description: String { "no record of \(topic) partition \(partition) at offset \(offset) was read in time" }
+    }
+}
+
+/// The events' dead letters (`herald.events.dlq`) for `GET /v1/deadletters` and its replay:
+/// the list reads the topic to its end (dead letters are few; an operator reads them now and
+/// then), one dead letter is read by its partition and offset.
+struct KafkaDeadLetters: DeadLetterStore {
+    let topic: String
+    let eventsTopic: String
+    let bootstrapServers: String
+    let extra: [String: String]
+    let logger: Logger
+
+    func deadLetters(hub: HubName, limit: Int) async throws -> [DeadLetterEntry] {
+        var tail = RecordTail(topic: topic, bootstrapServers: bootstrapServers)
+        tail.extra = extra
+        var entries: [DeadLetterEntry] = []
+        for try await message in tail.records(logger: logger) {
+            guard let value = message.value,
+                let entry = DeadLetterEntry(envelope: value, partition: message.partition, offset: message.offset), entry.hub == hub
+            else { continue }
+            entries.append(entry)
+        }
+        let newest = entries.sorted {
+            ($0.deadLetteredAt ?? "", $0.partition, $0.offset) > ($1.deadLetteredAt ?? "", $1.partition, $1.offset)
+        }
+        return Array(newest.prefix(limit))
+    }
+
+    func deadLetter(partition: Int32, offset: Int64, hub: HubName) async throws -> DeadLetterEntry? {
+        let reader = KafkaRecordReader(topic: topic, bootstrapServers: bootstrapServers, extra: extra, logger: logger)
+        guard let message = try await reader.record(partition: partition, offset: offset), let value = message.value,
+            let entry = DeadLetterEntry(envelope: value, partition: partition, offset: offset), entry.hub == hub
+        else { return nil }
+        return entry
     }
 }
 

@@ -37,6 +37,7 @@ struct TestHub {
     /// The published events a correction reads back.
     var archive = FixedEventArchive()
     let engagements = InMemoryEngagements()
+    var deadLetters = FixedDeadLetters()
 
     var configuration: APIConfiguration {
         APIConfiguration(
@@ -52,7 +53,7 @@ struct TestHub {
                 registry: registry, publisher: publisher, statusReader: fanout.map { $0 as any NotificationStatusReading } ?? statusReader,
                 scheduler: fanout, hubs: hubs,
                 sendQuota: sendQuota,
-                registrationCounts: registrationCounts, archive: archive, engagements: engagements),
+                registrationCounts: registrationCounts, archive: archive, engagements: engagements, deadLetters: deadLetters),
             configuration: configuration,
             prometheus: prometheus,
             metricsFactory: PrometheusMetricsFactory(registry: prometheus)
