@@ -101,6 +101,7 @@ struct NotificationRouteTests {
             #expect(try reply.json()["rehearsal"]?.boolValue == true)
             #expect(try reply.json()["status"]?["rehearsal"]?.boolValue == true)
             #expect(try reply.json()["status"]?["targets"]?["total"]?.intValue == 12, "\(reply.text)")
+            #expect(try reply.json()["expected"] == nil, "no expected times before the deployment measured a fan-out")
             let bad = try await client.call(.post, "/v1/notifications?dryRun=yes", TestHub.send, body: body)
             #expect(bad.status == .badRequest && bad.errorField == "dryRun", "\(bad.text)")
             let withTests = try await client.call(
@@ -110,6 +111,25 @@ struct NotificationRouteTests {
         }
         #expect(hub.publisher.last == nil, "a rehearsal publishes no send")
         #expect(hub.publisher.rehearsed.withLock { $0.map(\.id) } == ["bn-8"])
+    }
+
+    @Test("a rehearsal's expected times are its audience at the deployment's measured speed: half and nine tenths of it")
+    func rehearsalExpectedTimes() async throws {
+        var hub = TestHub()
+        let fanout = StoppingFanout(throughput: 400_000)
+        hub.fanout = fanout
+        var done = StatusRecord.accepted(eventId: "bn-9~rehearsal-0-0", taskCount: 1, publishedAt: nil, acceptedAt: Date())
+        done.state = .completed
+        done.targets = DeliveryCounts(total: 1_000_000, byPlatform: ["apns": 1_000_000], byTemplate: [:])
+        fanout.set(done)
+        try await hub.run { client async throws in
+            let reply = try await client.call(
+                .post, "/v1/notifications?dryRun=true", TestHub.send, body: #"{"id":"bn-9","properties":{"News_English":"x"}}"#)
+            #expect(reply.status == .ok, "\(reply.text)")
+            let expected = try reply.json()["expected"]
+            #expect(expected?["throughputPerSecond"]?.intValue == 400_000, "\(reply.text)")
+            #expect(expected?["halfSeconds"] == .number("1.25") && expected?["ninetyPercentSeconds"] == .number("2.25"), "\(reply.text)")
+        }
     }
 
     @Test("a reused id with other content is a 409 that points at the existing event")

@@ -103,6 +103,17 @@ final class SenderStackTests {
         }
     }
 
+    /// The delivery records of `eventId` on the deliveries topic so far.
+    func deliveries(of eventId: String) async throws -> [DeliveryRecord] {
+        var tail = RecordTail(topic: topics.deliveries, bootstrapServers: broker.bootstrapServers)
+        tail.eventId = eventId
+        var found: [DeliveryRecord] = []
+        for try await message in tail.records() {
+            if let value = message.value { found.append(try DeliveryRecord.decode(value)) }
+        }
+        return found.filter { $0.eventId == eventId }
+    }
+
     func publish(_ body: String) async throws {
         let reply = try await api.send("POST", "/v1/notifications", body: Data(body.utf8))
         #expect(reply.status == 202, "\(reply.text)")
@@ -449,6 +460,45 @@ final class SenderStackTests {
     }
 
     @Test(
+        "herald publish: --dry-run prints the rehearsal's counts and previews and delivers nothing; --test-recipient reaches that device alone under a test id; --urgency breaking takes the express lane; a bad urgency is refused"
+    )
+    func publishFromTheCommandLine() async throws {
+        try await startStack(roles: "planner,fanout,indexer")
+        var ids: [String] = []
+        for n in 0..<3 { ids.append(try await registerAPNs(40 + n)) }
+        let cli = environment(roles: "planner", instance: prefix + "-publish")
+        let rehearsal = try HeraldBinary.run(
+            ["publish", "--id", "cli-1", "--property", "News_English=Rehearsed", "--dry-run"], environment: cli, timeout: 300)
+        #expect(rehearsal.status == 0, "\(rehearsal.stderr)")
+        #expect(rehearsal.stdout.contains("rehearsal cli-1~rehearsal-") && rehearsal.stdout.contains("nothing is delivered"), "\(rehearsal.stdout)")
+        #expect(rehearsal.stdout.contains(#""total":3"#), "the rehearsal's status: \(rehearsal.stdout)")
+        #expect(rehearsal.stdout.contains("preview apns news:") && rehearsal.stdout.contains("Rehearsed"), "\(rehearsal.stdout)")
+
+        let tested = try HeraldBinary.run(
+            ["publish", "--id", "cli-1", "--property", "News_English=Test", "--test-recipient", ids[0], "--wait"], environment: cli,
+            timeout: 300)
+        #expect(tested.status == 0, "\(tested.stderr)")
+        let testLine = try #require(tested.stdout.split(separator: "\n").first { $0.hasPrefix("test send ") }, "\(tested.stdout)")
+        let testId = String(testLine.dropFirst("test send ".count).prefix { $0 != ":" })
+        #expect(testId.hasPrefix("cli-1~test-"), "\(testLine)")
+        #expect(tested.stdout.contains(#""total":1"#), "the test send reached one device: \(tested.stdout)")
+        let testDeliveries = try await deliveries(of: testId)
+        #expect(testDeliveries.map(\.registrationId) == [ids[0]], "\(testDeliveries)")
+
+        let urgent = try HeraldBinary.run(
+            ["publish", "--id", "cli-2", "--property", "News_English=Now", "--urgency", "breaking", "--wait"], environment: cli,
+            timeout: 300)
+        #expect(urgent.status == 0 && urgent.stdout.contains(#""state":"completed""#), "\(urgent.stdout)\(urgent.stderr)")
+        var express: [String] = []
+        for try await message in RecordTail(topic: topics.expressTasks, bootstrapServers: broker.bootstrapServers).records() {
+            if let value = message.value { express.append(try JSONDecoder().decode(FanoutTask.self, from: Data(value)).eventId) }
+        }
+        #expect(express.contains("cli-2"), "the breaking alert's tasks went to the express lane: \(express)")
+        let refused = try HeraldBinary.run(["publish", "--property", "News_English=x", "--urgency", "soon"], environment: cli)
+        #expect(refused.status != 0 && refused.stderr.contains("urgency"), "\(refused.stderr)")
+    }
+
+    @Test(
         "deliveries of events stopped after their fan-out are never sent: their receipts say cancelled; another event's are sent; DELETE then is a 409"
     )
     func stoppedBeforeSending() async throws {
@@ -456,13 +506,16 @@ final class SenderStackTests {
         for n in 0..<3 { _ = try await registerAPNs(20 + n) }
         for id in ["push-stop", "push-cli", "push-go"] { try await publish(#"{"id":"\#(id)","properties":{"News_English":"\#(id)"}}"#) }
         for id in ["push-stop", "push-cli", "push-go"] { _ = try await status(of: id) { $0.contains(#""state":"completed""#) } }
-        // Stopped as DELETE stops an event (its stop key), before any sender has read them.
+        // Stopped before any sender has read them: one as DELETE stops an event (its stop key),
+        // one with `herald cancel`.
         let connection = try await RedisConnection.connect(configuration: RedisConfiguration(url: redis.url))
-        for id in ["push-stop", "push-cli"] {
-            _ = try await connection.send(RedisCommand("SET", layout.stopKey(eventId: id), "1", "EX", "600"))
-        }
+        _ = try await connection.send(RedisCommand("SET", layout.stopKey(eventId: "push-stop"), "1", "EX", "600"))
         connection.close()
-        let unknown = try HeraldBinary.run(["cancel", "push-none"], environment: environment(roles: "planner", instance: prefix + "-cli"))
+        let cli = environment(roles: "planner", instance: prefix + "-cli")
+        let cancelled = try HeraldBinary.run(["cancel", "push-cli", "--wait", "0"], environment: cli)
+        #expect(cancelled.status == 0 && cancelled.stderr.contains("its fan-out had completed"), "\(cancelled.stderr)")
+        #expect(cancelled.stdout.contains(#""eventId":"push-cli""#), "\(cancelled.stdout)")
+        let unknown = try HeraldBinary.run(["cancel", "push-none"], environment: cli)
         #expect(unknown.status != 0 && unknown.stderr.contains("does not exist"), "\(unknown.stderr)")
 
         let sender = try startSender()

@@ -7,6 +7,12 @@ import Synchronization
 /// completed: the sender cancels its unsent deliveries).
 final class StoppingFanout: NotificationStatusReading, NotificationScheduling, Sendable {
     private let state = Mutex<(records: [String: StatusRecord], stops: [String])>(([:], []))
+    /// The deployment's measured fan-out speed the rehearsal answer reads (nil: none yet).
+    let throughput: Int?
+
+    init(throughput: Int? = nil) { self.throughput = throughput }
+
+    func measuredThroughput() async throws -> Int? { throughput }
 
     func set(_ record: StatusRecord) { state.withLock { $0.records[record.hub.recordKey(record.eventId)] = record } }
     var stops: [String] { state.withLock { $0.stops } }
