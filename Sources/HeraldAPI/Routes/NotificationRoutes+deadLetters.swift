@@ -80,6 +80,6 @@ extension NotificationRoutes {
     }
 
     private static func notReplayable(_ why: String) -> APIError {
-        APIError(status: .conflict, code: "not_replayable", message: "this dead letter cannot be replayed: \(why)")
+        .conflict("not_replayable", "this dead letter cannot be replayed: \(why)")
     }
 }

@@ -74,7 +74,7 @@ extension NotificationRoutes {
             throw APIError.notFound("a status for event \"\(id)\" (it may not have been planned yet)")
         }
         let routes = self
-        let watch = live
+        let watch = liveWatch
         let body = ResponseBody { writer in
             let started = ContinuousClock.now
             var update = first

@@ -23,7 +23,7 @@ struct NotificationRoutes: Sendable {
     /// How long a rehearsal (`?dryRun=true`) is waited for before answering 202.
     var rehearsalWait: Duration = .seconds(5)
     /// How `GET /v1/notifications/{id}/live` follows an event.
-    var live = LiveWatch()
+    var liveWatch = LiveWatch()
     /// Gives the original back for a correction; nil: corrections answer 503.
     var archive: (any EventArchive)? = nil
     /// Keeps readers' engagements; nil: they answer 503.

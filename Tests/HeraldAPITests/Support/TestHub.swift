@@ -124,15 +124,6 @@ extension TestResponse {
     }
 }
 
-extension JSONValue {
-    var stringValue: String? { if case .string(let text) = self { text } else { nil } }
-    var arrayValue: [JSONValue]? { if case .array(let elements) = self { elements } else { nil } }
-    var strings: [String] { arrayValue?.compactMap(\.stringValue) ?? [] }
-    var intValue: Int? { if case .number(let text) = self { Int(text) } else { nil } }
-    var boolValue: Bool? { if case .bool(let flag) = self { flag } else { nil } }
-    subscript(index: Int) -> JSONValue? { arrayValue.flatMap { index < $0.count ? $0[index] : nil } }
-}
-
 /// Request bodies the tests share.
 enum Fixture {
     static let apnsToken = String(repeating: "ab12", count: 16)
