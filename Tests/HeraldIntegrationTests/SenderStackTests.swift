@@ -122,7 +122,7 @@ final class SenderStackTests {
     func stderr() -> String { processes.map { String($0.stderr().suffix(4_000)) }.joined(separator: "\n---\n") }
 
     @Test(
-        "every outcome through the running role: sent, retried then sent, rejected, unregistered (removed through the registry), a re-registration after the push kept, a WNS toast and an expired WNS channel; counts in the status"
+        "every outcome through the running role: sent, retried then sent, rejected, unregistered (removed through the registry), a re-registration after the push kept, a WNS toast, a throttled WNS channel retried and an expired one; counts in the status"
     )
     func outcomes() async throws {
         try await startStack(roles: "planner,fanout,indexer,sender")
@@ -142,6 +142,9 @@ final class SenderStackTests {
         let expiredChannel = push.wns.openChannel()
         let windowsGone = try await register(platform: "wns", handle: expiredChannel, body: toast)
         push.wns.script(channel: expiredChannel, [.gone])
+        let throttledChannel = push.wns.openChannel()
+        let windowsThrottled = try await register(platform: "wns", handle: throttledChannel, body: toast)
+        push.wns.script(channel: throttledChannel, [.throttled, .unavailable])
         push.apns.script(token: Self.apnsHandle(2), [.unregistered(at: Date().addingTimeInterval(1))])
         push.apns.script(token: Self.apnsHandle(3), [.tooManyRequests(retryAfter: 1), .serviceUnavailable])
         push.apns.script(token: Self.apnsHandle(4), [.status(400, reason: "DeviceTokenNotForTopic")])
@@ -153,7 +156,7 @@ final class SenderStackTests {
         push.fcm.script(token: Self.fcmHandle("quota"), [.quotaExceeded(retryAfter: 1)])
 
         try await publish(#"{"id":"push-all","properties":{"News_English":"Summit ends"}}"#)
-        let all = try await receipts(of: "push-all", count: 12, log: stderr)
+        let all = try await receipts(of: "push-all", count: 13, log: stderr)
         func receipt(_ registration: String) throws -> PushReceipt {
             let copies = try #require(all["push-all/\(registration)/news"], "no receipt for \(registration)")
             #expect(Set(copies.map(\.outcome)).count == 1, "receipts disagree: \(copies)")
@@ -179,6 +182,9 @@ final class SenderStackTests {
         let toastSent = try receipt(windows)
         #expect(toastSent.outcome == .sent && toastSent.statusCode == 200 && toastSent.serviceId != nil, "\(toastSent)")
         #expect(try receipt(windowsGone).outcome == .unregistered)
+        // WNS's 406 (the channel is throttled) and 503 are retried with backoff.
+        let throttled = try receipt(windowsThrottled)
+        #expect(throttled.outcome == .sent && throttled.attempts == 3, "\(throttled)")
         let shown = try #require(push.wns.requests().first { $0.status == 200 })
         #expect(String(decoding: shown.body, as: UTF8.self).contains(">Summit ends</text>"))
         #expect(shown.header("x-wns-type") == "wns/toast")
@@ -205,12 +211,12 @@ final class SenderStackTests {
         let counts = try #require(document["push"] as? [String: [String: Int]], "\(status.text)")
         #expect(counts["apns"] == ["sent": 3, "unregistered": 2, "rejected": 1], "\(counts)")
         #expect(counts["fcm"] == ["sent": 2, "unregistered": 1, "rejected": 1], "\(counts)")
-        #expect(counts["wns"] == ["sent": 1, "unregistered": 1], "\(counts)")
-        // Its reach: all 12 deliveries committed; 6 sent, which is half of them.
+        #expect(counts["wns"] == ["sent": 2, "unregistered": 1], "\(counts)")
+        // Its reach: all 13 deliveries committed; 7 sent, over half of them.
         let reach = try #require(document["reach"] as? [String: [String: Int]], "\(status.text)")
-        #expect(reach["committed"]?["count"] == 12 && reach["committed"]?["allMs"] != nil, "\(reach)")
-        #expect(reach["sent"]?["count"] == 6 && reach["sent"]?["p50Ms"] != nil && reach["sent"]?["p90Ms"] == nil, "\(reach)")
-        // The deliveries not sent are kept for a correction of the event to leave out: 6 of 12.
+        #expect(reach["committed"]?["count"] == 13 && reach["committed"]?["allMs"] != nil, "\(reach)")
+        #expect(reach["sent"]?["count"] == 7 && reach["sent"]?["p50Ms"] != nil && reach["sent"]?["p90Ms"] == nil, "\(reach)")
+        // The deliveries not sent are kept for a correction of the event to leave out: 6 of 13.
         let pool = RedisConnectionPool(configuration: try RedisConfiguration(url: redis.url), size: 1)
         let unsent = try await pool.withConnection { try await $0.send(.smembers(layout.unsentKey(eventId: "push-all"))) }
         pool.shutdown()
