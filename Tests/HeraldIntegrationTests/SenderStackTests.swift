@@ -505,6 +505,39 @@ final class SenderStackTests {
     }
 
     @Test(
+        "Live Activity tokens through the running role: an update reaches the activity's topic, a busy token is retried to sent, an ended activity's token is removed"
+    )
+    func liveActivities() async throws {
+        try await startStack(roles: "planner,fanout,indexer,sender")
+        var tokens: [String] = []
+        for n in 50..<53 {
+            let id = String(
+                try #require(try await api.send("POST", "/v1/registrationIDs").header("Location")?.split(separator: "/").last))
+            let json = #"{"platform":"apns","handle":"\#(Self.apnsHandle(n))","tokenKind":"liveActivity","tags":["Match_ARS_CHE"]}"#
+            let reply = try await api.send("PUT", "/v1/registrations/\(id)", body: Data(json.utf8))
+            #expect(reply.status == 200, "\(reply.text)")
+            tokens.append(id)
+        }
+        push.apns.script(token: Self.apnsHandle(51), [.tooManyRequests(retryAfter: 1)])
+        push.apns.script(token: Self.apnsHandle(52), [.unregistered(at: Date().addingTimeInterval(1))])
+        try await publish(
+            #"{"id":"match-1","tags":"Match_ARS_CHE","liveActivity":{"event":"update","contentState":{"home":1,"away":0}}}"#)
+        let all = try await receipts(of: "match-1", count: 3, log: stderr)
+        let outcomes = Dictionary(all.values.compactMap(\.first).map { ($0.registrationId, $0) }, uniquingKeysWith: { first, _ in first })
+        #expect(outcomes[tokens[0]]?.outcome == .sent, "\(outcomes)")
+        let retried = try #require(outcomes[tokens[1]], "\(outcomes)")
+        #expect(retried.outcome == .sent && retried.attempts == 2, "\(retried)")
+        #expect(outcomes[tokens[2]]?.outcome == .unregistered, "\(outcomes)")
+        let update = try #require(push.apns.requests().first { $0.status == 200 }, "no Live Activity push accepted")
+        #expect(update.header("apns-push-type") == "liveactivity" && update.header("apns-topic")?.hasSuffix(".push-type.liveactivity") == true)
+        try await waitUntilTrue("the ended activity's token to be removed") {
+            let status = try await api.send("GET", "/v1/registrations/\(tokens[2])").status
+            return status == 410 || status == 404
+        }
+        #expect(try await api.send("GET", "/v1/registrations/\(tokens[0])").status == 200)
+    }
+
+    @Test(
         "deliveries of events stopped after their fan-out are never sent: their receipts say cancelled; another event's are sent; DELETE then is a 409"
     )
     func stoppedBeforeSending() async throws {
