@@ -64,11 +64,12 @@ struct DeliveryHeadersTests {
             expected: [("X-WNS-Type", "wns/badge")]),
         Case(name: "WNS raw for non-XML", platform: .wns, expected: [("X-WNS-Type", "wns/raw")]),
         Case(
-            name: "WNS tag from the collapse id", platform: .wns, collapseId: "summit-2026", bodyFormat: .xml,
-            expected: [("X-WNS-Type", "wns/toast"), ("X-WNS-Tag", "summit-2026")]),
+            name: "WNS tag and group from the collapse id", platform: .wns, collapseId: "summit-2026", bodyFormat: .xml,
+            expected: [("X-WNS-Type", "wns/toast"), ("X-WNS-Tag", "summit-2026"), ("X-WNS-Group", "summit-2026")]),
         Case(
             name: "WNS collapse id over 16 characters becomes its hash", platform: .wns, collapseId: String(repeating: "t", count: 17),
-            bodyFormat: .xml, expected: [("X-WNS-Type", "wns/toast"), ("X-WNS-Tag", "ec1048f6afc06723")]),
+            bodyFormat: .xml,
+            expected: [("X-WNS-Type", "wns/toast"), ("X-WNS-Tag", "ec1048f6afc06723"), ("X-WNS-Group", "ec1048f6afc06723")]),
         Case(
             name: "web push", platform: .webpush, priority: .high, expiresAt: inOneHour, collapseId: "summit",
             expected: [("Urgency", "high"), ("TTL", "3600"), ("Topic", "summit")]),

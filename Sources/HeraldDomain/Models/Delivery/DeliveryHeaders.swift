@@ -100,7 +100,8 @@ extension DeliveryHeaders {
     ///   tag replaces the one shown).
     /// - WNS: `X-WNS-Type` (default `wns/toast` for XML bodies, `wns/raw` otherwise),
     ///   `X-WNS-TTL` (seconds, at most 30 days), `X-WNS-Tag` (at most 16 characters: a toast or
-    ///   tile with the same tag replaces the earlier one).
+    ///   tile with the same tag replaces the earlier one), `X-WNS-Group` (the collapse id, fitted
+    ///   as the tag: a toast replaces the one of the same tag in the same group).
     /// - Web push: `Urgency` (`high`/`normal`), `TTL` (seconds, default
     ///   ``defaultWebPushTTLSeconds``, at most 28 days), `Topic` (RFC 8030's 32 URL-safe base64
     ///   characters at most).
@@ -142,6 +143,9 @@ extension DeliveryHeaders {
             derive("X-WNS-Type", template("X-WNS-Type") ?? (bodyFormat == .xml ? "wns/toast" : "wns/raw"))
             derive("X-WNS-TTL", expiresAt.map { String(ttlSeconds($0)) } ?? template("X-WNS-TTL"))
             derive("X-WNS-Tag", replace(template("X-WNS-Tag"), fits: isWNSTag))
+            // The group names the publisher's set of alerts (its collapse id), not one alert: the
+            // replace key is not a group.
+            derive("X-WNS-Group", template("X-WNS-Group") ?? collapseId.map { fittedReplaceKey($0, fits: isWNSTag) })
         case .webpush:
             derive("Urgency", (priority ?? .normal).rawValue)
             derive("TTL", expiresAt.map { String(ttlSeconds($0)) } ?? template("TTL") ?? String(defaultWebPushTTLSeconds))
