@@ -127,6 +127,11 @@ struct BrokerStallTests {
         let stopping = ContinuousClock.now
         worker.signal(SIGTERM)
         #expect(worker.waitForExit(timeout: 25), "SIGTERM did not end the worker within its drain time plus grace")
+        // It ends with a status (0 drained, 2 past its deadline), never by a crash.
+        #expect(
+            worker.process.terminationReason == .exit && [0, 2].contains(worker.process.terminationStatus),
+            "the worker ended by \(worker.process.terminationReason == .exit ? "status" : "signal") \(worker.process.terminationStatus):\n\(worker.crashHead())"
+        )
         broker.signal(SIGCONT)
         print("broker stall: resumed and completed \(status.targets.total) deliveries; SIGTERM took \(ContinuousClock.now - stopping)")
     }
