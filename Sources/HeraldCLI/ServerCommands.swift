@@ -23,6 +23,7 @@ struct WorkerCommand: AsyncParsableCommand {
         try settings.checkSecrets(for: .worker)
         let registry = Observability.bootstrap(level: settings.logLevel)
         try await WorkerRunner(settings: settings, registry: registry).run()
+        ProcessEnd.afterShutdown()
     }
 }
 
@@ -47,5 +48,6 @@ struct APICommand: AsyncParsableCommand {
         try settings.checkSecrets(for: .api)
         let registry = Observability.bootstrap(level: settings.logLevel)
         try await APIRunner(settings: settings, registry: registry).run()
+        ProcessEnd.afterShutdown()
     }
 }

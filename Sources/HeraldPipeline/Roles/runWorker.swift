@@ -61,9 +61,8 @@ public enum WorkerRole: String, Sendable, Hashable, CaseIterable {
 /// The service group escalates a shutdown that passes `drain` to cancellation; this waits
 /// `grace` more, then logs one line and exits with status 2. The timer runs on a Dispatch
 /// queue, so a starved cooperative pool cannot delay it. It exits without the process's exit
-/// handlers (`_exit`): a worker that could not drain still has librdkafka threads inside calls
-/// a frozen broker holds, and the library's thread clean-up at exit crashed under them (a
-/// segmentation fault instead of status 2).
+/// handlers (`_exit`), as `herald worker` does after an orderly shutdown (`ProcessEnd`): a
+/// worker that could not drain still has librdkafka threads inside calls a frozen broker holds.
 struct ShutdownDeadline: Service {
     let drain: Duration
     let grace: Duration
