@@ -175,6 +175,10 @@ struct WorkerKillTests {
         }
         let missing = expected.subtracting(seen)
         #expect(missing.isEmpty, "\(missing.count) deliveries never became readable:\n\(second.stderr().suffix(2_000))")
+        // Readers stall at most a transaction timeout (60 s; the fencing after 5 s makes it far
+        // less): without it they waited for the broker to expire the dead worker's transaction,
+        // minutes on the embedded broker.
+        #expect(readAt - killedAt < .seconds(60), "readers saw every delivery only \(readAt - killedAt) after the kill")
         // However soon the deliveries were readable, the first worker's ids are fenced once
         // they are 5 s stale.
         try await waitUntilTrue("the second worker fencing the first one's transactional ids") {
