@@ -239,8 +239,8 @@ struct BenchCommand: AsyncParsableCommand {
         // What a deployment that sets nothing runs: no flags, no environment, no stack file.
         let production = HeraldSettings(flags: [:], environment: [:], endpointsFile: nil)
         let productionDefaults = BenchmarkProductionDefaults(
-            roles: production[.roles], plannerFetchWaitMs: try production.int(.plannerFetchWaitMs),
-            taskFetchWaitMs: try production.int(.taskFetchWaitMs))
+            roles: production[.roles], plannerFetchWaitMs: try production.plannerFetchWaitMs(),
+            taskFetchWaitMs: try production.taskFetchWaitMs())
         let executable = workerExecutable ?? Self.heraldExecutable()
         var logger = Logger(label: "herald.bench")
         // Quiet unless asked (progress has its own lines); HERALD_LOG_LEVEL=info also shows the

@@ -45,7 +45,7 @@ struct ReindexCommand: AsyncParsableCommand {
         if scheduled { return try await rebuildSchedules(settings) }
         try settings.applyAllocator(environment: ProcessInfo.processInfo.environment)
         let configuration = try settings.registryConfiguration()
-        let pool = RedisConnectionPool(configuration: try settings.redisConfiguration(), size: max(2, try settings.int(.redisPoolSize)))
+        let pool = RedisConnectionPool(configuration: try settings.redisConfiguration(), size: max(2, try settings.redisPoolSize()))
         defer { pool.shutdown() }
         try await pool.verify()
         let index = RegistrationIndex(pool: pool, layout: try settings.layout())

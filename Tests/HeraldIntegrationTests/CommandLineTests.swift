@@ -110,6 +110,31 @@ struct CommandLineTests {
         #expect(try good.topics.replicationFactor == 3)
     }
 
+    @Test("every numeric setting has its range: a value outside it stops start-up with one line naming the setting")
+    func numericSettingsHaveRanges() throws {
+        let registry = PrometheusCollectorRegistry()
+        let cases: [(variable: String, value: String, flag: String, expected: String, read: (HeraldSettings) throws -> Void)] = [
+            (
+                "HERALD_REGISTRATION_PARTITIONS", "99999", "--registration-partitions", "a partition count from 1 to 10000",
+                { _ = try $0.registryConfiguration() }
+            ),
+            ("HERALD_SESSION_TIMEOUT_MS", "10", "--session-timeout-ms", "milliseconds from 1000 to 3600000", { _ = try $0.pipelineConfiguration() }),
+            ("HERALD_TASKS_PER_BROADCAST", "0", "--tasks-per-broadcast", "a task count from 1 to 10000", { _ = try $0.pipelineConfiguration() }),
+            ("HERALD_LINGER_MS", "-1", "--linger-ms", "milliseconds from 0 to 900000", { _ = try $0.pipelineConfiguration() }),
+            ("HERALD_SLOTS", "0", "--slots", "a slot count from 1 to 16384", { _ = try $0.registryConfiguration() }),
+            ("HERALD_REDIS_POOL_SIZE", "0", "--redis-pool-size", "connections from 1 to 1024", { _ = try $0.redisPoolSize() }),
+            (
+                "HERALD_API_PORT", "70000", "--api-port", "a port from 1 to 65535",
+                { _ = try APIRunner(settings: $0, registry: registry).apiConfiguration() }
+            ),
+        ]
+        for (variable, value, flag, expected, read) in cases {
+            let settings = HeraldSettings(environment: [variable: value], endpointsFile: nil)
+            let error = #expect(throws: SettingError.self) { try read(settings) }
+            #expect(error?.description == "invalid value '\(value)' for \(flag) (\(variable)): expected \(expected)", "\(variable)")
+        }
+    }
+
     @Test("the test send's wait comes from its setting, and a wait out of range stops the API at start-up naming it")
     func testSendWaitIsASetting() throws {
         let registry = PrometheusCollectorRegistry()

@@ -27,7 +27,7 @@ public struct APIRunner: Sendable {
         limits.registration.payloadLimits = try settings.payloadLimits()
         return APIConfiguration(
             host: settings[.apiHost],
-            port: try settings.int(.apiPort),
+            port: try settings.apiPort(),
             hubResource: settings[.hubUri],
             policies: try SharedAccessPolicy.parseList(settings[.policies]),
             userTokenKey: settings[.userTokenKey].isEmpty ? nil : settings[.userTokenKey],
@@ -123,7 +123,7 @@ public struct APIRunner: Sendable {
         let logger = Logger(label: "herald.api")
         let allocator = try settings.applyAllocator(environment: ProcessInfo.processInfo.environment)
         logger.debug("allocator", metadata: ["allocator": "\(allocator)"])
-        let pool = RedisConnectionPool(configuration: try settings.redisConfiguration(), size: try settings.int(.redisPoolSize))
+        let pool = RedisConnectionPool(configuration: try settings.redisConfiguration(), size: try settings.redisPoolSize())
         defer { pool.shutdown() }
         try await pool.verify()
         let application = try await makeService(pool: pool, logger: logger)

@@ -26,11 +26,10 @@ extension HeraldSettings {
         topics.scheduled = topic("scheduled")
         topics.receipts = topic("receipts")
         topics.engagements = topic("engagements")
-        let partitions = "a partition count from 1 to 10000"
-        topics.eventsPartitions = Int32(try int(.eventPartitions, in: 1...10_000, expected: partitions))
-        topics.tasksPartitions = Int32(try int(.taskPartitions, in: 1...10_000, expected: partitions))
-        topics.deliveriesPartitions = Int32(try int(.deliveryPartitions, in: 1...10_000, expected: partitions))
-        topics.replicationFactor = Int16(try int(.replicationFactor, in: 1...32_767, expected: "a replication factor from 1 to 32767"))
+        topics.eventsPartitions = Int32(try partitionCount(.eventPartitions))
+        topics.tasksPartitions = Int32(try partitionCount(.taskPartitions))
+        topics.deliveriesPartitions = Int32(try partitionCount(.deliveryPartitions))
+        topics.replicationFactor = Int16(try replicationFactor())
         return topics
     }
 
@@ -86,8 +85,28 @@ extension HeraldSettings {
     }
 
     public func layout() throws -> SlotLayout {
-        let slots = try int(.slots, in: 1...16_384, expected: "a slot count from 1 to 16384")
-        return SlotLayout(slotCount: slots, prefix: self[.redisPrefix])
+        SlotLayout(slotCount: try slotCount(), prefix: self[.redisPrefix])
+    }
+
+    // The settings read in several places, each with its one range.
+    func partitionCount(_ key: Setting.Key) throws -> Int {
+        try int(key, in: 1...10_000, expected: "a partition count from 1 to 10000")
+    }
+    func replicationFactor() throws -> Int {
+        try int(.replicationFactor, in: 1...32_767, expected: "a replication factor from 1 to 32767")
+    }
+    func slotCount() throws -> Int { try int(.slots, in: 1...16_384, expected: "a slot count from 1 to 16384") }
+    func sessionTimeoutMs() throws -> Int {
+        try int(.sessionTimeoutMs, in: 1_000...3_600_000, expected: "milliseconds from 1000 to 3600000")
+    }
+    public func apiPort() throws -> Int { try int(.apiPort, in: 1...65_535, expected: "a port from 1 to 65535") }
+    public func metricsPort() throws -> Int { try int(.metricsPort, in: 0...65_535, expected: "a port from 1 to 65535, or 0 for none") }
+    public func redisPoolSize() throws -> Int { try int(.redisPoolSize, in: 1...1_024, expected: "connections from 1 to 1024") }
+    public func deliveryRetentionHours() throws -> Int {
+        try int(.deliveryRetentionHours, in: 1...87_600, expected: "hours from 1 to 87600")
+    }
+    public func plannerFetchWaitMs() throws -> Int {
+        try int(.plannerFetchWaitMs, in: 0...300_000, expected: "milliseconds from 0 to 300000")
     }
 
     public func pipelineConfiguration() throws -> PipelineConfiguration {
@@ -97,10 +116,11 @@ extension HeraldSettings {
         configuration.topics = try topics
         configuration.layout = try layout()
         configuration.planner.slotCount = configuration.layout.slotCount
-        configuration.planner.bulkTaskCount = try int(.tasksPerBroadcast)
-        configuration.planner.deliveriesPerTask = try int(.deliveriesPerTask)
+        configuration.planner.bulkTaskCount = try int(.tasksPerBroadcast, in: 1...10_000, expected: "a task count from 1 to 10000")
+        configuration.planner.deliveriesPerTask = try int(
+            .deliveriesPerTask, in: 1...10_000_000, expected: "deliveries from 1 to 10000000")
         configuration.taskFetchWaitMaxMs = try taskFetchWaitMs()
-        configuration.plannerFetchWaitMaxMs = try int(.plannerFetchWaitMs, in: 0...300_000, expected: "milliseconds from 0 to 300000")
+        configuration.plannerFetchWaitMaxMs = try plannerFetchWaitMs()
         configuration.bulkLanes = try int(.bulkLanes, in: 1...64, expected: "a lane count from 1 to 64")
         configuration.planner.taskCountMultiple = configuration.bulkLanes
         guard let plan = FanoutPlanMode(rawValue: self[.fanoutPlan].lowercased()) else {
@@ -126,9 +146,9 @@ extension HeraldSettings {
         configuration.instanceId = instanceId
         configuration.abandonedTransactionAfter = .seconds(
             try int(.abandonedTransactionSeconds, in: 5...3_600, expected: "seconds from 5 to 3600"))
-        configuration.sessionTimeoutMs = try int(.sessionTimeoutMs)
+        configuration.sessionTimeoutMs = try sessionTimeoutMs()
         configuration.leaveGroupOnClose = try bool(.leaveGroupOnClose)
-        configuration.deliveryLingerMs = try int(.lingerMs)
+        configuration.deliveryLingerMs = try int(.lingerMs, in: 0...900_000, expected: "milliseconds from 0 to 900000")
         configuration.deliveryCompression = try compression()
         configuration.kafkaExtra = try kafkaProperties()
         configuration.payloadLimits = try payloadLimits()
@@ -211,9 +231,9 @@ extension HeraldSettings {
         var configuration = RegistryConfiguration()
         configuration.indexerGroup = groupName("indexer")
         configuration.registrationsTopic = topic("registrations")
-        configuration.topicPartitions = try int(.registrationPartitions)
-        configuration.topicReplicationFactor = try int(.replicationFactor)
-        configuration.slotCount = try int(.slots)
+        configuration.topicPartitions = try partitionCount(.registrationPartitions)
+        configuration.topicReplicationFactor = try replicationFactor()
+        configuration.slotCount = try slotCount()
         configuration.redisPrefix = self[.redisPrefix]
         if !self[.idSecret].isEmpty { configuration.registrationIdSecret = self[.idSecret] }
         configuration.alertYieldSeconds = Double(
@@ -240,7 +260,7 @@ extension HeraldSettings {
     public func consumerConfiguration(groupId: String?, clientId: String) throws -> KafkaConsumerConfiguration {
         var configuration = KafkaConsumerConfiguration(bootstrapServers: self[.kafkaBrokers], groupId: groupId)
         configuration.clientId = clientId
-        configuration.sessionTimeoutMs = try int(.sessionTimeoutMs)
+        configuration.sessionTimeoutMs = try sessionTimeoutMs()
         configuration.leaveGroupOnClose = try bool(.leaveGroupOnClose)
         configuration.isolationLevel = .readCommitted
         configuration.fetchWaitMaxMs = try taskFetchWaitMs()
@@ -248,7 +268,7 @@ extension HeraldSettings {
         return configuration
     }
 
-    func taskFetchWaitMs() throws -> Int {
+    public func taskFetchWaitMs() throws -> Int {
         try int(.taskFetchWaitMs, in: 0...300_000, expected: "milliseconds from 0 to 300000")
     }
 

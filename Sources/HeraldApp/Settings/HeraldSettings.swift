@@ -37,14 +37,8 @@ public struct HeraldSettings: Sendable {
         return copy
     }
 
-    public func int(_ key: Setting.Key) throws -> Int {
-        guard let value = Int(self[key].trimmingCharacters(in: .whitespaces)) else {
-            throw SettingError(key: key, value: self[key], expected: "a whole number")
-        }
-        return value
-    }
-
-    /// `int(key)` that must lie in `range`; `expected` says what is allowed when it does not.
+    /// A whole number that must lie in `range`; `expected` says what is allowed when it does
+    /// not. Each numeric setting has a reader with its range (`HeraldSettings+Components.swift`).
     public func int(_ key: Setting.Key, in range: ClosedRange<Int>, expected: String) throws -> Int {
         guard let value = Int(self[key].trimmingCharacters(in: .whitespaces)), range.contains(value) else {
             throw SettingError(key: key, value: self[key], expected: expected)

@@ -15,7 +15,7 @@ public struct TopicPlan: Sendable {
 
     public func specifications() throws -> [KafkaTopicSpec] {
         let topics = try settings.topics
-        let retention = String(try settings.int(.deliveryRetentionHours) * 3_600_000)
+        let retention = String(try settings.deliveryRetentionHours() * 3_600_000)
         var specs = TopicProvisioner(topics: topics, bootstrapServers: settings[.kafkaBrokers]).specifications
         for index in specs.indices where specs[index].name == topics.deliveries {
             specs[index].configs["retention.ms"] = retention

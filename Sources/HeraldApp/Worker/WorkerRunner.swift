@@ -43,7 +43,7 @@ public struct WorkerRunner: Sendable {
         // What this process's roles share: gates, the progress board the health endpoint reads.
         let context = WorkerContext()
         let registryConfiguration = try settings.registryConfiguration()
-        let pool = try sharedPool ?? RedisConnectionPool(configuration: pipeline.redis, size: settings.int(.redisPoolSize))
+        let pool = try sharedPool ?? RedisConnectionPool(configuration: pipeline.redis, size: settings.redisPoolSize())
         defer { if sharedPool == nil { pool.shutdown() } }
         let admin = try KafkaAdmin(configuration: settings.adminConfiguration())
         try await pool.verify()
@@ -90,7 +90,7 @@ public struct WorkerRunner: Sendable {
                 index: RegistrationIndex(pool: pool, layout: try settings.layout()), admin: admin, logger: logger)
             services.append(SenderService(configuration: pipeline, gateway: gateway, registry: registry, context: context, logger: logger))
         }
-        let metricsPort = try settings.int(.metricsPort)
+        let metricsPort = try settings.metricsPort()
         if metricsPort > 0 {
             let readiness = Readiness(admin: admin, redis: pool, layout: pipeline.layout)
             services.append(

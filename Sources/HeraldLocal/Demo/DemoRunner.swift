@@ -30,7 +30,7 @@ public struct DemoRunner: Sendable {
         // The namespace's operator: creates the second app's hub.
         let manage = (name: "Operator", key: Self.randomKey())
         let userKey = settings[.userTokenKey].isEmpty ? Self.randomKey() : settings[.userTokenKey]
-        let port = try settings.int(.apiPort)
+        let port = try settings.apiPort()
         let hubURI = "http://127.0.0.1:\(port)/"
         let push = try await LocalPushServices.start(topic: "com.example.herald.news", projectId: "herald-demo")
         // The lock screens of chapter 9 are read from what the servers accepted.
@@ -51,7 +51,7 @@ public struct DemoRunner: Sendable {
             .metricsPort: "0",
         ])
 
-        let pool = RedisConnectionPool(configuration: try demoSettings.redisConfiguration(), size: try demoSettings.int(.redisPoolSize))
+        let pool = RedisConnectionPool(configuration: try demoSettings.redisConfiguration(), size: try demoSettings.redisPoolSize())
         defer { pool.shutdown() }
         let api = try await APIRunner(settings: demoSettings, registry: registry).makeService(pool: pool, logger: logger)
         let story = DemoStory(
