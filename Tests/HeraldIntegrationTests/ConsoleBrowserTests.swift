@@ -134,6 +134,7 @@ final class ConsoleBrowserTests {
         #expect(sent["counts"]?["total"]?["sent"]?.intValue == final["push"]?["apns"]?["sent"]?.intValue, "\(sent) \(final)")
         #expect((sent["curves"]?["curve-committed"]?.intValue ?? 0) >= 1 && (sent["curves"]?["curve-sent"]?.intValue ?? 0) >= 1, "\(sent)")
         #expect(sent["reach"]?.stringValue?.contains("90") == true, "\(sent)")
+        #expect(sent["tabletOverflow"]?.boolValue == false, "the alert page scrolls sideways at a tablet's width")
 
         let corrected = try browser("correct", ["bn-console-1"])
         let correction = try #require(corrected["correction"]?.stringValue, "\(corrected)")

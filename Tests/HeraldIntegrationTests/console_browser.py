@@ -186,8 +186,12 @@ def scenario(driver):
         curves = {name: len(driver.find_elements(By.CSS_SELECTOR, f"#reach-chart .{name}"))
                   for name in ("curve-committed", "curve-sent", "reach-mark")}
         shot(driver, "alert")
+        # At a tablet's width the page still fits: nothing scrolls sideways.
+        driver.set_window_size(768, 1000)
+        overflow = driver.execute_script("return document.documentElement.scrollWidth > window.innerWidth")
+        shot(driver, "alert-tablet")
         return {"state": text(driver, "alert-state"), "counts": counts(driver), "reach": text(driver, "reach-summary"),
-                "curves": curves}
+                "curves": curves, "tabletOverflow": overflow}
 
     if SCENARIO == "stop":
         (event_id,) = ARGS
