@@ -18,13 +18,7 @@ extension NotificationRoutes {
         try context.requireCaller().authorize(.manageDeadLetters)
         let hub = try RequestReading.hub(of: context)
         let store = try requireDeadLetters()
-        var limit = 50
-        if let text = RequestReading.query("limit", of: request) {
-            guard let value = Int(text), (1...Self.recentLimit).contains(value) else {
-                throw APIError.invalidParameter("limit", "limit must be an integer from 1 to \(Self.recentLimit); got \"\(text)\"")
-            }
-            limit = value
-        }
+        let limit = try RequestReading.limit(request, defaultValue: 50, maximum: Self.recentLimit)
         let entries: [DeadLetterEntry]
         do {
             entries = try await store.deadLetters(hub: hub, limit: limit)

@@ -35,14 +35,13 @@ extension NotificationRoutes {
     func recent(_ request: Request, context: APIRequestContext) async throws -> Response {
         try context.requireCaller().authorize(.readNotificationStatus)
         let hub = try RequestReading.hub(of: context)
-        var limit = 50
-        if let text = RequestReading.query("limit", of: request) {
-            guard let value = Int(text), (1...Self.recentLimit).contains(value) else {
-                throw APIError.invalidParameter("limit", "limit must be an integer from 1 to \(Self.recentLimit); got \"\(text)\"")
-            }
-            limit = value
+        let limit = try RequestReading.limit(request, defaultValue: 50, maximum: Self.recentLimit)
+        let records: [StatusRecord]
+        do {
+            records = try await statusReader.recent(hub: hub, limit: limit)
+        } catch {
+            throw APIError.unavailable("the status store does not answer; retry later")
         }
-        let records = try await statusReader.recent(hub: hub, limit: limit)
         return .json(.object([JSONMember(key: "notifications", value: .array(records.map(Self.summary)))]))
     }
 
@@ -55,9 +54,19 @@ extension NotificationRoutes {
         try context.requireCaller().authorize(.readNotificationStatus)
         let hub = try RequestReading.hub(of: context)
         let id = try eventId(context)
-        guard let record = try await storedStatus(id, hub: hub), let series = try await statusReader.reachSeries(eventId: id, hub: hub)
-        else { throw APIError.notFound("a status for event \"\(id)\" (it may not have been planned yet)") }
+        guard let record = try await storedStatus(id, hub: hub), let series = try await storedReachSeries(id, hub: hub) else {
+            throw APIError.notFound("a status for event \"\(id)\" (it may not have been planned yet)")
+        }
         return .json(Self.reachDocument(record, series: series))
+    }
+
+    /// The event's reach over time; a store that does not answer is a 503 to retry.
+    func storedReachSeries(_ id: String, hub: HubName) async throws -> ReachSeries? {
+        do {
+            return try await statusReader.reachSeries(eventId: id, hub: hub)
+        } catch {
+            throw APIError.unavailable("the status store does not answer; retry later")
+        }
     }
 
     /// `GET /v1/notifications/{id}/live` (Send, Manage): Server-Sent Events, an `update` with
@@ -117,7 +126,7 @@ extension NotificationRoutes {
     /// The event's status and reach as one `update` (nil when no status is known).
     func liveUpdate(_ id: String, hub: HubName) async throws -> LiveUpdate? {
         guard let record = try await storedStatus(id, hub: hub) else { return nil }
-        let series = try await statusReader.reachSeries(eventId: id, hub: hub) ?? ReachSeries()
+        let series = try await storedReachSeries(id, hub: hub) ?? ReachSeries()
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
         var bytes = Array("{\"status\":".utf8)

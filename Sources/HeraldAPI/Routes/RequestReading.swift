@@ -94,6 +94,16 @@ enum RequestReading {
         return (limit, cursor)
     }
 
+    /// `?limit=`: `defaultValue` when absent, else a whole number from 1 to `maximum` (400
+    /// naming `limit` otherwise).
+    static func limit(_ request: Request, defaultValue: Int, maximum: Int) throws(APIError) -> Int {
+        guard let text = query("limit", of: request) else { return defaultValue }
+        guard let value = Int(text), (1...maximum).contains(value) else {
+            throw .invalidParameter("limit", "limit must be an integer from 1 to \(maximum); got \"\(text)\"")
+        }
+        return value
+    }
+
     /// An optional query parameter, empty meaning absent.
     static func query(_ name: String, of request: Request) -> String? {
         request.uri.queryParameters[Substring(name)].map(String.init).flatMap { $0.isEmpty ? nil : $0 }
