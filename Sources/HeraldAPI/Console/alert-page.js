@@ -5,7 +5,8 @@
 import * as api from './api.js';
 import { readEventStream } from './sse.js';
 import { drawReachChart, reachSummary } from './chart.js';
-import { el, byId, clear, append, formatNumber, formatTime, formatSeconds, showMessage, showError, alertLink, confirmAction } from './dom.js';
+import { el, byId, clear, append, formatNumber, formatTime, formatSeconds, showMessage, showError, errorText, alertLink, confirmAction } from './dom.js';
+import { deadLetterBrief } from './deadletters.js';
 import { fillSkipped } from './previews.js';
 import { platformName } from './payload.js';
 import { PropertyRows } from './props.js';
@@ -34,7 +35,7 @@ export function openAlert(id) {
   byId('alert-id').textContent = id;
   byId('alert-state').textContent = 'loading';
   byId('alert-state').className = 'state';
-  for (const node of ['alert-summary', 'alert-counts', 'alert-skipped']) clear(byId(node));
+  for (const node of ['alert-summary', 'alert-counts', 'alert-skipped', 'alert-deadletters']) clear(byId(node));
   clear(byId('reach-chart'));
   byId('reach-summary').textContent = '';
   showMessage(byId('alert-message'), '');
@@ -43,6 +44,7 @@ export function openAlert(id) {
   byId('alert-stop').disabled = false;
   byId('alert-correct').disabled = false;
   follow(current);
+  loadDeadLetters(current);
 }
 
 /** Stops following (leaving the page, signing out). */
@@ -111,6 +113,25 @@ async function followStream(watch) {
       showMessage(live, `Live updates interrupted: ${error.message} Reconnecting\u2026`, 'error');
     }
     await sleep(Math.min(30000, 1000 * 2 ** Math.min(failures, 5)), signal);
+  }
+}
+
+/** The dead letters refused under this alert's id (GET deadletters, Manage only): once per opening. */
+async function loadDeadLetters(watch) {
+  const list = clear(byId('alert-deadletters'));
+  const message = byId('alert-deadletters-message');
+  showMessage(message, 'Loading\u2026');
+  try {
+    const answer = (await api.get('deadletters', { query: { limit: 200 }, signal: watch.controller.signal })).body;
+    if (watch !== current) return;
+    const items = (answer && Array.isArray(answer.deadLetters) ? answer.deadLetters : [])
+      .filter((item) => item && item.eventId === watch.id && Number.isInteger(item.partition) && Number.isInteger(item.offset));
+    list.append(...items.map(deadLetterBrief));
+    showMessage(message, items.length ? '' : 'No dead letters under this id.');
+  } catch (error) {
+    if (error.name === 'AbortError' || watch !== current) return;
+    if (error.status === 403) showMessage(message, 'Dead letters need a Manage key.');
+    else showMessage(message, `Dead letters could not be read: ${errorText(error)}`, 'error');
   }
 }
 

@@ -94,6 +94,15 @@ function sourceText(source) {
   return parts.join(' \u00b7 ');
 }
 
+/** A dead letter in two lines (the alert page): reason and message; time, source and a link to the view. */
+export function deadLetterBrief(item) {
+  return el('li', { className: 'deadletter-brief', dataset: { partition: String(item.partition), offset: String(item.offset) } },
+    el('p', {}, el('span', { className: 'deadletter-brief-reason', text: String(item.reason || 'unknown') }), ' ',
+      item.message ? String(item.message) : 'No message.'),
+    el('p', { className: 'hint' }, `${formatTime(item.deadLetteredAt)} \u00b7 ${sourceText(item.source)} \u00b7 `,
+      el('a', { href: '#/deadletters', text: 'open in Dead letters' })));
+}
+
 /** The original in a <details>: as text, or base64 when it is not UTF-8, with a note when cut. */
 function originalDetails(item) {
   const bytes = Number.isFinite(item.originalBytes) ? ` (${formatNumber(item.originalBytes)} bytes${item.truncated ? ', truncated' : ''})` : '';
