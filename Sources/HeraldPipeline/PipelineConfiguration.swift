@@ -248,16 +248,16 @@ public struct PipelineConfiguration: Sendable {
         return id
     }
 
-    /// Every transactional id a worker with `roles` (and the sender, when `sender`) uses, but
-    /// the scheduler's: those are per partition and pass to the partition's next owner.
-    public func transactionalIds(roles: Set<WorkerRole>, sender: Bool) -> [String] {
+    /// Every transactional id a worker with `roles` uses, but the scheduler's: those are per
+    /// partition and pass to the partition's next owner.
+    public func transactionalIds(roles: Set<WorkerRole>) -> [String] {
         var ids: [String] = []
         if roles.contains(.planner) { ids.append(transactionalId(role: "planner", lane: nil)) }
         if roles.contains(.fanout) {
             ids += (0..<max(0, expressLanes)).map { transactionalId(role: "fanout-\(TaskLane.express.rawValue)", lane: $0) }
             ids += (0..<max(0, bulkLanes)).map { transactionalId(role: "fanout-\(TaskLane.bulk.rawValue)", lane: $0) }
         }
-        if sender { ids += (0..<max(1, self.sender.loops)).map { transactionalId(role: "sender", lane: $0) } }
+        if roles.contains(.sender) { ids += (0..<max(1, sender.loops)).map { transactionalId(role: "sender", lane: $0) } }
         return ids
     }
 

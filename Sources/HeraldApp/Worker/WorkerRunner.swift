@@ -11,20 +11,16 @@ import ServiceLifecycle
 /// sender from HeraldPipeline; indexer from HeraldRegistry) and the metrics/health endpoint,
 /// in one ServiceGroup that shuts down gracefully on SIGTERM/SIGINT.
 public struct WorkerRunner: Sendable {
-    public enum Role: String, Sendable, CaseIterable {
-        case planner, fanout, indexer, scheduler, sender
-    }
-
     public let settings: HeraldSettings
-    public let roles: Set<Role>
+    public let roles: Set<WorkerRole>
     public let registry: PrometheusCollectorRegistry
 
     public init(settings: HeraldSettings, registry: PrometheusCollectorRegistry) throws {
         self.settings = settings
         self.registry = registry
-        var roles: Set<Role> = []
+        var roles: Set<WorkerRole> = []
         for name in settings.list(.roles) {
-            guard let role = Role(rawValue: name.lowercased()) else {
+            guard let role = WorkerRole(rawValue: name.lowercased()) else {
                 throw SettingError(key: .roles, value: settings[.roles], expected: "roles from planner, fanout, indexer, scheduler, sender")
             }
             roles.insert(role)
@@ -101,14 +97,8 @@ public struct WorkerRunner: Sendable {
                 ))
         }
         MetricFamilies.declare()
-        var pipelineRoles: Set<WorkerRole> = []
-        if roles.contains(.planner) { pipelineRoles.insert(.planner) }
-        if roles.contains(.fanout) { pipelineRoles.insert(.fanout) }
-        if roles.contains(.scheduler) { pipelineRoles.insert(.scheduler) }
         // Every worker with transactional producers fences those of workers that died.
-        services.append(
-            AbandonedTransactions(
-                configuration: pipeline, roles: pipelineRoles, sender: roles.contains(.sender), pool: pool, logger: logger))
+        services.append(AbandonedTransactions(configuration: pipeline, roles: roles, pool: pool, logger: logger))
         logger.info(
             "worker starting",
             metadata: [
@@ -119,7 +109,7 @@ public struct WorkerRunner: Sendable {
             ])
         do {
             try await runWorker(
-                roles: pipelineRoles, configuration: pipeline,
+                roles: roles, configuration: pipeline,
                 provisionTopics: true, extraServices: services, context: context, logger: logger
             )
         } catch {

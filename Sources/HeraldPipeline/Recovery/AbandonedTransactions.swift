@@ -32,11 +32,11 @@ public final class AbandonedTransactions: Service, Sendable {
     private let aborted = Counter(label: "herald_abandoned_transactions_aborted_total")
 
     public init(
-        configuration: PipelineConfiguration, roles: Set<WorkerRole>, sender: Bool, pool: RedisConnectionPool,
+        configuration: PipelineConfiguration, roles: Set<WorkerRole>, pool: RedisConnectionPool,
         logger: Logger = Logger(label: "herald.transactions")
     ) {
         key = "\(configuration.layout.prefix):transactional-ids"
-        ids = configuration.transactionalIds(roles: roles, sender: sender)
+        ids = configuration.transactionalIds(roles: roles)
         self.pool = pool
         producerConfiguration = { id in
             var producer = configuration.transactionalProducerConfiguration(role: "abandoned", lane: nil, forDeliveries: false)

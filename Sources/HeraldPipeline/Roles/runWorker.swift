@@ -11,7 +11,8 @@ import HeraldStreams
 ///
 /// The one-call entry for `herald worker` and for tests that start a worker process. Topics
 /// are created first when `provisionTopics` is set. `extraServices` run in the same group
-/// (for example the indexer, a metrics endpoint).
+/// (for example the indexer, a metrics endpoint); the indexer and sender roles in `roles` are
+/// theirs to start.
 public func runWorker(
     roles: Set<WorkerRole>,
     configuration: PipelineConfiguration,
@@ -46,13 +47,18 @@ public func runWorker(
     try await ServiceGroup(configuration: groupConfiguration).run()
 }
 
-/// The pipeline roles a `herald worker` process can run. (The indexer role lives in
-/// HeraldRegistry; the app composes it next to these.)
+/// The roles a `herald worker` process can run (`--roles`). `runWorker` starts the planner,
+/// the fan-out and the scheduler; the app composes the indexer (in HeraldRegistry) and the
+/// sender (with its push credentials) next to them.
 public enum WorkerRole: String, Sendable, Hashable, CaseIterable {
     case planner
     case fanout
+    /// Applies `herald.registrations` to the Redis index, and rebuilds it when it is missing.
+    case indexer
     /// Releases schedules from `herald.scheduled` at their time.
     case scheduler
+    /// Pushes `herald.deliveries` to APNs, FCM, Web Push and WNS and writes the receipts.
+    case sender
 }
 
 /// Ends the process when a graceful shutdown overruns: SIGTERM must always end a worker, even
