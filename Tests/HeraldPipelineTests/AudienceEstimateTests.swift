@@ -43,7 +43,8 @@ struct AudienceEstimateTests {
         let connection = RedisConnection(configuration: configuration.redis, logger: PipelineHarness.logger)
         defer { connection.close() }
         let planner = EventPlanner(
-            configuration: configuration, redis: connection, taskPartitions: 1, expressPartitions: 1, logger: PipelineHarness.logger)
+            configuration: configuration, redis: connection, taskPartitions: 1, expressPartitions: 1, logger: PipelineHarness.logger,
+            metrics: PipelineMetrics())
         try await body(planner, connection, configuration)
     }
 
@@ -130,7 +131,8 @@ struct CommonTagsTests {
         let connection = RedisConnection(configuration: try RedisConfiguration(url: "redis://127.0.0.1:1"), logger: PipelineHarness.logger)
         defer { connection.close() }
         let planner = EventPlanner(
-            configuration: configuration, redis: connection, taskPartitions: 1, expressPartitions: 1, logger: PipelineHarness.logger)
+            configuration: configuration, redis: connection, taskPartitions: 1, expressPartitions: 1, logger: PipelineHarness.logger,
+            metrics: PipelineMetrics())
         let event = NotificationEvent(
             id: "k-1", audience: .expression(.and([.tag("world"), .tag("rare")]), source: "world && rare"), properties: [:])
         // `rare` only in slot 1: the known `world` does not widen an intersection.

@@ -59,7 +59,7 @@ struct TransactionGateTests {
         let executor = TaskExecutor(
             configuration: configuration, redis: RedisConnection(configuration: configuration.redis),
             packReader: RedisConnection(configuration: configuration.redis),
-            templates: TemplateCache(layout: configuration.layout), gate: nil, logger: .init(label: "test")
+            templates: TemplateCache(layout: configuration.layout), gate: nil, logger: .init(label: "test"), metrics: PipelineMetrics()
         )
         executor.deliveryPartitions = 2..<10
         for source: Int32 in 0..<20 {

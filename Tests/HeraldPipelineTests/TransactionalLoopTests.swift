@@ -145,7 +145,7 @@ struct TransactionalLoopTests {
         var reader = KafkaConsumerConfiguration(bootstrapServers: broker.bootstrapServers)
         reader.fetchWaitMaxMs = 5
         settings.directReads = DirectReads.Settings(notices: notices, consumer: reader, readTimeout: .seconds(3))
-        let loop = TransactionalLoop(settings: settings, logger: Self.logger)
+        let loop = TransactionalLoop(settings: settings, logger: Self.logger, metrics: PipelineMetrics())
         let handled = Mutex<[String: Int]>([:])
         let running = Task {
             try await loop.run { batch, producer in
@@ -256,7 +256,7 @@ struct TransactionalLoopTests {
         let board = ProgressBoard()
         var settings = template.settings
         settings.progress = board
-        let loop = TransactionalLoop(settings: settings, logger: Self.logger)
+        let loop = TransactionalLoop(settings: settings, logger: Self.logger, metrics: PipelineMetrics())
 
         // A member that led the group and then vanished without leaving (a crashed worker)
         // stays its leader until its long session runs out: until then nobody hands out
@@ -345,7 +345,7 @@ struct TransactionalLoopTests {
                 name: "test-loop", topics: [input], consumer: consumer, producer: producer, batchSize: 100,
                 gate: TransactionGate(), deadLetterTopic: deadLetters
             ),
-            logger: logger
+            logger: logger, metrics: PipelineMetrics()
         )
         return (loop, input, output, group)
     }

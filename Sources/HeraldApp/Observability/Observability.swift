@@ -49,7 +49,7 @@ public enum Observability {
 /// Creates the labelled pipeline metrics at zero when a worker starts, so dashboards and
 /// alerts see a series ("0 dead letters") instead of no data until the first occurrence.
 enum MetricFamilies {
-    static func declare(_ metrics: PipelineMetrics = .shared) {
+    static func declare(_ metrics: PipelineMetrics) {
         for platform in Platform.allCases { _ = metrics.deliveries(platform.rawValue) }
         for outcome in ["planned", "duplicate", "expired", "dead_letter", "empty"] { _ = metrics.events(outcome) }
         for reason in ["malformed_json", "invalid_tag_expression", "empty_tags", "invalid_type", "too_large"] {

@@ -96,7 +96,7 @@ public struct WorkerRunner: Sendable {
                     logger: logger
                 ))
         }
-        MetricFamilies.declare()
+        MetricFamilies.declare(context.metrics)
         // Every worker with transactional producers fences those of workers that died.
         services.append(AbandonedTransactions(configuration: pipeline, roles: roles, pool: pool, logger: logger))
         logger.info(

@@ -20,8 +20,9 @@ final class FanoutLane: Sendable {
 
     init(
         kind: TaskLane, index: Int, configuration: PipelineConfiguration, templates: TemplateCache, context: WorkerContext,
-        logger: Logger, metrics: PipelineMetrics = .shared
+        logger: Logger
     ) {
+        let metrics = context.metrics
         self.lane = kind
         self.index = index
         self.logger = logger

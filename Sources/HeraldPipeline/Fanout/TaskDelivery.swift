@@ -33,7 +33,7 @@ final class TaskDelivery: Sendable {
 
     init(
         lane: TaskLane, name: String, configuration: PipelineConfiguration, templates: TemplateCache, gate: ExpressGate, logger: Logger,
-        metrics: PipelineMetrics = .shared
+        metrics: PipelineMetrics
     ) {
         self.lane = lane
         self.gate = gate

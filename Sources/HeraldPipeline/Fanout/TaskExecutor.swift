@@ -68,7 +68,7 @@ final class TaskExecutor: @unchecked Sendable {
     /// - Parameter gate: set for bulk lanes, which step aside for express work.
     init(
         configuration: PipelineConfiguration, redis: RedisConnection, packReader: RedisConnection, templates: TemplateCache,
-        gate: ExpressGate?, logger: Logger, metrics: PipelineMetrics = .shared
+        gate: ExpressGate?, logger: Logger, metrics: PipelineMetrics
     ) {
         self.configuration = configuration
         self.redis = redis

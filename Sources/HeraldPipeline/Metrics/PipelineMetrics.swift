@@ -3,11 +3,12 @@ import HeraldKafka
 import HeraldRedis
 import Metrics
 
-/// The pipeline's metrics, created once and reused: looking a metric up in the factory for
-/// every record would cost more than the work it counts. Names follow Prometheus
-/// conventions; the app installs the backend (swift-prometheus) at start.
+/// The pipeline's metrics, created once per worker (`WorkerContext.metrics`) and handed to each
+/// role: looking a metric up in the factory for every record would cost more than the work it
+/// counts. Names follow Prometheus conventions; the app installs the backend
+/// (swift-prometheus) at start, so every instance reports to the same registry.
 public final class PipelineMetrics: Sendable {
-    public static let shared = PipelineMetrics()
+    public init() {}
 
     private let lock = NSLock()
     nonisolated(unsafe) private var counters: [String: Counter] = [:]

@@ -46,7 +46,7 @@ public final class EventPlanner: Sendable {
 
     init(
         configuration: PipelineConfiguration, redis: RedisConnection, taskPartitions: Int32, expressPartitions: Int32,
-        logger: Logger, metrics: PipelineMetrics = .shared, hubs: HubDirectory? = nil, deliveryPartitions: Int32? = nil
+        logger: Logger, metrics: PipelineMetrics, hubs: HubDirectory? = nil, deliveryPartitions: Int32? = nil
     ) {
         self.configuration = configuration
         self.deliveryPartitions = max(1, deliveryPartitions ?? configuration.topics.deliveriesPartitions)

@@ -39,7 +39,7 @@ public final class PlannerService: Service, Sendable {
                 deadLetterTopic: configuration.topics.eventsDeadLetters,
                 progress: context.progress
             ),
-            logger: logger
+            logger: logger, metrics: context.metrics
         )
     }
 
@@ -54,14 +54,15 @@ public final class PlannerService: Service, Sendable {
         defer { follower.cancel() }
         let planner = EventPlanner(
             configuration: configuration, redis: redis, taskPartitions: tasks, expressPartitions: express, logger: logger,
-            hubs: hubs, deliveryPartitions: deliveries
+            metrics: context.metrics, hubs: hubs, deliveryPartitions: deliveries
         )
         // Narrow events are delivered here, in the planner's transaction, when so configured.
         let delivery =
             configuration.plannerDeliversNarrowEvents
             ? TaskDelivery(
                 lane: .express, name: "planner-express", configuration: configuration,
-                templates: TemplateCache(layout: configuration.layout), gate: context.express, logger: logger
+                templates: TemplateCache(layout: configuration.layout), gate: context.express, logger: logger,
+                metrics: context.metrics
             )
             : nil
         defer { delivery?.close() }

@@ -11,11 +11,14 @@ public struct WorkerContext: Sendable {
     public let progress: ProgressBoard
     /// Task partitions this process's planner has just committed to, for its bulk lanes.
     public let notices: TaskNotices
+    /// The worker's metrics, which every role counts in.
+    public let metrics: PipelineMetrics
 
-    public init() {
+    public init(metrics: PipelineMetrics = PipelineMetrics()) {
         express = ExpressGate()
         transactions = TransactionGate()
         progress = ProgressBoard()
         notices = TaskNotices()
+        self.metrics = metrics
     }
 }

@@ -31,13 +31,12 @@ public final class SchedulerService: Service, Sendable {
     private let context: WorkerContext
 
     public init(
-        configuration: PipelineConfiguration, context: WorkerContext = WorkerContext(), logger: Logger = Logger(label: "herald.scheduler"),
-        metrics: PipelineMetrics = .shared
+        configuration: PipelineConfiguration, context: WorkerContext = WorkerContext(), logger: Logger = Logger(label: "herald.scheduler")
     ) {
         self.context = context
         self.configuration = configuration
         self.logger = logger
-        self.metrics = metrics
+        metrics = context.metrics
     }
 
     /// The partitions of `herald.scheduled` this scheduler owns and has read to the end: the

@@ -21,6 +21,7 @@ public final class SenderService: Service, Sendable {
     private let registry: RegistrationService?
     private let logger: Logger
     private let loops: [TransactionalLoop]
+    private let metrics: PipelineMetrics
 
     /// - Parameters:
     ///   - gateway: the push services' clients with the deployment's credentials (hubs with
@@ -35,6 +36,7 @@ public final class SenderService: Service, Sendable {
         self.gateway = gateway
         self.registry = registry
         self.logger = logger
+        metrics = context.metrics
         var consumer = configuration.consumerConfiguration(
             group: configuration.sender.group, fetchWaitMaxMs: min(50, configuration.taskFetchWaitMaxMs))
         // Whole batches: the requests of one batch are in flight together, and each batch ends
@@ -68,7 +70,7 @@ public final class SenderService: Service, Sendable {
                             topic: configuration.topics.deliveries, partitions: 0..<Int32(configuration.expressDeliveryPartitions))
                         : nil
                 ),
-                logger: logger
+                logger: logger, metrics: context.metrics
             )
         }
     }
@@ -83,7 +85,8 @@ public final class SenderService: Service, Sendable {
         let follower = Task { await hubs.run() }
         defer { follower.cancel() }
         let gateways = HubPushGateways(deployment: gateway, hubs: hubs, logger: logger)
-        let work = SenderWork(configuration: configuration, gateways: gateways, registry: registry, redis: redis, logger: logger)
+        let work = SenderWork(
+            configuration: configuration, gateways: gateways, registry: registry, redis: redis, logger: logger, metrics: metrics)
         logger.info(
             "sender starting",
             metadata: [

@@ -55,7 +55,7 @@ final class SenderWork: Sendable {
 
     init(
         configuration: PipelineConfiguration, gateways: HubPushGateways, registry: RegistrationService?, redis: RedisConnection,
-        logger: Logger, metrics: PipelineMetrics = .shared
+        logger: Logger, metrics: PipelineMetrics
     ) {
         self.configuration = configuration
         self.gateways = gateways

@@ -95,7 +95,7 @@ final class TransactionalLoop: Sendable {
     /// The group consumer polling now, for `stop()` and notices to wake.
     private let polling = Mutex<KafkaConsumer?>(nil)
 
-    init(settings: Settings, logger: Logger, metrics: PipelineMetrics = .shared) {
+    init(settings: Settings, logger: Logger, metrics: PipelineMetrics) {
         self.settings = settings
         var logger = logger
         logger[metadataKey: "loop"] = "\(settings.name)"
