@@ -1,3 +1,4 @@
+import HeraldDomain
 import Foundation
 import HeraldKafka
 import HeraldRedis
@@ -75,7 +76,7 @@ public final class AbandonedTransactions: Service, Sendable {
     private func stale() async throws -> [String] {
         let reply = try await pool.withConnection { try await $0.send(RedisCommand("HGETALL", key, isReadOnly: true)) }
         let flat = reply.array ?? []
-        let limit = Int64((Date().timeIntervalSince1970 - staleAfter.totalSeconds) * 1_000)
+        let limit = Int64((Date().timeIntervalSince1970 - staleAfter.timeInterval) * 1_000)
         var taken: [String] = []
         for index in stride(from: 0, to: flat.count - 1, by: 2) {
             guard let id = flat[index].string, !ids.contains(id), let seen = flat[index + 1].string.flatMap({ Int64($0) }),
@@ -100,19 +101,12 @@ public final class AbandonedTransactions: Service, Sendable {
             aborted.increment()
             logger.notice(
                 "fenced the transactional id of a worker not seen for a while; its open transaction, if any, is aborted",
-                metadata: ["transactionalId": "\(id)", "notSeenFor": "more than \(staleAfter.totalSeconds) s"])
+                metadata: ["transactionalId": "\(id)", "notSeenFor": "more than \(staleAfter.timeInterval) s"])
         } catch {
             logger.warning(
                 "cannot fence an abandoned transactional id; it is retried when seen again",
                 metadata: ["transactionalId": "\(id)", "error": "\(error)"])
             _ = try? await pool.withConnection { try await $0.send(RedisCommand("HSETNX", key, id, "0")) }
         }
-    }
-}
-
-extension Duration {
-    /// Whole and fractional seconds.
-    fileprivate var totalSeconds: Double {
-        Double(components.seconds) + Double(components.attoseconds) / 1e18
     }
 }

@@ -1,4 +1,5 @@
 import Dispatch
+import HeraldDomain
 import Foundation
 import Logging
 import ServiceLifecycle
@@ -81,9 +82,8 @@ struct ShutdownDeadline: Service {
             return  // cancelled without a graceful shutdown: whoever cancelled is in charge
         }
         let limit = drain + grace
-        let (seconds, attoseconds) = limit.components
         let logger = logger
-        DispatchQueue.global().asyncAfter(deadline: .now() + .nanoseconds(Int(seconds) * 1_000_000_000 + Int(attoseconds / 1_000_000_000)))
+        DispatchQueue.global().asyncAfter(deadline: .now() + .nanoseconds(Int(limit.wholeNanoseconds)))
         {
             logger.critical(
                 "shutdown did not finish within HERALD_DRAIN_SECONDS plus the grace; exiting now",

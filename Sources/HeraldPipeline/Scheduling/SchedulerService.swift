@@ -615,7 +615,3 @@ public final class SchedulerService: Service, Sendable {
         return producer
     }
 }
-
-extension Duration {
-    fileprivate var wholeMilliseconds: Int64 { components.seconds * 1_000 + components.attoseconds / 1_000_000_000_000_000 }
-}

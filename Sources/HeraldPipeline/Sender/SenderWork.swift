@@ -135,7 +135,7 @@ final class SenderWork: Sendable {
             "sender batch handled",
             metadata: [
                 "deliveries": "\(items.count)", "alreadySent": "\(recorded.count)", "markerWrites": "\(markers.writeCount)",
-                "sendMs": "\(Self.milliseconds(sent - started))", "totalMs": "\(Self.milliseconds(ContinuousClock.now - started))",
+                "sendMs": "\((sent - started).wholeMilliseconds)", "totalMs": "\((ContinuousClock.now - started).wholeMilliseconds)",
             ])
         let markedIds = marked.map { (EventRef(items[$0].delivery), items[$0].deliveryId) }
         // The receipts are queued in the gate, right before the commit: the sender's loops
@@ -306,7 +306,7 @@ final class SenderWork: Sendable {
         unregisteredAt: Date? = nil
     ) -> PushReceipt {
         let latency = progress.firstAttempt.map { ContinuousClock.now - $0 }
-        if let latency, progress.attempts > 0 { metrics.pushLatency.recordNanoseconds(Self.nanoseconds(latency)) }
+        if let latency, progress.attempts > 0 { metrics.pushLatency.recordNanoseconds(latency.wholeNanoseconds) }
         let delivery = item.delivery
         return PushReceipt(
             deliveryId: item.deliveryId, eventId: delivery.eventId, registrationId: delivery.registrationId,
@@ -471,14 +471,6 @@ final class SenderWork: Sendable {
 
     /// The sent-markers hash of an event, in its hub's keys.
     func markersKey(_ event: EventRef) -> String { layout.hub(event.hub).sentMarkersKey(eventId: event.id) }
-
-    static func milliseconds(_ duration: Duration) -> Int64 {
-        duration.components.seconds * 1_000 + duration.components.attoseconds / 1_000_000_000_000_000
-    }
-
-    static func nanoseconds(_ duration: Duration) -> Int64 {
-        duration.components.seconds * 1_000_000_000 + duration.components.attoseconds / 1_000_000_000
-    }
 }
 
 /// The registry could not be reached to remove a registration: the batch is done again.

@@ -151,7 +151,7 @@ public struct StatusRebuilder: Sendable {
         }
         summary.digest = Self.digest(expected)
         let elapsed = ContinuousClock.now - started
-        summary.seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+        summary.seconds = elapsed.timeInterval
         return summary
     }
 

@@ -1,3 +1,4 @@
+import HeraldDomain
 import Foundation
 import Synchronization
 
@@ -67,8 +68,7 @@ public final class ProgressBoard: Sendable {
         }
 
         private func nanoseconds(_ instant: ContinuousClock.Instant) -> Int64 {
-            let (seconds, attoseconds) = (instant - origin).components
-            return seconds * 1_000_000_000 + attoseconds / 1_000_000_000
+            (instant - origin).wholeNanoseconds
         }
     }
 

@@ -1,3 +1,4 @@
+import HeraldDomain
 import Foundation
 import HeraldKafka
 import HeraldRegistry
@@ -290,10 +291,10 @@ final class TransactionalLoop: Sendable {
             "batch committed",
             metadata: [
                 "records": "\(part.count)",
-                "gateWaitMs": "\(Self.milliseconds(timings.gateWait))",
-                "handleMs": "\(Self.milliseconds(timings.handled - timings.began))",
-                "offsetsMs": "\(Self.milliseconds(timings.offsetsSent - timings.handled))",
-                "commitMs": "\(Self.milliseconds(timings.committed - timings.finishing))",
+                "gateWaitMs": "\(timings.gateWait.wholeMilliseconds)",
+                "handleMs": "\((timings.handled - timings.began).wholeMilliseconds)",
+                "offsetsMs": "\((timings.offsetsSent - timings.handled).wholeMilliseconds)",
+                "commitMs": "\((timings.committed - timings.finishing).wholeMilliseconds)",
             ])
     }
 
@@ -410,7 +411,7 @@ final class TransactionalLoop: Sendable {
                 "record read directly",
                 metadata: [
                     "record": "\(record.topic)/\(record.partition)/\(record.offset)",
-                    "readMs": "\(Self.milliseconds(ContinuousClock.now - started))",
+                    "readMs": "\((ContinuousClock.now - started).wholeMilliseconds)",
                 ])
             return record
         } catch {
@@ -429,10 +430,6 @@ final class TransactionalLoop: Sendable {
         return next.sorted { $0.key < $1.key }.map {
             KafkaTopicPartitionOffset(topic: $0.key.topic, partition: $0.key.partition, offset: $0.value)
         }
-    }
-
-    private static func milliseconds(_ duration: Duration) -> Int64 {
-        duration.components.seconds * 1_000 + duration.components.attoseconds / 1_000_000_000_000_000
     }
 
     /// Records the group's lag per topic; `idle`: the loop holds nothing uncommitted, so the

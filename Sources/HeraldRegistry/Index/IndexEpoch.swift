@@ -1,3 +1,4 @@
+import HeraldDomain
 import Foundation
 import HeraldRedis
 
@@ -104,7 +105,7 @@ extension RegistrationIndex {
     }
 
     private func leaseScript(mode: String, token: String, lease: Duration, now: Date) async throws -> Bool {
-        let milliseconds = lease.components.seconds * 1_000 + lease.components.attoseconds / 1_000_000_000_000_000
+        let milliseconds = lease.wholeMilliseconds
         let reply = try await pool.withConnection {
             try await $0.evalScript(
                 IndexEpoch.lease, keys: [layout.metaKey],

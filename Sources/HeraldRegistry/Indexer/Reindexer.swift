@@ -1,3 +1,4 @@
+import HeraldDomain
 import Foundation
 import HeraldKafka
 import Logging
@@ -189,8 +190,7 @@ public struct Reindexer: Sendable {
     }
 
     private static func seconds(since start: ContinuousClock.Instant) -> Double {
-        let elapsed = ContinuousClock.now - start
-        return Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+        (ContinuousClock.now - start).timeInterval
     }
 }
 
