@@ -87,6 +87,46 @@ struct RegistrationQuotaTests {
         }
     }
 
+    @Test(
+        "the default hub's limits come from the deployment's setting: tags, registrations per handle, registrations, sends per minute"
+    )
+    func defaultHubLimits() async throws {
+        var hub = TestHub()
+        hub.defaultHubLimits = try HubLimits.decodeLimits(
+            Array(#"{"maxRegistrations":4,"maxRegistrationsPerHandle":1,"maxTagsPerRegistration":2,"sendsPerMinute":1}"#.utf8))
+        hub.registrationCounts.set(hub: .default, 3)
+        hub.registrationCounts.set(handle: Fixture.otherApnsToken, 1)
+        try await hub.run { client async throws in
+            func put(_ body: String) async throws -> TestResponse {
+                let created = try await client.call(.post, "/v1/registrationIDs", TestHub.listen)
+                let id = try #require(try created.json()["registrationId"]?.stringValue)
+                return try await client.call(.put, "/v1/registrations/\(id)", TestHub.listen, body: body)
+            }
+            let crowded = try await put(Fixture.registration(tags: ["a", "b", "c"]))
+            #expect(crowded.status == .badRequest && crowded.issueFields == ["tags"], "\(crowded.text)")
+            let sameDevice = try await put(Fixture.registration(tags: ["a"], handle: Fixture.otherApnsToken))
+            #expect(sameDevice.status == .forbidden && sameDevice.text.contains("maxRegistrationsPerHandle is 1"), "\(sameDevice.text)")
+            #expect(try await put(Fixture.registration(tags: ["a"])).status == .ok)
+            let full = try await put(Fixture.registration(tags: ["b"]))
+            #expect(full.status == .forbidden && full.text.contains("HERALD_DEFAULT_HUB_LIMITS"), "\(full.text)")
+            let event = #"{"properties":{"News_English":"x"}}"#
+            #expect(try await client.call(.post, "/v1/notifications", TestHub.send, body: event).status == .accepted)
+            let over = try await client.call(.post, "/v1/notifications", TestHub.send, body: event)
+            #expect(over.status == .forbidden && over.errorCode == "quota_exceeded", "\(over.text)")
+        }
+    }
+
+    @Test("a hub's limits for the default hub are read from JSON with a hub document's members and ranges, naming what is wrong")
+    func defaultHubLimitsAreChecked() throws {
+        #expect(try HubLimits.decodeLimits(Array("{}".utf8)) == HubLimits())
+        #expect(try HubLimits.decodeLimits(Array(#"{"maxTemplates":10}"#.utf8)).maxTemplates == 10)
+        let unknown = #expect(throws: ValidationFailure.self) { try HubLimits.decodeLimits(Array(#"{"maxDevices":10}"#.utf8)) }
+        #expect(unknown?.issues.map(\.field) == ["limits.maxDevices"])
+        let range = #expect(throws: ValidationFailure.self) { try HubLimits.decodeLimits(Array(#"{"maxRegistrations":0}"#.utf8)) }
+        #expect(range?.issues.map(\.field) == ["limits.maxRegistrations"])
+        #expect(throws: ValidationFailure.self) { try HubLimits.decodeLimits(Array("[1]".utf8)) }
+    }
+
     @Test("a template past the hub's maxTemplates gets 403 quota_exceeded; its known templates and native registrations pass")
     func templates() async throws {
         let hub = TestHub()

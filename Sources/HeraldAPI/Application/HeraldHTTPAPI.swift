@@ -54,14 +54,15 @@ public func buildRouter(
     // handlers, which read the hub from the path (`RequestReading.hub(of:)`).
     // Azure Notification Hubs' REST protocol at /{hub}/…, on the same cores.
     let quotas = RegistrationQuotas(
-        hubs: services.hubs, counts: services.registrationCounts, defaultMaxRegistrations: configuration.defaultMaxRegistrations)
+        hubs: services.hubs, counts: services.registrationCounts, defaultMaxRegistrations: configuration.defaultMaxRegistrations,
+        defaultHubLimits: configuration.defaultHubLimits)
     AzureRoutes(
         installations: InstallationRoutes(registry: services.registry, limits: configuration.limits, quotas: quotas),
         notifications: NotificationRoutes(
             publisher: services.publisher, statusReader: services.statusReader, scheduler: services.scheduler,
             hubs: services.hubs, sendQuota: services.sendQuota, limits: configuration.limits,
             scheduleRules: configuration.scheduleRules, now: now, archive: services.archive, engagements: services.engagements,
-            registry: services.registry),
+            registry: services.registry, defaultHubLimits: configuration.defaultHubLimits),
         registrations: RegistrationRoutes(registry: services.registry, limits: configuration.limits, quotas: quotas),
         hubResource: configuration.hubResource, limits: configuration.limits, now: now,
         testSendWait: configuration.testSendWait
@@ -73,7 +74,7 @@ public func buildRouter(
             publisher: services.publisher, statusReader: services.statusReader, scheduler: services.scheduler,
             hubs: services.hubs, sendQuota: services.sendQuota, limits: configuration.limits,
             scheduleRules: configuration.scheduleRules, now: now, archive: services.archive, engagements: services.engagements,
-            registry: services.registry, deadLetters: services.deadLetters
+            registry: services.registry, deadLetters: services.deadLetters, defaultHubLimits: configuration.defaultHubLimits
         ).add(to: group)
     }
     return router

@@ -29,6 +29,9 @@ public struct APIConfiguration: Sendable {
     /// The `maxRegistrations` of a hub other than the default whose limits set none (nil: no
     /// limit).
     public var defaultMaxRegistrations: Int?
+    /// The default hub's limits (`HERALD_DEFAULT_HUB_LIMITS`): the other hubs' are in their
+    /// documents; the default hub has none but these.
+    public var defaultHubLimits: HubLimits
     public var limits: APILimits
     /// When set, a user token's `aud` must contain it.
     public var userTokenAudience: String?
@@ -53,8 +56,10 @@ public struct APIConfiguration: Sendable {
         maxTokenLifetime: Int = 2_678_400,
         rateLimits: RateLimits? = nil,
         defaultMaxRegistrations: Int? = nil,
+        defaultHubLimits: HubLimits = HubLimits(),
         testSendWait: Duration = .seconds(15)
     ) {
+        self.defaultHubLimits = defaultHubLimits
         self.testSendWait = testSendWait
         self.rateLimits = rateLimits
         self.defaultMaxRegistrations = defaultMaxRegistrations

@@ -32,6 +32,8 @@ struct NotificationRoutes: Sendable {
     var registry: (any RegistrationStore)? = nil
     /// The events' dead letters; nil: `/v1/deadletters` answers 503.
     var deadLetters: (any DeadLetterStore)? = nil
+    /// The default hub's limits (`HERALD_DEFAULT_HUB_LIMITS`).
+    var defaultHubLimits = HubLimits()
 
     func add(to group: RouterGroup<APIRequestContext>) {
         group.post("notifications", use: publish)
@@ -294,10 +296,11 @@ struct NotificationRoutes: Sendable {
         return scheduler
     }
 
-    /// The limits of a hub other than the default one, read once per request; nil where the hub
-    /// store does not answer (the fan-out still bounds payloads; the send quota is not counted).
+    /// The limits of a hub, read once per request (the default hub's from the deployment's
+    /// settings); nil where the hub store does not answer (the fan-out still bounds payloads;
+    /// the send quota is not counted).
     private func hubLimits(_ hub: HubName) async -> HubLimits? {
-        guard !hub.isDefault else { return nil }
+        guard !hub.isDefault else { return defaultHubLimits }
         return try? await hubs.hub(hub)?.limits
     }
 

@@ -4,8 +4,8 @@ import Synchronization
 
 /// A hub's registration limits (`HubLimits`), checked before a write that may add
 /// registrations: tags per registration (400), registrations of the hub and of one handle,
-/// distinct templates (403 `quota_exceeded`, Azure's answer for a quota). The default hub has
-/// none.
+/// distinct templates (403 `quota_exceeded`, Azure's answer for a quota). The default hub's come
+/// from the deployment's settings (`HERALD_DEFAULT_HUB_LIMITS`).
 ///
 /// The hub's count is read at most every `freshness` and raised by what this process admits
 /// meanwhile, so a flood is held near the limit without counting on every write; writes through
@@ -17,13 +17,16 @@ final class RegistrationQuotas: Sendable {
     let counts: (any RegistrationCounting)?
     /// The `maxRegistrations` of a hub whose limits set none.
     let defaultMaxRegistrations: Int?
+    /// The default hub's limits.
+    let defaultHubLimits: HubLimits
     let freshness: Duration
     private let cached = Mutex<[HubName: (count: Int, readAt: ContinuousClock.Instant)]>([:])
 
     init(
         hubs: any HubStore, counts: (any RegistrationCounting)?, defaultMaxRegistrations: Int? = nil,
-        freshness: Duration = .seconds(10)
+        defaultHubLimits: HubLimits = HubLimits(), freshness: Duration = .seconds(10)
     ) {
+        self.defaultHubLimits = defaultHubLimits
         self.hubs = hubs
         self.counts = counts
         self.defaultMaxRegistrations = defaultMaxRegistrations
@@ -36,18 +39,22 @@ final class RegistrationQuotas: Sendable {
     func admit(
         hub: HubName, writing written: [Registration], replacing replaced: () async throws -> [Registration]
     ) async throws {
-        guard !hub.isDefault else { return }
         var limits: HubLimits
-        var limitSource = "its maxRegistrations"
-        do {
-            guard let definition = try await hubs.hub(hub) else { return }
-            limits = definition.limits
-            if limits.maxRegistrations == nil, let defaultMaxRegistrations {
-                limits.maxRegistrations = defaultMaxRegistrations
-                limitSource = "the deployment's limit for hubs that set none (HERALD_HUB_MAX_REGISTRATIONS)"
+        var limitSource = hub.isDefault ? "its maxRegistrations (HERALD_DEFAULT_HUB_LIMITS)" : "its maxRegistrations"
+        if hub.isDefault {
+            limits = defaultHubLimits
+        } else {
+            do {
+                guard let definition = try await hubs.hub(hub) else { return }
+                limits = definition.limits
+            } catch {
+                throw APIError.unavailable("the hubs cannot be read; retry later")
             }
-        } catch {
-            throw APIError.unavailable("the hubs cannot be read; retry later")
+        }
+        // The deployment's limit is for the hubs it makes; the default hub has its own setting.
+        if !hub.isDefault, limits.maxRegistrations == nil, let defaultMaxRegistrations {
+            limits.maxRegistrations = defaultMaxRegistrations
+            limitSource = "the deployment's limit for hubs that set none (HERALD_HUB_MAX_REGISTRATIONS)"
         }
         if let maxTags = limits.maxTagsPerRegistration, let crowded = written.first(where: { $0.tags.count > maxTags }) {
             throw APIError.validation(

@@ -41,6 +41,7 @@ public struct APIRunner: Sendable {
             defaultMaxRegistrations: try settings.int(
                 .hubMaxRegistrations, in: 0...10_000_000_000, expected: "registrations from 0 (no limit) to 10000000000"
             ).nonZero,
+            defaultHubLimits: try settings.defaultHubLimits(),
             testSendWait: .seconds(
                 try settings.int(.testSendWaitSeconds, in: 1...300, expected: "seconds from 1 to 300"))
         )

@@ -99,6 +99,20 @@ extension HeraldSettings {
     func sessionTimeoutMs() throws -> Int {
         try int(.sessionTimeoutMs, in: 1_000...3_600_000, expected: "milliseconds from 1000 to 3600000")
     }
+    /// `HERALD_DEFAULT_HUB_LIMITS`: a hub document's `limits` object; empty for none.
+    public func defaultHubLimits() throws -> HubLimits {
+        let text = self[.defaultHubLimits].trimmingCharacters(in: .whitespaces)
+        guard !text.isEmpty else { return HubLimits() }
+        do {
+            return try HubLimits.decodeLimits(Array(text.utf8))
+        } catch {
+            let first = error.issues.first
+            throw SettingError(
+                key: .defaultHubLimits, value: text,
+                expected: "a hub's limits as JSON (\(first.map { "\($0.field.replacingOccurrences(of: "limits.", with: "")): \($0.message)" } ?? "invalid"))")
+        }
+    }
+
     public func apiPort() throws -> Int { try int(.apiPort, in: 1...65_535, expected: "a port from 1 to 65535") }
     public func metricsPort() throws -> Int { try int(.metricsPort, in: 0...65_535, expected: "a port from 1 to 65535, or 0 for none") }
     public func redisPoolSize() throws -> Int { try int(.redisPoolSize, in: 1...1_024, expected: "connections from 1 to 1024") }

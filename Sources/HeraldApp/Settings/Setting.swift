@@ -58,6 +58,7 @@ public struct Setting: Sendable, Hashable {
         case callerRequestsPerSecond = "caller-requests-per-second"
         case hubRequestsPerSecond = "hub-requests-per-second"
         case hubMaxRegistrations = "hub-max-registrations"
+        case defaultHubLimits = "default-hub-limits"
         case registrationYieldSeconds = "registration-yield-seconds"
         case testSendWaitSeconds = "test-send-wait-seconds"
         case idSecret = "id-secret"
@@ -240,6 +241,11 @@ public struct Setting: Sendable, Hashable {
                 (
                     "10000000",
                     "Live registrations of a hub other than the default one whose limits set no maxRegistrations (Azure Notification Hubs' Standard tier holds 10 million devices); past it, 403 quota_exceeded. 0: no limit."
+                )
+            case .defaultHubLimits:
+                (
+                    "",
+                    "The default hub's limits, as a hub document's limits member: JSON such as {\"maxRegistrations\":1000000,\"maxRegistrationsPerHandle\":10,\"maxTagsPerRegistration\":60,\"maxTemplates\":1000,\"sendsPerMinute\":600}, each member optional, with the ranges of docs/api.md (Hubs). The API checks them as for any hub, so the public Listen key cannot register without bound (HERALD_HUB_MAX_REGISTRATIONS is for the other hubs). Empty: no limits."
                 )
             case .registrationYieldSeconds:
                 (

@@ -34,6 +34,7 @@ struct TestHub {
     var userTokenIssuer: String?
     var rateLimits: RateLimits?
     var defaultMaxRegistrations: Int?
+    var defaultHubLimits = HubLimits()
     /// The published events a correction reads back.
     var archive = FixedEventArchive()
     let engagements = InMemoryEngagements()
@@ -43,7 +44,7 @@ struct TestHub {
         APIConfiguration(
             hubResource: Self.hubResource, policies: Self.policies, userTokenKey: Self.userTokenKey, limits: limits,
             userTokenAudience: userTokenAudience, userTokenIssuer: userTokenIssuer, rateLimits: rateLimits,
-            defaultMaxRegistrations: defaultMaxRegistrations
+            defaultMaxRegistrations: defaultMaxRegistrations, defaultHubLimits: defaultHubLimits
         )
     }
 
