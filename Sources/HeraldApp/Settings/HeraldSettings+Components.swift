@@ -103,13 +103,11 @@ extension HeraldSettings {
     public func defaultHubLimits() throws -> HubLimits {
         let text = self[.defaultHubLimits].trimmingCharacters(in: .whitespaces)
         guard !text.isEmpty else { return HubLimits() }
-        do {
+        do throws(ValidationFailure) {
             return try HubLimits.decodeLimits(Array(text.utf8))
         } catch {
-            let first = error.issues.first
-            throw SettingError(
-                key: .defaultHubLimits, value: text,
-                expected: "a hub's limits as JSON (\(first.map { "\($0.field.replacingOccurrences(of: "limits.", with: "")): \($0.message)" } ?? "invalid"))")
+            let problem = error.issues.first.map { "\($0.field.replacingOccurrences(of: "limits.", with: "")): \($0.message)" }
+            throw SettingError(key: .defaultHubLimits, value: text, expected: "a hub's limits as JSON (\(problem ?? "invalid"))")
         }
     }
 
