@@ -31,7 +31,9 @@ struct ReachTests {
     func reachSeriesFromTheStoresFields() {
         let start: Int64 = 1_700_000_000_000
         let series = ReachSeries(
-            progress: ["c:\(start + 250)": 40, "c:\(start + 100)": 60, "c:\(start - 30)": 5, "n:total": 105, "c:x": 9, "c:\(start + 900)": 0],
+            progress: [
+                "c:\(start + 250)": 40, "c:\(start + 100)": 60, "c:\(start - 30)": 5, "n:total": 105, "c:x": 9, "c:\(start + 900)": 0,
+            ],
             push: ["sent@200": 30, "sent@0": 10, "apns:sent": 40, "sent@12000": 2],
             engagements: ["opened@1500": 1, "opened": 3, "opened@40": 2, "opened:p:apns": 3],
             startMs: start)

@@ -118,8 +118,14 @@ struct CommandLineTests {
                 "HERALD_REGISTRATION_PARTITIONS", "99999", "--registration-partitions", "a partition count from 1 to 10000",
                 { _ = try $0.registryConfiguration() }
             ),
-            ("HERALD_SESSION_TIMEOUT_MS", "10", "--session-timeout-ms", "milliseconds from 1000 to 3600000", { _ = try $0.pipelineConfiguration() }),
-            ("HERALD_TASKS_PER_BROADCAST", "0", "--tasks-per-broadcast", "a task count from 1 to 10000", { _ = try $0.pipelineConfiguration() }),
+            (
+                "HERALD_SESSION_TIMEOUT_MS", "10", "--session-timeout-ms", "milliseconds from 1000 to 3600000",
+                { _ = try $0.pipelineConfiguration() }
+            ),
+            (
+                "HERALD_TASKS_PER_BROADCAST", "0", "--tasks-per-broadcast", "a task count from 1 to 10000",
+                { _ = try $0.pipelineConfiguration() }
+            ),
             ("HERALD_LINGER_MS", "-1", "--linger-ms", "milliseconds from 0 to 900000", { _ = try $0.pipelineConfiguration() }),
             ("HERALD_SLOTS", "0", "--slots", "a slot count from 1 to 16384", { _ = try $0.registryConfiguration() }),
             ("HERALD_REDIS_POOL_SIZE", "0", "--redis-pool-size", "connections from 1 to 1024", { _ = try $0.redisPoolSize() }),

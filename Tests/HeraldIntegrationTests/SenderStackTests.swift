@@ -476,7 +476,9 @@ final class SenderStackTests {
         let rehearsal = try HeraldBinary.run(
             ["publish", "--id", "cli-1", "--property", "News_English=Rehearsed", "--dry-run"], environment: cli, timeout: 300)
         #expect(rehearsal.status == 0, "\(rehearsal.stderr)")
-        #expect(rehearsal.stdout.contains("rehearsal cli-1~rehearsal-") && rehearsal.stdout.contains("nothing is delivered"), "\(rehearsal.stdout)")
+        #expect(
+            rehearsal.stdout.contains("rehearsal cli-1~rehearsal-") && rehearsal.stdout.contains("nothing is delivered"),
+            "\(rehearsal.stdout)")
         #expect(rehearsal.stdout.contains(#""total":3"#), "the rehearsal's status: \(rehearsal.stdout)")
         #expect(rehearsal.stdout.contains("preview apns news:") && rehearsal.stdout.contains("Rehearsed"), "\(rehearsal.stdout)")
 
@@ -529,7 +531,8 @@ final class SenderStackTests {
         #expect(retried.outcome == .sent && retried.attempts == 2, "\(retried)")
         #expect(outcomes[tokens[2]]?.outcome == .unregistered, "\(outcomes)")
         let update = try #require(push.apns.requests().first { $0.status == 200 }, "no Live Activity push accepted")
-        #expect(update.header("apns-push-type") == "liveactivity" && update.header("apns-topic")?.hasSuffix(".push-type.liveactivity") == true)
+        #expect(
+            update.header("apns-push-type") == "liveactivity" && update.header("apns-topic")?.hasSuffix(".push-type.liveactivity") == true)
         try await waitUntilTrue("the ended activity's token to be removed") {
             let status = try await api.send("GET", "/v1/registrations/\(tokens[2])").status
             return status == 410 || status == 404

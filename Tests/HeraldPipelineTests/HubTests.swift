@@ -168,9 +168,10 @@ struct HubTests {
                 let latest = Int64(Date().timeIntervalSince1970 * 1_000) + Int64(harness.configuration.breakingSignalLingerMilliseconds)
                 #expect(!ends.isEmpty && ends.allSatisfy { $0 <= latest }, "\(ends) against \(latest)")
                 // The planner raised it first, as it read the alert, before any lane ran it.
-                let signalled = try await harness.pool.withConnection {
-                    try await $0.send(.hgetall(harness.configuration.layout.breakingKey))
-                }.fieldValuePairs?.keys.sorted() ?? []
+                let signalled =
+                    try await harness.pool.withConnection {
+                        try await $0.send(.hgetall(harness.configuration.layout.breakingKey))
+                    }.fieldValuePairs?.keys.sorted() ?? []
                 #expect(signalled.contains(harness.configuration.instanceId + "/planner"), "\(signalled)")
                 #expect(goalStatus.state == .completed && goalStatus.targets.total == 80, "\(goalStatus)")
                 let waiting = try await reader.status(eventId: "digest")

@@ -68,7 +68,8 @@ struct RehearsalTests {
                 #expect(try await reader.recent(limit: 10).map(\.eventId) == ["bn-90"])
                 let series = try #require(try await reader.reachSeries(eventId: "bn-90"))
                 #expect(series.committed.last?.count == 54, "\(series)")
-                #expect(zip(series.committed, series.committed.dropFirst()).allSatisfy { $0.elapsedMs < $1.elapsedMs && $0.count < $1.count })
+                #expect(
+                    zip(series.committed, series.committed.dropFirst()).allSatisfy { $0.elapsedMs < $1.elapsedMs && $0.count < $1.count })
             })
     }
 }

@@ -112,7 +112,9 @@ extension NotificationRoutes {
         }
         return Response(
             status: .ok,
-            headers: [.contentType: "text/event-stream; charset=utf-8", .cacheControl: "no-store", HTTPField.Name("X-Accel-Buffering")!: "no"],
+            headers: [
+                .contentType: "text/event-stream; charset=utf-8", .cacheControl: "no-store", HTTPField.Name("X-Accel-Buffering")!: "no",
+            ],
             body: body)
     }
 

@@ -8,7 +8,6 @@ import Metrics
 /// counts. Names follow Prometheus conventions; the app installs the backend
 /// (swift-prometheus) at start, so every instance reports to the same registry.
 public final class PipelineMetrics: Sendable {
-    public init() {}
 
     private let lock = NSLock()
     nonisolated(unsafe) private var counters: [String: Counter] = [:]

@@ -83,8 +83,7 @@ struct ShutdownDeadline: Service {
         }
         let limit = drain + grace
         let logger = logger
-        DispatchQueue.global().asyncAfter(deadline: .now() + .nanoseconds(Int(limit.wholeNanoseconds)))
-        {
+        DispatchQueue.global().asyncAfter(deadline: .now() + .nanoseconds(Int(limit.wholeNanoseconds))) {
             logger.critical(
                 "shutdown did not finish within HERALD_DRAIN_SECONDS plus the grace; exiting now",
                 metadata: ["limit": "\(limit)", "grace": "\(grace)"])

@@ -312,7 +312,7 @@ final class SenderWork: Sendable {
             deliveryId: item.deliveryId, eventId: delivery.eventId, registrationId: delivery.registrationId,
             platform: delivery.platform,
             outcome: outcome, statusCode: progress.lastStatus, reason: reason, attempts: progress.attempts,
-            latencyMs: latency.map(Self.milliseconds), serviceId: serviceId, unregisteredAt: unregisteredAt, decidedAt: Date(),
+            latencyMs: latency?.wholeMilliseconds, serviceId: serviceId, unregisteredAt: unregisteredAt, decidedAt: Date(),
             hub: delivery.hub)
     }
 

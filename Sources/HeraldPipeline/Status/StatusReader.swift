@@ -55,9 +55,10 @@ public struct StatusReader: Sendable {
     /// are left out.
     public func recent(hub: HubName = .default, limit: Int) async throws -> [StatusRecord] {
         let key = layout.hub(hub).recentKey
-        let ids = try await pool.withConnection {
-            try await $0.send(RedisCommand("ZREVRANGE", key, "0", String(max(0, limit - 1)), isReadOnly: true))
-        }.array?.compactMap(\.string) ?? []
+        let ids =
+            try await pool.withConnection {
+                try await $0.send(RedisCommand("ZREVRANGE", key, "0", String(max(0, limit - 1)), isReadOnly: true))
+            }.array?.compactMap(\.string) ?? []
         var records: [StatusRecord] = []
         for id in ids {
             if let record = try await status(eventId: id, hub: hub) { records.append(record) }

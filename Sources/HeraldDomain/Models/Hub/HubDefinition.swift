@@ -337,20 +337,6 @@ extension HubDefinition {
         return flag
     }
 
-    /// A `limits` object on its own (`{"maxRegistrations": 1000000, …}`), as the deployment's
-    /// setting for the default hub gives it: the members and ranges of a hub document's `limits`.
-    public static func decodeLimits(_ bytes: [UInt8]) throws(ValidationFailure) -> HubLimits {
-        let root: JSONValue
-        switch JSONFieldReader.parseObject(bytes.isEmpty ? Array("{}".utf8) : bytes, maximumBytes: 4_096, what: "the limits") {
-        case .success(let value): root = .object([JSONMember(key: "limits", value: value)])
-        case .failure(let failure): throw failure
-        }
-        var issues: [ValidationIssue] = []
-        let limits = readLimits(JSONFieldReader(root), issues: &issues)
-        guard issues.isEmpty else { throw ValidationFailure(issues: issues) }
-        return limits
-    }
-
     static func readLimits(_ reader: JSONFieldReader, issues: inout [ValidationIssue]) -> HubLimits {
         guard let limits = reader.object("limits", required: false, issues: &issues) else { return HubLimits() }
         limits.refuseUnknownMembers(known: Set(HubLimits.members.map(\.name)), issues: &issues)
@@ -367,5 +353,21 @@ extension HubDefinition {
             read[keyPath: member.path] = Int(value)
         }
         return read
+    }
+}
+
+extension HubLimits {
+    /// A `limits` object on its own (`{"maxRegistrations": 1000000, …}`), as the deployment's
+    /// setting for the default hub gives it: the members and ranges of a hub document's `limits`.
+    public static func decodeLimits(_ bytes: [UInt8]) throws(ValidationFailure) -> HubLimits {
+        let root: JSONValue
+        switch JSONFieldReader.parseObject(bytes.isEmpty ? Array("{}".utf8) : bytes, maximumBytes: 4_096, what: "the limits") {
+        case .success(let value): root = .object([JSONMember(key: "limits", value: value)])
+        case .failure(let failure): throw failure
+        }
+        var issues: [ValidationIssue] = []
+        let limits = HubDefinition.readLimits(JSONFieldReader(root), issues: &issues)
+        guard issues.isEmpty else { throw ValidationFailure(issues: issues) }
+        return limits
     }
 }
