@@ -57,7 +57,7 @@ struct DemoStoryTests {
         // It ends with the console's address and a key that opens it.
         #expect(text.contains("The newsroom console: http://127.0.0.1:\(port)/console/"), "\(text.suffix(1_000))")
         let connection = try #require(
-            text.split(separator: "\n").first { $0.contains("Endpoint=sb://") }.map { $0.trimmingCharacters(in: .whitespaces) },
+            text.split(separator: "\n").last { $0.contains("Endpoint=sb://") }.map { $0.trimmingCharacters(in: .whitespaces) },
             "no connection string to sign in with")
         let parts = Dictionary(
             connection.split(separator: ";").compactMap { part -> (String, String)? in
