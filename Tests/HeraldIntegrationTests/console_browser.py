@@ -139,7 +139,7 @@ def counts(driver):
     """The counts table as {platform: {outcome: number}}."""
     table = {}
     for cell in driver.find_elements(By.CSS_SELECTOR, "#alert-counts [data-platform][data-outcome]"):
-        digits = "".join(character for character in cell.text if character.isdigit())
+        digits = "".join(character for character in (cell.get_attribute("textContent") or "") if character.isdigit())
         table.setdefault(cell.get_attribute("data-platform"), {})[cell.get_attribute("data-outcome")] = int(digits or 0)
     return table
 
