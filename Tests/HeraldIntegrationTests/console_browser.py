@@ -182,7 +182,7 @@ def scenario(driver):
         signed_in(driver)
         send(driver, "World || Sports", "breaking", event_id)
         wait(driver, "the alert to complete and every push to be sent",
-             lambda d: text(d, "alert-state") == "completed"
+             lambda d: text(d, "alert-state").lower() == "completed"
              and counts(d).get("total", {}).get("sent", -1) == counts(d).get("total", {}).get("targets", -2))
         wait(driver, "the reach summary", lambda d: "90" in text(d, "reach-summary"))
         curves = {name: len(driver.find_elements(By.CSS_SELECTOR, f"#reach-chart .{name}"))
@@ -192,7 +192,7 @@ def scenario(driver):
         driver.set_window_size(768, 1000)
         overflow = driver.execute_script("return document.documentElement.scrollWidth > window.innerWidth")
         shot(driver, "alert-tablet")
-        return {"state": text(driver, "alert-state"), "counts": counts(driver), "reach": text(driver, "reach-summary"),
+        return {"state": text(driver, "alert-state").lower(), "counts": counts(driver), "reach": text(driver, "reach-summary"),
                 "curves": curves, "tabletOverflow": overflow}
 
     if SCENARIO == "stop":
@@ -202,21 +202,21 @@ def scenario(driver):
         by_id(driver, "alert-stop").click()
         confirm(driver)
         wait(driver, "the stop's answer", lambda d: "Stop" in text(d, "alert-message") and "\u2026" not in text(d, "alert-message"))
-        return {"message": text(driver, "alert-message"), "state": text(driver, "alert-state")}
+        return {"message": text(driver, "alert-message"), "state": text(driver, "alert-state").lower()}
 
     if SCENARIO == "watch":
         event_id, state = ARGS
         signed_in(driver)
         go(driver, f"#/alerts/{event_id}")
-        wait(driver, f"state {state}", lambda d: text(d, "alert-state") == state)
+        wait(driver, f"state {state}", lambda d: text(d, "alert-state").lower() == state)
         shot(driver, f"watch-{state}")
-        return {"state": text(driver, "alert-state"), "counts": counts(driver)}
+        return {"state": text(driver, "alert-state").lower(), "counts": counts(driver)}
 
     if SCENARIO == "correct":
         (event_id,) = ARGS
         signed_in(driver)
         go(driver, f"#/alerts/{event_id}")
-        wait(driver, "a completed alert", lambda d: text(d, "alert-state") == "completed")
+        wait(driver, "a completed alert", lambda d: text(d, "alert-state").lower() == "completed")
         by_id(driver, "alert-correct").click()
         wait(driver, "the correction form", lambda d: visible(d, "correct-prop-value-0"))
         type_into(driver, "correct-prop-lang-0", "English")
