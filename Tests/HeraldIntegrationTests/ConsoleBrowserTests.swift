@@ -1,4 +1,5 @@
 import Foundation
+import HeraldAPI
 import HeraldApp
 import HeraldDomain
 import HeraldKafka
@@ -47,7 +48,7 @@ final class ConsoleBrowserTests {
     }
 
     /// Runs one scenario of console_browser.py and returns what it printed; a page that logged
-    /// a Content-Security-Policy violation or an uncaught error fails the test.
+    /// a Content-Security-Policy violation, an uncaught error or a file it could not load fails the test.
     func browser(_ scenario: String, _ arguments: [String] = []) throws -> JSONValue {
         let python = ToolPaths.repositoryRoot.appendingPathComponent(".herald/selenium/bin/python").path
         let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("console_browser.py").path
@@ -66,7 +67,19 @@ final class ConsoleBrowserTests {
         }
         let result = try JSONValue.parse(Array(line.utf8))
         let errors = result["browserErrors"]?.arrayValue?.compactMap(\.stringValue) ?? []
-        let faults = errors.filter { $0.contains("Content Security Policy") || $0.contains("Uncaught") }
+        // Chromium logs every answer of 400 and up as a failed load. Expected: 400 for the invalid
+        // expression the compose scenario types, 403 for the session of the Listen key the sign-in
+        // scenario tries. Any other means the page asked for a file that is not there, or called
+        // a route its key may not call instead of reading the session's rights.
+        let faults = errors.filter { line in
+            if line.contains("Content Security Policy") || line.contains("Uncaught") { return true }
+            guard line.contains("Failed to load") else { return false }
+            let expected =
+                line.contains("status of 400") && scenario == "compose"
+                || line.contains("/console/session - ")
+                    && line.contains("status of 403") && scenario == "signin"
+            return !expected
+        }
         #expect(faults.isEmpty, "the page logged: \(faults)")
         return result
     }
@@ -169,16 +182,28 @@ final class ConsoleBrowserTests {
                 topic: HeraldTopics.prefixed(prefix).events, key: nil,
                 value: Array(#"{"hub":"weather","id":"storm-1","properties":{"News_English":"Storm warning"}}"#.utf8)))
         await producer.shutdown()
+        // The hub does not exist yet, so the API answers 404 for its routes: the dead letter is
+        // read from the topic itself, as the API will read it once the hub exists.
         let letter = try await waitWhileProgressing("the refused alert's dead letter", interval: .milliseconds(200)) {
-            () async throws -> ProgressCheck<Int, JSONValue> in
-            let listed = try JSONValue.parse(Array(try await api.send("GET", "/v1/hubs/weather/deadletters").body))
-            if let first = listed["deadLetters"]?[0] { return .done(first) }
-            return .waiting(0)
+            () async throws -> ProgressCheck<Int, DeadLetterEntry> in
+            var seen = 0
+            for try await message in RecordTail(
+                topic: HeraldTopics.prefixed(prefix).eventsDeadLetters, bootstrapServers: stack.broker.bootstrapServers
+            ).records() {
+                seen += 1
+                if let value = message.value,
+                    let entry = DeadLetterEntry(envelope: value, partition: message.partition, offset: message.offset),
+                    entry.eventId == "storm-1"
+                {
+                    return .done(entry)
+                }
+            }
+            return .waiting(seen)
         }
-        #expect(letter["reason"]?.stringValue == "unknown_hub", "\(letter)")
+        #expect(letter.reason == "unknown_hub" && letter.hub.description == "weather", "\(letter)")
         #expect(try await api.send("PUT", "/v1/hubs/weather").status == 201)
         let replayed = try browser(
-            "deadletters", [String(letter["offset"]?.intValue ?? -1), String(letter["partition"]?.intValue ?? -1), "weather"])
+            "deadletters", [String(letter.offset), String(letter.partition), "weather"])
         #expect(replayed["replayed"]?.stringValue == "storm-1", "\(replayed)")
         try await waitWhileProgressing("the replayed alert to be planned", interval: .milliseconds(200)) {
             () async throws -> ProgressCheck<String, Void> in
@@ -188,7 +213,7 @@ final class ConsoleBrowserTests {
 
         let lookup = try browser("lookup", ["installation", "reader-1"])
         let found = lookup["results"]?.strings ?? []
-        #expect(found.count == 1 && found[0].contains("World") && found[0].contains("apns"), "\(lookup)")
+        #expect(found.count == 1 && found[0].contains("World") && found[0].contains("APNs"), "\(lookup)")
         #expect(
             [processes[0], processes[2], fanout].allSatisfy { $0.process.isRunning },
             "a Herald process ended: \(stack.processes.map { $0.stderr().suffix(2_000) })")

@@ -54,12 +54,16 @@ def by_id(driver, name):
 
 
 def text(driver, name):
-    return by_id(driver, name).text.strip()
+    """An element's rendered text, read in one script call (the page redraws parts of itself as
+    data streams in, so an element found one call earlier may be gone)."""
+    return (driver.execute_script(
+        "const e = document.getElementById(arguments[0]); return e ? e.innerText : ''", name) or "").strip()
 
 
 def visible(driver, name):
-    elements = driver.find_elements(By.ID, name)
-    return bool(elements) and elements[0].is_displayed()
+    return bool(driver.execute_script(
+        "const e = document.getElementById(arguments[0]);"
+        "return !!e && e.getClientRects().length > 0 && getComputedStyle(e).visibility !== 'hidden'", name))
 
 
 def shot(driver, name):
@@ -136,12 +140,15 @@ def send(driver, expression, urgency, event_id):
 
 
 def counts(driver):
-    """The counts table as {platform: {outcome: number}}."""
-    table = {}
-    for cell in driver.find_elements(By.CSS_SELECTOR, "#alert-counts [data-platform][data-outcome]"):
-        digits = "".join(character for character in (cell.get_attribute("textContent") or "") if character.isdigit())
-        table.setdefault(cell.get_attribute("data-platform"), {})[cell.get_attribute("data-outcome")] = int(digits or 0)
-    return table
+    """The counts table as {platform: {outcome: number}}, read in one script call: the table is
+    redrawn as the alert's status streams in, so elements found one call earlier may be gone."""
+    return driver.execute_script("""
+        const table = {};
+        for (const cell of document.querySelectorAll("#alert-counts [data-platform][data-outcome]")) {
+            const digits = (cell.textContent || "").replace(/[^0-9]/g, "");
+            (table[cell.dataset.platform] ??= {})[cell.dataset.outcome] = Number(digits || 0);
+        }
+        return table;""")
 
 
 def scenario(driver):

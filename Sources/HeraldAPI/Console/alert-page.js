@@ -120,6 +120,10 @@ async function followStream(watch) {
 async function loadDeadLetters(watch) {
   const list = clear(byId('alert-deadletters'));
   const message = byId('alert-deadletters-message');
+  if (!api.can('manage')) {
+    showMessage(message, 'Dead letters need a Manage key.');
+    return;
+  }
   showMessage(message, 'Loading\u2026');
   try {
     const answer = (await api.get('deadletters', { query: { limit: 200 }, signal: watch.controller.signal })).body;

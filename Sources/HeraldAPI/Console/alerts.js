@@ -97,6 +97,10 @@ async function loadScheduled(signal) {
   const section = byId('scheduled-list');
   const body = byId('scheduled-table').tBodies[0];
   const message = byId('scheduled-message');
+  if (!api.can('manage')) {
+    section.hidden = true; // listing schedules needs a Manage key
+    return;
+  }
   try {
     const answer = (await api.get('notifications', { query: { state: 'scheduled' }, signal })).body;
     const items = answer && Array.isArray(answer.notifications) ? answer.notifications : [];

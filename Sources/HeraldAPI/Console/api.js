@@ -21,6 +21,20 @@ const NETWORK_MESSAGE = 'The Herald server could not be reached (network failure
 let tokens = null;
 let hubPrefix = '/v1';
 let unauthorized = () => {};
+let rights = new Set();
+
+/** The session's rights ('listen', 'send', 'manage'), as GET console/session answered them. */
+export function setRights(names) {
+  rights = new Set(names);
+}
+
+/**
+ * Whether the session holds a right: views skip the routes their key may not call (listing
+ * schedules, hubs and dead letters takes Manage) instead of asking and being refused.
+ */
+export function can(right) {
+  return rights.has(right);
+}
 
 /** Sets the token source and the hub; hub '' or the default hub's name means the default hub. */
 export function configure({ tokenSource, hub, defaultHub }) {
@@ -45,6 +59,7 @@ export function reset() {
   if (tokens) tokens.forget();
   tokens = null;
   hubPrefix = '/v1';
+  rights = new Set();
 }
 
 /**

@@ -74,6 +74,7 @@ async function signIn(event) {
       namespace: answer.namespace === true,
       endpoint: endpointHost(parsed.endpoint),
     };
+    api.setRights(session.rights);
   } catch (error) {
     api.reset();
     signInError(error instanceof api.ApiError ? sessionErrorText(error, hub) : error.message);
@@ -108,11 +109,12 @@ function showSession() {
   if (session.endpoint) info.title = `Connection string endpoint: ${session.endpoint}`;
 }
 
-/** Offers the hubs when GET /v1/hubs answers 200 (a namespace Manage key). */
+/** Offers the hubs to a namespace Manage key (GET /v1/hubs). */
 async function loadHubs() {
   const field = byId('hub-picker-field');
   const picker = clear(byId('hub-picker'));
   field.hidden = true;
+  if (!session || !session.namespace || !api.can('manage')) return; // listing hubs takes a namespace Manage key
   let hubs;
   try {
     const answer = (await api.get('/v1/hubs', { allow401: true })).body;
@@ -141,6 +143,7 @@ async function changeHub() {
     const answer = (await api.get('console/session')).body || {};
     session.hub = typeof answer.hub === 'string' ? answer.hub : hub;
     if (Array.isArray(answer.rights)) session.rights = answer.rights.map(String);
+    api.setRights(session.rights);
     showMessage(byId('app-message'), `Now working in hub ${session.hub}.`, 'ok');
   } catch (error) {
     if (!session) return; // a 401 signed out

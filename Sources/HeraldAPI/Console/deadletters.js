@@ -48,6 +48,12 @@ export async function showDeadLetters() {
   loading = controller;
   const list = byId('deadletters-list');
   const message = byId('deadletters-message');
+  if (!api.can('manage')) {
+    loading = null;
+    clear(list);
+    showMessage(message, MANAGE_ONLY, 'error');
+    return;
+  }
   list.setAttribute('aria-busy', 'true');
   showMessage(message, 'Loading\u2026');
   try {
