@@ -84,6 +84,9 @@ struct AccessControlTests {
             #expect(send.status == .forbidden)
             #expect(send.errorCode == "insufficient_rights")
             #expect(try await client.call(.get, "/v1/registrations?tag=World", TestHub.listen).status == .forbidden)
+            // Listing by the start of a handle would let a Listen key walk every device's handle.
+            let byStart = try await client.call(.get, "/v1/registrations?handlePrefix=a", TestHub.listen)
+            #expect(byStart.status == .forbidden && byStart.errorField == "handlePrefix")
             #expect(try await client.call(.get, "/v1/installations?tag=World", TestHub.listen).status == .forbidden)
 
             let claim = try await client.call(

@@ -114,6 +114,11 @@ struct RegistrationRouteTests {
 
             let byHandle = try await client.call(.get, "/v1/registrations?handle=\(Fixture.otherApnsToken)", TestHub.manage)
             #expect(try byHandle.json()["items"]?.arrayValue?.count == 1)
+            let byStart = try await client.call(
+                .get, "/v1/registrations?handlePrefix=\(Fixture.otherApnsToken.prefix(12))", TestHub.manage)
+            #expect(try byStart.json()["items"]?.arrayValue?.count == 1, "\(byStart.text)")
+            let twoFilters = try await client.call(.get, "/v1/registrations?tag=World&handlePrefix=ab", TestHub.manage)
+            #expect(twoFilters.status == .badRequest && twoFilters.errorField == "handlePrefix", "\(twoFilters.text)")
 
             #expect(try await client.call(.get, "/v1/registrations?limit=0", TestHub.manage).errorField == "limit")
             #expect(try await client.call(.get, "/v1/registrations?tag=bad%20tag", TestHub.manage).errorField == "tag")

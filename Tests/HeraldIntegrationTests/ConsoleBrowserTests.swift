@@ -214,6 +214,9 @@ final class ConsoleBrowserTests {
         let lookup = try browser("lookup", ["installation", "reader-1"])
         let found = lookup["results"]?.strings ?? []
         #expect(found.count == 1 && found[0].contains("World") && found[0].contains("APNs"), "\(lookup)")
+        // Every reader's and politics device's token starts so (device numbers 0x00 to 0x0b).
+        let byStart = try browser("lookup", ["handlePrefix", String(repeating: "ab", count: 31) + "0"])
+        #expect(byStart["results"]?.strings.count == 12, "\(byStart)")
         #expect(
             [processes[0], processes[2], fanout].allSatisfy { $0.process.isRunning },
             "a Herald process ended: \(stack.processes.map { $0.stderr().suffix(2_000) })")

@@ -80,7 +80,7 @@ struct RegistrationServiceTests {
         #expect(missing == .notFound)
     }
 
-    @Test("listing by tag and handle pages through every registration once")
+    @Test("listing by tag, handle and the start of a handle pages through every registration once")
     func listing() async throws {
         let broker = try TestBroker()
         let redis = try TestRedis()
@@ -112,6 +112,12 @@ struct RegistrationServiceTests {
         #expect(try await collect(RegistrationQuery(tag: "Even", limit: 3)).sorted() == even.sorted())
         let h1 = ids.enumerated().filter { $0.offset % 3 == 1 }.map(\.element)
         #expect(try await collect(RegistrationQuery(handle: RegistryFixtures.token(1), limit: 2)).sorted() == h1.sorted())
+        // By the start of a handle: the views are read slot by slot, a page resumes inside a slot.
+        #expect(try await collect(RegistrationQuery(handlePrefix: RegistryFixtures.token(1), limit: 2)).sorted() == h1.sorted())
+        #expect(try await collect(RegistrationQuery(handlePrefix: String(repeating: "a", count: 63), limit: 1)).sorted() == ids.sorted())
+        #expect(try await collect(RegistrationQuery(handlePrefix: "b", limit: 5)).isEmpty)
+        let both = await service.errorCode { _ = try await service.list(RegistrationQuery(tag: "Even", handlePrefix: "a", limit: 2)) }
+        #expect(both == .invalid)
         let badCursor = await service.errorCode { _ = try await service.list(RegistrationQuery(limit: 2, cursor: "nonsense")) }
         #expect(badCursor == .invalid)
         let badLimit = await service.errorCode { _ = try await service.list(RegistrationQuery(limit: 0)) }

@@ -1,5 +1,5 @@
 // lookup.js: the look-up view: a registration or an installation by id, the devices of a
-// user, of a tag, or of a push handle, each shown as a card with its raw JSON.
+// user, of a tag, of a push handle or of the start of one, each shown as a card with its raw JSON.
 
 import * as api from './api.js';
 import { el, byId, clear, formatNumber, formatTime, showMessage, showError } from './dom.js';
@@ -29,6 +29,7 @@ const HINTS = {
   user: 'A user id, such as alice: the user\u2019s installations and registrations.',
   tag: 'One tag, such as World: registrations and installations carrying it (Manage).',
   handle: 'A device\u2019s push handle (token, channel URI or Web Push endpoint).',
+  handlePrefix: 'The first characters of a push handle, such as the start of a device token (Manage).',
 };
 
 function updateHint() {
@@ -52,6 +53,9 @@ function requestsFor(kind, value) {
       { type: 'installation', path: 'installations', query: { tag: value, limit: PAGE } },
     ];
     case 'handle': return [{ type: 'registration', path: 'registrations', query: { handle: value, limit: PAGE } }];
+    // A listing by prefix reads the registry a stretch of slots per request, so a page may
+    // come back short while there is more: its cursor is followed until the page is full.
+    case 'handlePrefix': return [{ type: 'registration', path: 'registrations', query: { handlePrefix: value, limit: PAGE }, fill: true }];
     default: return [];
   }
 }
@@ -72,7 +76,7 @@ async function lookup() {
   results.setAttribute('aria-busy', 'true');
   showMessage(message, 'Looking up\u2026');
   const requests = requestsFor(kind, value);
-  const answers = await Promise.allSettled(requests.map((request) => api.get(request.path, { query: request.query, signal: controller.signal })));
+  const answers = await Promise.allSettled(requests.map((request) => fetchList(request, controller.signal)));
   if (controller !== searching) return;
   searching = null;
   results.removeAttribute('aria-busy');
@@ -102,6 +106,21 @@ async function lookup() {
   }
   const suffix = more ? ` (the first ${formatNumber(PAGE)} of each list; there are more)` : '';
   showMessage(message, found === 0 ? `Nothing found for ${kind} \u201c${value}\u201d.` : `${formatNumber(found)} found${suffix}.`, found ? 'ok' : 'info');
+}
+
+/** One request's answer; for a `fill` listing, its pages followed until PAGE items or the end. */
+async function fetchList(request, signal) {
+  const answer = await api.get(request.path, { query: request.query, signal });
+  if (!request.fill) return answer;
+  const body = answer.body || {};
+  const items = Array.isArray(body.items) ? [...body.items] : [];
+  let cursor = body.nextCursor;
+  while (cursor && items.length < PAGE) {
+    const next = (await api.get(request.path, { query: { ...request.query, limit: PAGE - items.length, cursor }, signal })).body || {};
+    if (Array.isArray(next.items)) items.push(...next.items);
+    cursor = next.nextCursor;
+  }
+  return { ...answer, body: { items, nextCursor: cursor || null } };
 }
 
 /** First 12 characters and "…". */

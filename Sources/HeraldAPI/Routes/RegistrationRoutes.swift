@@ -115,14 +115,20 @@ struct RegistrationRoutes: Sendable {
         try await registry.delete(id: id, expectedVersion: expected)
     }
 
-    /// `GET /v1/registrations?tag=&handle=&limit=&cursor=` (by tag or by handle, not both).
-    /// Manage lists anything; Listen only by `handle`; a user only its own (`tag` defaults
-    /// to its `$UserId:{sub}`).
+    /// `GET /v1/registrations?tag=&handle=&handlePrefix=&limit=&cursor=` (by one of tag,
+    /// handle and the start of a handle). Manage lists anything; Listen only by `handle`; a
+    /// user only its own (`tag` defaults to its `$UserId:{sub}`).
     @Sendable func list(_ request: Request, context: APIRequestContext) async throws -> Response {
         let page = try RequestReading.page(request, limits: limits)
+        let prefix = RequestReading.query("handlePrefix", of: request)
+        if prefix != nil, !(try context.requireCaller().isManager) {
+            throw APIError.forbidden(
+                "insufficient_rights", "listing registrations by the start of a handle needs Manage; Listen may list by a whole handle",
+                field: "handlePrefix")
+        }
         let result = try await list(
-            tag: RequestReading.tagFilter(request), handle: RequestReading.query("handle", of: request), limit: page.limit,
-            cursor: page.cursor, context: context)
+            tag: RequestReading.tagFilter(request), handle: RequestReading.query("handle", of: request), handlePrefix: prefix,
+            limit: page.limit, cursor: page.cursor, context: context)
         return .json(
             .object([
                 JSONMember(key: "items", value: .array(result.items.map(\.jsonValue))),
@@ -133,9 +139,11 @@ struct RegistrationRoutes: Sendable {
     /// A page of registrations by tag or by handle (not both) that the caller may see: Manage
     /// lists anything; Listen only by handle; a user only its own (by its `$UserId:{sub}` tag
     /// when no tag is given).
-    func list(tag: String?, handle: String?, limit: Int, cursor: String?, context: APIRequestContext) async throws -> (
-        items: [Registration], nextCursor: String?
-    ) {
+    func list(tag: String?, handle: String?, handlePrefix: String? = nil, limit: Int, cursor: String?, context: APIRequestContext)
+        async throws -> (
+            items: [Registration], nextCursor: String?
+        )
+    {
         let registry = try registry(of: context)
         let caller = try context.requireCaller()
         try caller.authorize(.listDevices)
@@ -155,7 +163,8 @@ struct RegistrationRoutes: Sendable {
                     field: "tag")
             }
         }
-        let result = try await registry.list(RegistrationQuery(tag: tag, handle: handle, limit: limit, cursor: cursor))
+        let result = try await registry.list(
+            RegistrationQuery(tag: tag, handle: handle, handlePrefix: handlePrefix, limit: limit, cursor: cursor))
         return (result.items.filter { caller.owns(tags: $0.tags) }, result.nextCursor)
     }
 

@@ -99,6 +99,57 @@ extension RegistrationIndex {
         return (ids, position)
     }
 
+    /// Slots whose views one page of a handle-prefix listing reads at most: the walk reads
+    /// every view of a slot, so a page that finds few matches stops here and hands back a
+    /// cursor rather than read the whole registry in one request.
+    static let prefixSlotsPerPage = 512
+
+    /// One page of the ids of registrations whose handle starts with `prefix`, walking the
+    /// slots' view packs (`HVALS`) a window at a time: no index is kept by handle prefix, so
+    /// this reads every view of the slots it visits; a page may be short, even empty, while
+    /// `next` is not nil. Ids come sorted within a slot, so `skip` resumes inside one.
+    public func scanIds(handlePrefix prefix: String, limit: Int, from cursor: ScanCursor?) async throws -> (
+        ids: [String], next: ScanCursor?
+    ) {
+        var position = cursor ?? ScanCursor(slot: 0, scan: 0)
+        let wanted = Array(prefix.utf8)
+        let lastSlot = min(layout.slotCount, position.slot + Self.prefixSlotsPerPage)
+        var ids: [String] = []
+        while position.slot < lastSlot {
+            let window = min(Self.slotWindow, lastSlot - position.slot)
+            let commands = (0..<window).map { offset in RedisCommand("HVALS", layout.packsKey(slot: position.slot + offset)) }
+            let replies = try await pool.withConnection { try await $0.pipeline(commands) }
+            for reply in replies {
+                guard let packs = try reply.get().array else {
+                    throw RedisError(code: .unexpectedReply, message: "HVALS answered \(try reply.get())")
+                }
+                var matches: [String] = []
+                for pack in packs.compactMap(\.bytes) {
+                    pack.withUnsafeBytes { bytes in
+                        ViewPack.forEachEntry(in: bytes) { _, id, view in
+                            guard let fields = ViewFields(view), fields.handle.count >= wanted.count,
+                                view[fields.handle.lowerBound..<(fields.handle.lowerBound + wanted.count)].elementsEqual(wanted)
+                            else { return }
+                            matches.append(String(decoding: id, as: UTF8.self))
+                        }
+                    }
+                }
+                matches.sort()
+                let fresh = matches.dropFirst(position.skip)
+                let room = limit - ids.count
+                if fresh.count > room {
+                    ids.append(contentsOf: fresh.prefix(room))
+                    return (ids, ScanCursor(slot: position.slot, scan: 0, skip: position.skip + room))
+                }
+                ids.append(contentsOf: fresh)
+                position = ScanCursor(slot: position.slot + 1, scan: 0)
+                if position.slot == layout.slotCount { return (ids, nil) }
+                if ids.count == limit { return (ids, position) }
+            }
+        }
+        return (ids, position)
+    }
+
     /// The documents of `ids` (one pipelined GET each, since they live in different slots);
     /// nil where an id has no document (deleted or expired meanwhile).
     public func documents(ofRegistrations ids: [String]) async throws -> [[UInt8]?] {

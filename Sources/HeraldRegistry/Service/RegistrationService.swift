@@ -120,18 +120,7 @@ public final class RegistrationService: Sendable {
 
     public func list(_ query: RegistrationQuery) async throws(RegistryError) -> RegistrationPage {
         try checkLimit(query.limit)
-        let membership: RegistrationIndex.Membership
-        switch (query.tag, query.handle) {
-        case (let tag?, nil): membership = .tag(tag)
-        case (nil, let handle?): membership = .handle(handle)
-        case (nil, nil): membership = .all
-        case (_?, _?):
-            throw RegistryError(
-                code: .invalid, message: "list by tag or by handle, not both",
-                issues: [
-                    ValidationIssue(field: "handle", code: ValidationIssue.Code.invalidValue, message: "cannot be combined with tag")
-                ])
-        }
+        if let conflict = query.conflict { throw RegistryError(code: .invalid, message: conflict.message, issues: [conflict]) }
         var cursor: RegistrationIndex.ScanCursor?
         if let text = query.cursor {
             guard let parsed = RegistrationIndex.ScanCursor(text, slotCount: index.layout.slotCount) else {
@@ -140,7 +129,12 @@ public final class RegistrationService: Sendable {
             cursor = parsed
         }
         let (ids, next) = try await redis("listing registrations") {
-            try await self.index.scanIds(membership, limit: query.limit, from: cursor)
+            if let prefix = query.handlePrefix {
+                return try await self.index.scanIds(handlePrefix: prefix, limit: query.limit, from: cursor)
+            }
+            let membership: RegistrationIndex.Membership =
+                if let tag = query.tag { .tag(tag) } else if let handle = query.handle { .handle(handle) } else { .all }
+            return try await self.index.scanIds(membership, limit: query.limit, from: cursor)
         }
         let documents = try await redis("reading \(ids.count) registrations") { try await self.index.documents(ofRegistrations: ids) }
         let now = Date()

@@ -93,17 +93,12 @@ final class InMemoryRegistry: RegistrationStore, Sendable {
     }
 
     func list(_ query: RegistrationQuery) async throws(RegistryError) -> RegistrationPage {
-        if query.tag != nil && query.handle != nil {
-            throw RegistryError(
-                code: .invalid, message: "list by tag or by handle, not both",
-                issues: [
-                    ValidationIssue(field: "handle", code: ValidationIssue.Code.invalidValue, message: "cannot be combined with tag")
-                ])
-        }
+        if let conflict = query.conflict { throw RegistryError(code: .invalid, message: conflict.message, issues: [conflict]) }
         return state.withLock { state in
             let matching = state.registrations.values
                 .filter { query.tag == nil || $0.tags.contains(query.tag!) }
                 .filter { query.handle == nil || $0.handle == query.handle }
+                .filter { query.handlePrefix == nil || $0.handle.hasPrefix(query.handlePrefix!) }
                 .sorted { $0.registrationId < $1.registrationId }
             let start = query.cursor.flatMap(Int.init) ?? 0
             let end = min(start + query.limit, matching.count)

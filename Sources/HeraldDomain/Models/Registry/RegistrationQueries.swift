@@ -24,19 +24,34 @@ public struct StoredInstallation: Sendable {
     }
 }
 
-/// A page request over registrations: by tag, by handle, or all (neither set).
+/// A page request over registrations: by tag, by handle, by the start of a handle, or all
+/// (none set); at most one of the three.
 public struct RegistrationQuery: Sendable {
     public var tag: String?
     public var handle: String?
+    /// The first characters of a handle (an operator pastes the start of a device token). A
+    /// listing by prefix reads the slots' views rather than a set, so its pages may come back
+    /// short, even empty, with a `nextCursor` to follow.
+    public var handlePrefix: String?
     public var limit: Int
     /// `nextCursor` of the previous page; nil for the first.
     public var cursor: String?
 
-    public init(tag: String? = nil, handle: String? = nil, limit: Int = 100, cursor: String? = nil) {
+    public init(tag: String? = nil, handle: String? = nil, handlePrefix: String? = nil, limit: Int = 100, cursor: String? = nil) {
         self.tag = tag
         self.handle = handle
+        self.handlePrefix = handlePrefix
         self.limit = limit
         self.cursor = cursor
+    }
+
+    /// The problem with a query that sets more than one of tag, handle and handle prefix.
+    public var conflict: ValidationIssue? {
+        let given = [("tag", tag), ("handle", handle), ("handlePrefix", handlePrefix)].filter { $0.1 != nil }.map(\.0)
+        guard given.count > 1 else { return nil }
+        return ValidationIssue(
+            field: given[1], code: ValidationIssue.Code.invalidValue,
+            message: "list by one of tag, handle or handlePrefix; got \(given.joined(separator: " and "))")
     }
 }
 
