@@ -173,6 +173,20 @@ struct NotificationRouteTests {
         }
     }
 
+    @Test("an id with # (a quiet-hours release's) is read percent-encoded; an id with an encoded character no id has is a 400")
+    func statusOfAnIdWithAHash() async throws {
+        var hub = TestHub()
+        hub.statusReader.records["bn-1#quiet-1800000000"] = .accepted(
+            eventId: "bn-1#quiet-1800000000", taskCount: 1, publishedAt: nil, acceptedAt: Date(timeIntervalSince1970: 1_800_000_000))
+        try await hub.run { client async throws in
+            let found = try await client.call(.get, "/v1/notifications/bn-1%23quiet-1800000000", TestHub.send)
+            #expect(found.status == .ok, "\(found.text)")
+            #expect(try found.json()["eventId"]?.stringValue == "bn-1#quiet-1800000000")
+            let odd = try await client.call(.get, "/v1/notifications/bn-1%20x", TestHub.send)
+            #expect(odd.status == .badRequest && odd.errorField == "id", "\(odd.text)")
+        }
+    }
+
     @Test(
         "engagements: an app reports opens and dismissals with its Listen key; each device counts once; the status shows the funnel; unknown events and devices are 404, bad bodies 400 naming the field"
     )

@@ -142,14 +142,16 @@ struct DemoStoryTests {
         let numbers = totals.split(separator: " ").compactMap { Int($0) }
         #expect(numbers.count == 2 && numbers[0] == numbers[1] && numbers[0] == receiptLines.count, "\(totals)")
         // Every event completed: the ten published at once, the scheduled one, the sports hub's
-        // two and the one sent after its test (the correction's line says "completed, correcting").
-        #expect(text.components(separatedBy: " completed: ").count - 1 == 14)
+        // two, their two releases after Sal's quiet hours and the one sent after its test (the
+        // correction's line says "completed, correcting").
+        #expect(text.components(separatedBy: " completed: ").count - 1 == 16)
         // The scheduled story: accepted as scheduled, then released at its time and delivered
         // to the World devices.
         #expect(text.contains("-> 202 scheduled"), "\(text.suffix(600))")
         #expect(text.contains("completed: released ") && text.contains("ms after its time"), "\(text.suffix(600))")
         // The second app: its own hub, keys and devices, sent to through Azure's protocol.
-        let sports = text.split(separator: "\n").drop(while: { !$0.hasPrefix("7. ") }).joined(separator: "\n")
+        let sports = text.split(separator: "\n").drop(while: { !$0.hasPrefix("7. ") }).prefix(while: { !$0.hasPrefix("8. ") })
+            .joined(separator: "\n")
         #expect(sports.contains("PUT /v1/hubs/sports -> 201"), "\(sports)")
         #expect(sports.contains("the sports listen key on the news app's routes -> 401"), "\(sports)")
         #expect(sports.contains("POST /sports/messages (Azure's protocol, tags Football) -> 201"), "\(sports)")
@@ -163,6 +165,13 @@ struct DemoStoryTests {
         #expect(sports.contains("held for quiet hours: 1 (Sal's iPhone); the scheduler releases it to Sal at "), "\(sports)")
         #expect(!sports.contains("Sal's iPhone (hub sports)"), "\(sports)")
         #expect(!sports.contains("Full time: 1-0\"}}"), "\(sports)")
+        // When Sal's quiet hours end, both alerts are released to Sal, and the hub's cap lets one
+        // of them through: whichever the scheduler releases first.
+        let woken = text.split(separator: "\n").drop(while: { !$0.hasPrefix("11. ") }).prefix(while: { !$0.hasPrefix("Herald keeps") })
+        let released = woken.filter { $0.hasPrefix("      Sal's iPhone (hub sports, released): ") }
+        #expect(released.count == 1, "\(woken.joined(separator: "\n"))")
+        #expect(woken.contains { $0.contains("#quiet-") && $0.contains("completed: 0 deliveries, skipped 1 (capped 1)") }, "\(woken.joined(separator: "\n"))")
+        #expect(woken.contains("   Sal wakes up to one alert: the hub's cap of one alert an hour held back the other."))
         // The test send: the newsroom's test iPhone and Alice's device only, under a test id; the
         // real send then takes the event's id.
         let tested = text.split(separator: "\n").drop(while: { !$0.hasPrefix("8. ") }).joined(separator: "\n")

@@ -281,7 +281,10 @@ struct NotificationRoutes: Sendable {
     }
 
     func eventId(_ context: APIRequestContext) throws -> String {
-        let id = try RequestReading.parameter("id", of: context)
+        // Event ids may hold `#` (a quiet-hours release is `<id>#quiet-<seconds>`), which a URL
+        // carries as `%23`; `%` is never part of an id, so decoding is unambiguous.
+        let written = try RequestReading.parameter("id", of: context)
+        let id = written.removingPercentEncoding ?? written
         // A test send's status is read under its own id (`<id>~test-<partition>-<offset>`).
         if let problem = IdentifierRules.eventIdProblem(id), DerivedSend.parse(id) == nil {
             throw APIError.invalidParameter("id", problem)

@@ -146,10 +146,54 @@ struct DemoStory: Service {
 
         try await receiptsStory(runEvents: runEvents, expected: total, devicesById: devicesById, runId: runId)
         try await scheduledStory(runId: runId)
-        try await secondHubStory(runId: runId)
+        let heldForSal = try await secondHubStory(runId: runId)
         try await testSendStory(runId: runId, devicesById: devicesById)
         try await correctionStory(runId: runId, devicesById: devicesById)
         try await breakingStory(runId: runId)
+        try await quietHoursEndStory(heldForSal)
+    }
+
+    /// What the sports hub held for Sal's quiet hours: when they end, and the releases then.
+    struct HeldForQuietHours {
+        var releaseAt: Date
+        /// The release of each sports alert held for Sal, by its text.
+        var releases: [(text: String, id: String)]
+    }
+
+    /// Sal's quiet hours end: the scheduler releases the sports alerts they held, and the hub's
+    /// frequency cap (one alert an hour) lets one of the two reach Sal.
+    private func quietHoursEndStory(_ held: HeldForQuietHours) async throws {
+        say("\n11. Sal's quiet hours end at \(Self.utcClock(held.releaseAt)) UTC: the scheduler releases what they held")
+        let wait = held.releaseAt.timeIntervalSinceNow
+        if wait > 0 {
+            say("   (waiting \(Int(wait.rounded(.up))) s for \(Self.utcClock(held.releaseAt)) UTC)")
+            try await Task.sleep(for: .seconds(wait))
+        }
+        let operatorAPI = client.authorized(sas(manage))
+        let newsroom = client.authorized(sas(try await hubKey("DefaultFullSharedAccessSignature", operatorAPI)))
+        var delivered = 0
+        for (text, id) in held.releases {
+            // `#` travels as `%23` in the path.
+            let status = try await waitForStatus(
+                id.replacingOccurrences(of: "#", with: "%23"), path: "/v1/hubs/sports/notifications/", api: newsroom
+            ) { $0.state == .completed || $0.state == .cancelled }
+            let reasons = (status.skippedReasons ?? [:]).sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }
+            say(
+                "   \(id) (\"\(text)\")  \(status.state.rawValue): \(status.targets.total) deliveries\(reasons.isEmpty ? "" : ", skipped \(status.skipped) (\(reasons.joined(separator: ", ")))")"
+            )
+            var tail = RecordTail(topic: topics.deliveries, bootstrapServers: bootstrapServers)
+            tail.extra = kafkaProperties
+            tail.eventId = id
+            for try await message in tail.records(logger: logger) {
+                guard let value = message.value, let record = try? DeliveryRecord.decode(value), record.eventId == id else { continue }
+                say("      Sal's iPhone (hub sports, released): \(record.payload)")
+                delivered += 1
+            }
+        }
+        say(
+            delivered == 1
+                ? "   Sal wakes up to one alert: the hub's cap of one alert an hour held back the other."
+                : "   Sal's iPhone received \(delivered) of the \(held.releases.count) held alerts.")
     }
 
     /// Breaking news jumps the queue: the sports app's weekly digest (`bulk`) is being fanned out
@@ -331,8 +375,9 @@ struct DemoStory: Service {
     /// devices register with the hub's own key, and its newsroom sends through Azure
     /// Notification Hubs' REST protocol with the hub's connection string; the news app's
     /// devices get nothing of it. The hub has a frequency cap of one alert an hour per device, so
-    /// its second alert is held back from both devices.
-    private func secondHubStory(runId: String) async throws {
+    /// its second alert is held back from both devices. Sal's phone is in its quiet hours: both
+    /// alerts are held for Sal until they end (chapter 11).
+    private func secondHubStory(runId: String) async throws -> HeldForQuietHours {
         say("\n7. A second app in the same deployment: the sports hub, with its own keys and devices")
         let operatorAPI = client.authorized(sas(manage))
         let created = try await operatorAPI.send(
@@ -350,9 +395,12 @@ struct DemoStory: Service {
         )
         let device = client.authorized(sas((name: "DefaultListenSharedAccessSignature", key: listenKey.key)))
         var sportsDevices: [String: String] = [:]
-        // Sal is asleep: quiet hours from an hour ago to two hours from now, in UTC.
+        // Sal is asleep: quiet hours from an hour ago until the first whole minute at least 20 s
+        // away (quiet hours are kept to the minute), in UTC, so the story can show Sal waking up.
         let now = Date()
-        let quiet = "\(Self.utcClock(now.addingTimeInterval(-3_600)))-\(Self.utcClock(now.addingTimeInterval(7_200)))"
+        let wakeUp = Date(timeIntervalSince1970: ((now.timeIntervalSince1970 + 20) / 60).rounded(.up) * 60)
+        let quiet = "\(Self.utcClock(now.addingTimeInterval(-3_600)))-\(Self.utcClock(wakeUp))"
+        let end = QuietHours(quiet)?.end(ifQuietAt: now, in: TimeZone(identifier: "UTC")!) ?? wakeUp
         let phones = [
             ("Sam's iPhone", String(repeating: "5a", count: 32), nil), ("Sue's iPhone", String(repeating: "5b", count: 32), nil),
             ("Sal's iPhone", String(repeating: "5c", count: 32), quiet),
@@ -389,9 +437,7 @@ struct DemoStory: Service {
         say("   sports newsroom: POST /sports/messages (Azure's protocol, tags Football) -> 201, Location \(location)")
         let status = try await waitForStatus(String(id), path: "/v1/hubs/sports/notifications/", api: newsroom)
         say("   \(id)  \(status.state.rawValue): \(status.targets.total) deliveries in hub sports")
-        if let held = status.skippedReasons?["held_quiet"],
-            let end = QuietHours(quiet)?.end(ifQuietAt: now, in: TimeZone(identifier: "UTC")!)
-        {
+        if let held = status.skippedReasons?["held_quiet"] {
             say(
                 "      held for quiet hours: \(held) (Sal's iPhone); the scheduler releases it to Sal at \(Self.utcClock(end)) UTC as \(QuietRelease.eventId(of: String(id), releaseAt: end))"
             )
@@ -418,6 +464,12 @@ struct DemoStory: Service {
         say(
             "   \(secondId) (\"Full time: 1-0\")  \(capped.state.rawValue): \(capped.targets.total) deliveries, skipped \(capped.skipped) (\(reasons)): Sam and Sue had their alert this hour, Sal is asleep"
         )
+        return HeldForQuietHours(
+            releaseAt: end,
+            releases: [
+                ("Goal! 1-0 in the 89th minute", QuietRelease.eventId(of: String(id), releaseAt: end)),
+                ("Full time: 1-0", QuietRelease.eventId(of: String(secondId), releaseAt: end)),
+            ])
     }
 
     /// `HH:MM` of `date` in UTC.
