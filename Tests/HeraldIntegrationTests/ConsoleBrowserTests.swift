@@ -148,6 +148,8 @@ final class ConsoleBrowserTests {
         #expect((sent["curves"]?["curve-committed"]?.intValue ?? 0) >= 1 && (sent["curves"]?["curve-sent"]?.intValue ?? 0) >= 1, "\(sent)")
         #expect(sent["reach"]?.stringValue?.contains("90") == true, "\(sent)")
         #expect(sent["tabletOverflow"]?.boolValue == false, "the alert page scrolls sideways at a tablet's width")
+        // Every push answered: nothing is left to stop, and the page does not offer it.
+        #expect(sent["stopDisabled"]?.boolValue == true, "\(sent)")
 
         let corrected = try browser("correct", ["bn-console-1"])
         let correction = try #require(corrected["correction"]?.stringValue, "\(corrected)")

@@ -195,12 +195,13 @@ def scenario(driver):
         curves = {name: len(driver.find_elements(By.CSS_SELECTOR, f"#reach-chart .{name}"))
                   for name in ("curve-committed", "curve-sent", "reach-mark")}
         shot(driver, "alert")
+        stop_disabled = driver.execute_script("return document.getElementById('alert-stop').disabled")
         # At a tablet's width the page still fits: nothing scrolls sideways.
         driver.set_window_size(768, 1000)
         overflow = driver.execute_script("return document.documentElement.scrollWidth > window.innerWidth")
         shot(driver, "alert-tablet")
         return {"state": text(driver, "alert-state").lower(), "counts": counts(driver), "reach": text(driver, "reach-summary"),
-                "curves": curves, "tabletOverflow": overflow}
+                "curves": curves, "tabletOverflow": overflow, "stopDisabled": stop_disabled}
 
     if SCENARIO == "stop":
         (event_id,) = ARGS

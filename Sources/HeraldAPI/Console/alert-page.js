@@ -160,7 +160,14 @@ function render(status, reach) {
   renderCounts(status);
   fillSkipped(byId('alert-skipped'), status);
   const final = api.isFinal(state);
-  byId('alert-stop').disabled = ['cancelled', 'expired', 'rejected'].includes(state);
+  // As the server decides (409 otherwise): nothing is left to stop once every delivery of a
+  // completed fan-out has its receipt (a quiet-hours hold aside, which Stop still cancels).
+  const receipts = Object.values(status.push || {})
+    .reduce((sum, outcomes) => sum + Object.values(outcomes || {}).reduce((part, count) => part + (Number(count) || 0), 0), 0);
+  const targets = status.targets && Number.isFinite(status.targets.total) ? status.targets.total : 0;
+  const held = status.skippedReasons && Number(status.skippedReasons.held_quiet) > 0;
+  const allAnswered = state === 'completed' && Boolean(status.push) && receipts >= targets && !held;
+  byId('alert-stop').disabled = ['cancelled', 'expired', 'rejected', 'released'].includes(state) || allAnswered;
   byId('alert-correct').disabled = Boolean(status.rehearsal || status.test || status.correctionOf);
   if (reach && Number.isFinite(reach.targets)) {
     drawReachChart(byId('reach-chart'), reach);
