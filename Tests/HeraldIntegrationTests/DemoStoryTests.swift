@@ -170,7 +170,9 @@ struct DemoStoryTests {
         let woken = text.split(separator: "\n").drop(while: { !$0.hasPrefix("11. ") }).prefix(while: { !$0.hasPrefix("Herald keeps") })
         let released = woken.filter { $0.hasPrefix("      Sal's iPhone (hub sports, released): ") }
         #expect(released.count == 1, "\(woken.joined(separator: "\n"))")
-        #expect(woken.contains { $0.contains("#quiet-") && $0.contains("completed: 0 deliveries, skipped 1 (capped 1)") }, "\(woken.joined(separator: "\n"))")
+        #expect(
+            woken.contains { $0.contains("#quiet-") && $0.contains("completed: 0 deliveries, skipped 1 (capped 1)") },
+            "\(woken.joined(separator: "\n"))")
         #expect(woken.contains("   Sal wakes up to one alert: the hub's cap of one alert an hour held back the other."))
         // The test send: the newsroom's test iPhone and Alice's device only, under a test id; the
         // real send then takes the event's id.
