@@ -62,6 +62,12 @@ struct BenchCommand: AsyncParsableCommand {
             "Deliveries one sender worker encrypts and pushes to the local Web Push service, beside h2load's ceiling and pywebpush's encryption rate (0: none)."
     )
     var webPushDeliveries: Int = 200_000
+    @Option(
+        help:
+            "Devices (55 % APNs, 45 % FCM) of the reach rows: a broadcast timed from its publish to every push accepted by the local APNs and FCM servers (0: none)."
+    )
+    var reachPopulation: Int = 1_000_000
+    @Option(help: "Sender worker processes of each reach row, comma-separated (one broadcast each).") var reachSenders = "1,2"
     @Option(help: "Seconds the idle row's worker and API run with nothing to do before their CPU is measured.")
     var idleWarmupSeconds: Int = 60
     @Option(help: "Seconds over which the idle row measures the CPU of the worker, the API, the broker and Redis.")
@@ -146,6 +152,9 @@ struct BenchCommand: AsyncParsableCommand {
         guard senderDeliveries >= 0, webPushDeliveries >= 0 else {
             throw ValidationError("--sender-deliveries and --web-push-deliveries must be 0 or more")
         }
+        guard reachPopulation == 0 || reachPopulation >= 1_000, parsedReachSenders != nil else {
+            throw ValidationError("--reach-population must be 0 or at least 1000, and --reach-senders comma-separated counts of 1 to 8")
+        }
         guard schedules >= 0, (5...3_600).contains(scheduleLead) else {
             throw ValidationError("--schedules must be 0 or more and --schedule-lead 5 to 3600 seconds")
         }
@@ -162,6 +171,12 @@ struct BenchCommand: AsyncParsableCommand {
         let sizes = memorySizes.split(separator: ",").map { Int($0.trimmingCharacters(in: .whitespaces)) }
         guard !sizes.isEmpty, sizes.allSatisfy({ ($0 ?? 0) >= 1_000 }) else { return nil }
         return sizes.compactMap { $0 }
+    }
+
+    private var parsedReachSenders: [Int]? {
+        let counts = reachSenders.split(separator: ",").map { Int($0.trimmingCharacters(in: .whitespaces)) }
+        guard !counts.isEmpty, counts.allSatisfy({ (1...8).contains($0 ?? 0) }) else { return nil }
+        return counts.compactMap { $0 }
     }
 
     private var parsedTemplateVariants: [Int]? {
@@ -190,6 +205,8 @@ struct BenchCommand: AsyncParsableCommand {
         options.scheduleLeadSeconds = scheduleLead
         options.senderDeliveries = microOnly ? 0 : senderDeliveries
         options.webPushDeliveries = microOnly ? 0 : webPushDeliveries
+        options.reachPopulation = microOnly ? 0 : reachPopulation
+        options.reachSenders = parsedReachSenders ?? []
         options.seedPath = seedPath
         options.seedThreads = seedThreads
         options.latencyRate = latencyRate

@@ -51,6 +51,12 @@ public struct BenchmarkOptions: Sendable {
     public var senderDeliveries: Int = 200_000
     /// Deliveries the Web Push row encrypts and pushes to the local Web Push service; 0 skips it.
     public var webPushDeliveries: Int = 200_000
+    /// Devices of the reach phase (`PopulationPhase.Kind.reach`): a broadcast to them timed from
+    /// its publish to every push accepted by the local APNs and FCM servers, once for each count
+    /// of sender workers in `reachSenders`; 0 skips it.
+    public var reachPopulation: Int = 1_000_000
+    /// Sender worker processes of each of the reach phase's broadcasts.
+    public var reachSenders: [Int] = [1, 2]
 
     /// Schedules published due in the same second for the scheduler's row (`SchedulePhase`); 0 skips it.
     public var schedules: Int = 10_000

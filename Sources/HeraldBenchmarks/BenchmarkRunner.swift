@@ -62,7 +62,7 @@ public struct BenchmarkRunner: Sendable {
         }
 
         if options.runBroadcast || options.runMemory || options.runLatency || options.runCeiling || !options.templateVariants.isEmpty
-            || options.capPopulation > 0
+            || options.capPopulation > 0 || options.reachPopulation > 0
         {
             probe.start()
             defer { probe.stop() }
@@ -208,6 +208,16 @@ public struct BenchmarkRunner: Sendable {
                 )
                 try await measureSizedCeilings(base: base, population: mainPopulation, redisPID: redisPID, report: &report)
             }
+        }
+        if options.reachPopulation > 0 {
+            Console.say("== reach: publish to pushed, through the local APNs and FCM servers")
+            let names = names("reach")
+            let phase = PopulationPhase(
+                population: SeedPopulation(count: options.reachPopulation, seed: options.populationSeed),
+                kind: .reach(senders: options.reachSenders), names: names, configuration: try environment.configuration(names),
+                options: options, environment: environment, redisPIDs: redisPIDs, brokerPID: brokerPID, probe: probe
+            )
+            try await phase.run(into: &report)
         }
         report.applyCeilingReference()
     }

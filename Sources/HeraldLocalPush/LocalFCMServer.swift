@@ -139,6 +139,14 @@ public final class LocalFCMServer: Sendable {
     /// Token requests refused (400).
     public var tokenRequestsRefused: Int { routes.state.withLock { $0.tokensRefused } }
 
+    /// An access token for `project`, issued directly rather than for a signed assertion: for a
+    /// load generator (h2load) that sends as the sender does but cannot sign.
+    public func issueAccessToken(project: String) -> String {
+        let token = "ya29.local-" + randomHex(bytes: 24)
+        routes.state.withLock { $0.accessTokens[token] = (Date().addingTimeInterval(TimeInterval($0.accessTokenLifetime)), project) }
+        return token
+    }
+
     /// Connections accepted since the start.
     public var connectionsAccepted: Int { http.connectionsAccepted }
 

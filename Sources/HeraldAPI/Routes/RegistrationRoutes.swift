@@ -120,15 +120,9 @@ struct RegistrationRoutes: Sendable {
     /// user only its own (`tag` defaults to its `$UserId:{sub}`).
     @Sendable func list(_ request: Request, context: APIRequestContext) async throws -> Response {
         let page = try RequestReading.page(request, limits: limits)
-        let prefix = RequestReading.query("handlePrefix", of: request)
-        if prefix != nil, !(try context.requireCaller().isManager) {
-            throw APIError.forbidden(
-                "insufficient_rights", "listing registrations by the start of a handle needs Manage; Listen may list by a whole handle",
-                field: "handlePrefix")
-        }
         let result = try await list(
-            tag: RequestReading.tagFilter(request), handle: RequestReading.query("handle", of: request), handlePrefix: prefix,
-            limit: page.limit, cursor: page.cursor, context: context)
+            tag: RequestReading.tagFilter(request), handle: RequestReading.query("handle", of: request),
+            handlePrefix: RequestReading.query("handlePrefix", of: request), limit: page.limit, cursor: page.cursor, context: context)
         return .json(
             .object([
                 JSONMember(key: "items", value: .array(result.items.map(\.jsonValue))),
@@ -136,9 +130,9 @@ struct RegistrationRoutes: Sendable {
             ]))
     }
 
-    /// A page of registrations by tag or by handle (not both) that the caller may see: Manage
-    /// lists anything; Listen only by handle; a user only its own (by its `$UserId:{sub}` tag
-    /// when no tag is given).
+    /// A page of registrations by one of tag, handle and the start of a handle, that the caller
+    /// may see: Manage lists anything; Listen only by a whole handle; a user only its own (by its
+    /// `$UserId:{sub}` tag when no tag is given).
     func list(tag: String?, handle: String?, handlePrefix: String? = nil, limit: Int, cursor: String?, context: APIRequestContext)
         async throws -> (
             items: [Registration], nextCursor: String?
@@ -147,6 +141,11 @@ struct RegistrationRoutes: Sendable {
         let registry = try registry(of: context)
         let caller = try context.requireCaller()
         try caller.authorize(.listDevices)
+        if handlePrefix != nil, !caller.isManager {
+            throw APIError.forbidden(
+                "insufficient_rights", "listing registrations by the start of a handle needs Manage; Listen may list by a whole handle",
+                field: "handlePrefix")
+        }
         var tag = tag
         if let userTag = caller.userTag {
             guard tag == nil || tag == userTag else {

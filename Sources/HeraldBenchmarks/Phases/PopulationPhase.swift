@@ -50,6 +50,9 @@ struct PopulationPhase {
         /// (as `HERALD_FREQUENCY_CAPS` reads them): `pairs` bulk broadcasts to each, alternating,
         /// each capped one counting the alerts before it.
         case caps(rules: String, pairs: Int)
+        /// A broadcast timed from its publish to every push accepted by the local APNs and FCM
+        /// servers, once with each count of sender workers in `senders` (`reach(senders:expected:)`).
+        case reach(senders: [Int])
     }
 
     private var isMain: Bool { kind == .main }
@@ -57,7 +60,7 @@ struct PopulationPhase {
         switch kind {
         case .cluster(let masters): "broadcast on a Redis Cluster of \(masters) masters"
         case .templates(let distinct): "broadcast over \(Console.count(distinct)) templates"
-        case .main, .memory: "broadcast"
+        case .main, .memory, .reach: "broadcast"
         case .caps(let rules, _): Self.capsLabel(1, rules: rules)
         }
     }
@@ -188,6 +191,11 @@ struct PopulationPhase {
         if isMain && options.runLatency {
             let idle = try await context.targetedStream(label: "idle", stop: nil)
             report.latency.append(idle)
+        }
+
+        if case .reach(let senders) = kind {
+            report.reach = try await context.reach(senders: senders, expected: expected[0], warmupExpected: expected[2])
+            return
         }
 
         if case .caps(let rules, let pairs) = kind {

@@ -59,7 +59,8 @@ struct SenderPhase {
                 topics: configuration.topics, bootstrapServers: configuration.bootstrapServers, extra: configuration.kafkaExtra,
                 logger: logger
             ).provision()
-            let (ceiling, command) = try await (platform == .webpush ? measureWebPushCeiling(push) : measureCeiling(push))
+            let (ceiling, command) =
+                try await (platform == .webpush ? measureWebPushCeiling(push) : Self.measureCeiling(push, requests: count))
             if let ceiling {
                 Console.say("  h2load against the same server: \(Console.fixed(ceiling, 0)) requests/s")
             } else {
@@ -161,41 +162,50 @@ struct SenderPhase {
     }
 
     /// h2load with the sender's connections and streams, the same payload and headers, and a
-    /// valid provider token; nil when h2load is not installed.
-    private func measureCeiling(_ push: LocalPushServices) async throws -> (Double?, String?) {
-        guard let h2load = ["/usr/bin/h2load", "/usr/local/bin/h2load"].first(where: { FileManager.default.isExecutableFile(atPath: $0) })
-        else { return (nil, nil) }
+    /// valid provider token: `requests` to the local APNs server; nil when h2load is not installed.
+    static func measureCeiling(_ push: LocalPushServices, requests: Int) async throws -> (Double?, String?) {
+        guard let h2load = H2Load.executable else { return (nil, nil) }
         let credentials = try APNsCredentials.load(
             keyFile: push.keyFile, keyId: push.apnsKey.keyId, teamId: push.apnsKey.teamId, topics: [push.topic],
             endpoint: push.apns.baseURL)
         let token = try await APNsProviderToken(credentials: credentials).token()
         let body = push.directory.appendingPathComponent("payload.json")
         try Data(Self.payload.utf8).write(to: body)
-        let arguments = [
-            "-n", String(count), "-c", String(Self.connections), "-m", String(Self.streams), "-t", "1",
-            "-H", "authorization: bearer \(token)", "-H", "apns-topic: \(push.topic)", "-H", "apns-push-type: alert",
-            "-H", "apns-priority: 10", "-d", body.path, push.apns.baseURL + "/3/device/" + String(repeating: "ab", count: 32),
-        ]
-        let before = push.apns.requestCount
-        guard let output = Process.output(h2load, arguments) else { return (nil, nil) }
-        let answered = push.apns.answered(status: 200)
-        guard let line = output.split(separator: "\n").first(where: { $0.hasPrefix("finished in") }),
-            let rate = line.split(separator: ",").first(where: { $0.contains("req/s") })?.split(separator: " ").first.flatMap({
-                Double($0)
-            }),
-            push.apns.requestCount - before >= count, answered >= count
-        else {
-            throw BenchmarkError("h2load did not finish its \(count) requests: \(output.suffix(600))", code: "h2load")
-        }
-        let shown = "h2load -n \(count) -c \(Self.connections) -m \(Self.streams) -t 1 (APNs headers, provider token, same payload)"
-        return (rate, shown)
+        let rate = try H2Load.rate(
+            h2load, url: push.apns.baseURL + "/3/device/" + String(repeating: "ab", count: 32),
+            headers: ["authorization: bearer \(token)", "apns-topic: \(push.topic)", "apns-push-type: alert", "apns-priority: 10"],
+            body: body, requests: requests, connections: connections, streams: streams
+        ) { push.apns.answered(status: 200) }
+        return (
+            rate,
+            H2Load.command(requests: requests, connections: connections, streams: streams) + " (APNs headers, provider token, same payload)"
+        )
+    }
+
+    /// h2load against the local FCM server: `requests` HTTP v1 sends of one message with an
+    /// access token the server issued; nil when h2load is not installed.
+    static func measureFCMCeiling(_ push: LocalPushServices, requests: Int) async throws -> (Double?, String?) {
+        guard let h2load = H2Load.executable else { return (nil, nil) }
+        let project = push.account.projectId
+        let body = push.directory.appendingPathComponent("fcm.json")
+        let message =
+            #"{"message":{"token":"bench-ceiling:APA91b","notification":{"title":"Breaking news","body":"the summit ends with a climate agreement"}}}"#
+        try Data(message.utf8).write(to: body)
+        let rate = try H2Load.rate(
+            h2load, url: push.fcm.baseURL + "/v1/projects/\(project)/messages:send",
+            headers: ["authorization: Bearer \(push.fcm.issueAccessToken(project: project))", "content-type: application/json"],
+            body: body, requests: requests, connections: connections, streams: streams
+        ) { push.fcm.answered(status: 200) }
+        return (
+            rate,
+            H2Load.command(requests: requests, connections: connections, streams: streams) + " (FCM HTTP v1, access token, one message)"
+        )
     }
 
     /// h2load against the local Web Push service: one message encrypted for one browser, posted
     /// again and again with a valid VAPID token; the service checks the token and decrypts each.
     private func measureWebPushCeiling(_ push: LocalPushServices) async throws -> (Double?, String?) {
-        guard let h2load = ["/usr/bin/h2load", "/usr/local/bin/h2load"].first(where: { FileManager.default.isExecutableFile(atPath: $0) })
-        else { return (nil, nil) }
+        guard let h2load = H2Load.executable else { return (nil, nil) }
         let browser = push.webPush.subscribe()
         let subscription = try WebPushSubscription.parse(handle: browser.handle).get()
         let body = push.directory.appendingPathComponent("webpush.bin")
@@ -203,25 +213,18 @@ struct SenderPhase {
         let credentials = try VAPIDCredentials.make(
             privateKey: push.vapidPrivateKey, subject: LocalPushServices.vapidSubject, source: "bench")
         let authorization = try await VAPIDTokens(credentials: credentials).authorization(origin: push.webPush.origin)
-        let arguments = [
-            "-n", String(count), "-c", String(Self.connections), "-m", String(Self.streams), "-t", "1",
-            "-H", "authorization: \(authorization)", "-H", "content-encoding: aes128gcm", "-H", "ttl: 3600", "-H", "urgency: high",
-            "-H", "content-type: application/octet-stream", "-d", body.path, browser.endpoint,
-        ]
-        let before = push.webPush.requestCount
-        let answeredBefore = push.webPush.answered(status: 201)
-        guard let output = Process.output(h2load, arguments) else { return (nil, nil) }
-        guard let line = output.split(separator: "\n").first(where: { $0.hasPrefix("finished in") }),
-            let rate = line.split(separator: ",").first(where: { $0.contains("req/s") })?.split(separator: " ").first.flatMap({
-                Double($0)
-            }),
-            push.webPush.requestCount - before >= count, push.webPush.answered(status: 201) - answeredBefore >= count
-        else {
-            throw BenchmarkError("h2load did not finish its \(count) web push requests: \(output.suffix(600))", code: "h2load")
-        }
-        let shown =
-            "h2load -n \(count) -c \(Self.connections) -m \(Self.streams) -t 1 (one message encrypted once, VAPID token, decrypted by the service each time)"
-        return (rate, shown)
+        let rate = try H2Load.rate(
+            h2load, url: browser.endpoint,
+            headers: [
+                "authorization: \(authorization)", "content-encoding: aes128gcm", "ttl: 3600", "urgency: high",
+                "content-type: application/octet-stream",
+            ], body: body, requests: count, connections: Self.connections, streams: Self.streams
+        ) { push.webPush.answered(status: 201) }
+        return (
+            rate,
+            H2Load.command(requests: count, connections: Self.connections, streams: Self.streams)
+                + " (one message encrypted once, VAPID token, decrypted by the service each time)"
+        )
     }
 
     /// What encrypting one message costs on one core: Herald's RFC 8291 encryption in this

@@ -36,6 +36,11 @@ extension BenchmarkReport {
         public static let hubIsolationCost = 1.5
         /// A rehearsal of a million-device broadcast, from the publish to its last task's report.
         public static let rehearsalSeconds = 1.0
+        /// A reach row with one sender worker: pushes per second, publish to last push, against
+        /// the local servers' ceiling for the row's mix of APNs and FCM.
+        public static let reachRatioToCeiling = 0.8
+        /// A sender's peak RSS over a broadcast against its RSS once a tenth was pushed.
+        public static let senderRSSGrowth = 1.2
     }
 
     /// Rows of one ceiling measurement, each rate against the reference of every ratio.
@@ -280,6 +285,54 @@ extension BenchmarkReport {
                     "    of which librdkafka's threads (rdk:*): workers / bench",
                     "\(Console.fixed(workers, 1)) / \(Console.fixed(bench, 1))",
                     "the callers' threads: \(Console.fixed(cpu.workers - workers, 1)) / \(Console.fixed(cpu.benchmark - bench, 1))"
+                ))
+        }
+        return rows
+    }
+
+    /// The reach rows: per count of sender workers, the broadcast's sent curve, its pushes per
+    /// second against the local servers' ceiling for its mix, and the senders' cost.
+    func reachRows(_ reach: Reach) -> [(String, String, String)] {
+        var rows: [(String, String, String)] = []
+        func seconds(_ value: Int64?) -> String { value.map { Console.fixed(Double($0) / 1_000, 2) } ?? "-" }
+        func megabytes(_ bytes: Int) -> String { Console.fixed(Double(bytes) / 1_048_576, 0) }
+        for run in reach.runs {
+            let sent = run.sentByPlatform.values.reduce(0, +)
+            let platforms = run.sentByPlatform.sorted { $0.key < $1.key }.map { "\($0.key) \(Console.count($0.value))" }
+            rows.append(
+                (
+                    "reach: \(Console.count(run.expected)) devices, \(run.senders) sender worker(s), publish to pushed (s)",
+                    "50 % \(seconds(run.sent?.p50Ms)), 90 % \(seconds(run.sent?.p90Ms)), 99 % \(seconds(run.sent?.p99Ms)), all \(seconds(run.sent?.allMs))",
+                    "sent \(Console.count(sent)) of \(Console.count(run.expected)) (\(platforms.joined(separator: ", "))), \(run.notSent) not: \(Self.verdict(sent == run.expected))"
+                ))
+            let ceiling = reach.mixedCeiling(run)
+            let ratio = ceiling.map { run.pushesPerSecond / $0 }
+            rows.append(
+                (
+                    "  pushes/s, publish to last push; committed all",
+                    "\(Console.count(Int(run.pushesPerSecond)))/s\(ratio.map { ", \(Console.fixed($0, 2)) x the ceiling" } ?? ""); \(seconds(run.committed?.allMs)) s",
+                    run.senders == 1
+                        ? ratio.map {
+                            ">= \(Console.fixed(Target.reachRatioToCeiling, 1)) x ceiling: \(Self.verdict($0 >= Target.reachRatioToCeiling))"
+                        }
+                            ?? "no ceiling (h2load missing)"
+                        : "the servers' ceiling is shared"
+                ))
+            let rssGrowth = run.senderTenthRSSBytes > 0 ? Double(run.senderPeakRSSBytes) / Double(run.senderTenthRSSBytes) : nil
+            rows.append(
+                (
+                    "  CPU per push: senders, fan-out; sender RSS",
+                    "\(Console.fixed(run.senderCPUSeconds / Double(max(sent, 1)) * 1e6, 1)) us, \(Console.fixed(run.fanoutCPUSeconds / Double(max(run.expected, 1)) * 1e6, 1)) us; \(megabytes(run.senderBaselineRSSBytes)) -> \(megabytes(run.senderTenthRSSBytes)) (a tenth) -> \(megabytes(run.senderPeakRSSBytes)) MB",
+                    rssGrowth.map {
+                        "peak <= \(Console.fixed(Target.senderRSSGrowth, 1)) x at a tenth: \(Self.verdict($0 <= Target.senderRSSGrowth)) (\(Console.fixed($0, 2)) x)"
+                    } ?? ""
+                ))
+        }
+        if let apns = reach.apnsCeilingPerSecond, let fcm = reach.fcmCeilingPerSecond {
+            rows.append(
+                (
+                    "  the servers' ceilings (h2load)", "APNs \(Console.count(Int(apns)))/s, FCM \(Console.count(Int(fcm)))/s",
+                    "\(reach.ceilingCommand ?? "") each"
                 ))
         }
         return rows
@@ -618,6 +671,7 @@ extension BenchmarkReport {
         }
         rows.append(contentsOf: isolationSummaryRows())
         for sender in [sender, webPushSender].compactMap({ $0 }) { rows.append(contentsOf: senderRows(sender)) }
+        if let reach { rows.append(contentsOf: reachRows(reach)) }
         if let idle { rows.append(contentsOf: idleRows(idle)) }
         for entry in micro {
             rows.append(

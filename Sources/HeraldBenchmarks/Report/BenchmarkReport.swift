@@ -1,4 +1,5 @@
 import Foundation
+import HeraldDomain
 
 /// Everything one `herald bench` run measured, written as JSON under `bench/results/` and
 /// printed as one table (`BenchmarkReport+table`).
@@ -36,6 +37,8 @@ public struct BenchmarkReport: Sendable, Codable {
     public var sender: Sender?
     /// The same for Web Push: deliveries encrypted and pushed to the local Web Push service.
     public var webPushSender: Sender?
+    /// Broadcasts timed from their publish to every push accepted (`PopulationPhase.Kind.reach`).
+    public var reach: Reach?
     /// What an idle Herald costs: a worker with its default roles and the API, nothing to do,
     /// with Herald's production fetch waits (`IdlePhase`); measured last.
     public var idle: Idle? = nil
@@ -441,6 +444,56 @@ public struct BenchmarkReport: Sendable, Codable {
             /// pywebpush's, measured in the same run; nil when it could not be installed.
             public var pywebpushMicroseconds: Double?
             public var pywebpushCommand: String
+        }
+    }
+
+    /// What a reader feels: a broadcast from its publish to every push accepted by the local
+    /// APNs and FCM servers, with the fan-out workers and the sender workers on the same
+    /// machine, once per count of sender workers, beside those servers' own ceilings.
+    public struct Reach: Sendable, Codable, Hashable {
+        public var population: Int
+        /// h2load against the local APNs and FCM servers in the same run, with the connections
+        /// and streams one sender worker opens to each; nil when h2load is missing.
+        public var apnsCeilingPerSecond: Double?
+        public var fcmCeilingPerSecond: Double?
+        public var ceilingCommand: String?
+        public var connections: Int
+        public var streams: Int
+        public var runs: [Run] = []
+
+        /// The servers' ceiling for `run`'s mix: a push costs the servers 1/ceiling of its
+        /// platform's, so the mix's is the inverse of the weighted sum.
+        public func mixedCeiling(_ run: Run) -> Double? {
+            guard let apns = apnsCeilingPerSecond, let fcm = fcmCeilingPerSecond, apns > 0, fcm > 0 else { return nil }
+            let total = Double(run.sentByPlatform.values.reduce(0, +))
+            guard total > 0 else { return nil }
+            let apnsShare = Double(run.sentByPlatform["apns"] ?? 0) / total
+            let fcmShare = Double(run.sentByPlatform["fcm"] ?? 0) / total
+            let perPush = apnsShare / apns + fcmShare / fcm
+            return perPush > 0 ? 1 / perPush : nil
+        }
+
+        public struct Run: Sendable, Codable, Hashable {
+            public var senders: Int
+            public var expected: Int
+            /// Deliveries committed and receipts `sent`, in milliseconds from the publish (the
+            /// event's status `reach`).
+            public var committed: ReachCurve?
+            public var sent: ReachCurve?
+            /// Receipts `sent` per platform (`apns`, `fcm`), and any other outcome.
+            public var sentByPlatform: [String: Int]
+            public var notSent: Int
+            /// Receipts sent per second from the publish to the last.
+            public var pushesPerSecond: Double
+            /// CPU seconds of the sender processes from the publish to the last receipt, and
+            /// the same of the fan-out workers.
+            public var senderCPUSeconds: Double
+            public var fanoutCPUSeconds: Double
+            /// The largest sender's RSS when it was ready, once a tenth of the pushes were
+            /// sent, and at its peak.
+            public var senderBaselineRSSBytes: Int
+            public var senderTenthRSSBytes: Int
+            public var senderPeakRSSBytes: Int
         }
     }
 
