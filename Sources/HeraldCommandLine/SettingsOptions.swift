@@ -40,27 +40,22 @@ extension AsyncParsableCommand {
     /// the first argument is `passThrough`, with every argument left as it is.
     public static func mainTakingSettingFlags(passThrough: String? = nil) async {
         var arguments = Array(CommandLine.arguments.dropFirst())
+        var flags: [Setting.Key: String] = [:]
         if passThrough == nil || arguments.first != passThrough {
-            do { arguments = try SettingFlags.take(from: arguments) } catch { exit(withError: error) }
+            do { (flags, arguments) = try SettingFlags.split(arguments) } catch { exit(withError: error) }
         }
-        await main(arguments)
+        await SettingFlags.$given.withValue(flags) { await main(arguments) }
     }
 }
 
-/// The setting flags of this process's command line.
+/// The setting flags of a command line.
 public enum SettingFlags {
-    /// Written once by `main` before any command runs, read afterwards only.
-    nonisolated(unsafe) public private(set) static var given: [Setting.Key: String] = [:]
+    /// The running command's setting flags: bound by `mainTakingSettingFlags` for the whole of
+    /// the command's parsing and run (empty elsewhere, as in tests that parse a command).
+    @TaskLocal public static var given: [Setting.Key: String] = [:]
 
-    /// Takes `--<setting> VALUE` and `--<setting>=VALUE` out of `arguments` (up to a `--`) and
-    /// remembers them for `SettingsOptions`; returns the arguments left for ArgumentParser.
-    public static func take(from arguments: [String]) throws -> [String] {
-        let (flags, rest) = try split(arguments)
-        given = flags
-        return rest
-    }
-
-    /// The setting flags in `arguments` and the arguments that are not setting flags.
+    /// The setting flags in `arguments` (`--<setting> VALUE` and `--<setting>=VALUE`, up to a
+    /// `--`) and the arguments that are not setting flags, left for ArgumentParser.
     public static func split(_ arguments: [String]) throws -> (flags: [Setting.Key: String], rest: [String]) {
         var flags: [Setting.Key: String] = [:]
         var rest: [String] = []

@@ -47,14 +47,14 @@ final class AzureClientTests {
     }
 
     /// Runs one scenario of azure_client.py with `connection` and returns what it printed.
-    func client(_ connection: String, hub: String, _ scenario: String, _ extra: [String] = []) throws -> JSONValue {
+    func client(_ connection: String, hub: String, _ scenario: String, _ extra: [String] = []) async throws -> JSONValue {
         let python = ToolPaths.repositoryRoot.appendingPathComponent(".herald/azure-client/bin/python").path
         let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("azure_client.py").path
         guard FileManager.default.isExecutableFile(atPath: python) else {
             throw TestServerError(message: "no Azure client at \(python): run scripts/bootstrap (make test does)")
         }
         let run = try HeraldBinary.start([script, connection, hub, scenario] + extra, executable: python)
-        _ = run.waitForExit(timeout: 600)
+        _ = await run.exited(within: 600)
         guard run.process.terminationStatus == 0, let line = run.stdout().split(separator: "\n").last else {
             throw TestServerError(message: "azure_client.py \(scenario) failed:\n\(run.stderr().suffix(3_000))")
         }
@@ -109,7 +109,7 @@ final class AzureClientTests {
         let sports = try await connectionString(hub: "sports")
 
         for (hub, connection) in [("news", news), ("sports", sports)] {
-            let devices = try client(connection, hub: hub, "devices")
+            let devices = try await client(connection, hub: hub, "devices")
             #expect(devices["iphone"]?["platform"] == .string("apns"))
             #expect(devices["iphone"]?["templates"]?["news"]?["tags"] == .array([.string("Alerts")]))
             #expect(devices["pixel"]?["platform"] == .string("fcmv1"))
@@ -117,15 +117,15 @@ final class AzureClientTests {
             #expect(devices["gone"] == .number("404"))
         }
         // Each key opens its own hub only.
-        let denied = try client(news, hub: "sports", "denied")
+        let denied = try await client(news, hub: "sports", "denied")
         #expect(denied["status"] == .number("401"), "\(denied)")
 
         for (hub, connection) in [("news", news), ("sports", sports)] {
-            try await checkSends(try client(connection, hub: hub, "send"), hub: hub, connection: connection)
+            try await checkSends(try await client(connection, hub: hub, "send"), hub: hub, connection: connection)
         }
         // Azure's test send: each answered with the outcome of every device it reached.
         for hub in ["news", "sports"] {
-            let tested = try client(hub == "news" ? news : sports, hub: hub, "testsend")
+            let tested = try await client(hub == "news" ? news : sports, hub: hub, "testsend")
             for (name, device) in [("template", "\(hub)-iphone:news"), ("native", "\(hub)-ipad")] {
                 let answer = tested[name]
                 #expect(answer?["success"] == .number("1") && answer?["failure"] == .number("0"), "\(tested)")
@@ -139,11 +139,11 @@ final class AzureClientTests {
         }
 
         for (hub, connection) in [("news", news), ("sports", sports)] {
-            try await checkRegistrations(try client(connection, hub: hub, "registrations"), hub: hub)
+            try await checkRegistrations(try await client(connection, hub: hub, "registrations"), hub: hub)
         }
 
         // A schedule in one hub, cancelled there; and the deployment's own policy on the default hub.
-        let scheduled = try client(sports, hub: "sports", "schedule")
+        let scheduled = try await client(sports, hub: "sports", "schedule")
         guard case .string(let id)? = scheduled["notificationId"] else {
             Issue.record("no id for the scheduled send: \(scheduled)")
             return
@@ -153,13 +153,13 @@ final class AzureClientTests {
             let reply = try await api.send("GET", "/v1/hubs/sports/notifications/\(id)")
             return reply.status == 200 ? .done(()) : .waiting(0)
         }
-        #expect(try client(news, hub: "news", "cancel", [id])["status"] == .number("404"), "not the news hub's")
-        let cancelled = try client(sports, hub: "sports", "cancel", [id])
+        #expect(try await client(news, hub: "news", "cancel", [id])["status"] == .number("404"), "not the news hub's")
+        let cancelled = try await client(sports, hub: "sports", "cancel", [id])
         #expect(cancelled["status"] == .number("200"), "\(cancelled)")
         let status = try JSONValue.parse(Array(try await api.send("GET", "/v1/hubs/sports/notifications/\(id)").body))
         #expect(status["state"] == .string("cancelled"), "\(status)")
         let namespace = "Endpoint=\(base.absoluteString);SharedAccessKeyName=\(full.name);SharedAccessKey=\(full.key)"
-        let plain = try client(namespace, hub: "default", "schedule")
+        let plain = try await client(namespace, hub: "default", "schedule")
         #expect(plain["notificationId"] != nil, "\(plain)")
     }
 
@@ -213,7 +213,7 @@ final class AzureClientTests {
                 continue
             }
             try await waitForOneSent(id, hub: hub, what: "\(name) send")
-            let details = try client(connection, hub: hub, "outcome", [id])
+            let details = try await client(connection, hub: hub, "outcome", [id])
             #expect(details["state"] == .string("Completed"), "\(details)")
             #expect(details["counts"]?["ApnsOutcomeCounts"]?["Success"] == .number("1"), "\(details)")
             let records = try await deliveries(of: id)

@@ -49,7 +49,7 @@ final class ConsoleBrowserTests {
 
     /// Runs one scenario of console_browser.py and returns what it printed; a page that logged
     /// a Content-Security-Policy violation, an uncaught error or a file it could not load fails the test.
-    func browser(_ scenario: String, _ arguments: [String] = []) throws -> JSONValue {
+    func browser(_ scenario: String, _ arguments: [String] = []) async throws -> JSONValue {
         let python = ToolPaths.repositoryRoot.appendingPathComponent(".herald/selenium/bin/python").path
         let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("console_browser.py").path
         guard FileManager.default.isExecutableFile(atPath: python) else {
@@ -61,7 +61,7 @@ final class ConsoleBrowserTests {
                 scenario,
             ] + arguments,
             executable: python)
-        _ = run.waitForExit(timeout: 900)
+        _ = await run.exited(within: 900)
         guard run.process.terminationStatus == 0, let line = run.stdout().split(separator: "\n").last else {
             throw TestServerError(message: "console_browser.py \(scenario) failed:\n\(run.stderr().suffix(3_000))")
         }
@@ -123,15 +123,15 @@ final class ConsoleBrowserTests {
             return count == 6 ? .done(()) : .waiting(count)
         }
 
-        let signin = try browser("signin")
+        let signin = try await browser("signin")
         #expect(signin["listenRefused"]?.stringValue?.contains("Listen") == true, "\(signin)")
         #expect(signin["session"]?.stringValue?.contains("Newsroom") == true, "\(signin)")
 
-        let compose = try browser("compose")
+        let compose = try await browser("compose")
         #expect(compose["error"]?.stringValue?.contains("column 11") == true, "\(compose)")
         #expect(compose["audience"]?.intValue == 9, "\(compose)")
 
-        let preview = try browser("preview")
+        let preview = try await browser("preview")
         let cards = preview["previews"]?.arrayValue ?? []
         let texts = cards.compactMap { $0["text"]?.stringValue }
         for line in ["Summit ends", "Fin du sommet", "峰会结束"] {
@@ -139,7 +139,7 @@ final class ConsoleBrowserTests {
         }
         #expect(cards.allSatisfy { $0["overLimit"]?.boolValue == false })
 
-        let sent = try browser("send", ["bn-console-1"])
+        let sent = try await browser("send", ["bn-console-1"])
         let final = try await status("bn-console-1")
         #expect(sent["state"]?.stringValue == "completed" && final["state"]?.stringValue == "completed", "\(sent) \(final)")
         #expect(final["targets"]?["total"]?.intValue == 9, "\(final)")
@@ -151,7 +151,7 @@ final class ConsoleBrowserTests {
         // Every push answered: nothing is left to stop, and the page does not offer it.
         #expect(sent["stopDisabled"]?.boolValue == true, "\(sent)")
 
-        let corrected = try browser("correct", ["bn-console-1"])
+        let corrected = try await browser("correct", ["bn-console-1"])
         let correction = try #require(corrected["correction"]?.stringValue, "\(corrected)")
         #expect(correction.hasPrefix("bn-console-1~correction-"), "\(corrected)")
         try await waitWhileProgressing("the correction to complete", interval: .milliseconds(200)) {
@@ -161,17 +161,17 @@ final class ConsoleBrowserTests {
         }
         #expect(try await status(correction)["targets"]?["total"]?.intValue == 9)
 
-        let recent = try browser("alerts")
+        let recent = try await browser("alerts")
         #expect(recent["alerts"]?.strings.contains("bn-console-1") == true, "\(recent)")
 
         // A broadcast held in flight: no fan-out runs while the editor stops it; once one runs
         // again, its tasks find the stop and deliver nothing more.
         fanout.signal(SIGTERM)
-        _ = fanout.waitForExit(timeout: 60)
-        let stop = try browser("stop", ["bn-console-2"])
+        _ = await fanout.exited(within: 60)
+        let stop = try await browser("stop", ["bn-console-2"])
         #expect(stop["message"]?.stringValue?.contains("Stop") == true, "\(stop)")
         fanout = try stack.start(["worker"], environment: environment(roles: "fanout"))
-        let watched = try browser("watch", ["bn-console-2", "cancelled"])
+        let watched = try await browser("watch", ["bn-console-2", "cancelled"])
         #expect(watched["state"]?.stringValue == "cancelled")
         #expect(try await status("bn-console-2")["state"]?.stringValue == "cancelled")
 
@@ -204,7 +204,7 @@ final class ConsoleBrowserTests {
         }
         #expect(letter.reason == "unknown_hub" && letter.hub.description == "weather", "\(letter)")
         #expect(try await api.send("PUT", "/v1/hubs/weather").status == 201)
-        let replayed = try browser(
+        let replayed = try await browser(
             "deadletters", [String(letter.offset), String(letter.partition), "weather"])
         #expect(replayed["replayed"]?.stringValue == "storm-1", "\(replayed)")
         try await waitWhileProgressing("the replayed alert to be planned", interval: .milliseconds(200)) {
@@ -213,11 +213,11 @@ final class ConsoleBrowserTests {
             return reply.status == 200 ? .done(()) : .waiting(reply.text)
         }
 
-        let lookup = try browser("lookup", ["installation", "reader-1"])
+        let lookup = try await browser("lookup", ["installation", "reader-1"])
         let found = lookup["results"]?.strings ?? []
         #expect(found.count == 1 && found[0].contains("World") && found[0].contains("APNs"), "\(lookup)")
         // Every reader's and politics device's token starts so (device numbers 0x00 to 0x0b).
-        let byStart = try browser("lookup", ["handlePrefix", String(repeating: "ab", count: 31) + "0"])
+        let byStart = try await browser("lookup", ["handlePrefix", String(repeating: "ab", count: 31) + "0"])
         #expect(byStart["results"]?.strings.count == 12, "\(byStart)")
         #expect(
             [processes[0], processes[2], fanout].allSatisfy { $0.process.isRunning },

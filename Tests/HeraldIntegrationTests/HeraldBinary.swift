@@ -93,6 +93,15 @@ enum HeraldBinary {
             return !process.isRunning
         }
 
+        /// `waitForExit` without holding a thread: a child that needs this process's own servers
+        /// (the local push services answer on the cooperative pool) must not wait on a thread
+        /// of that pool, which has as many threads as the machine has cores.
+        func exited(within timeout: Double) async -> Bool {
+            let deadline = Date().addingTimeInterval(timeout)
+            while process.isRunning && Date() < deadline { try? await Task.sleep(for: .milliseconds(50)) }
+            return !process.isRunning
+        }
+
         deinit {
             if process.isRunning {
                 kill(process.processIdentifier, SIGKILL)

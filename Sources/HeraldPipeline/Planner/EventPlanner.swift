@@ -122,61 +122,18 @@ public final class EventPlanner: Sendable {
     /// How many recent events each hub's list keeps.
     static let recentEventsKept = 1_000
 
+    /// One record, step by step: validate it, refuse an unknown hub, route a correction or a
+    /// test send, claim its id (with the probe of a narrow audience), then schedule or plan it.
     func handle(_ message: KafkaMessage, producer: KafkaProducer, planned: inout PlannedBatch, now: Date = Date()) async throws -> Outcome {
-        let topics = configuration.topics
         // The claim of the record that scheduled this one, if the scheduler released it.
         let releaseOf = message.header(Self.releaseHeader).map { String(decoding: $0, as: UTF8.self) }
-        // 1. Validate.
-        var event: NotificationEvent
-        var decision = ScheduleRules.Decision.sendNow
-        do throws(ValidationFailure) {
-            guard let value = message.value else {
-                throw ValidationFailure(issues: [
-                    ValidationIssue(field: "", code: "empty_record", message: "the record has no value (a tombstone)")
-                ])
-            }
-            event = try NotificationEvent.decode(value, limits: releaseOf == nil ? configuration.eventLimits : releaseLimits)
-            // A schedule's times are judged now: too late or too far ahead is a dead letter.
-            let id = event.id ?? Self.derivedId(message)
-            decision = try configuration.scheduleRules.decide(event, eventId: id, now: now)
-        } catch {
-            let letter = DeadLetter(failure: error, message: message, now: now)
-            try producer.enqueue(letter.outgoing(topic: topics.eventsDeadLetters))
-            metrics.deadLetters(letter.reason).increment()
-            logger.warning(
-                "event dead-lettered",
-                metadata: [
-                    "reason": "\(letter.reason)",
-                    "eventId": "\(letter.eventId ?? "-")", "source": "\(message.topic)/\(message.partition)/\(message.offset)",
-                    "message": "\(letter.message)",
-                ]
-            )
-            if let id = letter.eventId {
-                let record = StatusRecord.rejected(eventId: id, reason: "\(letter.reason): \(letter.message)", publishedAt: nil, at: now)
-                try enqueueStatus(record, producer: producer)
-                // Only when nothing is known about the id: a broken copy of an accepted event
-                // must not hide that event's real status.
-                _ = try await redis.send(
-                    .set(
-                        configuration.layout.statusKey(eventId: id), StatusCoding.encode(record),
-                        expireSeconds: configuration.statusTTLSeconds, onlyIfAbsent: true
-                    ))
-            }
+        guard let validated = try await validated(message, releaseOf: releaseOf, producer: producer, now: now) else {
             return .deadLetter
         }
+        var (event, decision) = validated
         var eventId = event.id ?? Self.derivedId(message)
         event.id = eventId
-        // An event of a hub that does not exist (never created, or deleted) is a dead letter;
-        // the hubs are read again before that is decided, so a hub created a moment ago counts.
-        if !event.hub.isDefault, let hubs, try await hubs.hub(event.hub, strict: true) == nil {
-            let letter = DeadLetter(
-                reason: "unknown_hub", message: "hub \"\(event.hub)\" does not exist; create it with PUT /v1/hubs/\(event.hub)",
-                source: message, now: now)
-            try producer.enqueue(letter.outgoing(topic: topics.eventsDeadLetters))
-            metrics.deadLetters(letter.reason).increment()
-            logger.warning("event dead-lettered", metadata: ["reason": "unknown_hub", "hub": "\(event.hub)", "eventId": "\(eventId)"])
-            return .deadLetter
-        }
+        guard try await hubExists(event, eventId: eventId, message: message, producer: producer, now: now) else { return .deadLetter }
         if event.publishedAt == nil { event.publishedAt = message.timestamp ?? now }
         // A rehearsal (`dryRun`) is planned and resolved as the event would be, now, under an id
         // of its own and without a claim on the event's, and its tasks write no delivery.
@@ -206,12 +163,8 @@ public final class EventPlanner: Sendable {
             return try await planTestSend(event, eventId: eventId, message: message, producer: producer, planned: &planned, now: now)
         }
 
-        // 2. De-duplicate: the first record with this id wins, and a retry of that same record
-        //    (after a crash before the commit) finds its own claim. A later record with the
-        //    same id is skipped when its content is the same, and dead-lettered when it is not.
-        //    A narrow audience's probe goes in the same round trip (unused for a duplicate).
-        //    Only against a whole index (`IndexEpoch`): after Redis lost its data the claims
-        //    come back with the rebuild, and an audience read from a partial index would be short.
+        // Only against a whole index (`IndexEpoch`): after Redis lost its data the claims come
+        // back with the rebuild, and an audience read from a partial index would be short.
         let layout = configuration.layout.hub(event.hub)
         let epoch = try IndexEpoch.require(await redis.send(IndexEpoch.read(layout)), layout: layout)
         // A release keeps the fingerprint of the event as it was published with its schedule, so
@@ -219,77 +172,201 @@ public final class EventPlanner: Sendable {
         let claim = EventClaim(
             partition: message.partition, offset: message.offset,
             fingerprint: releaseOf.flatMap(EventClaim.init)?.fingerprint ?? EventClaim.fingerprint(of: event))
-        let claimKey = layout.eventClaimKey(eventId: eventId)
-        let probeTags = planner.tagsToProbe(event)
-        // Tags found in every slot a moment ago are taken as present everywhere (learned in
-        // the default hub only, which holds most registrations).
-        let known = event.hub.isDefault ? probeTags?.filter { commonTags.contains($0) } ?? [] : []
-        let probed = probeTags?.filter { !known.contains($0) } ?? []
-        let ttl = configuration.eventClaimTTLSeconds
-        var commands: [RedisCommand] =
-            rehearsal
-            ? []
-            : [
-                releaseOf.map { scheduling in
-                    // A release takes the claim over from the record that scheduled the event.
-                    .evalScript(Self.takeOverClaim, keys: [claimKey], arguments: [scheduling, claim.description, String(ttl)])
-                } ?? .set(claimKey, claim.description, expireSeconds: ttl, onlyIfAbsent: true),
-                .get(claimKey),
-            ]
-        let probeStart = commands.count
-        commands += probeCommands(tags: probed, layout: layout)
-        var replies: [Result<RedisValue, RedisError>] = []
-        if !commands.isEmpty { replies = try await redis.pipeline(commands) }
-        // A rehearsal holds no claim: it goes on as the claim's holder would.
-        let holderText: String?
-        if rehearsal { holderText = claim.description } else { holderText = try replies[1].get().string }
-        let holder = holderText.flatMap(EventClaim.init)
-        guard let holder, holder.isSameRecord(as: claim) else {
-            if let holder, holder.conflicts(with: claim.fingerprint) {
-                let letter = DeadLetter(
-                    reason: "duplicate_id_conflict",
-                    message:
-                        "event id \(eventId) was already used by the record at partition \(holder.partition), offset \(holder.offset), with other content; publish this event under a new id",
-                    source: message, now: now
-                )
-                try producer.enqueue(letter.outgoing(topic: topics.eventsDeadLetters))
-                metrics.deadLetters(letter.reason).increment()
-                log.warning(
-                    "event dead-lettered", metadata: ["reason": "duplicate_id_conflict", "claimedBy": "\(holder)", "record": "\(claim)"])
-                return .deadLetter
-            }
-            log.info("duplicate event skipped", metadata: ["claimedBy": "\(holderText ?? "?")", "record": "\(claim)"])
-            return .duplicate
+        let probe = audienceProbe(for: event)
+        let probeReplies: ArraySlice<Result<RedisValue, RedisError>>
+        let kind: ClaimKind = rehearsal ? .rehearsal : releaseOf.map { ClaimKind.takeOver(from: $0) } ?? .own
+        switch try await claimed(
+            eventId, claim: claim, kind: kind, probe: probe, layout: layout, message: message, producer: producer, log: log, now: now)
+        {
+        case .settled(let outcome): return outcome
+        case .claimed(let replies): probeReplies = replies
         }
 
-        // 3. A schedule waits on herald.scheduled for the scheduler role to release it.
+        // A schedule waits on herald.scheduled for the scheduler role to release it.
         if case .schedule(let releases) = decision {
-            let scheduled = ScheduledEvent(eventId: eventId, event: event, scheduledAt: now, releases: releases, claim: claim.description)
-            try producer.enqueue(
-                KafkaOutgoingMessage(
-                    topic: topics.scheduled, partition: topics.scheduledPartition(of: scheduled.scheduleKey),
-                    key: Array(scheduled.scheduleKey.utf8),
-                    value: Array(try JSONEncoder().encode(ScheduleRecord.schedule(scheduled)))))
-            let record = StatusRecord.scheduled(scheduled, at: now)
-            try enqueueStatus(record, producer: producer, claim: claim)
-            planned.statuses.append(record)
-            log.info(
-                "event scheduled",
-                metadata: [
-                    "releases": "\(releases.count)",
-                    "first": "\(releases.first.map { ISO8601Timestamp.format($0.releaseAt) } ?? "-")",
-                ])
+            try enqueueSchedule(
+                event, eventId: eventId, releases: releases, claim: claim, producer: producer, planned: &planned, log: log, now: now)
             return .scheduled
         }
+        return try await planFanout(
+            event, eventId: eventId, claim: rehearsal ? nil : claim, rehearsal: rehearsal, probe: probe, probeReplies: probeReplies,
+            epoch: epoch, producer: producer, planned: &planned, log: log, now: now)
+    }
 
-        // 4. Plan.
+    /// The record's event and what its schedule says, or nil once it was dead-lettered (with
+    /// a `rejected` status when it has an id that nothing else holds).
+    private func validated(_ message: KafkaMessage, releaseOf: String?, producer: KafkaProducer, now: Date) async throws -> (
+        NotificationEvent, ScheduleRules.Decision
+    )? {
+        do throws(ValidationFailure) {
+            guard let value = message.value else {
+                throw ValidationFailure(issues: [
+                    ValidationIssue(field: "", code: "empty_record", message: "the record has no value (a tombstone)")
+                ])
+            }
+            let event = try NotificationEvent.decode(value, limits: releaseOf == nil ? configuration.eventLimits : releaseLimits)
+            // A schedule's times are judged now: too late or too far ahead is a dead letter.
+            let id = event.id ?? Self.derivedId(message)
+            return (event, try configuration.scheduleRules.decide(event, eventId: id, now: now))
+        } catch {
+            let letter = DeadLetter(failure: error, message: message, now: now)
+            try producer.enqueue(letter.outgoing(topic: configuration.topics.eventsDeadLetters))
+            metrics.deadLetters(letter.reason).increment()
+            logger.warning(
+                "event dead-lettered",
+                metadata: [
+                    "reason": "\(letter.reason)",
+                    "eventId": "\(letter.eventId ?? "-")", "source": "\(message.topic)/\(message.partition)/\(message.offset)",
+                    "message": "\(letter.message)",
+                ]
+            )
+            if let id = letter.eventId {
+                let record = StatusRecord.rejected(eventId: id, reason: "\(letter.reason): \(letter.message)", publishedAt: nil, at: now)
+                try enqueueStatus(record, producer: producer)
+                // Only when nothing is known about the id: a broken copy of an accepted event
+                // must not hide that event's real status.
+                _ = try await redis.send(
+                    .set(
+                        configuration.layout.statusKey(eventId: id), StatusCoding.encode(record),
+                        expireSeconds: configuration.statusTTLSeconds, onlyIfAbsent: true
+                    ))
+            }
+            return nil
+        }
+    }
+
+    /// False once an event of a hub that does not exist (never created, or deleted) was
+    /// dead-lettered; the hubs are read again before that is decided, so a hub created a
+    /// moment ago counts.
+    private func hubExists(_ event: NotificationEvent, eventId: String, message: KafkaMessage, producer: KafkaProducer, now: Date)
+        async throws -> Bool
+    {
+        guard !event.hub.isDefault, let hubs, try await hubs.hub(event.hub, strict: true) == nil else { return true }
+        let letter = DeadLetter(
+            reason: "unknown_hub", message: "hub \"\(event.hub)\" does not exist; create it with PUT /v1/hubs/\(event.hub)",
+            source: message, now: now)
+        try producer.enqueue(letter.outgoing(topic: configuration.topics.eventsDeadLetters))
+        metrics.deadLetters(letter.reason).increment()
+        logger.warning("event dead-lettered", metadata: ["reason": "unknown_hub", "hub": "\(event.hub)", "eventId": "\(eventId)"])
+        return false
+    }
+
+    /// The tags of a narrow audience to count per slot: `tags` all of them, `probed` those not
+    /// known to be in every slot (`known`, learned in the default hub only, which holds most
+    /// registrations); nil tags for an audience that is not narrow.
+    struct AudienceProbe {
+        var tags: [String]?
+        var known: [String]
+        var probed: [String]
+    }
+
+    private func audienceProbe(for event: NotificationEvent) -> AudienceProbe {
+        let tags = planner.tagsToProbe(event)
+        let known = event.hub.isDefault ? tags?.filter { commonTags.contains($0) } ?? [] : []
+        return AudienceProbe(tags: tags, known: known, probed: tags?.filter { !known.contains($0) } ?? [])
+    }
+
+    /// How a record claims its event id.
+    enum ClaimKind {
+        /// A rehearsal holds no claim: it goes on as the claim's holder would.
+        case rehearsal
+        /// The record claims the id unless another holds it.
+        case own
+        /// A release takes the claim over from the record that scheduled it (its claim).
+        case takeOver(from: String)
+    }
+
+    /// What claiming an event id settled.
+    enum ClaimStep {
+        /// The record holds the claim: go on, with the probe's replies.
+        case claimed(probeReplies: ArraySlice<Result<RedisValue, RedisError>>)
+        /// Nothing more to do: a duplicate skipped, or a conflicting one dead-lettered.
+        case settled(Outcome)
+    }
+
+    /// De-duplication: the first record with this id wins, and a retry of that same record
+    /// (after a crash before the commit) finds its own claim. A later record with the same id
+    /// is skipped when its content is the same, and dead-lettered when it is not. The narrow
+    /// audience's probe goes in the same round trip (unused for a duplicate).
+    private func claimed(
+        _ eventId: String, claim: EventClaim, kind: ClaimKind, probe: AudienceProbe, layout: SlotLayout, message: KafkaMessage,
+        producer: KafkaProducer, log: Logger, now: Date
+    ) async throws -> ClaimStep {
+        let claimKey = layout.eventClaimKey(eventId: eventId)
+        let ttl = configuration.eventClaimTTLSeconds
+        var commands: [RedisCommand] = []
+        switch kind {
+        case .rehearsal: break
+        case .own: commands = [.set(claimKey, claim.description, expireSeconds: ttl, onlyIfAbsent: true), .get(claimKey)]
+        case .takeOver(let scheduling):
+            commands = [
+                .evalScript(Self.takeOverClaim, keys: [claimKey], arguments: [scheduling, claim.description, String(ttl)]), .get(claimKey),
+            ]
+        }
+        let probeStart = commands.count
+        commands += probeCommands(tags: probe.probed, layout: layout)
+        var replies: [Result<RedisValue, RedisError>] = []
+        if !commands.isEmpty { replies = try await redis.pipeline(commands) }
+        let holderText: String? = if case .rehearsal = kind { claim.description } else { try replies[1].get().string }
+        let holder = holderText.flatMap(EventClaim.init)
+        if let holder, holder.isSameRecord(as: claim) { return .claimed(probeReplies: replies[probeStart...]) }
+        if let holder, holder.conflicts(with: claim.fingerprint) {
+            let letter = DeadLetter(
+                reason: "duplicate_id_conflict",
+                message:
+                    "event id \(eventId) was already used by the record at partition \(holder.partition), offset \(holder.offset), with other content; publish this event under a new id",
+                source: message, now: now
+            )
+            try producer.enqueue(letter.outgoing(topic: configuration.topics.eventsDeadLetters))
+            metrics.deadLetters(letter.reason).increment()
+            log.warning(
+                "event dead-lettered", metadata: ["reason": "duplicate_id_conflict", "claimedBy": "\(holder)", "record": "\(claim)"])
+            return .settled(.deadLetter)
+        }
+        log.info("duplicate event skipped", metadata: ["claimedBy": "\(holderText ?? "?")", "record": "\(claim)"])
+        return .settled(.duplicate)
+    }
+
+    /// Queues the schedule on `herald.scheduled`, where it waits for the scheduler role, and
+    /// its `scheduled` status.
+    private func enqueueSchedule(
+        _ event: NotificationEvent, eventId: String, releases: [ScheduledRelease], claim: EventClaim, producer: KafkaProducer,
+        planned: inout PlannedBatch, log: Logger, now: Date
+    ) throws {
+        let topics = configuration.topics
+        let scheduled = ScheduledEvent(eventId: eventId, event: event, scheduledAt: now, releases: releases, claim: claim.description)
+        try producer.enqueue(
+            KafkaOutgoingMessage(
+                topic: topics.scheduled, partition: topics.scheduledPartition(of: scheduled.scheduleKey),
+                key: Array(scheduled.scheduleKey.utf8),
+                value: Array(try JSONEncoder().encode(ScheduleRecord.schedule(scheduled)))))
+        let record = StatusRecord.scheduled(scheduled, at: now)
+        try enqueueStatus(record, producer: producer, claim: claim)
+        planned.statuses.append(record)
+        log.info(
+            "event scheduled",
+            metadata: [
+                "releases": "\(releases.count)",
+                "first": "\(releases.first.map { ISO8601Timestamp.format($0.releaseAt) } ?? "-")",
+            ])
+    }
+
+    /// Plans the fan-out: the probed slots of a narrow audience, an estimate of a wide one, and
+    /// the tasks (or `expired`), with the hub's rules in each task; the index must not have been
+    /// rebuilt meanwhile (`epoch`). `claim` nil: a rehearsal's.
+    private func planFanout(
+        _ event: NotificationEvent, eventId: String, claim: EventClaim?, rehearsal: Bool, probe: AudienceProbe,
+        probeReplies: ArraySlice<Result<RedisValue, RedisError>>, epoch: String, producer: KafkaProducer, planned: inout PlannedBatch,
+        log: Logger, now: Date
+    ) async throws -> Outcome {
+        let layout = configuration.layout.hub(event.hub)
         var candidates: [Int]?
         var counts: SlotTagCounts?
-        if probeTags != nil {
-            let probe = try SlotTagCounts(tags: probed, replies: replies[probeStart...])
-            if event.hub.isDefault { commonTags.learn(probe, slotCount: layout.slotCount) }
-            candidates = candidateSlots(probe, known: known, event: event)
-            counts = probe
+        if probe.tags != nil {
+            let counted = try SlotTagCounts(tags: probe.probed, replies: probeReplies)
+            if event.hub.isDefault { commonTags.learn(counted, slotCount: layout.slotCount) }
+            candidates = candidateSlots(counted, known: probe.known, event: event)
+            counts = counted
         }
         var estimate: Int?
         if event.direct == nil, candidates.map({ $0.count > planner.configuration.narrowSlotLimit }) ?? true {
@@ -297,12 +374,11 @@ public final class EventPlanner: Sendable {
                 slots: candidates, expression: event.audience.expression, probed: counts, hub: event.hub)
         }
         try IndexEpoch.verify(await redis.send(IndexEpoch.read(layout)), unchanged: epoch, layout: layout)
-        let plan = planner.plan(event, eventId: eventId, candidateSlots: candidates, audienceEstimate: estimate, now: now)
-        switch plan {
+        switch planner.plan(event, eventId: eventId, candidateSlots: candidates, audienceEstimate: estimate, now: now) {
         case .expired:
             let record = StatusRecord.expired(
                 eventId: eventId, expiresAt: event.expiresAt ?? now, publishedAt: event.publishedAt, at: now, hub: event.hub)
-            try enqueueStatus(record, producer: producer, claim: rehearsal ? nil : claim)
+            try enqueueStatus(record, producer: producer, claim: claim)
             planned.statuses.append(record)
             log.info("event expired before fan-out")
             return .expired
@@ -316,7 +392,7 @@ public final class EventPlanner: Sendable {
                 tasks[index].maxPayloadBytes = rules.maxPayloadBytes
             }
             return try enqueue(
-                tasks, lane: lane, narrow: narrow, event: event, eventId: eventId, claim: rehearsal ? nil : claim, producer: producer,
+                tasks, lane: lane, narrow: narrow, event: event, eventId: eventId, claim: claim, producer: producer,
                 planned: &planned, now: now, estimate: estimate, log: log)
         }
     }

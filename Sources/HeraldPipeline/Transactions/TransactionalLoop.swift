@@ -129,12 +129,9 @@ final class TransactionalLoop: Sendable {
     /// - Parameter producerConfiguration: replaces `settings.producer` (a lane decides its
     ///   producer's linger once it knows how it partitions).
     func run(producer producerConfiguration: KafkaProducerConfiguration? = nil, _ handle: @escaping Handler) async throws {
-        var producer: KafkaProducer?
-        var consumer: KafkaConsumer?
+        var clients = Clients(producerConfiguration: producerConfiguration ?? settings.producer)
         var machine = TransactionalLoopStateMachine()
         var lastLagSample = ContinuousClock.now
-        /// The partitions paused for `firstPartitions`.
-        var paused: [KafkaTopicPartition] = []
         let progress = settings.progress.register(settings.name)
         defer { settings.progress.unregister(progress) }
         let direct = settings.directReads.map { DirectReads(settings: $0, logger: logger) }
@@ -148,121 +145,155 @@ final class TransactionalLoop: Sendable {
         }
 
         while !isStopping && !Task.isCancelled {
-            do {
-                if producer == nil {
-                    let fresh = try KafkaProducer(configuration: producerConfiguration ?? settings.producer, logger: logger)
-                    try await fresh.initTransactions()
-                    producer = fresh
-                }
-                if consumer == nil {
-                    let fresh = try KafkaConsumer(configuration: settings.consumer, logger: logger)
-                    try fresh.subscribe(topics: settings.topics)
-                    consumer = fresh
-                    paused = []
-                    polling.withLock { $0 = fresh }
-                }
-            } catch {
-                metrics.countError(error)
-                logger.error("cannot create Kafka clients", metadata: ["error": "\(error)"])
-                switch machine.clientsFailed() {
-                case .giveUp:
-                    await producer?.shutdown(flushTimeout: .seconds(1))
-                    throw error
-                case .retry(let delay):
-                    try? await Task.sleep(for: delay)
-                    continue
-                }
-            }
-            guard producer != nil, let activeConsumer = consumer else { continue }
-
-            var batch: [KafkaMessage]
-            do {
-                batch = try await activeConsumer.pollBatch(maxMessages: settings.batchSize, timeout: settings.pollTimeout)
-            } catch {
-                metrics.countError(error)
-                logger.warning("poll failed", metadata: ["error": "\(error)"])
-                try? await Task.sleep(for: .milliseconds(100))
-                continue
-            }
-            // A group that does not form leaves the records on these topics unread however idle
-            // the loop looks: health reports the wait. librdkafka keeps rejoining by itself; a
-            // new consumer would not help (measured on the embedded broker: a vanished leader
-            // is dropped when its session ends, and a consumer closed meanwhile only adds a
-            // member that holds partitions until its own session ends).
-            progress.waitingForPartitions(activeConsumer.membership.waiting())
-            if ContinuousClock.now - lastLagSample >= settings.lagSampleInterval {
-                lastLagSample = .now
-                sampleLag(activeConsumer, idle: batch.isEmpty && machine.isBatchDone)
-            }
-            if let first = settings.firstPartitions { paused = putFirst(first, batch: batch, paused: paused, activeConsumer) }
-            if let direct {
-                let brought = batch.count
-                batch = direct.unhandled(batch)
-                if batch.count < brought { broughtAgain.add(brought - batch.count, ordering: .relaxed) }
-                if batch.isEmpty { batch = await readDirectly(direct, activeConsumer).map { [$0] } ?? [] }
-            }
-            guard !batch.isEmpty else {
-                progress.caughtUp()
-                continue
-            }
+            guard try await open(&clients, &machine), clients.producer != nil, let consumer = clients.consumer else { continue }
+            guard
+                let batch = await nextBatch(
+                    consumer, &clients, idle: machine.isBatchDone, direct: direct, progress: progress, lastLagSample: &lastLagSample)
+            else { continue }
             progress.holding()
-
             machine.received(batch)
-            while let part = machine.nextPart, let activeProducer = producer {
-                do {
-                    try await commit(
-                        part.work, deadLetters: part.deadLetters, offsetsOf: part.records, activeProducer, activeConsumer, handle)
-                    direct?.committed(part.records)
-                    let letters = machine.partCommitted()
-                    deadLettered.add(letters.count, ordering: .relaxed)
-                    for letter in letters {
-                        metrics.deadLetters(letter.reason).increment()
-                        logger.error(
-                            "record dead-lettered",
-                            metadata: [
-                                "reason": "\(letter.reason)",
-                                "source": "\(letter.sourceTopic)/\(letter.sourcePartition)/\(letter.sourceOffset)",
-                                "error": "\(letter.message)",
-                            ])
-                    }
-                } catch {
-                    metrics.countError(error)
-                    await abortAndReplace(
-                        &producer, configuration: producerConfiguration ?? settings.producer, after: error, records: part.records.count)
-                    let canDeadLetter = settings.deadLetterTopic != nil && producer != nil
-                    switch machine.partFailed(error, canDeadLetter: canDeadLetter, now: Date()) {
-                    case .rewind(let delay, let seek):
-                        // Waiting for the index to be rebuilt is not this worker's stall: it must
-                        // not be restarted by its liveness probe (readiness says not ready).
-                        if error is IndexNotReady { progress.caughtUp() }
-                        var rewound = false
-                        if seek { rewound = (try? await activeConsumer.rewindToCommitted()) != nil }
-                        if !rewound {
-                            try? await activeConsumer.close()
-                            consumer = nil
-                            polling.withLock { $0 = nil }
-                        }
-                        try? await Task.sleep(for: delay)
-                    case .deadLetter:
-                        break
-                    case .isolate(let records):
-                        logger.warning(
-                            "a batch failed permanently; handling its records one by one",
-                            metadata: ["records": "\(records)", "error": "\(error)"])
-                    }
-                }
+            while let part = machine.nextPart, let producer = clients.producer {
+                await commit(part, producer, consumer, &clients, &machine, direct: direct, progress: progress, handle)
             }
             if machine.isBatchDone { progress.caughtUp() }
         }
         await direct?.close()
-        if let consumer {
+        if let consumer = clients.consumer {
             do { try await consumer.close() } catch { logger.warning("leaving the group failed", metadata: ["error": "\(error)"]) }
         }
-        if let producer {
+        if let producer = clients.producer {
             await producer.shutdown(flushTimeout: .seconds(10))
         }
-        producer = nil
         logger.info("stopped", metadata: ["batches": "\(batchesCommitted)"])
+    }
+
+    /// The clients the loop holds between batches; either is nil until it could be created again.
+    private struct Clients {
+        let producerConfiguration: KafkaProducerConfiguration
+        var producer: KafkaProducer?
+        var consumer: KafkaConsumer?
+        /// The partitions paused for `firstPartitions`.
+        var paused: [KafkaTopicPartition] = []
+    }
+
+    /// Creates the clients that are missing: true when both exist, false after waiting to try
+    /// again; throws when the state machine gives up.
+    private func open(_ clients: inout Clients, _ machine: inout TransactionalLoopStateMachine) async throws -> Bool {
+        do {
+            if clients.producer == nil {
+                let fresh = try KafkaProducer(configuration: clients.producerConfiguration, logger: logger)
+                try await fresh.initTransactions()
+                clients.producer = fresh
+            }
+            if clients.consumer == nil {
+                let fresh = try KafkaConsumer(configuration: settings.consumer, logger: logger)
+                try fresh.subscribe(topics: settings.topics)
+                clients.consumer = fresh
+                clients.paused = []
+                polling.withLock { $0 = fresh }
+            }
+            return true
+        } catch {
+            metrics.countError(error)
+            logger.error("cannot create Kafka clients", metadata: ["error": "\(error)"])
+            switch machine.clientsFailed() {
+            case .giveUp:
+                await clients.producer?.shutdown(flushTimeout: .seconds(1))
+                throw error
+            case .retry(let delay):
+                try? await Task.sleep(for: delay)
+                return false
+            }
+        }
+    }
+
+    /// The next records to handle: polled (and the group's state, lag and first partitions
+    /// seen to), less those already handled at a notice, or else read at one; nil when there
+    /// are none (the loop has caught up) or the poll failed.
+    private func nextBatch(
+        _ consumer: KafkaConsumer, _ clients: inout Clients, idle: Bool, direct: DirectReads?, progress: ProgressBoard.Entry,
+        lastLagSample: inout ContinuousClock.Instant
+    ) async -> [KafkaMessage]? {
+        var batch: [KafkaMessage]
+        do {
+            batch = try await consumer.pollBatch(maxMessages: settings.batchSize, timeout: settings.pollTimeout)
+        } catch {
+            metrics.countError(error)
+            logger.warning("poll failed", metadata: ["error": "\(error)"])
+            try? await Task.sleep(for: .milliseconds(100))
+            return nil
+        }
+        // A group that does not form leaves the records on these topics unread however idle
+        // the loop looks: health reports the wait. librdkafka keeps rejoining by itself; a
+        // new consumer would not help (measured on the embedded broker: a vanished leader
+        // is dropped when its session ends, and a consumer closed meanwhile only adds a
+        // member that holds partitions until its own session ends).
+        progress.waitingForPartitions(consumer.membership.waiting())
+        if ContinuousClock.now - lastLagSample >= settings.lagSampleInterval {
+            lastLagSample = .now
+            sampleLag(consumer, idle: batch.isEmpty && idle)
+        }
+        if let first = settings.firstPartitions { clients.paused = putFirst(first, batch: batch, paused: clients.paused, consumer) }
+        if let direct {
+            let brought = batch.count
+            batch = direct.unhandled(batch)
+            if batch.count < brought { broughtAgain.add(brought - batch.count, ordering: .relaxed) }
+            if batch.isEmpty { batch = await readDirectly(direct, consumer).map { [$0] } ?? [] }
+        }
+        guard !batch.isEmpty else {
+            progress.caughtUp()
+            return nil
+        }
+        return batch
+    }
+
+    /// Commits one part of the batch in hand, and on failure does what the state machine says:
+    /// rewind (to the committed offsets, or with a new consumer), dead-letter, or isolate.
+    private func commit(
+        _ part: TransactionalLoopStateMachine.Part, _ producer: KafkaProducer, _ consumer: KafkaConsumer, _ clients: inout Clients,
+        _ machine: inout TransactionalLoopStateMachine, direct: DirectReads?, progress: ProgressBoard.Entry, _ handle: @escaping Handler
+    ) async {
+        do {
+            try await commit(part.work, deadLetters: part.deadLetters, offsetsOf: part.records, producer, consumer, handle)
+            direct?.committed(part.records)
+            let letters = machine.partCommitted()
+            deadLettered.add(letters.count, ordering: .relaxed)
+            for letter in letters {
+                metrics.deadLetters(letter.reason).increment()
+                logger.error(
+                    "record dead-lettered",
+                    metadata: [
+                        "reason": "\(letter.reason)",
+                        "source": "\(letter.sourceTopic)/\(letter.sourcePartition)/\(letter.sourceOffset)",
+                        "error": "\(letter.message)",
+                    ])
+            }
+        } catch {
+            metrics.countError(error)
+            await abortAndReplace(
+                &clients.producer, configuration: clients.producerConfiguration, after: error, records: part.records.count)
+            let canDeadLetter = settings.deadLetterTopic != nil && clients.producer != nil
+            switch machine.partFailed(error, canDeadLetter: canDeadLetter, now: Date()) {
+            case .rewind(let delay, let seek):
+                // Waiting for the index to be rebuilt is not this worker's stall: it must
+                // not be restarted by its liveness probe (readiness says not ready).
+                if error is IndexNotReady { progress.caughtUp() }
+                var rewound = false
+                if seek { rewound = (try? await consumer.rewindToCommitted()) != nil }
+                if !rewound {
+                    try? await consumer.close()
+                    clients.consumer = nil
+                    polling.withLock { $0 = nil }
+                }
+                try? await Task.sleep(for: delay)
+            case .deadLetter:
+                break
+            case .isolate(let records):
+                logger.warning(
+                    "a batch failed permanently; handling its records one by one",
+                    metadata: ["records": "\(records)", "error": "\(error)"])
+            }
+        }
     }
 
     /// Handles `work` and writes `deadLetters` in one transaction with the offsets of every
