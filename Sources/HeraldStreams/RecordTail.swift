@@ -101,10 +101,13 @@ public struct RecordTail: Sendable {
         var idlePolls = 0
         var reportedCaughtUp = false
         while !Task.isCancelled {
-            let batch = try await consumer.pollBatch(maxMessages: 500, timeout: .milliseconds(250))
+            // A record ends a wait at once: the timeout matters to an idle tail only, which
+            // counts quiet polls until it has caught up and then, following, just waits.
+            let following = follow && (reportedCaughtUp || onCaughtUp == nil)
+            let batch = try await consumer.pollBatch(maxMessages: 500, timeout: following ? .seconds(1) : .milliseconds(250))
             for message in batch where matches(message) { yield(message) }
             idlePolls = batch.isEmpty ? idlePolls + 1 : 0
-            if follow && (reportedCaughtUp || onCaughtUp == nil) { continue }
+            if following { continue }
             // Caught up once every partition's position passed the high watermark seen at
             // start; transaction markers occupy offsets but are never returned, so compare
             // positions, not the last record's offset.

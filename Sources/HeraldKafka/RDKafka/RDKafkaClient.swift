@@ -77,6 +77,14 @@ final class RDKafkaClient: @unchecked Sendable {
     @discardableResult
     func poll(timeoutMs: Int32) -> Int32 { rd_kafka_poll(handle, timeoutMs) }
 
+    /// Ends a `poll` blocked on the main queue now, from another thread (or the next one, if
+    /// none is blocked).
+    func yieldPoll() {
+        guard let queue = rd_kafka_queue_get_main(handle) else { return }
+        rd_kafka_queue_yield(queue)
+        rd_kafka_queue_destroy(queue)
+    }
+
     /// Records produced but not yet acknowledged (or whose report was not yet served).
     var outstandingCount: Int { Int(rd_kafka_outq_len(handle)) }
 
@@ -162,7 +170,12 @@ final class RDKafkaPollThread: Sendable {
     private let stopRequested = Atomic<Bool>(false)
     private let finished = DispatchSemaphore(value: 0)
 
-    init(client: RDKafkaClient, name: String, intervalMs: Int32 = 100) {
+    private let client: RDKafkaClient
+
+    /// `intervalMs` bounds nothing but an idle client's wake-ups: a callback's event ends a
+    /// poll at once, and so does `stop()`.
+    init(client: RDKafkaClient, name: String, intervalMs: Int32 = 1_000) {
+        self.client = client
         let thread = Thread { [self] in
             while !self.stopRequested.load(ordering: .acquiring) {
                 client.poll(timeoutMs: intervalMs)
@@ -173,9 +186,11 @@ final class RDKafkaPollThread: Sendable {
         thread.start()
     }
 
-    /// Stops the loop and waits for the thread to leave it (at most one poll interval).
+    /// Stops the loop and waits for the thread to leave it: the poll it is in ends at once.
     func stop() {
         let (exchanged, _) = stopRequested.compareExchange(expected: false, desired: true, ordering: .acquiringAndReleasing)
-        if exchanged { finished.wait() }
+        guard exchanged else { return }
+        client.yieldPoll()
+        finished.wait()
     }
 }

@@ -34,8 +34,9 @@ final class TransactionalLoop: Sendable {
         var batchSize: Int
         /// How long an idle poll waits. A record ends the wait at once, and so do `stop()` and a
         /// direct-read notice (`KafkaConsumer.wake`), so this only sets how often an idle loop
-        /// wakes to report that it keeps up (`ProgressBoard`) and to sample lag.
-        var pollTimeout: Duration = .milliseconds(500)
+        /// wakes to report that it keeps up (`ProgressBoard`) and to sample lag: rarely, which
+        /// is what an idle worker costs.
+        var pollTimeout: Duration = .seconds(2)
         var lagSampleInterval: Duration = .seconds(15)
         /// Where the loop passes through the `TransactionGate`: the whole transaction (short
         /// ones: the planner, express lanes), or only `BatchWork.finish` and the commit (bulk

@@ -94,7 +94,9 @@ public final class RegistrationIndexer: Service, Sendable {
             while !Task.isShuttingDownGracefully && !Task.isCancelled {
                 let batch: [KafkaMessage]
                 do {
-                    batch = try await consumer.pollBatch(maxMessages: configuration.indexerBatchSize, timeout: .milliseconds(250))
+                    // A record ends the wait at once; the timeout only bounds how soon an idle
+                    // indexer notices a shutdown or a due sweep.
+                    batch = try await consumer.pollBatch(maxMessages: configuration.indexerBatchSize, timeout: .seconds(1))
                 } catch {
                     logger.warning("poll failed; polling again", metadata: ["error": "\(error)"])
                     try? await Task.sleep(for: .milliseconds(250))
