@@ -44,52 +44,14 @@ public struct WorkerRunner: Sendable {
         let admin = try KafkaAdmin(configuration: settings.adminConfiguration())
         try await pool.verify()
 
-        var services: [any Service] = extraServices
-        var registryDeadLetters: RegistryDeadLetters?
-        if roles.contains(.indexer) {
-            let index = RegistrationIndex(pool: pool, layout: try settings.layout())
-            try await RegistrationLog.createTopic(admin: admin, configuration: registryConfiguration)
-            let deadLetters = RegistryDeadLetters(
-                configuration: try settings.reliableProducerConfiguration(clientId: "herald-indexer-dead-letters"),
-                topic: pipeline.topics.eventsDeadLetters, logger: logger)
-            registryDeadLetters = deadLetters
-            services.append(
-                RegistrationIndexer(
-                    configuration: registryConfiguration,
-                    consumerConfiguration: try settings.consumerConfiguration(groupId: nil, clientId: "herald-indexer"),
-                    index: index, deadLetters: { try await deadLetters.write($0) }
-                ))
-            // Rebuilds Redis from the log whenever it finds the index missing.
-            let rebuild = IndexRebuild(
-                reindexer: Reindexer(
-                    configuration: registryConfiguration,
-                    consumerConfiguration: try settings.consumerConfiguration(groupId: nil, clientId: "herald-rebuild"),
-                    index: index, concurrency: max(1, pool.size)
-                ),
-                statuses: StatusRebuilder(
-                    configuration: pipeline, pool: pool,
-                    producer: try KafkaProducer(configuration: settings.reliableProducerConfiguration(clientId: "herald-rebuild"))
-                )
-            )
-            services.append(IndexKeeper(rebuild: rebuild, instanceId: pipeline.instanceId))
-        }
-        var registryProducer: KafkaProducer?
-        if roles.contains(.sender) {
-            // Credentials first: a missing or malformed one stops the worker here, naming it.
-            let gateway = try await settings.pushGateway()
-            let producer = try KafkaProducer(
-                configuration: settings.reliableProducerConfiguration(clientId: "herald-sender-registry"), logger: logger)
-            registryProducer = producer
-            let registry = RegistrationService(
-                configuration: registryConfiguration,
-                log: RegistrationLog(producer: producer, topic: registryConfiguration.registrationsTopic),
-                index: RegistrationIndex(pool: pool, layout: try settings.layout()), admin: admin, logger: logger)
-            services.append(SenderService(configuration: pipeline, gateway: gateway, registry: registry, context: context, logger: logger))
-        }
+        var parts = Parts(services: extraServices)
+        let shared = Shared(pipeline: pipeline, registry: registryConfiguration, pool: pool, admin: admin, logger: logger)
+        if roles.contains(.indexer) { try await addIndexer(to: &parts, shared) }
+        if roles.contains(.sender) { try await addSender(to: &parts, shared, context: context) }
         let metricsPort = try settings.metricsPort()
         if metricsPort > 0 {
             let readiness = Readiness(admin: admin, redis: pool, layout: pipeline.layout)
-            services.append(
+            parts.services.append(
                 HealthEndpoint.application(
                     host: settings[.apiHost], port: metricsPort, registry: registry,
                     isReady: { await readiness.check() }, stallLimits: try settings.stallLimits(), progress: context.progress,
@@ -98,7 +60,7 @@ public struct WorkerRunner: Sendable {
         }
         MetricFamilies.declare(context.metrics)
         // Every worker with transactional producers fences those of workers that died.
-        services.append(AbandonedTransactions(configuration: pipeline, roles: roles, pool: pool, logger: logger))
+        parts.services.append(AbandonedTransactions(configuration: pipeline, roles: roles, pool: pool, logger: logger))
         logger.info(
             "worker starting",
             metadata: [
@@ -110,14 +72,84 @@ public struct WorkerRunner: Sendable {
         do {
             try await runWorker(
                 roles: roles, configuration: pipeline,
-                provisionTopics: true, extraServices: services, context: context, logger: logger
+                provisionTopics: true, extraServices: parts.services, context: context, logger: logger
             )
         } catch {
-            await registryProducer?.shutdown(flushTimeout: .seconds(5))
-            await registryDeadLetters?.shutdown()
+            await parts.shutdown()
             throw error
         }
-        await registryProducer?.shutdown(flushTimeout: .seconds(5))
-        await registryDeadLetters?.shutdown()
+        await parts.shutdown()
+    }
+
+    /// The services a worker runs beside its pipeline roles, and the clients they leave to
+    /// shut down once the pipeline has stopped.
+    private struct Parts {
+        var services: [any Service]
+        var registryProducer: KafkaProducer?
+        var registryDeadLetters: RegistryDeadLetters?
+
+        func shutdown() async {
+            await registryProducer?.shutdown(flushTimeout: .seconds(5))
+            await registryDeadLetters?.shutdown()
+        }
+    }
+
+    /// What the roles' services are built from.
+    private struct Shared {
+        var pipeline: PipelineConfiguration
+        var registry: RegistryConfiguration
+        var pool: RedisConnectionPool
+        var admin: KafkaAdmin
+        var logger: Logger
+    }
+
+    /// The indexer: the registration log into Redis, and Redis rebuilt from the log whenever
+    /// the index is found missing.
+    private func addIndexer(to parts: inout Parts, _ shared: Shared) async throws {
+        let (pipeline, registryConfiguration, pool, admin, logger) = (
+            shared.pipeline, shared.registry, shared.pool, shared.admin, shared.logger
+        )
+        let index = RegistrationIndex(pool: pool, layout: try settings.layout())
+        try await RegistrationLog.createTopic(admin: admin, configuration: registryConfiguration)
+        let deadLetters = RegistryDeadLetters(
+            configuration: try settings.reliableProducerConfiguration(clientId: "herald-indexer-dead-letters"),
+            topic: pipeline.topics.eventsDeadLetters, logger: logger)
+        parts.registryDeadLetters = deadLetters
+        parts.services.append(
+            RegistrationIndexer(
+                configuration: registryConfiguration,
+                consumerConfiguration: try settings.consumerConfiguration(groupId: nil, clientId: "herald-indexer"),
+                index: index, deadLetters: { try await deadLetters.write($0) }
+            ))
+        let rebuild = IndexRebuild(
+            reindexer: Reindexer(
+                configuration: registryConfiguration,
+                consumerConfiguration: try settings.consumerConfiguration(groupId: nil, clientId: "herald-rebuild"),
+                index: index, concurrency: max(1, pool.size)
+            ),
+            statuses: StatusRebuilder(
+                configuration: pipeline, pool: pool,
+                producer: try KafkaProducer(configuration: settings.reliableProducerConfiguration(clientId: "herald-rebuild"))
+            )
+        )
+        parts.services.append(IndexKeeper(rebuild: rebuild, instanceId: pipeline.instanceId))
+    }
+
+    /// The sender, with the registry it removes unregistered devices through. Credentials come
+    /// first: a missing or malformed one stops the worker here, naming it.
+    private func addSender(to parts: inout Parts, _ shared: Shared, context: WorkerContext) async throws {
+        let (pipeline, registryConfiguration, pool, admin, logger) = (
+            shared.pipeline, shared.registry, shared.pool, shared.admin, shared.logger
+        )
+        let gateway = try await settings.pushGateway()
+        let producer = try KafkaProducer(
+            configuration: settings.reliableProducerConfiguration(clientId: "herald-sender-registry"), logger: logger)
+        parts.registryProducer = producer
+        let registry = RegistrationService(
+            configuration: registryConfiguration,
+            log: RegistrationLog(producer: producer, topic: registryConfiguration.registrationsTopic),
+            index: RegistrationIndex(pool: pool, layout: try settings.layout()), admin: admin, logger: logger)
+        parts.services.append(
+            SenderService(configuration: pipeline, gateway: gateway, registry: registry, context: context, logger: logger))
     }
 }

@@ -109,8 +109,88 @@ struct PopulationPhase {
         try await TopicProvisioner(
             topics: configuration.topics, bootstrapServers: configuration.bootstrapServers, extra: configuration.kafkaExtra, logger: logger
         ).provision()
+        report.seeding.append(try await seed())
+        let events = try Events(self)
+        Console.say(
+            "  expected deliveries: broadcast \(Console.count(events.expected[0])), `\(options.expression)` \(Console.count(events.expected[1])), warm-up \(events.expected[2])"
+        )
+        let context = try start(resources)
+        try await context.warmUp(expected: events.expected[2])
+        if isMain && options.runLatency {
+            report.latency.append(try await context.targetedStream(label: "idle", stop: nil))
+        }
+        switch kind {
+        case .reach(let senders):
+            report.reach = try await context.reach(senders: senders, expected: events.expected[0], warmupExpected: events.expected[2])
+            return
+        case .caps(let rules, let pairs):
+            try context.watcher.readPriorityPartitions(false)
+            report.fanouts += try await context.capPairs(rules: rules, pairs: pairs, expected: events.expected[0]) { resources.add($0) }
+            return
+        case .main, .memory, .cluster, .templates:
+            break
+        }
 
-        // 1. Seed.
+        // The measured broadcast (no one-user events: the express partitions are not read),
+        // with what each Redis master did for it.
+        try context.watcher.readPriorityPartitions(false)
+        let baseline = resources.workers.map { $0.rssBytes ?? 0 }
+        let usage = RedisNodeUsage.Meter(redis: configuration.redis)
+        report.fanouts.append(
+            try await measured(usage) {
+                try await context.fanout(label: broadcastLabel, event: events.broadcast, expected: events.expected[0])
+            })
+        if case .cluster = kind { return }
+        if case .templates = kind {
+            // Every template is compiled by the first broadcast; the second finds them cached.
+            let again = BenchmarkEvents.broadcast(id: names.broadcastEventId + "-again")
+            report.fanouts.append(try await context.fanout(label: broadcastLabel + ", again", event: again, expected: events.expected[0]))
+            return
+        }
+        report.memory.append(
+            BenchmarkReport.Memory(
+                population: population.count, baselineRSSBytes: baseline, peakRSSBytes: resources.workers.map { $0.peakRSSBytes ?? 0 }
+            ))
+        if kind == .memory {
+            // The expression at this size too: a run at ten million compares its per-delivery
+            // costs with these (linear growth).
+            report.fanouts.append(try await context.fanout(label: "expression", event: events.narrower, expected: events.expected[1]))
+        }
+        if isMain { try await mainRows(context, events, usage: usage, into: &report, resources: resources) }
+    }
+
+    /// The events of a phase, and how many deliveries each should make, by brute force over
+    /// the generated population: `expected` holds the broadcast's, the expression's, the
+    /// warm-up's, then each extra expression's and each burst event's.
+    private struct Events {
+        var broadcast: NotificationEvent
+        let narrower: NotificationEvent
+        let loaded: NotificationEvent
+        let extras: [NotificationEvent]
+        let burst: [NotificationEvent]
+        let expected: [Int]
+        var burstExpected: [Int] { Array(expected.suffix(burst.count)) }
+
+        init(_ phase: PopulationPhase) throws {
+            let prefix = phase.names.redisPrefix
+            let options = phase.options
+            broadcast = BenchmarkEvents.broadcast(id: phase.names.broadcastEventId)
+            if case .caps = phase.kind { broadcast.urgency = .bulk }
+            narrower = try BenchmarkEvents.expression(id: "\(prefix)-expression", source: options.expression)
+            loaded = BenchmarkEvents.broadcast(id: "\(prefix)-broadcast-loaded")
+            extras = try (phase.isMain ? options.extraExpressions : []).enumerated().map { index, source in
+                try BenchmarkEvents.expression(id: "\(prefix)-expression-\(index + 1)", source: source)
+            }
+            burst = try (phase.isMain ? options.burstSources : []).enumerated().map { index, source in
+                try BenchmarkEvents.expression(id: "\(prefix)-burst-\(index + 1)", source: source)
+            }
+            expected = phase.population.expectedDeliveries(
+                for: [broadcast, narrower, BenchmarkEvents.warmup(id: "warmup")] + extras + burst)
+        }
+    }
+
+    /// Seeds the population into Redis and waits for Redis's background rewrite of it to end.
+    private func seed() async throws -> BenchmarkReport.Seeding {
         let seeder = PopulationSeeder(
             population: population, layout: configuration.layout, redis: configuration.redis, path: options.seedPath,
             batchSize: options.seedBatch, threads: options.seedThreads, logger: logger
@@ -133,33 +213,14 @@ struct PopulationPhase {
             Console.say("  Redis was still rewriting its data in the background after 180 s; the fan-outs share the cores with it")
         }
         let memoryAfter = try await RedisNodeUsage.usedMemory(configuration.redis)
-        report.seeding.append(
-            BenchmarkReport.Seeding(
-                population: total, summary: seeding, identityCheck: nil, cpu: seedingCPU, redisSettleSeconds: settled,
-                redisBytesPerRegistration: Double(memoryAfter - memoryBefore) / Double(max(total, 1))
-            ))
-
-        // 2. Expected audiences, by brute force over the generated population.
-        let prefix = names.redisPrefix
-        var broadcast = BenchmarkEvents.broadcast(id: names.broadcastEventId)
-        if case .caps = kind { broadcast.urgency = .bulk }
-        let narrower = try BenchmarkEvents.expression(id: "\(prefix)-expression", source: options.expression)
-        let loaded = BenchmarkEvents.broadcast(id: "\(prefix)-broadcast-loaded")
-        let warmupTemplate = BenchmarkEvents.warmup(id: "warmup")
-        let extras = try (isMain ? options.extraExpressions : []).enumerated().map { index, source in
-            try BenchmarkEvents.expression(id: "\(prefix)-expression-\(index + 1)", source: source)
-        }
-        let burstSources = isMain ? options.burstSources : []
-        let burst = try burstSources.enumerated().map { index, source in
-            try BenchmarkEvents.expression(id: "\(prefix)-burst-\(index + 1)", source: source)
-        }
-        let expected = population.expectedDeliveries(for: [broadcast, narrower, warmupTemplate] + extras + burst)
-        let burstExpected = Array(expected.suffix(burst.count))
-        Console.say(
-            "  expected deliveries: broadcast \(Console.count(expected[0])), `\(options.expression)` \(Console.count(expected[1])), warm-up \(expected[2])"
+        return BenchmarkReport.Seeding(
+            population: total, summary: seeding, identityCheck: nil, cpu: seedingCPU, redisSettleSeconds: settled,
+            redisBytesPerRegistration: Double(memoryAfter - memoryBefore) / Double(max(total, 1))
         )
+    }
 
-        // 3. Watcher, publisher, workers.
+    /// Starts the phase's readers (deliveries, commits), its publisher and its workers.
+    private func start(_ resources: Resources) throws -> Context {
         let watcher = try DeliveryWatcher(
             bootstrapServers: configuration.bootstrapServers, topic: configuration.topics.deliveries,
             partitions: Int(configuration.topics.deliveriesPartitions),
@@ -184,134 +245,119 @@ struct PopulationPhase {
         }
         Console.say(
             "  started \(options.workers) worker process(es): pids \(resources.workers.map { String($0.pid) }.joined(separator: ", "))")
-        let context = Context(phase: self, watcher: watcher, commits: commits, publisher: publisher, workers: resources.workers)
+        return Context(phase: self, watcher: watcher, commits: commits, publisher: publisher, workers: resources.workers)
+    }
 
-        try await context.warmUp(expected: expected[2])
+    /// A fan-out row with what each Redis master did for it.
+    private func measured(
+        _ usage: RedisNodeUsage.Meter, _ fanout: () async throws -> BenchmarkReport.Fanout
+    ) async throws -> BenchmarkReport.Fanout {
+        let before = try await usage.start()
+        var run = try await fanout()
+        run.redisNodes = try await usage.finish(before)
+        return run
+    }
 
-        if isMain && options.runLatency {
-            let idle = try await context.targetedStream(label: "idle", stop: nil)
-            report.latency.append(idle)
+    /// The main phase's rows after its broadcast: expressions, the alert controls, hubs, the
+    /// burst, one-user latency under load, rounds and the reindex.
+    private func mainRows(
+        _ context: Context, _ events: Events, usage: RedisNodeUsage.Meter, into report: inout BenchmarkReport, resources: Resources
+    ) async throws {
+        let expected = events.expected
+        report.fanouts.append(
+            try await measured(usage) { try await context.fanout(label: "expression", event: events.narrower, expected: expected[1]) })
+        for (index, (source, event)) in zip(options.extraExpressions, events.extras).enumerated() {
+            report.fanouts.append(
+                try await measured(usage) {
+                    try await context.fanout(label: "expression `\(source)`", event: event, expected: expected[3 + index])
+                })
         }
-
-        if case .reach(let senders) = kind {
-            report.reach = try await context.reach(senders: senders, expected: expected[0], warmupExpected: expected[2])
-            return
+        try await controlRows(context, broadcastExpected: expected[0], into: &report, resources: resources)
+        if !events.burst.isEmpty {
+            let audience =
+                "\(events.burst.count) events, each "
+                + (options.burstExpression.map { "`\($0)`" } ?? "`A && B && C` of three categories")
+            report.fanouts.append(
+                try await measured(usage) {
+                    try await context.fanout(
+                        label: "burst of \(events.burst.count) narrow events", events: Array(zip(events.burst, events.burstExpected)),
+                        audience: audience)
+                })
         }
-
-        if case .caps(let rules, let pairs) = kind {
-            try watcher.readPriorityPartitions(false)
-            report.fanouts += try await context.capPairs(rules: rules, pairs: pairs, expected: expected[0]) { resources.add($0) }
-            return
+        if options.runLatency { try await loadedLatencyRows(context, events, into: &report, resources: resources) }
+        // Last of the fan-outs: each round leaves another million deliveries on the broker,
+        // and the embedded broker keeps them in memory and slows as they pile up (docs/performance.md).
+        if let roundCeiling, options.rounds > 0 {
+            report.rounds = try await context.rounds(
+                options.rounds, expected: expected[0], expression: options.roundExpressions ? expected[1] : nil, ceiling: roundCeiling)
         }
-
-        // 4. The measured broadcast (no one-user events: the express partitions are not read),
-        // with what each Redis master did for it.
-        try watcher.readPriorityPartitions(false)
-        let baseline = resources.workers.map { $0.rssBytes ?? 0 }
-        let usage = RedisNodeUsage.Meter(redis: configuration.redis)
-        let usageBefore = try await usage.start()
-        var measured = try await context.fanout(label: broadcastLabel, event: broadcast, expected: expected[0])
-        measured.redisNodes = try await usage.finish(usageBefore)
-        report.fanouts.append(measured)
-        if case .cluster = kind { return }
-        if case .templates = kind {
-            // Every template is compiled by the first broadcast; the second finds them cached.
-            let again = BenchmarkEvents.broadcast(id: names.broadcastEventId + "-again")
-            report.fanouts.append(try await context.fanout(label: broadcastLabel + ", again", event: again, expected: expected[0]))
-            return
+        if options.runReindex {
+            report.reindex = try await ReindexPhase(
+                population: population, names: names, configuration: configuration, logger: logger
+            ).run(
+                seededLayout: configuration.layout,
+                resources: { topic, prefix in
+                    resources.extraTopics.append(topic)
+                    resources.extraPrefixes.append(prefix)
+                })
         }
-        report.memory.append(
-            BenchmarkReport.Memory(
-                population: total, baselineRSSBytes: baseline, peakRSSBytes: resources.workers.map { $0.peakRSSBytes ?? 0 }
-            ))
+    }
 
-        if kind == .memory {
-            // The expression at this size too: a run at ten million compares its per-delivery
-            // costs with these (linear growth).
-            report.fanouts.append(try await context.fanout(label: "expression", event: narrower, expected: expected[1]))
+    /// Stopping in flight, rehearsing, breaking news during a bulk broadcast, and hub isolation.
+    private func controlRows(
+        _ context: Context, broadcastExpected: Int, into report: inout BenchmarkReport, resources: Resources
+    ) async throws {
+        let prefix = names.redisPrefix
+        if options.runStop {
+            report.stop = try await context.stopInFlight(BenchmarkEvents.broadcast(id: "\(prefix)-stopped"), expected: broadcastExpected)
         }
-        if isMain {
-            let usageBefore = try await usage.start()
-            var expressionRun = try await context.fanout(label: "expression", event: narrower, expected: expected[1])
-            expressionRun.redisNodes = try await usage.finish(usageBefore)
-            report.fanouts.append(expressionRun)
-            for (index, (source, event)) in zip(options.extraExpressions, extras).enumerated() {
-                let before = try await usage.start()
-                var run = try await context.fanout(label: "expression `\(source)`", event: event, expected: expected[3 + index])
-                run.redisNodes = try await usage.finish(before)
-                report.fanouts.append(run)
-            }
-            if options.runStop {
-                report.stop = try await context.stopInFlight(
-                    BenchmarkEvents.broadcast(id: "\(prefix)-stopped"), expected: expected[0])
-            }
-            if options.runRehearsal {
-                report.rehearsal = try await context.rehearsal(BenchmarkEvents.broadcast(id: "\(prefix)-rehearsed"), expected: expected[0])
-            }
-            if !options.preemptionExpression.isEmpty {
-                var bulk = BenchmarkEvents.broadcast(id: "\(prefix)-bulk")
-                bulk.urgency = .bulk
-                var alone = try BenchmarkEvents.expression(id: "\(prefix)-breaking-alone", source: options.preemptionExpression)
-                alone.urgency = .breaking
-                var during = alone
-                during.id = "\(prefix)-breaking"
-                report.preemption = try await context.preemption(
-                    bulk: bulk, bulkExpected: expected[0], breaking: (alone, during),
-                    breakingExpected: population.expectedDeliveries(for: [alone])[0])
-            }
-            if options.isolationAudience > 0 {
-                report.isolation = try await context.hubIsolation(broadcastExpected: expected[0]) { resources.add($0) }
-            }
-            if !burst.isEmpty {
-                let before = try await usage.start()
-                var run = try await context.fanout(
-                    label: "burst of \(burst.count) narrow events", events: Array(zip(burst, burstExpected)),
-                    audience: "\(burst.count) events, each "
-                        + (options.burstExpression.map { "`\($0)`" } ?? "`A && B && C` of three categories"))
-                run.redisNodes = try await usage.finish(before)
-                report.fanouts.append(run)
-            }
-            if options.runLatency {
-                try watcher.readPriorityPartitions(true)
-                try await context.primePriorityReader()
-                let (duringBroadcast, loadedRuns) = try await context.targetedWhile(
-                    label: "during-broadcast", fanouts: [("broadcast + targeted events", loaded, expected[0])])
-                report.latency.append(duringBroadcast)
-                report.fanouts += loadedRuns
-                // The expressions again, one after the other: targeted fan-outs load the
-                // workers and Redis differently (scanned slots, set operations). The first
-                // one's row is reported; the others keep the load on.
-                let again = [(options.expression, expected[1])] + zip(options.extraExpressions, expected[3...]).map { ($0, $1) }
-                let (duringExpressions, expressionRuns) = try await context.targetedWhile(
-                    label: "during-expressions",
-                    fanouts: again.enumerated().map { index, entry in
-                        (
-                            "expression `\(entry.0)` + targeted events",
-                            try BenchmarkEvents.expression(id: "\(prefix)-expression-loaded-\(index)", source: entry.0), entry.1
-                        )
-                    })
-                report.latency.append(duringExpressions)
-                report.fanouts += expressionRuns.prefix(1)
-                if let index = report.memory.lastIndex(where: { $0.population == total }) {
-                    report.memory[index].peakRSSBytes = resources.workers.map { $0.peakRSSBytes ?? 0 }
-                }
-            }
-            // Last of the fan-outs: each round leaves another million deliveries on the broker,
-            // and the embedded broker keeps them in memory and slows as they pile up (docs/performance.md).
-            if let roundCeiling, options.rounds > 0 {
-                report.rounds = try await context.rounds(
-                    options.rounds, expected: expected[0], expression: options.roundExpressions ? expected[1] : nil, ceiling: roundCeiling)
-            }
-            if options.runReindex {
-                report.reindex = try await ReindexPhase(
-                    population: population, names: names, configuration: configuration, logger: logger
-                ).run(
-                    seededLayout: configuration.layout,
-                    resources: { topic, prefix in
-                        resources.extraTopics.append(topic)
-                        resources.extraPrefixes.append(prefix)
-                    })
-            }
+        if options.runRehearsal {
+            report.rehearsal = try await context.rehearsal(
+                BenchmarkEvents.broadcast(id: "\(prefix)-rehearsed"), expected: broadcastExpected)
+        }
+        if !options.preemptionExpression.isEmpty {
+            var bulk = BenchmarkEvents.broadcast(id: "\(prefix)-bulk")
+            bulk.urgency = .bulk
+            var alone = try BenchmarkEvents.expression(id: "\(prefix)-breaking-alone", source: options.preemptionExpression)
+            alone.urgency = .breaking
+            var during = alone
+            during.id = "\(prefix)-breaking"
+            report.preemption = try await context.preemption(
+                bulk: bulk, bulkExpected: broadcastExpected, breaking: (alone, during),
+                breakingExpected: population.expectedDeliveries(for: [alone])[0])
+        }
+        if options.isolationAudience > 0 {
+            report.isolation = try await context.hubIsolation(broadcastExpected: broadcastExpected) { resources.add($0) }
+        }
+    }
+
+    /// One-user events while a broadcast runs, then while the expressions run again.
+    private func loadedLatencyRows(
+        _ context: Context, _ events: Events, into report: inout BenchmarkReport, resources: Resources
+    ) async throws {
+        let expected = events.expected
+        try context.watcher.readPriorityPartitions(true)
+        try await context.primePriorityReader()
+        let (duringBroadcast, loadedRuns) = try await context.targetedWhile(
+            label: "during-broadcast", fanouts: [("broadcast + targeted events", events.loaded, expected[0])])
+        report.latency.append(duringBroadcast)
+        report.fanouts += loadedRuns
+        // The expressions again, one after the other: targeted fan-outs load the workers and
+        // Redis differently (scanned slots, set operations). The first one's row is reported;
+        // the others keep the load on.
+        let again = [(options.expression, expected[1])] + zip(options.extraExpressions, expected[3...]).map { ($0, $1) }
+        let (duringExpressions, expressionRuns) = try await context.targetedWhile(
+            label: "during-expressions",
+            fanouts: again.enumerated().map { index, entry in
+                (
+                    "expression `\(entry.0)` + targeted events",
+                    try BenchmarkEvents.expression(id: "\(names.redisPrefix)-expression-loaded-\(index)", source: entry.0), entry.1
+                )
+            })
+        report.latency.append(duringExpressions)
+        report.fanouts += expressionRuns.prefix(1)
+        if let index = report.memory.lastIndex(where: { $0.population == population.count }) {
+            report.memory[index].peakRSSBytes = resources.workers.map { $0.peakRSSBytes ?? 0 }
         }
     }
 
@@ -361,7 +407,7 @@ struct PopulationPhase {
         let workers: [WorkerProcess]
 
         var options: BenchmarkOptions { phase.options }
-        private var prefix: String { phase.names.redisPrefix }
+        var prefix: String { phase.names.redisPrefix }
 
         /// Publishes warm-up events (a bulk-lane one and an express one) until a round
         /// completes quickly: every consumer group has joined and the lanes are warm.
@@ -498,168 +544,6 @@ struct PopulationPhase {
             )
         }
 
-        /// `count` broadcasts, each between two ceilings of its own: ceiling, broadcast,
-        /// ceiling, broadcast, ..., ceiling (`BenchmarkReport.Rounds`). With `expression` (its
-        /// expected deliveries), each broadcast is followed by a ceiling and the expression.
-        ///
-        /// While a ceiling is timed (about a second) the workers are stopped (`SIGSTOP`) and this
-        /// phase's readers paused, so it runs as alone as the run's first ceiling, which runs
-        /// before any worker exists: an idle worker's and an idle reader's 5 ms fetches cost
-        /// the broker up to a tenth of a core each (docs/performance.md, "The embedded broker").
-        func rounds(_ count: Int, expected: Int, expression: Int?, ceiling: RoundCeiling) async throws -> BenchmarkReport.Rounds {
-            var runs: [(label: String, event: NotificationEvent, expected: Int)] = []
-            for round in 1...count {
-                if options.roundBroadcasts || expression == nil {
-                    runs.append(("round \(round) broadcast", BenchmarkEvents.broadcast(id: "\(prefix)-round-\(round)"), expected))
-                }
-                if let expression {
-                    let event = try BenchmarkEvents.expression(id: "\(prefix)-round-\(round)x", source: options.expression)
-                    runs.append(("round \(round) expression", event, expression))
-                }
-            }
-            var rounds = BenchmarkReport.Rounds()
-            Console.say(
-                "  rounds: \(runs.count) fan-outs (\(expression == nil ? "broadcasts" : options.roundBroadcasts ? "broadcasts and expressions" : "expressions")), each between two ceilings of its own"
-            )
-            let workers = workers
-            let watcher = watcher
-            let commits = commits
-            let aroundTimed: @Sendable (Bool) -> Void = { starting in
-                if starting {
-                    try? watcher.readBulkPartitions(false)
-                    try? commits.read(false)
-                    for worker in workers { worker.suspend() }
-                } else {
-                    for worker in workers { worker.resume() }
-                    try? commits.read(true)
-                    // The `seen` clock reads the deliveries while a broadcast runs; the
-                    // `committed` one pauses them again when its broadcast starts.
-                    try? watcher.readBulkPartitions(true)
-                }
-            }
-            for index in 0...runs.count {
-                // The records carry the id of the fan-out next to them: as long as its deliveries.
-                let measured = try await ceiling(index, runs[min(index, runs.count - 1)].event.id!, workers, aroundTimed)
-                Console.say("  round ceiling \(index + 1): \(Console.count(Int(measured.referencePerSecond))) records/s")
-                rounds.ceilings.append(measured)
-                if index < runs.count {
-                    rounds.fanouts.append(
-                        try await fanout(label: runs[index].label, event: runs[index].event, expected: runs[index].expected))
-                }
-            }
-            rounds.applyNeighbours()
-            func list(_ values: [Double]) -> String { values.map { Console.fixed($0, 2) }.joined(separator: ", ") }
-            Console.say("  rounds: ratios \(list(rounds.ratios)), median \(rounds.medianRatio.map { Console.fixed($0, 2) } ?? "-")")
-            if expression != nil {
-                Console.say(
-                    "  rounds: the expression's ratios \(list(rounds.expressionRatios)), its time per delivery over the broadcast's before it \(list(rounds.expressionCosts))"
-                )
-            }
-            return rounds
-        }
-
-        /// The one-recipient stream while `fanouts` (label, event, expected deliveries) run one
-        /// after the other; only the events published while one of them was fanning out (from
-        /// its publish to its last delivery) are counted, not those of the pauses between.
-        func targetedWhile(
-            label: String, fanouts: [(label: String, event: NotificationEvent, expected: Int)]
-        ) async throws -> (BenchmarkReport.Latency, [BenchmarkReport.Fanout]) {
-            let done = StopFlag()
-            let windows = FanoutWindows()
-            async let stream = targetedStream(label: label, stop: done, windows: windows)
-            var runs: [BenchmarkReport.Fanout] = []
-            do {
-                for fanout in fanouts {
-                    runs.append(
-                        try await self.fanout(label: fanout.label, event: fanout.event, expected: fanout.expected, windows: windows))
-                }
-                done.set()
-            } catch {
-                done.set()
-                _ = try? await stream
-                throw error
-            }
-            return (try await stream, runs)
-        }
-
-        /// One-recipient events at `options.latencyRate` per second, for `latencySeconds` or
-        /// until `stop` is set; each measured from its `publishedAt` to the moment the watcher
-        /// saw its delivery.
-        ///
-        /// With `windows`, only the events published inside one of them are counted.
-        func targetedStream(label: String, stop: StopFlag?, windows: FanoutWindows? = nil) async throws -> BenchmarkReport.Latency {
-            let rate = max(1, options.latencyRate)
-            let interval = Duration.seconds(1) / rate
-            let limit = options.latencySeconds * rate
-            let users = phase.population.latencyUsers
-            let start = ContinuousClock.now
-            var published: [(id: String, at: Date)] = []
-            Console.say("  latency (\(label)): \(rate) one-recipient events/s")
-            try await withThrowingTaskGroup(of: Void.self) { group in
-                var sequence = 0
-                while sequence < limit && !(stop?.isSet ?? false) {
-                    let event = BenchmarkEvents.targeted(id: "\(prefix)-lat-\(label)-\(sequence)", latencyUser: sequence % users)
-                    let at = Date()
-                    published.append((event.id!, at))
-                    group.addTask { try await publisher.publish(event, now: at) }
-                    sequence += 1
-                    try await Task.sleep(until: start + interval * sequence, clock: .continuous)
-                }
-                try await group.waitForAll()
-            }
-            let deadline = ContinuousClock.now + .seconds(30)
-            while published.contains(where: { watcher.stats($0.id).count == 0 }) && ContinuousClock.now < deadline {
-                try await Task.sleep(for: .milliseconds(20))
-            }
-            if let windows { published = published.filter { windows.contains($0.at) } }
-            // Per event, in publish order: publish to seen, to rendered (the worker's clock), to
-            // accepted (the planner's status).
-            let seenEach = published.map { entry in
-                watcher.stats(entry.id).firstSeen.map { $0.timeIntervalSince(entry.at) * 1_000 }
-            }
-            let renderedEach = published.map { entry -> Double? in
-                guard let bytes = watcher.stats(entry.id).firstRecord,
-                    let record = try? JSONDecoder().decode(DeliveryRecord.self, from: Data(bytes))
-                else { return nil }
-                return record.renderedAt.timeIntervalSince(entry.at) * 1_000
-            }
-            let acceptedEach = await acceptedMilliseconds(published)
-            let latencies = seenEach.compactMap { $0 }
-            let toRendered = renderedEach.compactMap { $0 }
-            let toAccepted = acceptedEach.compactMap { $0 }
-            let firstPublish = published.first?.at ?? Date()
-            let samples = published.indices.map { index in
-                BenchmarkReport.LatencySample(
-                    publishedSeconds: published[index].at.timeIntervalSince(firstPublish),
-                    acceptedMilliseconds: acceptedEach[index], renderedMilliseconds: renderedEach[index],
-                    seenMilliseconds: seenEach[index]
-                )
-            }
-            let percentiles = Percentiles(latencies)
-            let rendered = Percentiles(toRendered)
-            let accepted = Percentiles(toAccepted)
-            let result = BenchmarkReport.Latency(
-                label: label, events: published.count, seen: latencies.count,
-                p50Milliseconds: percentiles.value(50), p99Milliseconds: percentiles.value(99), maxMilliseconds: percentiles.max,
-                renderedP50Milliseconds: toRendered.isEmpty ? nil : rendered.value(50),
-                renderedP99Milliseconds: toRendered.isEmpty ? nil : rendered.value(99),
-                acceptedP50Milliseconds: toAccepted.isEmpty ? nil : accepted.value(50),
-                acceptedP99Milliseconds: toAccepted.isEmpty ? nil : accepted.value(99),
-                samples: samples
-            )
-            Console.say(
-                "  latency (\(label)): \(latencies.count)/\(published.count) seen, p50 \(Console.fixed(result.p50Milliseconds)) ms, p99 \(Console.fixed(result.p99Milliseconds)) ms, max \(Console.fixed(result.maxMilliseconds)) ms; publish to accepted p50 \(Console.fixed(accepted.value(50))) / p99 \(Console.fixed(accepted.value(99))) ms, to rendered p50 \(Console.fixed(rendered.value(50))) / p99 \(Console.fixed(rendered.value(99))) ms"
-            )
-            // The slowest events, to tell a slow planner (accepted), a slow worker (rendered) and
-            // a late read (seen) apart, and where in the phase they were.
-            for sample in samples.sorted(by: { ($0.seenMilliseconds ?? .infinity) > ($1.seenMilliseconds ?? .infinity) }).prefix(3) {
-                Console.say(
-                    "    slowest: published at +\(Console.fixed(sample.publishedSeconds, 2)) s, accepted \(sample.acceptedMilliseconds.map { Console.fixed($0) } ?? "-") / rendered \(sample.renderedMilliseconds.map { Console.fixed($0) } ?? "-") / seen \(sample.seenMilliseconds.map { Console.fixed($0) } ?? "never") ms"
-                )
-            }
-            return result
-        }
-
         /// Waits for the deliveries, failing early (with the worker's log) if a worker died.
         /// Workers are asked whether they are alive every 100 ms, not at every 2 ms look: with
         /// `--clock seen` this wait runs while the fan-out is measured, on the same cores.
@@ -699,140 +583,6 @@ struct PopulationPhase {
                     throw BenchmarkError("worker \(dead.spec.instanceId) exited while \(eventId) was in flight", code: "worker_exited")
                 }
             }
-        }
-
-        /// Publishes `event` (a broadcast), and once its first task has reported sets its stop key
-        /// as `DELETE /v1/notifications/{id}` does: how long until every task reported, and what
-        /// got through.
-        func stopInFlight(_ event: NotificationEvent, expected: Int) async throws -> BenchmarkReport.Stop {
-            let eventId = event.id ?? ""
-            _ = try await publisher.publish(event)
-            let deadline = ContinuousClock.now + .seconds(options.eventTimeoutSeconds)
-            while commits.commits(eventId).tasks.isEmpty {
-                guard ContinuousClock.now < deadline else {
-                    throw BenchmarkError("no task of \(eventId) reported within \(options.eventTimeoutSeconds) s", code: "fanout_timeout")
-                }
-                try await Task.sleep(for: .milliseconds(2))
-            }
-            let pool = RedisConnectionPool(configuration: phase.configuration.redis, size: 1)
-            defer { pool.shutdown() }
-            let key = phase.configuration.layout.stopKey(eventId: eventId)
-            let before = commits.commits(eventId)
-            let stoppedAt = Date()
-            _ = try await pool.withConnection { try await $0.send(RedisCommand("SET", key, "1", "EX", "600")) }
-            let after = try await awaitCommits(eventId: eventId, timeout: .seconds(options.eventTimeoutSeconds))
-            Console.say(
-                "  stopped \(eventId) after \(before.tasks.count) of \(after.taskCount ?? 0) tasks: \(Console.count(after.delivered)) of \(Console.count(expected)) delivered"
-            )
-            return BenchmarkReport.Stop(
-                audience: expected, tasks: after.taskCount ?? 0, tasksBeforeStop: before.tasks.count, deliveredBeforeStop: before.delivered,
-                secondsToLastReport: max(0, (after.lastCommitted ?? stoppedAt).timeIntervalSince(stoppedAt)), delivered: after.delivered,
-                stoppedTasks: after.stopped)
-        }
-
-        /// Publishes `event` as a rehearsal (`dryRun`): from the publish to its last task's report,
-        /// and what its status counted.
-        func rehearsal(_ event: NotificationEvent, expected: Int) async throws -> BenchmarkReport.Rehearsal {
-            _ = await phase.meter.waitForQuiet(workers: workers)
-            let published = Date()
-            let receipt = try await publisher.publish(event, now: published, rehearsal: true)
-            let id = DerivedSend.rehearsal.eventId(of: receipt.eventId, partition: receipt.partition, offset: receipt.offset)
-            let commits = try await awaitCommits(eventId: id, timeout: .seconds(options.eventTimeoutSeconds))
-            let status = await finalStatuses([id]).first
-            let pool = RedisConnectionPool(configuration: phase.configuration.redis, size: 1)
-            defer { pool.shutdown() }
-            let previews = try await StatusReader(pool: pool, layout: phase.configuration.layout).previews(eventId: id)
-            let result = BenchmarkReport.Rehearsal(
-                audience: expected, counted: status?.targets.total ?? commits.delivered, tasks: commits.taskCount ?? 0,
-                seconds: max(0, (commits.lastCommitted ?? published).timeIntervalSince(published)), previews: previews.count)
-            Console.say("  rehearsal \(id): \(Console.count(result.counted)) counted in \(Console.fixed(result.seconds, 2)) s")
-            return result
-        }
-
-        /// `breaking.alone` with nothing else running, then the `bulk` broadcast, and once its
-        /// first task has reported `breaking.during` (the same event under another id): each
-        /// timed from its publish to its last task's commit, and every delivery counted.
-        func preemption(
-            bulk: NotificationEvent, bulkExpected: Int, breaking: (alone: NotificationEvent, during: NotificationEvent),
-            breakingExpected: Int
-        ) async throws -> BenchmarkReport.Preemption {
-            // The breaking deliveries go to the express lanes' partitions.
-            try watcher.readPriorityPartitions(true)
-            let alone = try await fanout(label: "breaking alone", event: breaking.alone, expected: breakingExpected)
-            let during = try await alert(
-                breaking.during, expected: breakingExpected, duringBroadcast: bulk, broadcastExpected: bulkExpected)
-            let result = BenchmarkReport.Preemption(
-                breakingAudience: breakingExpected, bulkAudience: bulkExpected, aloneSeconds: alone.seconds,
-                duringSeconds: during.alertSeconds, bulkSeconds: during.broadcastSeconds, breakingDelivered: during.alertDelivered,
-                bulkDelivered: during.broadcastDelivered)
-            Console.say(
-                "  preemption: breaking \(Console.fixed(result.duringSeconds, 2)) s during the bulk broadcast, \(Console.fixed(result.aloneSeconds, 2)) s alone"
-            )
-            return result
-        }
-
-        /// What `alert(_:expected:duringBroadcast:broadcastExpected:)` measured.
-        struct AlertDuringBroadcast {
-            /// Publish to the last task's commit of the alert, and of the broadcast.
-            var alertSeconds: Double
-            var broadcastSeconds: Double
-            /// From the alert's publish to the broadcast's last commit.
-            var broadcastSecondsAfterAlert: Double
-            var alertDelivered: Int
-            var broadcastDelivered: Int
-        }
-
-        /// Publishes `broadcast`, and once its first task has reported `alert`: each timed from
-        /// its publish to its last task's commit, then every delivery of both counted.
-        func alert(
-            _ alert: NotificationEvent, expected alertExpected: Int, duringBroadcast broadcast: NotificationEvent, broadcastExpected: Int
-        ) async throws -> AlertDuringBroadcast {
-            let timeout = Duration.seconds(options.eventTimeoutSeconds)
-            let broadcastId = broadcast.id ?? ""
-            let alertId = alert.id ?? ""
-            Console.say(
-                "  \(broadcastId) to \(Console.count(broadcastExpected)), then \(alertId) to \(Console.count(alertExpected))")
-            if options.clock == .committed { try watcher.readBulkPartitions(false) }
-            _ = await phase.meter.waitForQuiet(workers: workers)
-            let broadcastPublished = Date()
-            _ = try await publisher.publish(broadcast, now: broadcastPublished)
-            let deadline = ContinuousClock.now + timeout
-            while commits.commits(broadcastId).tasks.isEmpty {
-                guard ContinuousClock.now < deadline else {
-                    throw BenchmarkError(
-                        "no task of \(broadcastId) reported within \(options.eventTimeoutSeconds) s", code: "fanout_timeout")
-                }
-                try await Task.sleep(for: .milliseconds(2))
-            }
-            let published = Date()
-            _ = try await publisher.publish(alert, now: published)
-            let alertCommits = try await awaitCommits(eventId: alertId, timeout: timeout)
-            let broadcastCommits = try await awaitCommits(eventId: broadcastId, timeout: timeout)
-            try watcher.readBulkPartitions(true)
-            let alertSeen = try await awaitDeliveries(eventId: alertId, expected: alertExpected, timeout: timeout)
-            let broadcastSeen = try await awaitDeliveries(eventId: broadcastId, expected: broadcastExpected, timeout: timeout)
-            // Anything beyond the expected counts (a duplicate) arrives right behind the rest.
-            try await Task.sleep(for: .milliseconds(500))
-            let broadcastDone = broadcastCommits.lastCommitted ?? published
-            return AlertDuringBroadcast(
-                alertSeconds: max(0, (alertCommits.lastCommitted ?? published).timeIntervalSince(published)),
-                broadcastSeconds: max(0, broadcastDone.timeIntervalSince(broadcastPublished)),
-                broadcastSecondsAfterAlert: max(0, broadcastDone.timeIntervalSince(published)),
-                alertDelivered: max(alertSeen.count, watcher.stats(alertId).count),
-                broadcastDelivered: max(broadcastSeen.count, watcher.stats(broadcastId).count))
-        }
-
-        /// Publish to the planner's `acceptedAt` of each event, nil where its status is missing.
-        private func acceptedMilliseconds(_ published: [(id: String, at: Date)]) async -> [Double?] {
-            let pool = RedisConnectionPool(configuration: phase.configuration.redis, size: 1)
-            defer { pool.shutdown() }
-            let reader = StatusReader(pool: pool, layout: phase.configuration.layout)
-            var result: [Double?] = []
-            for entry in published {
-                let status = try? await reader.status(eventId: entry.id)
-                result.append(status.map { $0.timings.acceptedAt.timeIntervalSince(entry.at) * 1_000 })
-            }
-            return result
         }
 
         /// The terminal status of each of `eventIds` (events of `hub`) that has one within 5 s,

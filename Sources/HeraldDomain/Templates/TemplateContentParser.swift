@@ -173,18 +173,14 @@ struct TemplateContentParser {
 
     // MARK: Expression
 
-    /// `op ( name [: {default}] [, n] )` with spaces allowed between the pieces.
+    /// `op ( name [| name ...] [: {default}] [, n] )` with spaces allowed between the pieces.
     private mutating func parseExpression() throws(TemplateError) -> TemplateExpression {
         let start = index
         let operatorByte = bytes[index]
         let opener = String(decoding: [operatorByte, TemplateByte.openParen], as: UTF8.self)
         index += 2
         skipSpaces()
-        let nameStart = index
-        while index < bytes.count && Self.isNameByte(bytes[index]) { index += 1 }
-        let nameEnd = index
-        if nameStart == nameEnd {
-            guard index < bytes.count else { throw unclosed(opener, start) }
+        guard let name = try propertyName(opener, start) else {
             throw error(
                 .invalidPropertyName, at: index,
                 bytes[index] == TemplateByte.closeParen
@@ -192,82 +188,10 @@ struct TemplateContentParser {
                     : "expected a property name (letters, digits and '_') after '\(opener)'"
             )
         }
-        if nameEnd - nameStart > limits.maxPropertyNameLength {
-            throw error(
-                .invalidPropertyName, at: nameStart,
-                "property name is longer than \(limits.maxPropertyNameLength) characters"
-            )
-        }
         skipSpaces()
-
-        // `$(p | q | r)`: read q when the event has no p, then r.
-        var alternatives: [String] = []
-        var lastNameEnd = nameEnd
-        while index < bytes.count && bytes[index] == TemplateByte.pipe {
-            index += 1
-            skipSpaces()
-            let alternativeStart = index
-            while index < bytes.count && Self.isNameByte(bytes[index]) { index += 1 }
-            if alternativeStart == index {
-                guard index < bytes.count else { throw unclosed(opener, start) }
-                throw error(.invalidPropertyName, at: index, "expected a property name after '|'")
-            }
-            if index - alternativeStart > limits.maxPropertyNameLength {
-                throw error(
-                    .invalidPropertyName, at: alternativeStart,
-                    "property name is longer than \(limits.maxPropertyNameLength) characters"
-                )
-            }
-            if alternatives.count == Self.maxAlternatives {
-                throw error(
-                    .invalidExpression, at: alternativeStart,
-                    "at most \(Self.maxAlternatives) properties may follow the first with '|'")
-            }
-            alternatives.append(String(decoding: bytes[alternativeStart..<index].map(TemplateByte.lowercased), as: UTF8.self))
-            lastNameEnd = index
-            skipSpaces()
-        }
-
-        var fallback: String?
-        if index < bytes.count && bytes[index] == TemplateByte.colon {
-            index += 1
-            skipSpaces()
-            guard index < bytes.count else { throw unclosed(opener, start) }
-            guard bytes[index] == TemplateByte.openBrace else {
-                throw error(
-                    .invalidExpression, at: index,
-                    "expected '{' to start the default value, as in $(name:{default})"
-                )
-            }
-            let open = index
-            guard let close = bytes[(open + 1)...].firstIndex(of: TemplateByte.closeBrace) else {
-                throw error(.unclosedExpression, at: open, "the default value has no closing '}'")
-            }
-            fallback = String(decoding: bytes[(open + 1)..<close], as: UTF8.self)
-            index = close + 1
-            skipSpaces()
-        }
-
-        var length: Int?
-        if index < bytes.count && bytes[index] == TemplateByte.comma {
-            index += 1
-            skipSpaces()
-            let digitsStart = index
-            var value = 0
-            while index < bytes.count, bytes[index] >= 0x30, bytes[index] <= 0x39 {
-                value = min(value * 10 + Int(bytes[index] - 0x30), limits.maxClipLength + 1)
-                index += 1
-            }
-            if index == digitsStart {
-                guard index < bytes.count else { throw unclosed(opener, start) }
-                throw error(.invalidLength, at: index, "expected a length (a whole number) after ','")
-            }
-            if value < 1 || value > limits.maxClipLength {
-                throw error(.invalidLength, at: digitsStart, "the length must be between 1 and \(limits.maxClipLength)")
-            }
-            length = value
-            skipSpaces()
-        }
+        let (alternatives, lastNameEnd) = try parseAlternatives(opener, start, firstNameEnd: name.upperBound)
+        let fallback = try parseDefault(opener, start)
+        let length = try parseLength(opener, start)
 
         guard index < bytes.count else { throw unclosed(opener, start) }
         guard bytes[index] == TemplateByte.closeParen else {
@@ -286,29 +210,122 @@ struct TemplateContentParser {
             throw error(.invalidExpression, at: index, expected)
         }
         index += 1
+        return TemplateExpression(
+            operation: try operation(operatorByte, length: length, opener: opener, start: start),
+            property: lowercasedName(name),
+            alternatives: alternatives,
+            fallback: fallback,
+            offset: text.sourceOffset(start)
+        )
+    }
 
-        let operation: TemplateExpression.Operation
+    /// The property name at `index`, or nil when none starts there (the caller says why).
+    private mutating func propertyName(_ opener: String, _ start: Int) throws(TemplateError) -> Range<Int>? {
+        let nameStart = index
+        while index < bytes.count && Self.isNameByte(bytes[index]) { index += 1 }
+        guard nameStart < index else {
+            guard index < bytes.count else { throw unclosed(opener, start) }
+            return nil
+        }
+        if index - nameStart > limits.maxPropertyNameLength {
+            throw error(
+                .invalidPropertyName, at: nameStart,
+                "property name is longer than \(limits.maxPropertyNameLength) characters"
+            )
+        }
+        return nameStart..<index
+    }
+
+    /// `| q | r`: the properties read, in order, when the event has none of those before;
+    /// and where the last name read ends.
+    private mutating func parseAlternatives(
+        _ opener: String, _ start: Int, firstNameEnd: Int
+    ) throws(TemplateError) -> ([String], Int) {
+        var alternatives: [String] = []
+        var lastNameEnd = firstNameEnd
+        while index < bytes.count && bytes[index] == TemplateByte.pipe {
+            index += 1
+            skipSpaces()
+            guard let name = try propertyName(opener, start) else {
+                throw error(.invalidPropertyName, at: index, "expected a property name after '|'")
+            }
+            if alternatives.count == Self.maxAlternatives {
+                throw error(
+                    .invalidExpression, at: name.lowerBound,
+                    "at most \(Self.maxAlternatives) properties may follow the first with '|'")
+            }
+            alternatives.append(lowercasedName(name))
+            lastNameEnd = index
+            skipSpaces()
+        }
+        return (alternatives, lastNameEnd)
+    }
+
+    /// `: {default}`, if there.
+    private mutating func parseDefault(_ opener: String, _ start: Int) throws(TemplateError) -> String? {
+        guard index < bytes.count && bytes[index] == TemplateByte.colon else { return nil }
+        index += 1
+        skipSpaces()
+        guard index < bytes.count else { throw unclosed(opener, start) }
+        guard bytes[index] == TemplateByte.openBrace else {
+            throw error(
+                .invalidExpression, at: index,
+                "expected '{' to start the default value, as in $(name:{default})"
+            )
+        }
+        let open = index
+        guard let close = bytes[(open + 1)...].firstIndex(of: TemplateByte.closeBrace) else {
+            throw error(.unclosedExpression, at: open, "the default value has no closing '}'")
+        }
+        index = close + 1
+        skipSpaces()
+        return String(decoding: bytes[(open + 1)..<close], as: UTF8.self)
+    }
+
+    /// `, n`, if there: a length from 1 to the limit.
+    private mutating func parseLength(_ opener: String, _ start: Int) throws(TemplateError) -> Int? {
+        guard index < bytes.count && bytes[index] == TemplateByte.comma else { return nil }
+        index += 1
+        skipSpaces()
+        let digitsStart = index
+        var value = 0
+        while index < bytes.count, bytes[index] >= 0x30, bytes[index] <= 0x39 {
+            value = min(value * 10 + Int(bytes[index] - 0x30), limits.maxClipLength + 1)
+            index += 1
+        }
+        if index == digitsStart {
+            guard index < bytes.count else { throw unclosed(opener, start) }
+            throw error(.invalidLength, at: index, "expected a length (a whole number) after ','")
+        }
+        if value < 1 || value > limits.maxClipLength {
+            throw error(.invalidLength, at: digitsStart, "the length must be between 1 and \(limits.maxClipLength)")
+        }
+        skipSpaces()
+        return value
+    }
+
+    /// What the operator does with the value, given the length it was written with.
+    private func operation(
+        _ operatorByte: UInt8, length: Int?, opener: String, start: Int
+    ) throws(TemplateError) -> TemplateExpression.Operation {
         switch operatorByte {
         case TemplateByte.dot:
             guard let length else {
                 throw error(.invalidLength, at: start, "'.(' needs a length, as in .(title, 20)")
             }
-            operation = .ellipsis(length)
+            return .ellipsis(length)
         case TemplateByte.percent, TemplateByte.hash:
             guard length == nil else {
                 throw error(.invalidLength, at: start, "'\(opener)' takes no length")
             }
-            operation = operatorByte == TemplateByte.percent ? .percentEncode : .number
+            return operatorByte == TemplateByte.percent ? .percentEncode : .number
         default:
-            operation = length.map { .clip($0) } ?? .value
+            return length.map { .clip($0) } ?? .value
         }
-        return TemplateExpression(
-            operation: operation,
-            property: String(decoding: bytes[nameStart..<nameEnd].map(TemplateByte.lowercased), as: UTF8.self),
-            alternatives: alternatives,
-            fallback: fallback,
-            offset: text.sourceOffset(start)
-        )
+    }
+
+    private func lowercasedName(_ range: Range<Int>) -> String {
+        String(decoding: bytes[range].map(TemplateByte.lowercased), as: UTF8.self)
     }
 
     // MARK: Helpers

@@ -61,22 +61,41 @@ public struct StatusRebuilder: Sendable {
     public func run(logger: Logger = Logger(label: "herald.reindex")) async throws -> Summary {
         let started = ContinuousClock.now
         var summary = Summary()
+        var log = try await fold(logger: logger)
+        summary.recordsRead = log.recordsRead
+        (summary.inFlight, summary.completed) = try await completeInFlight(&log, logger: logger)
+        try await write(log)
+        summary.statuses = log.statuses.count
+        summary.claims = log.claims.count
+        (summary.mismatched, summary.digest) = try await compare(log, logger: logger)
+        summary.seconds = (ContinuousClock.now - started).timeInterval
+        return summary
+    }
+
+    /// What the status topic says, folded: keyed by the record key, `<hub>/<event id>` outside
+    /// the default hub (event ids are unique within a hub).
+    private struct Folded {
+        var recordsRead = 0
         var statuses: [String: StatusRecord] = [:]
         var claims: [String: String] = [:]
-        // Per event not known to be finished: the first progress record of each task.
+        /// Per event not known to be finished: the first progress record of each task.
         var progress: [String: [Int: TaskProgress]] = [:]
+        var keys: [String] { statuses.keys.sorted() }
+    }
+
+    /// Reads the status topic to its end and folds its records.
+    private func fold(logger: Logger) async throws -> Folded {
+        var log = Folded()
         var tail = RecordTail(topic: configuration.topics.status, bootstrapServers: configuration.bootstrapServers)
         tail.extra = configuration.kafkaExtra
-        // Keyed by the record key, `<hub>/<event id>` outside the default hub (event ids are
-        // unique within a hub).
         for try await message in tail.records(logger: logger) {
-            summary.recordsRead += 1
+            log.recordsRead += 1
             let record: StatusRecord
             switch StatusCoding.decode(message) {
             case .progress(let task):
                 let key = message.key.map { String(decoding: $0, as: UTF8.self) } ?? task.eventId
-                if statuses[key]?.state.isTerminal != true, progress[key]?[task.taskIndex] == nil {
-                    progress[key, default: [:]][task.taskIndex] = task
+                if log.statuses[key]?.state.isTerminal != true, log.progress[key]?[task.taskIndex] == nil {
+                    log.progress[key, default: [:]][task.taskIndex] = task
                 }
                 continue
             case .status(let status): record = status
@@ -86,33 +105,44 @@ public struct StatusRebuilder: Sendable {
             // The last claim wins, as in Redis: a scheduled event's release takes the claim
             // over from the record that scheduled it.
             if let claim = message.headers.first(where: { $0.key == StatusCoding.claimHeader })?.value {
-                claims[key] = String(decoding: claim, as: UTF8.self)
+                log.claims[key] = String(decoding: claim, as: UTF8.self)
             }
-            let folded = StatusRecord.fold(statuses[key], record)
-            statuses[key] = folded
-            if folded.state.isTerminal { progress[key] = nil }
+            let folded = StatusRecord.fold(log.statuses[key], record)
+            log.statuses[key] = folded
+            if folded.state.isTerminal { log.progress[key] = nil }
         }
-        let base = configuration.layout
-        for (id, tasks) in progress.sorted(by: { $0.key < $1.key }) {
-            guard let status = statuses[id], !status.state.isTerminal else { continue }
-            summary.inFlight += 1
-            if let completed = try await restoreProgress(status, tasks: tasks.values.sorted { $0.taskIndex < $1.taskIndex }) {
-                statuses[id] = completed
-                summary.completed += 1
-                logger.notice(
-                    "event completed by the rebuild: its last tasks finished while Redis was empty",
-                    metadata: ["eventId": "\(id)", "targets": "\(completed.targets.total)"])
-                if let producer {
-                    _ = try await producer.send(StatusCoding.message(completed, topic: configuration.topics.status, claim: claims[id]))
-                }
+        return log
+    }
+
+    /// Restores the progress of the events in flight, completing those whose every task is in:
+    /// how many were in flight, and how many of them it completed.
+    private func completeInFlight(_ log: inout Folded, logger: Logger) async throws -> (inFlight: Int, completed: Int) {
+        var (inFlight, completedCount) = (0, 0)
+        for (id, tasks) in log.progress.sorted(by: { $0.key < $1.key }) {
+            guard let status = log.statuses[id], !status.state.isTerminal else { continue }
+            inFlight += 1
+            guard let completed = try await restoreProgress(status, tasks: tasks.values.sorted { $0.taskIndex < $1.taskIndex })
+            else { continue }
+            log.statuses[id] = completed
+            completedCount += 1
+            logger.notice(
+                "event completed by the rebuild: its last tasks finished while Redis was empty",
+                metadata: ["eventId": "\(id)", "targets": "\(completed.targets.total)"])
+            if let producer {
+                _ = try await producer.send(StatusCoding.message(completed, topic: configuration.topics.status, claim: log.claims[id]))
             }
         }
-        let ids = statuses.keys.sorted()
+        return (inFlight, completedCount)
+    }
+
+    /// Writes each status and claim where Redis has none or an older status.
+    private func write(_ log: Folded) async throws {
+        let ids = log.keys
         for chunk in stride(from: 0, to: ids.count, by: batchSize).map({ ids[$0..<min($0 + batchSize, ids.count)] }) {
             var commands: [RedisCommand] = []
             for key in chunk {
-                let record = statuses[key]!
-                let (id, layout) = (record.eventId, base.hub(record.hub))
+                let record = log.statuses[key]!
+                let (id, layout) = (record.eventId, configuration.layout.hub(record.hub))
                 if record.state == .rejected {
                     commands.append(
                         .set(
@@ -121,7 +151,7 @@ public struct StatusRebuilder: Sendable {
                 } else {
                     commands.append(StatusScripts.write(record, layout: layout, ttlSeconds: configuration.statusTTLSeconds))
                 }
-                if let claim = claims[key] {
+                if let claim = log.claims[key] {
                     commands.append(
                         .set(
                             layout.eventClaimKey(eventId: id), claim, expireSeconds: configuration.eventClaimTTLSeconds, onlyIfAbsent: true)
@@ -130,29 +160,28 @@ public struct StatusRebuilder: Sendable {
             }
             for reply in try await pool.withConnection({ try await $0.pipeline(commands) }) { _ = try reply.get() }
         }
-        summary.statuses = statuses.count
-        summary.claims = claims.count
+    }
 
-        // The digest compare: every status and claim the log implies, read back from Redis.
+    /// The digest compare: every status and claim the log implies, read back from Redis. How
+    /// many differ, and the digest of what was expected.
+    private func compare(_ log: Folded, logger: Logger) async throws -> (mismatched: Int, digest: String) {
         var expected: [(key: String, value: [UInt8])] = []
-        for key in ids {
-            let record = statuses[key]!
-            let layout = base.hub(record.hub)
+        for key in log.keys {
+            let record = log.statuses[key]!
+            let layout = configuration.layout.hub(record.hub)
             expected.append((layout.statusKey(eventId: record.eventId), StatusCoding.encode(record)))
-            if let claim = claims[key] { expected.append((layout.eventClaimKey(eventId: record.eventId), Array(claim.utf8))) }
+            if let claim = log.claims[key] { expected.append((layout.eventClaimKey(eventId: record.eventId), Array(claim.utf8))) }
         }
+        var mismatched = 0
         for start in stride(from: 0, to: expected.count, by: batchSize) {
             let chunk = expected[start..<min(start + batchSize, expected.count)]
             let replies = try await pool.withConnection { try await $0.pipeline(chunk.map { RedisCommand.get($0.key) }) }
             for (entry, reply) in zip(chunk, replies) where try reply.get().bytes != entry.value {
-                summary.mismatched += 1
+                mismatched += 1
                 logger.warning("differs from the log after the rebuild", metadata: ["key": "\(entry.key)"])
             }
         }
-        summary.digest = Self.digest(expected)
-        let elapsed = ContinuousClock.now - started
-        summary.seconds = elapsed.timeInterval
-        return summary
+        return (mismatched, Self.digest(expected))
     }
 
     /// Folds `tasks` into the event's progress hash with the fan-out's script (each task
