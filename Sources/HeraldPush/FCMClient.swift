@@ -75,50 +75,53 @@ public final class FCMClient: PushTransport {
     /// The `messages:send` body: the delivery's payload as the HTTP v1 message (its `message`
     /// member, or the whole object when it has none), addressed to the device token, with the
     /// delivery's `fcm-*` headers as the Android priority, ttl, collapse key and notification
-    /// tag unless the message sets them itself.
+    /// tag unless the message sets them itself. Read and written with HeraldDomain's JSON reader,
+    /// members in the payload's order: through Foundation's JSONSerialization this step was a
+    /// third of a sender's CPU (docs/decisions/sender-connections.md).
     static func message(_ delivery: DeliveryRecord) -> Result<[UInt8], Unsendable> {
-        guard let object = (try? JSONSerialization.jsonObject(with: Data(delivery.payload.utf8))) as? [String: Any] else {
+        guard case .object(let payload)? = try? JSONValue.parse(delivery.payload.utf8) else {
             return .failure(Unsendable(reason: "the payload is not a JSON object (an FCM HTTP v1 message)"))
         }
-        var message = (object["message"] as? [String: Any]) ?? object
-        message["token"] = delivery.handle
-        message.removeValue(forKey: "topic")
-        message.removeValue(forKey: "condition")
-        var android = (message["android"] as? [String: Any]) ?? [:]
-        if android["priority"] == nil, let priority = delivery.headers["fcm-priority"] {
-            android["priority"] = priority.lowercased() == "high" ? "HIGH" : "NORMAL"
+        var message = payload.objectMembers("message") ?? payload
+        message.set("token", .string(delivery.handle))
+        message.remove("topic")
+        message.remove("condition")
+        var android = message.objectMembers("android") ?? []
+        let headers = delivery.headers
+        if android.value("priority") == nil, let priority = headers["fcm-priority"] {
+            android.set("priority", .string(priority.lowercased() == "high" ? "HIGH" : "NORMAL"))
         }
-        if android["ttl"] == nil, let ttl = delivery.headers["fcm-ttl"] { android["ttl"] = ttl }
-        if android["collapse_key"] == nil, let key = delivery.headers["fcm-collapse-key"] { android["collapse_key"] = key }
+        if android.value("ttl") == nil, let ttl = headers["fcm-ttl"] { android.set("ttl", .string(ttl)) }
+        if android.value("collapse_key") == nil, let key = headers["fcm-collapse-key"] { android.set("collapse_key", .string(key)) }
         // A shown notification's tag: the next one with the same tag (a correction) replaces it.
         // Only for a notification message; a data message has nothing shown to tag.
-        if message["notification"] != nil || android["notification"] != nil, let tag = delivery.headers["fcm-tag"] {
-            var notification = (android["notification"] as? [String: Any]) ?? [:]
-            if notification["tag"] == nil {
-                notification["tag"] = tag
-                android["notification"] = notification
+        if message.value("notification") != nil || android.value("notification") != nil, let tag = headers["fcm-tag"] {
+            var notification = android.objectMembers("notification") ?? []
+            if notification.value("tag") == nil {
+                notification.set("tag", .string(tag))
+                android.set("notification", .object(notification))
             }
         }
-        if !android.isEmpty { message["android"] = android }
-        guard let data = try? JSONSerialization.data(withJSONObject: ["message": message], options: [.sortedKeys]) else {
-            return .failure(Unsendable(reason: "the message cannot be written as JSON"))
-        }
-        return .success(Array(data))
+        if !android.isEmpty { message.set("android", .object(android)) }
+        var body: [UInt8] = []
+        body.reserveCapacity(delivery.payload.utf8.count + delivery.handle.utf8.count + 96)
+        body.append(contentsOf: #"{"message":"#.utf8)
+        JSONValue.object(message).write(into: &body)
+        body.append(UInt8(ascii: "}"))
+        return .success(body)
     }
 
     static func answer(_ response: PushResponse) -> PushAnswer {
         var answer = PushAnswer(statusCode: response.status, retryAfter: retryAfter(response.headers))
-        guard response.body.readableBytes > 0,
-            let object = (try? JSONSerialization.jsonObject(with: Data(response.body.readableBytesView))) as? [String: Any]
-        else {
+        guard response.body.readableBytes > 0, case .object(let object)? = try? JSONValue.parse(response.body.readableBytesView) else {
             return answer
         }
         if response.status == 200 {
-            answer.serviceId = object["name"] as? String
-        } else if let error = object["error"] as? [String: Any] {
-            let details = (error["details"] as? [[String: Any]]) ?? []
-            let fcmCode = details.first { ($0["@type"] as? String)?.hasSuffix("google.firebase.fcm.v1.FcmError") == true }?["errorCode"]
-            answer.reason = (fcmCode as? String) ?? (error["status"] as? String)
+            answer.serviceId = object.value("name")?.stringValue
+        } else if let error = object.objectMembers("error") {
+            let details = error.value("details")?.arrayValue ?? []
+            let fcmCode = details.first { $0["@type"]?.stringValue?.hasSuffix("google.firebase.fcm.v1.FcmError") == true }?["errorCode"]
+            answer.reason = fcmCode?.stringValue ?? error.value("status")?.stringValue
         }
         return answer
     }
@@ -127,4 +130,25 @@ public final class FCMClient: PushTransport {
         await connections.shutdown()
         try? await tokenClient.shutdown()
     }
+}
+
+/// Editing a JSON object's members in place: a key set or removed replaces every member of
+/// that name (the last one is what readers see), others keep their order.
+extension [JSONMember] {
+    fileprivate func value(_ key: String) -> JSONValue? { last { $0.key == key }?.value }
+
+    fileprivate func objectMembers(_ key: String) -> [JSONMember]? {
+        if case .object(let members)? = value(key) { members } else { nil }
+    }
+
+    fileprivate mutating func set(_ key: String, _ value: JSONValue) {
+        guard let position = firstIndex(where: { $0.key == key }) else {
+            append(JSONMember(key: key, value: value))
+            return
+        }
+        self[position].value = value
+        self = Array(self[...position]) + self[(position + 1)...].filter { $0.key != key }
+    }
+
+    fileprivate mutating func remove(_ key: String) { removeAll { $0.key == key } }
 }

@@ -92,6 +92,13 @@ struct PushRequestTests {
         // A legacy payload without "message" is the message itself.
         let legacy = try FCMClient.message(Self.delivery(platform: .fcm, payload: #"{"data":{"k":"v"}}"#)).get()
         #expect(String(decoding: legacy, as: UTF8.self).contains(#""data":{"k":"v"}"#))
+        // The members keep the payload's order; a token already there (even twice) is replaced
+        // by the device's, once.
+        let addressed = try FCMClient.message(
+            Self.delivery(platform: .fcm, payload: #"{"data":{"k":"v"},"token":"old","apns":{},"token":"older"}"#)
+        ).get()
+        #expect(
+            String(decoding: addressed, as: UTF8.self) == #"{"message":{"data":{"k":"v"},"token":"\#(delivery.handle)","apns":{}}}"#)
         if case .success = FCMClient.message(Self.delivery(platform: .fcm, payload: "<toast/>")) {
             Issue.record("a payload that is not JSON cannot be an FCM message")
         }
