@@ -26,8 +26,14 @@ bootstrap:
 build: bootstrap
 	$(SWIFT) build $(SWIFT_BUILD_FLAGS)
 
-test: bootstrap
-	$(SWIFT) build --build-tests $(SWIFT_BUILD_FLAGS)
+# The servers, browser and PyPI tools the tests need are set up beside the build.
+test:
+	@scripts/bootstrap build
+	@scripts/bootstrap tools > .herald/bootstrap-tools.log 2>&1 & tools=$$!; \
+	  echo "$(SWIFT) build --build-tests $(SWIFT_BUILD_FLAGS)  (scripts/bootstrap tools beside it: .herald/bootstrap-tools.log)"; \
+	  built=0; $(SWIFT) build --build-tests $(SWIFT_BUILD_FLAGS) || built=$$?; \
+	  if ! wait $$tools; then cat .herald/bootstrap-tools.log >&2; echo "make test: scripts/bootstrap tools failed" >&2; exit 1; fi; \
+	  cat .herald/bootstrap-tools.log; exit $$built
 	scripts/stack run -- scripts/test-all
 
 run: build

@@ -12,7 +12,8 @@ public struct HeavyTestTrait: TestTrait, SuiteTrait, TestScoping {
     public func provideScope(
         for test: Test, testCase: Test.Case?, performing function: @Sendable () async throws -> Void
     ) async throws {
-        try await HeavyTestSlots.shared.withSlot(named: "\(test.id)", function)
+        let name = "\(test.id)"
+        try await HeavyTestSlots.shared.withSlot(named: name, suite: name.split(separator: "/").first.map(String.init), function)
     }
 }
 
@@ -21,8 +22,11 @@ extension Trait where Self == HeavyTestTrait {
     public static var heavy: Self { HeavyTestTrait() }
 }
 
-/// A counting semaphore for heavy tests, first come first served within the process; across
-/// processes, through lock files when given a directory.
+/// A counting semaphore for heavy tests, first come first served within the process, except that
+/// a suite that already had a slot goes first: a serialized suite's next test does not queue
+/// behind every suite not yet begun, so it runs its tests back to back instead of trailing at
+/// the end of the pass with the other slots idle. Across processes, through lock files when
+/// given a directory.
 public actor HeavyTestSlots {
     public static let shared = HeavyTestSlots(
         limit: HeavyTestSlots.configuredLimit(),
@@ -30,8 +34,13 @@ public actor HeavyTestSlots {
 
     public let limit: Int
     private var inUse = 0
-    private var waiting: [CheckedContinuation<Void, Never>] = []
+    private var waiting: [(continuing: Bool, turn: CheckedContinuation<Void, Never>)] = []
+    /// The suites that have had a slot.
+    private var begun: Set<String> = []
     private let files: SlotFiles?
+
+    /// How many tests wait for a slot.
+    public var queued: Int { waiting.count }
 
     public init(limit: Int, sharedDirectory: String? = nil) {
         self.limit = max(1, limit)
@@ -41,8 +50,9 @@ public actor HeavyTestSlots {
     /// Runs `body` in a slot. With `HERALD_TEST_HEAVY_TIMES` set to a file, each slot's time is
     /// appended to it (seconds held, when it was taken in seconds since 1970, the test's name):
     /// `sort -rn` shows what the pass waits on, `sort -k2 -n` the order the slots were taken in.
-    public func withSlot(named name: String = "", _ body: @Sendable () async throws -> Void) async throws {
-        await acquire()
+    public func withSlot(named name: String = "", suite: String? = nil, _ body: @Sendable () async throws -> Void) async throws {
+        await acquire(continuing: suite.map(begun.contains) ?? false)
+        if let suite { begun.insert(suite) }
         let held = await files?.claim()
         let start = ContinuousClock.now
         let taken = Date().timeIntervalSince1970
@@ -69,21 +79,21 @@ public actor HeavyTestSlots {
         return FileHandle(forWritingAtPath: path)
     }
 
-    private func acquire() async {
+    private func acquire(continuing: Bool) async {
         if inUse < limit {
             inUse += 1
             return
         }
         // The slot is handed over by `release`, which keeps `inUse` as it is.
-        await withCheckedContinuation { waiting.append($0) }
+        await withCheckedContinuation { waiting.append((continuing, $0)) }
     }
 
     private func release() {
-        if waiting.isEmpty {
+        guard let next = waiting.firstIndex(where: \.continuing) ?? waiting.indices.first else {
             inUse -= 1
-        } else {
-            waiting.removeFirst().resume()
+            return
         }
+        waiting.remove(at: next).turn.resume()
     }
 
     static func configuredLimit() -> Int {

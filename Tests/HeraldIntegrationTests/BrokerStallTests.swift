@@ -17,7 +17,7 @@ import HeraldStreams
 /// SIGTERM still ends it within its drain time.
 @Suite("broker stall", .heavy, .enabled(if: HeraldBinary.isBuilt, "build the herald executable first"))
 struct BrokerStallTests {
-    static let registrations = 60_000
+    static let registrations = 20_000
 
     @Test("SIGSTOP of the broker mid-broadcast: not ready, then not live; after SIGCONT every delivery arrives and SIGTERM ends the worker")
     func pausedBroker() async throws {

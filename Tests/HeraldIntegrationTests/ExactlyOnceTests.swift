@@ -20,7 +20,7 @@ import HeraldStreams
 /// after the fan-out group's committed offset at the moment of the kill).
 @Suite("exactly-once under SIGKILL", .heavy, .enabled(if: HeraldBinary.isBuilt, "build the herald executable first"))
 struct ExactlyOnceTests {
-    static let registrations = 60_000
+    static let registrations = 20_000
     static let slots = 64
     static let tasks = 32
 

@@ -13,12 +13,12 @@ import HeraldStreams
 /// exact; duplicates can only come from aborted transactions (Tansu shows them to
 /// read_committed readers; on Apache Kafka, via HERALD_TEST_KAFKA_BROKERS, there are none).
 ///
-/// `make test` runs 3 kills over 60,000 devices; HERALD_FAULT_KILLS=20
+/// `make test` runs 3 kills over 20,000 devices; HERALD_FAULT_KILLS=20
 /// HERALD_FAULT_REGISTRATIONS=200000 runs the full size.
 @Suite("worker SIGKILLed across a broadcast", .heavy, .enabled(if: HeraldBinary.isBuilt, "build the herald executable first"))
 struct WorkerKillTests {
     static let environment = ProcessInfo.processInfo.environment
-    static let registrations = Int(environment["HERALD_FAULT_REGISTRATIONS"] ?? "") ?? 60_000
+    static let registrations = Int(environment["HERALD_FAULT_REGISTRATIONS"] ?? "") ?? 20_000
     static let kills = Int(environment["HERALD_FAULT_KILLS"] ?? "") ?? 3
 
     @Test("repeated SIGKILL and restart: nothing lost, the status exact, duplicates only from aborted work")
