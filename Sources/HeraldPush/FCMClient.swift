@@ -42,14 +42,15 @@ public final class FCMClient: PushTransport {
         var results = [EventLoopFuture<PushAttempt>?](repeating: nil, count: deliveries.count)
         var requests: [PushRequest] = []
         var positions: [Int] = []
+        // The same for every message of the batch.
+        var headers = HPACKHeaders()
+        headers.add(name: "authorization", value: "Bearer " + token)
+        headers.add(name: "content-type", value: "application/json")
+        let path = "/v1/projects/\(account.projectId)/messages:send"
         for (index, delivery) in deliveries.enumerated() {
             switch Self.message(delivery) {
             case .success(let body):
-                var headers = HPACKHeaders()
-                headers.add(name: "authorization", value: "Bearer " + token)
-                headers.add(name: "content-type", value: "application/json")
-                requests.append(
-                    PushRequest(path: "/v1/projects/\(account.projectId)/messages:send", headers: headers, body: ByteBuffer(bytes: body)))
+                requests.append(PushRequest(path: path, headers: headers, body: ByteBuffer(bytes: body)))
                 positions.append(index)
             case .failure(let problem):
                 results[index] = loop.makeSucceededFuture(.unsendable(reason: problem.reason))

@@ -103,11 +103,11 @@ struct ClusterFaultTests {
         }
     }
 
-    /// 60,000 devices by default (HERALD_FAULT_CLUSTER_REGISTRATIONS): the broadcast is published
+    /// 30,000 devices by default (HERALD_FAULT_CLUSTER_REGISTRATIONS): the broadcast is published
     /// once the first slot has moved, so it runs into the reshard however fast either goes.
     @Test("a third of the hash slots resharded during a broadcast: every delivery, exact status")
     func reshardDuringBroadcast() async throws {
-        let registrations = Int(ProcessInfo.processInfo.environment["HERALD_FAULT_CLUSTER_REGISTRATIONS"] ?? "") ?? 60_000
+        let registrations = Int(ProcessInfo.processInfo.environment["HERALD_FAULT_CLUSTER_REGISTRATIONS"] ?? "") ?? 30_000
         let deployment = try await Deployment(name: "reshard", registrations: registrations)
         defer { deployment.stop() }
         let cluster = deployment.cluster
