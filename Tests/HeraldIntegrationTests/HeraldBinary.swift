@@ -71,7 +71,9 @@ enum HeraldBinary {
         /// Lets the process run in short slices, stopped (SIGSTOP) between them while `done`
         /// looks at what it did; returns with the process stopped once `done` says so. What
         /// `done` saw holds until the process is resumed, so a kill that follows lands right
-        /// there, however fast the machine.
+        /// there, however fast the machine. The slice is slept on this thread, with no suspension
+        /// point between SIGCONT and SIGSTOP: an awaited sleep could wake late, by seconds when
+        /// other tests hold the cooperative pool, and let the process run to the end meanwhile.
         func runInSlices(
             of slice: Duration = .milliseconds(30), timeout: Duration, until done: () async throws -> Bool
         ) async throws {
@@ -81,7 +83,10 @@ enum HeraldBinary {
                     throw TestServerError(message: "not done after \(timeout):\n\(stderr().suffix(2_000))")
                 }
                 signal(SIGCONT)
-                try await Task.sleep(for: slice)
+                let (seconds, attoseconds) = slice.components
+                var pause = timespec(tv_sec: Int(seconds), tv_nsec: Int(attoseconds / 1_000_000_000))
+                var left = timespec()
+                while nanosleep(&pause, &left) != 0 && errno == EINTR { pause = left }
                 signal(SIGSTOP)
                 if try await done() { return }
             }

@@ -14,10 +14,10 @@ import HeraldStreams
 /// broadcasts with every deliveryId present and exact statuses; afterwards the index, the
 /// statuses and the claims equal what a fresh rebuild from the log produces.
 ///
-/// `make test` runs it over 30,000 registrations; HERALD_FAULT_REDIS_REGISTRATIONS sets the size.
+/// `make test` runs it over 15,000 registrations; HERALD_FAULT_REDIS_REGISTRATIONS sets the size.
 @Suite("Redis flushed and restarted across broadcasts", .heavy, .enabled(if: HeraldBinary.isBuilt, "build the herald executable first"))
 struct RedisLossTests {
-    static let registrations = Int(ProcessInfo.processInfo.environment["HERALD_FAULT_REDIS_REGISTRATIONS"] ?? "") ?? 30_000
+    static let registrations = Int(ProcessInfo.processInfo.environment["HERALD_FAULT_REDIS_REGISTRATIONS"] ?? "") ?? 15_000
 
     @Test("FLUSHALL and an empty restart mid-broadcast: rebuilt from the log, nothing lost, statuses exact")
     func redisLostMidBroadcast() async throws {
