@@ -136,7 +136,7 @@ public final class FCMClient: PushTransport {
 /// Editing a JSON object's members in place: a key set or removed replaces every member of
 /// that name (the last one is what readers see), others keep their order.
 extension [JSONMember] {
-    fileprivate func value(_ key: String) -> JSONValue? { last { $0.key == key }?.value }
+    fileprivate func value(_ key: String) -> JSONValue? { JSONValue.object(self)[key] }
 
     fileprivate func objectMembers(_ key: String) -> [JSONMember]? {
         if case .object(let members)? = value(key) { members } else { nil }

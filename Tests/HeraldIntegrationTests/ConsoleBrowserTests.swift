@@ -47,25 +47,27 @@ final class ConsoleBrowserTests {
         "Endpoint=sb://127.0.0.1:\(stack.base.port!)/;SharedAccessKeyName=\(policy.name);SharedAccessKey=\(policy.key)"
     }
 
-    /// Runs one scenario of console_browser.py and returns what it printed; a page that logged
-    /// a Content-Security-Policy violation, an uncaught error or a file it could not load fails the test.
-    func browser(_ scenario: String, _ arguments: [String] = []) async throws -> JSONValue {
+    /// console_browser.py's session: one headless Chromium for every scenario of the test.
+    func startBrowser() throws -> BrowserSession {
         let python = ToolPaths.repositoryRoot.appendingPathComponent(".herald/selenium/bin/python").path
         let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("console_browser.py").path
         guard FileManager.default.isExecutableFile(atPath: python) else {
             throw TestServerError(message: "no Selenium at \(python): run scripts/bootstrap (make test does)")
         }
-        let run = try HeraldBinary.start(
-            [
+        return try BrowserSession(
+            python: python,
+            arguments: [
                 script, stack.base.absoluteString, connection(newsroom), connection(devices), connection(operatorPolicy), screenshots,
-                scenario,
-            ] + arguments,
-            executable: python)
-        _ = await run.exited(within: 900)
-        guard run.process.terminationStatus == 0, let line = run.stdout().split(separator: "\n").last else {
-            throw TestServerError(message: "console_browser.py \(scenario) failed:\n\(run.stderr().suffix(3_000))")
+            ])
+    }
+
+    /// Runs one scenario of console_browser.py and returns what it printed; a page that logged
+    /// a Content-Security-Policy violation, an uncaught error or a file it could not load fails the test.
+    func browser(_ session: BrowserSession, _ scenario: String, _ arguments: [String] = []) async throws -> JSONValue {
+        let result = try await session.run([scenario] + arguments)
+        if let failure = result["failure"]?.stringValue {
+            throw TestServerError(message: "console_browser.py \(scenario) failed: \(failure)\n\(session.process.stderr().suffix(3_000))")
         }
-        let result = try JSONValue.parse(Array(line.utf8))
         let errors = result["browserErrors"]?.arrayValue?.compactMap(\.stringValue) ?? []
         // Chromium logs every answer of 400 and up as a failed load. Expected: 400 for the invalid
         // expression the compose scenario types, 403 for the session of the Listen key the sign-in
@@ -123,15 +125,17 @@ final class ConsoleBrowserTests {
             return count == 6 ? .done(()) : .waiting(count)
         }
 
-        let signin = try await browser("signin")
+        let chromium = try startBrowser()
+        defer { chromium.close() }
+        let signin = try await browser(chromium, "signin")
         #expect(signin["listenRefused"]?.stringValue?.contains("Listen") == true, "\(signin)")
         #expect(signin["session"]?.stringValue?.contains("Newsroom") == true, "\(signin)")
 
-        let compose = try await browser("compose")
+        let compose = try await browser(chromium, "compose")
         #expect(compose["error"]?.stringValue?.contains("column 11") == true, "\(compose)")
         #expect(compose["audience"]?.intValue == 9, "\(compose)")
 
-        let preview = try await browser("preview")
+        let preview = try await browser(chromium, "preview")
         let cards = preview["previews"]?.arrayValue ?? []
         let texts = cards.compactMap { $0["text"]?.stringValue }
         for line in ["Summit ends", "Fin du sommet", "峰会结束"] {
@@ -139,7 +143,7 @@ final class ConsoleBrowserTests {
         }
         #expect(cards.allSatisfy { $0["overLimit"]?.boolValue == false })
 
-        let sent = try await browser("send", ["bn-console-1"])
+        let sent = try await browser(chromium, "send", ["bn-console-1"])
         let final = try await status("bn-console-1")
         #expect(sent["state"]?.stringValue == "completed" && final["state"]?.stringValue == "completed", "\(sent) \(final)")
         #expect(final["targets"]?["total"]?.intValue == 9, "\(final)")
@@ -151,7 +155,7 @@ final class ConsoleBrowserTests {
         // Every push answered: nothing is left to stop, and the page does not offer it.
         #expect(sent["stopDisabled"]?.boolValue == true, "\(sent)")
 
-        let corrected = try await browser("correct", ["bn-console-1"])
+        let corrected = try await browser(chromium, "correct", ["bn-console-1"])
         let correction = try #require(corrected["correction"]?.stringValue, "\(corrected)")
         #expect(correction.hasPrefix("bn-console-1~correction-"), "\(corrected)")
         try await waitWhileProgressing("the correction to complete", interval: .milliseconds(200)) {
@@ -161,17 +165,17 @@ final class ConsoleBrowserTests {
         }
         #expect(try await status(correction)["targets"]?["total"]?.intValue == 9)
 
-        let recent = try await browser("alerts")
+        let recent = try await browser(chromium, "alerts")
         #expect(recent["alerts"]?.strings.contains("bn-console-1") == true, "\(recent)")
 
         // A broadcast held in flight: no fan-out runs while the editor stops it; once one runs
         // again, its tasks find the stop and deliver nothing more.
         fanout.signal(SIGTERM)
         _ = await fanout.exited(within: 60)
-        let stop = try await browser("stop", ["bn-console-2"])
+        let stop = try await browser(chromium, "stop", ["bn-console-2"])
         #expect(stop["message"]?.stringValue?.contains("Stop") == true, "\(stop)")
         fanout = try stack.start(["worker"], environment: environment(roles: "fanout"))
-        let watched = try await browser("watch", ["bn-console-2", "cancelled"])
+        let watched = try await browser(chromium, "watch", ["bn-console-2", "cancelled"])
         #expect(watched["state"]?.stringValue == "cancelled")
         #expect(try await status("bn-console-2")["state"]?.stringValue == "cancelled")
 
@@ -205,7 +209,7 @@ final class ConsoleBrowserTests {
         #expect(letter.reason == "unknown_hub" && letter.hub.description == "weather", "\(letter)")
         #expect(try await api.send("PUT", "/v1/hubs/weather").status == 201)
         let replayed = try await browser(
-            "deadletters", [String(letter.offset), String(letter.partition), "weather"])
+            chromium, "deadletters", [String(letter.offset), String(letter.partition), "weather"])
         #expect(replayed["replayed"]?.stringValue == "storm-1", "\(replayed)")
         try await waitWhileProgressing("the replayed alert to be planned", interval: .milliseconds(200)) {
             () async throws -> ProgressCheck<String, Void> in
@@ -213,14 +217,53 @@ final class ConsoleBrowserTests {
             return reply.status == 200 ? .done(()) : .waiting(reply.text)
         }
 
-        let lookup = try await browser("lookup", ["installation", "reader-1"])
+        let lookup = try await browser(chromium, "lookup", ["installation", "reader-1"])
         let found = lookup["results"]?.strings ?? []
         #expect(found.count == 1 && found[0].contains("World") && found[0].contains("APNs"), "\(lookup)")
         // Every reader's and politics device's token starts so (device numbers 0x00 to 0x0b).
-        let byStart = try await browser("lookup", ["handlePrefix", String(repeating: "ab", count: 31) + "0"])
+        let byStart = try await browser(chromium, "lookup", ["handlePrefix", String(repeating: "ab", count: 31) + "0"])
         #expect(byStart["results"]?.strings.count == 12, "\(byStart)")
         #expect(
             [processes[0], processes[2], fanout].allSatisfy { $0.process.isRunning },
             "a Herald process ended: \(stack.processes.map { $0.stderr().suffix(2_000) })")
+    }
+}
+
+/// console_browser.py in its session mode: one headless Chromium that runs the scenarios it is
+/// sent, a line of JSON each, and answers each with a line on its standard output.
+final class BrowserSession: @unchecked Sendable {
+    let process: HeraldBinary.Running
+    private let input: FileHandle
+    private var answered = 0
+
+    init(python: String, arguments: [String]) throws {
+        let pipe = Pipe()
+        process = try HeraldBinary.start(arguments + ["session"], executable: python, input: pipe.fileHandleForReading)
+        input = pipe.fileHandleForWriting
+    }
+
+    /// Sends `scenario` (its name, then its arguments) and returns the answer. The script bounds
+    /// each of its waits, so a stuck page answers with a failure; an exited script is an error.
+    func run(_ scenario: [String]) async throws -> JSONValue {
+        var line: [UInt8] = []
+        JSONValue.array(scenario.map(JSONValue.string)).write(into: &line)
+        try input.write(contentsOf: line + [UInt8(ascii: "\n")])
+        while true {
+            let lines = process.stdout().split(separator: "\n")
+            if lines.count > answered {
+                answered += 1
+                return try JSONValue.parse(Array(lines[answered - 1].utf8))
+            }
+            guard process.process.isRunning else {
+                throw TestServerError(message: "console_browser.py ended during \(scenario[0]):\n\(process.stderr().suffix(3_000))")
+            }
+            try await Task.sleep(for: .milliseconds(100))
+        }
+    }
+
+    /// Ends the session: the script quits the browser once its input ends.
+    func close() {
+        try? input.close()
+        if !process.waitForExit(timeout: 30) { process.process.terminate() }
     }
 }

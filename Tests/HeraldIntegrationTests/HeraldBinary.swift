@@ -123,7 +123,9 @@ enum HeraldBinary {
         }
     }
 
-    static func start(_ arguments: [String], environment: [String: String] = [:], executable: String = path) throws -> Running {
+    static func start(
+        _ arguments: [String], environment: [String: String] = [:], executable: String = path, input: FileHandle? = nil
+    ) throws -> Running {
         let directory = try ToolPaths.scratchDirectory("herald-cli")
         let running = Running(directory: directory)
         running.process.executableURL = URL(fileURLWithPath: executable)
@@ -145,6 +147,7 @@ enum HeraldBinary {
         }
         running.process.standardOutput = try FileHandle(forWritingTo: out)
         running.process.standardError = try FileHandle(forWritingTo: err)
+        if let input { running.process.standardInput = input }
         try withTerminationSignalsUnblocked { try running.process.run() }
         return running
     }

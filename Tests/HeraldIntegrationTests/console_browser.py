@@ -1,13 +1,18 @@
 """Drives the newsroom console in headless Chromium (Debian's chromium and chromedriver, Selenium
-from PyPI), as an editor would: one scenario per run, on a fresh browser, printing one line of
-JSON with what the page showed. ConsoleBrowserTests runs it against a real herald api and
-herald worker and checks that line against the API.
+from PyPI), as an editor would, printing one line of JSON per scenario with what the page showed.
+ConsoleBrowserTests runs it against a real herald api and herald worker and checks each line
+against the API.
 
     console_browser.py BASE_URL SEND_CONNECTION LISTEN_CONNECTION MANAGE_CONNECTION SCREENSHOTS SCENARIO [ARGS...]
+    console_browser.py BASE_URL SEND_CONNECTION LISTEN_CONNECTION MANAGE_CONNECTION SCREENSHOTS session
 
 Scenarios: signin, compose, preview, send ID, stop ID, watch ID STATE, correct ID, lookup KIND VALUE,
-alerts, deadletters OFFSET PARTITION [HUB]. Any error the page logs (a Content-Security-Policy violation, an uncaught exception)
-fails the run.
+alerts, deadletters OFFSET PARTITION [HUB]. `session` runs the scenarios read from standard input,
+one JSON array ["scenario", "arg", ...] per line, one after another in one browser (each starts
+on a freshly loaded console: the page keeps its session in memory only); a scenario that fails
+prints {"scenario": ..., "failure": "why"} and the session goes on. The errors the page logged
+during a scenario (a Content-Security-Policy violation, an uncaught exception, a failed load)
+are in its line's "browserErrors".
 """
 
 import json
@@ -281,13 +286,35 @@ def scenario(driver):
     raise SystemExit(f"console_browser: unknown scenario {SCENARIO}")
 
 
+def browser_errors(driver):
+    """What the page logged as SEVERE since the last call (reading the log empties it)."""
+    return [entry["message"] for entry in driver.get_log("browser") if entry.get("level") == "SEVERE"]
+
+
+def run_one(driver):
+    driver.set_window_size(1280, 1000)
+    result = scenario(driver)
+    result["browserErrors"] = browser_errors(driver)
+    return result
+
+
 def main():
+    global SCENARIO, ARGS
     driver = browser()
     try:
-        result = scenario(driver)
-        problems = [entry["message"] for entry in driver.get_log("browser") if entry.get("level") == "SEVERE"]
-        result["browserErrors"] = problems
-        print(json.dumps(result, ensure_ascii=False))
+        if SCENARIO != "session":
+            print(json.dumps(run_one(driver), ensure_ascii=False))
+            return
+        for line in sys.stdin:
+            if not line.strip():
+                continue
+            SCENARIO, *ARGS = json.loads(line)
+            try:
+                result = run_one(driver)
+            except (SystemExit, Exception) as failure:  # noqa: BLE001 - reported, and the session goes on
+                result = {"failure": str(failure) or type(failure).__name__, "browserErrors": browser_errors(driver)}
+            result["scenario"] = SCENARIO
+            print(json.dumps(result, ensure_ascii=False), flush=True)
     finally:
         driver.quit()
 
