@@ -83,10 +83,7 @@ enum HeraldBinary {
                     throw TestServerError(message: "not done after \(timeout):\n\(stderr().suffix(2_000))")
                 }
                 signal(SIGCONT)
-                let (seconds, attoseconds) = slice.components
-                var pause = timespec(tv_sec: Int(seconds), tv_nsec: Int(attoseconds / 1_000_000_000))
-                var left = timespec()
-                while nanosleep(&pause, &left) != 0 && errno == EINTR { pause = left }
+                usleep(useconds_t(slice.wholeNanoseconds / 1_000))
                 signal(SIGSTOP)
                 if try await done() { return }
             }
