@@ -18,6 +18,20 @@ public final class TestBroker: @unchecked Sendable {
     /// The environment variable that points the tests at an external broker.
     public static let externalBrokersVariable = "HERALD_TEST_KAFKA_BROKERS"
 
+    /// The consumer-group session timeout of the tests' clients and workers. Tansu holds each
+    /// group join for about half of it, so the embedded broker gets 2 s (a join in about 1 s;
+    /// heartbeats come from librdkafka's own threads, which a loaded machine still runs);
+    /// Apache Kafka refuses less than its `group.min.session.timeout.ms`, 6 s by default.
+    public static var sessionTimeoutMs: Int {
+        let external = ProcessInfo.processInfo.environment[externalBrokersVariable] ?? ""
+        return external.isEmpty ? 2_000 : 6_000
+    }
+
+    /// The session timeout of a worker that a test stops with SIGSTOP while it publishes (the
+    /// fault suites): long enough that the broker keeps the stopped worker in its groups meanwhile,
+    /// however loaded the machine.
+    public static let stoppedWorkerSessionTimeoutMs = 6_000
+
     public init(name: String = "tansu") throws {
         if let external = ProcessInfo.processInfo.environment[Self.externalBrokersVariable], !external.isEmpty {
             bootstrapServers = external

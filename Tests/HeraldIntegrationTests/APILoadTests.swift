@@ -30,7 +30,7 @@ struct APILoadTests {
         let key = "load-test-key-" + String(repeating: "k", count: 32)
         let common = [
             "HERALD_KAFKA_BROKERS": broker.bootstrapServers, "HERALD_REDIS_URL": redis.url, "HERALD_LOG_LEVEL": "warning",
-            "HERALD_SESSION_TIMEOUT_MS": "6000", "HERALD_METRICS_PORT": "0",
+            "HERALD_SESSION_TIMEOUT_MS": String(TestBroker.sessionTimeoutMs), "HERALD_METRICS_PORT": "0",
         ]
         let api = try HeraldBinary.start(
             ["api"],

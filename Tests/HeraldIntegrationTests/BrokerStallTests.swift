@@ -45,7 +45,8 @@ struct BrokerStallTests {
                 // 64 small tasks, each its own transaction: the broadcast spans many commits, so
                 // the pause falls in the middle of it even when the machine is loaded.
                 "HERALD_TASKS_PER_BROADCAST": "64", "HERALD_DELIVERIES_PER_TASK": "500", "HERALD_INSTANCE_ID": prefix,
-                "HERALD_SESSION_TIMEOUT_MS": "6000", "HERALD_ROLES": "planner,fanout", "HERALD_LOG_LEVEL": "notice",
+                "HERALD_SESSION_TIMEOUT_MS": String(TestBroker.stoppedWorkerSessionTimeoutMs), "HERALD_ROLES": "planner,fanout",
+                "HERALD_LOG_LEVEL": "notice",
                 "HERALD_API_HOST": "127.0.0.1",
                 "HERALD_METRICS_PORT": String(metricsPort), "HERALD_STALL_READY_SECONDS": "3",
                 "HERALD_STALL_LIVE_SECONDS": "10", "HERALD_DRAIN_SECONDS": "5",

@@ -50,7 +50,7 @@ struct ClusterFaultTests {
                 "HERALD_KAFKA_BROKERS": broker.bootstrapServers, "HERALD_REDIS_URL": cluster.url,
                 "HERALD_TOPIC_PREFIX": prefix + ".herald.", "HERALD_REDIS_PREFIX": prefix,
                 "HERALD_SLOTS": String(ClusterFaultTests.slots), "HERALD_TASKS_PER_BROADCAST": "32", "HERALD_INSTANCE_ID": prefix,
-                "HERALD_SESSION_TIMEOUT_MS": "6000", "HERALD_METRICS_PORT": "0", "HERALD_ROLES": roles,
+                "HERALD_SESSION_TIMEOUT_MS": String(TestBroker.sessionTimeoutMs), "HERALD_METRICS_PORT": "0", "HERALD_ROLES": roles,
                 "HERALD_LOG_LEVEL": "notice", "HERALD_ALLOW_DEMO_KEYS": "true",
             ].merging(extraEnvironment) { $1 }
             worker = try HeraldBinary.start(["worker"], environment: environment)

@@ -300,7 +300,8 @@ struct CommandLineTests {
         let prefix = TestBroker.uniqueName("dlqreg")
         let environment = [
             "HERALD_KAFKA_BROKERS": broker.bootstrapServers, "HERALD_REDIS_URL": redis.url, "HERALD_TOPIC_PREFIX": prefix + ".herald.",
-            "HERALD_REDIS_PREFIX": prefix, "HERALD_ROLES": "indexer", "HERALD_METRICS_PORT": "0", "HERALD_SESSION_TIMEOUT_MS": "6000",
+            "HERALD_REDIS_PREFIX": prefix, "HERALD_ROLES": "indexer", "HERALD_METRICS_PORT": "0",
+            "HERALD_SESSION_TIMEOUT_MS": String(TestBroker.sessionTimeoutMs),
         ]
         let worker = try HeraldBinary.start(["worker"], environment: environment)
         defer {

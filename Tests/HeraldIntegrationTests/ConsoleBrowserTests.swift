@@ -31,7 +31,7 @@ final class ConsoleBrowserTests {
         [
             "HERALD_KAFKA_BROKERS": stack.broker.bootstrapServers, "HERALD_REDIS_URL": stack.redis.url,
             "HERALD_TOPIC_PREFIX": prefix + ".herald.", "HERALD_REDIS_PREFIX": prefix, "HERALD_SLOTS": "16",
-            "HERALD_INSTANCE_ID": prefix, "HERALD_SESSION_TIMEOUT_MS": "6000", "HERALD_METRICS_PORT": "0",
+            "HERALD_INSTANCE_ID": prefix, "HERALD_SESSION_TIMEOUT_MS": String(TestBroker.sessionTimeoutMs), "HERALD_METRICS_PORT": "0",
             "HERALD_API_HOST": "127.0.0.1", "HERALD_API_PORT": String(stack.base.port!), "HERALD_HUB_URI": stack.base.absoluteString,
             "HERALD_POLICIES": [newsroom, devices, operatorPolicy].map { policy in
                 let rights = policy.name == "Newsroom" ? "send" : policy.name == "Devices" ? "listen" : "listen+send+manage"

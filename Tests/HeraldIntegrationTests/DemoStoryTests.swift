@@ -21,7 +21,10 @@ struct DemoStoryTests {
         defer { try? FileManager.default.removeItem(atPath: logFile) }
         let port = freeLocalPort()
         let demo = try HeraldBinary.start(
-            ["demo", "--keep-running", "--api-port", String(port), "--session-timeout-ms", "6000", "--log-file", logFile],
+            [
+                "demo", "--keep-running", "--api-port", String(port), "--session-timeout-ms", String(TestBroker.sessionTimeoutMs),
+                "--log-file", logFile,
+            ],
             environment: ["HERALD_KAFKA_BROKERS": broker.bootstrapServers, "HERALD_REDIS_URL": redis.url],
             executable: HeraldBinary.localPath
         )

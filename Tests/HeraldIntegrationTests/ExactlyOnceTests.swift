@@ -58,7 +58,8 @@ struct ExactlyOnceTests {
             "HERALD_KAFKA_BROKERS": broker.bootstrapServers, "HERALD_REDIS_URL": redis.url,
             "HERALD_TOPIC_PREFIX": prefix + ".herald.", "HERALD_REDIS_PREFIX": prefix,
             "HERALD_SLOTS": String(Self.slots), "HERALD_TASKS_PER_BROADCAST": String(Self.tasks),
-            "HERALD_INSTANCE_ID": prefix, "HERALD_SESSION_TIMEOUT_MS": "6000", "HERALD_METRICS_PORT": "0",
+            "HERALD_INSTANCE_ID": prefix, "HERALD_SESSION_TIMEOUT_MS": String(TestBroker.stoppedWorkerSessionTimeoutMs),
+            "HERALD_METRICS_PORT": "0",
             "HERALD_ROLES": "planner,fanout", "HERALD_LOG_LEVEL": "notice",
         ]
         let first = try HeraldBinary.start(["worker"], environment: environment)
@@ -177,7 +178,7 @@ struct ExactlyOnceTests {
     /// The fan-out group's committed offsets, read without joining the group.
     static func committedOffsets(bootstrapServers: String, group: String, topic: String) async throws -> [Int32: Int64] {
         var configuration = KafkaConsumerConfiguration(bootstrapServers: bootstrapServers, groupId: group)
-        configuration.sessionTimeoutMs = 6_000
+        configuration.sessionTimeoutMs = TestBroker.sessionTimeoutMs
         let consumer = try KafkaConsumer(configuration: configuration)
         defer { Task { try? await consumer.close() } }
         let partitions = try await KafkaAdmin(configuration: KafkaAdminConfiguration(bootstrapServers: bootstrapServers))
@@ -199,7 +200,7 @@ struct DeliveryWatcher {
         var configuration = KafkaConsumerConfiguration(bootstrapServers: bootstrapServers, groupId: TestBroker.uniqueName("watch"))
         configuration.isolationLevel = .readUncommitted
         configuration.autoOffsetReset = .earliest
-        configuration.sessionTimeoutMs = 6_000
+        configuration.sessionTimeoutMs = TestBroker.sessionTimeoutMs
         consumer = try KafkaConsumer(configuration: configuration)
         let partitions = try await KafkaAdmin(configuration: KafkaAdminConfiguration(bootstrapServers: bootstrapServers))
             .describeTopic(topic).partitions

@@ -43,7 +43,8 @@ struct RedisLossTests {
             "HERALD_TOPIC_PREFIX": prefix + ".herald.", "HERALD_REDIS_PREFIX": prefix, "HERALD_SLOTS": String(slots),
             // 60 small tasks: the broadcast spans several commits, so the loss meets work in progress.
             "HERALD_TASKS_PER_BROADCAST": "64", "HERALD_DELIVERIES_PER_TASK": "500", "HERALD_INSTANCE_ID": prefix,
-            "HERALD_SESSION_TIMEOUT_MS": "6000", "HERALD_METRICS_PORT": "0", "HERALD_ROLES": "planner,fanout,indexer",
+            "HERALD_SESSION_TIMEOUT_MS": String(TestBroker.stoppedWorkerSessionTimeoutMs), "HERALD_METRICS_PORT": "0",
+            "HERALD_ROLES": "planner,fanout,indexer",
             "HERALD_LOG_LEVEL": "notice",
         ]
         let worker = try HeraldBinary.start(["worker"], environment: environment)

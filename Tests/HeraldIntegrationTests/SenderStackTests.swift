@@ -35,7 +35,7 @@ final class SenderStackTests {
         [
             "HERALD_KAFKA_BROKERS": broker.bootstrapServers, "HERALD_REDIS_URL": redis.url,
             "HERALD_TOPIC_PREFIX": prefix + ".herald.", "HERALD_REDIS_PREFIX": prefix, "HERALD_SLOTS": "16",
-            "HERALD_INSTANCE_ID": instance, "HERALD_SESSION_TIMEOUT_MS": "6000", "HERALD_METRICS_PORT": "0",
+            "HERALD_INSTANCE_ID": instance, "HERALD_SESSION_TIMEOUT_MS": String(TestBroker.sessionTimeoutMs), "HERALD_METRICS_PORT": "0",
             "HERALD_API_HOST": "127.0.0.1", "HERALD_API_PORT": String(base.port!), "HERALD_HUB_URI": base.absoluteString,
             "HERALD_POLICIES": "\(full.name):listen+send+manage:\(full.key)",
             "HERALD_ID_SECRET": "id-secret-for-the-sender-stack-tests-001", "HERALD_LOG_LEVEL": "info", "HERALD_ROLES": roles,

@@ -40,7 +40,8 @@ struct WorkerKillTests {
         let environment = [
             "HERALD_KAFKA_BROKERS": broker.bootstrapServers, "HERALD_REDIS_URL": redis.url,
             "HERALD_TOPIC_PREFIX": prefix + ".herald.", "HERALD_REDIS_PREFIX": prefix, "HERALD_SLOTS": String(slots),
-            "HERALD_TASKS_PER_BROADCAST": String(tasks), "HERALD_INSTANCE_ID": prefix, "HERALD_SESSION_TIMEOUT_MS": "6000",
+            "HERALD_TASKS_PER_BROADCAST": String(tasks), "HERALD_INSTANCE_ID": prefix,
+            "HERALD_SESSION_TIMEOUT_MS": String(TestBroker.stoppedWorkerSessionTimeoutMs),
             "HERALD_METRICS_PORT": "0", "HERALD_ROLES": "planner,fanout", "HERALD_LOG_LEVEL": "notice",
         ]
         var worker = try HeraldBinary.start(["worker"], environment: environment)
@@ -129,7 +130,8 @@ struct WorkerKillTests {
         var environment = [
             "HERALD_KAFKA_BROKERS": broker.bootstrapServers, "HERALD_REDIS_URL": redis.url,
             "HERALD_TOPIC_PREFIX": prefix + ".herald.", "HERALD_REDIS_PREFIX": prefix, "HERALD_SLOTS": "32",
-            "HERALD_TASKS_PER_BROADCAST": "32", "HERALD_SESSION_TIMEOUT_MS": "6000", "HERALD_ABANDONED_TRANSACTION_SECONDS": "5",
+            "HERALD_TASKS_PER_BROADCAST": "32", "HERALD_SESSION_TIMEOUT_MS": String(TestBroker.stoppedWorkerSessionTimeoutMs),
+            "HERALD_ABANDONED_TRANSACTION_SECONDS": "5",
             "HERALD_METRICS_PORT": "0", "HERALD_ROLES": "planner,fanout", "HERALD_LOG_LEVEL": "notice",
         ]
         environment["HERALD_INSTANCE_ID"] = prefix + "-first"

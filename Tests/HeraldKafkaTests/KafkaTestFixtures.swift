@@ -5,7 +5,8 @@ import Logging
 import Synchronization
 
 // Shared set-up for the broker-backed tests: client settings tuned for Tansu (whose group
-// join waits about half of session.timeout.ms) and small polling helpers.
+// join waits about half of session.timeout.ms: TestBroker.sessionTimeoutMs) and small polling
+// helpers.
 extension TestBroker {
     func producerConfiguration() -> KafkaProducerConfiguration {
         var configuration = KafkaProducerConfiguration(bootstrapServers: bootstrapServers)
@@ -16,7 +17,7 @@ extension TestBroker {
 
     func consumerConfiguration(group: String?) -> KafkaConsumerConfiguration {
         var configuration = KafkaConsumerConfiguration(bootstrapServers: bootstrapServers, groupId: group)
-        configuration.sessionTimeoutMs = 6_000
+        configuration.sessionTimeoutMs = TestBroker.sessionTimeoutMs
         configuration.heartbeatIntervalMs = 500
         // Tansu's groups never form again after a leader leaves mid-rebalance.
         configuration.leaveGroupOnClose = false

@@ -52,9 +52,8 @@ final class PipelineHarness: @unchecked Sendable {
         configuration.fanoutGroup = prefix + "-fanout"
         configuration.expressGroup = prefix + "-express"
         configuration.instanceId = prefix
-        // Tansu holds a group's join for about half the session: 1.5 s per join here. The roles'
-        // heartbeats come from librdkafka's own threads, which a loaded machine still runs.
-        configuration.sessionTimeoutMs = 3_000
+        // Tansu holds a group's join for about half the session (TestBroker.sessionTimeoutMs).
+        configuration.sessionTimeoutMs = TestBroker.sessionTimeoutMs
         configuration.leaveGroupOnClose = false
         configuration.bulkLanes = 1
         configuration.expressLanes = 1

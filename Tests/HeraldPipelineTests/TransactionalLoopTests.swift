@@ -133,11 +133,11 @@ struct TransactionalLoopTests {
         let (plain, input, output, group) = try await Self.loopOverInput(broker: broker, count: 0, deadLetterTopic: false)
         // The embedded broker answers an idle fetch when its wait ends, and with a minimum size
         // no record here reaches, near the end of the whole wait (measured: 8.7 s of a 10 s wait,
-        // against 3.7 s with the default minimum; the wait here is 6 s). So the group consumer
+        // against 3.7 s with the default minimum; the wait here is 3 s). So the group consumer
         // brings each record seconds late, and a direct read, a few milliseconds, is first
         // unless it stalls for seconds.
         var settings = plain.settings
-        settings.consumer.fetchWaitMaxMs = 6_000
+        settings.consumer.fetchWaitMaxMs = 3_000
         settings.consumer.fetchMinBytes = 100_000_000
         settings.batchSize = 1
         settings.pollTimeout = .milliseconds(5)
@@ -329,7 +329,7 @@ struct TransactionalLoopTests {
 
         let group = TestBroker.uniqueName("loop-group")
         var consumer = KafkaConsumerConfiguration(bootstrapServers: broker.bootstrapServers, groupId: group)
-        consumer.sessionTimeoutMs = 6_000
+        consumer.sessionTimeoutMs = TestBroker.sessionTimeoutMs
         consumer.heartbeatIntervalMs = 500
         consumer.leaveGroupOnClose = false
         consumer.autoOffsetReset = .earliest

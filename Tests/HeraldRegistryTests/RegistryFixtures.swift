@@ -34,8 +34,8 @@ enum RegistryFixtures {
     static func consumerConfiguration(_ broker: TestBroker) -> KafkaConsumerConfiguration {
         var configuration = KafkaConsumerConfiguration(bootstrapServers: broker.bootstrapServers)
         // Tansu delays a group join by about half the session timeout.
-        configuration.sessionTimeoutMs = 6_000
-        configuration.heartbeatIntervalMs = 1_000
+        configuration.sessionTimeoutMs = TestBroker.sessionTimeoutMs
+        configuration.heartbeatIntervalMs = 500
         return configuration
     }
 
