@@ -22,18 +22,20 @@ public final class TestBroker: @unchecked Sendable {
     /// group join for about half of it, so the embedded broker gets 2 s (a join in about 1 s;
     /// heartbeats come from librdkafka's own threads, which a loaded machine still runs);
     /// Apache Kafka refuses less than its `group.min.session.timeout.ms`, 6 s by default.
-    public static var sessionTimeoutMs: Int {
-        let external = ProcessInfo.processInfo.environment[externalBrokersVariable] ?? ""
-        return external.isEmpty ? 2_000 : 6_000
-    }
+    public static var sessionTimeoutMs: Int { externalBootstrapServers == nil ? 2_000 : 6_000 }
 
     /// The session timeout of a worker that a test stops with SIGSTOP while it publishes (the
     /// fault suites): long enough that the broker keeps the stopped worker in its groups meanwhile,
     /// however loaded the machine.
     public static let stoppedWorkerSessionTimeoutMs = 6_000
 
+    /// The external brokers named by `HERALD_TEST_KAFKA_BROKERS`, when it is set and not empty.
+    static var externalBootstrapServers: String? {
+        ProcessInfo.processInfo.environment[externalBrokersVariable].flatMap { $0.isEmpty ? nil : $0 }
+    }
+
     public init(name: String = "tansu") throws {
-        if let external = ProcessInfo.processInfo.environment[Self.externalBrokersVariable], !external.isEmpty {
+        if let external = Self.externalBootstrapServers {
             bootstrapServers = external
             isExternal = true
             process = nil
